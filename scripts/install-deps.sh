@@ -1,0 +1,37 @@
+#!/usr/bin/env bash
+# Installs the Debian packages rota needs to build, test and run its demo.
+# Idempotent: packages already present are skipped; apt's lock is retried.
+set -euo pipefail
+
+PACKAGES=(
+  build-essential cmake ninja-build pkg-config git
+  libboost-dev libboost-system-dev
+  nlohmann-json3-dev libsqlite3-dev libcli11-dev libyaml-cpp-dev
+  libcurl4-openssl-dev libsodium-dev
+  libgtest-dev libgmock-dev libbenchmark-dev
+  prometheus python3-aiosmtpd openssh-server openssh-client procps iproute2
+)
+
+missing=()
+for p in "${PACKAGES[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ ${#missing[@]} -eq 0 ]; then
+  exit 0
+fi
+
+SUDO=""
+if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
+
+apt_retry() {
+  for i in $(seq 1 30); do
+    if $SUDO env DEBIAN_FRONTEND=noninteractive "$@"; then return 0; fi
+    echo "apt busy or failed (attempt $i), retrying in 5 s..." >&2
+    sleep 5
+  done
+  return 1
+}
+
+echo "Installing: ${missing[*]}" >&2
+apt_retry apt-get update -q
+apt_retry apt-get install -y -q --no-install-recommends "${missing[@]}"

@@ -1,0 +1,35 @@
+#pragma once
+// JSON codecs for the wire types. Decoders validate: wrong types, missing
+// required fields, values out of range and oversized arrays/strings are
+// rejected with InvalidArgument naming the field (e.g. "gpus[2].index: ...").
+
+#include <nlohmann/json.hpp>
+
+#include "api/types.h"
+#include "common/status.h"
+
+namespace rota::api {
+
+using Json = nlohmann::json;
+
+Json ToJson(const GpuProcess& p);
+Json ToJson(const GpuSample& s);
+Json ToJson(const HostSample& h);
+Json ToJson(const NodeSample& s);
+Json ToJson(const GpuInfo& g);
+Json ToJson(const NodeInfo& n);
+
+Result<GpuProcess> GpuProcessFromJson(const Json& j);
+Result<GpuSample> GpuSampleFromJson(const Json& j);
+Result<HostSample> HostSampleFromJson(const Json& j);
+Result<NodeSample> NodeSampleFromJson(const Json& j);
+Result<GpuInfo> GpuInfoFromJson(const Json& j);
+Result<NodeInfo> NodeInfoFromJson(const Json& j);
+
+// Parses text as JSON; InvalidArgument with the parser's position on junk.
+Result<Json> ParseJson(const std::string& text);
+
+// A valid node name: 1..63 chars of [A-Za-z0-9._-], starting alphanumeric.
+bool IsValidNodeName(const std::string& name);
+
+}  // namespace rota::api

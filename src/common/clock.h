@@ -1,0 +1,41 @@
+#pragma once
+// Clock: the one seam for time. Production code takes a Clock&; tests pass a
+// FakeClock and advance it instead of sleeping.
+
+#include <atomic>
+#include <cstdint>
+
+namespace rota {
+
+class Clock {
+ public:
+  virtual ~Clock() = default;
+  // Wall-clock time in milliseconds since the Unix epoch (UTC).
+  virtual int64_t NowMs() const = 0;
+  // Monotonic time in milliseconds from an arbitrary origin.
+  virtual int64_t MonotonicMs() const = 0;
+};
+
+// The system clock. Thread-safe.
+class RealClock final : public Clock {
+ public:
+  int64_t NowMs() const override;
+  int64_t MonotonicMs() const override;
+  // A process-wide instance.
+  static RealClock& Get();
+};
+
+// A clock that moves only when told. Thread-safe.
+class FakeClock final : public Clock {
+ public:
+  explicit FakeClock(int64_t now_ms = 1'700'000'000'000) : now_(now_ms) {}
+  int64_t NowMs() const override { return now_.load(); }
+  int64_t MonotonicMs() const override { return now_.load(); }
+  void AdvanceMs(int64_t ms) { now_ += ms; }
+  void SetMs(int64_t ms) { now_ = ms; }
+
+ private:
+  std::atomic<int64_t> now_;
+};
+
+}  // namespace rota

@@ -1,0 +1,23 @@
+#include "common/strings.h"
+
+#include <gtest/gtest.h>
+
+namespace rota {
+namespace {
+
+TEST(StringsTest, SplitKeepsOrSkipsEmptyParts) {
+  EXPECT_EQ(Split("a,,b", ','), (std::vector<std::string>{"a", "", "b"}));
+  EXPECT_EQ(Split("a,,b", ',', true), (std::vector<std::string>{"a", "b"}));
+  EXPECT_EQ(Split("", ',', true).size(), 0u);
+}
+
+TEST(StringsTest, JoinTrimStartsWith) {
+  EXPECT_EQ(Join({"x", "y", "z"}, ", "), "x, y, z");
+  EXPECT_EQ(Trim("  a b \n"), "a b");
+  EXPECT_EQ(Trim("   "), "");
+  EXPECT_TRUE(StartsWith("/api/v1/nodes", "/api/"));
+  EXPECT_FALSE(StartsWith("/a", "/api"));
+}
+
+}  // namespace
+}  // namespace rota

@@ -1,0 +1,23 @@
+#pragma once
+// Conversions between Unix milliseconds and RFC 3339 text (always UTC on output).
+
+#include <cstdint>
+#include <string>
+
+#include "common/status.h"
+
+namespace rota {
+
+// "2026-11-22T10:00:00Z" (seconds precision).
+std::string FormatRfc3339(int64_t unix_ms);
+// "2026-11-22T10:00:00.123Z".
+std::string FormatRfc3339Ms(int64_t unix_ms);
+// Parses RFC 3339 ("2026-11-22T10:00:00Z", "...T10:00:00.5+02:00", lower-case t/z
+// accepted). Years 1970..9999 only. Returns InvalidArgument naming the text on junk.
+Result<int64_t> ParseRfc3339(const std::string& text);
+
+// Parses a duration: "500ms", "2s", "1.5m", "24h", "30d", or bare seconds "2".
+// Returns milliseconds; InvalidArgument on junk or negative values.
+Result<int64_t> ParseDurationMs(const std::string& text);
+
+}  // namespace rota
