@@ -34,7 +34,8 @@ class Record {
 #define ROTA_LOG_LEVEL_WARNING ::rota::log::Level::kWarning
 #define ROTA_LOG_LEVEL_ERROR ::rota::log::Level::kError
 
-#define ROTA_LOG(severity)                                                   \
-  if (ROTA_LOG_LEVEL_##severity < ::rota::log::GetLevel()) {                 \
-  } else                                                                     \
-    ::rota::log::Record(ROTA_LOG_LEVEL_##severity, __FILE__, __LINE__).stream()
+// A for-loop rather than if/else, so `if (x) ROTA_LOG(INFO) << ...; else ...` parses as meant.
+#define ROTA_LOG(severity)                                                          \
+  for (bool _rota_log_once = ROTA_LOG_LEVEL_##severity >= ::rota::log::GetLevel(); \
+       _rota_log_once; _rota_log_once = false)                                      \
+  ::rota::log::Record(ROTA_LOG_LEVEL_##severity, __FILE__, __LINE__).stream()

@@ -54,10 +54,14 @@ Result<LoadAvg> ParseLoadavg(std::string_view text);
 struct PidStat {
   std::string comm;  // between the first '(' and the last ')'
   char state = '?';
+  uint64_t flags = 0;        // field 9, PF_* flags
   uint64_t utime_ticks = 0;  // field 14
   uint64_t stime_ticks = 0;  // field 15
   uint64_t start_ticks = 0;  // field 22, clock ticks after boot
 };
+
+// PF_KTHREAD in PidStat::flags: a kernel thread (no command line).
+inline constexpr uint64_t kPfKthread = 0x00200000;
 
 // Parses /proc/<pid>/stat. comm may contain spaces, '(' and ')': fields are read after
 // the LAST ')'.

@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# Installs what is missing, builds rota and runs the whole test suite twice:
+# a RelWithDebInfo build, then an AddressSanitizer + UndefinedBehaviorSanitizer
+# build. Exits non-zero if any test fails.
+#   ROTA_TEST_CONFIGS="release"  run only one configuration (release | sanitize)
+#   CTEST_ARGS="-L unit"          pass extra arguments to ctest
+set -euo pipefail
+cd "$(dirname "$0")/.."
+./scripts/install-deps.sh
+JOBS=${JOBS:-$(nproc)}
+CONFIGS=${ROTA_TEST_CONFIGS:-"release sanitize"}
+
+run_config() {
+  local name=$1 dir=$2; shift 2
+  echo "=== [$name] configure + build ($dir)"
+  cmake -S . -B "$dir" -G Ninja "$@" >/dev/null
+  cmake --build "$dir" -j"$JOBS"
+  echo "=== [$name] tests"
+  # shellcheck disable=SC2086
+  ctest --test-dir "$dir" --output-on-failure -j"$JOBS" --timeout 300 ${CTEST_ARGS:-}
+}
+
+for c in $CONFIGS; do
+  case $c in
+    release) run_config release build -DCMAKE_BUILD_TYPE=RelWithDebInfo ;;
+    sanitize) ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+      run_config sanitize build-asan -DCMAKE_BUILD_TYPE=Debug -DROTA_SANITIZE=ON -DROTA_BUILD_BENCH=OFF ;;
+    *) echo "unknown configuration $c" >&2; exit 2 ;;
+  esac
+done
+echo "all test configurations passed: $CONFIGS"

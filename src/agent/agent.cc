@@ -1,0 +1,183 @@
+#include "agent/agent.h"
+
+#include <random>
+
+#include "api/protocol.h"
+#include "common/log.h"
+#include "net/ws_client.h"
+
+namespace rota::agent {
+
+Result<std::string> AgentConnectUrl(const std::string& server_url) {
+  std::string url = server_url;
+  while (!url.empty() && url.back() == '/') url.pop_back();
+  for (const auto& [from, to] : {std::pair<std::string, std::string>{"http://", "ws://"},
+                                 {"https://", "wss://"}, {"ws://", "ws://"}, {"wss://", "wss://"}}) {
+    if (url.rfind(from, 0) == 0) {
+      if (url.size() == from.size()) break;
+      return to + url.substr(from.size()) + "/api/v1/agent/connect";
+    }
+  }
+  return Status::InvalidArgument("server URL '" + server_url +
+                                 "' must look like http://HOST:PORT (or https://, ws://, wss://)");
+}
+
+Agent::Agent(AgentOptions options, api::NodeInfo info, Collector* collector, Clock* clock)
+    : options_(std::move(options)),
+      info_(std::move(info)),
+      collector_(collector),
+      clock_(clock),
+      buffer_(static_cast<size_t>(std::max<int64_t>(1, options_.buffer_ms / options_.interval_ms))),
+      loop_(std::make_unique<net::WsClientLoop>(1)) {
+  auto url = AgentConnectUrl(options_.server_url);
+  ws_url_ = url.ok() ? *url : "";
+}
+
+Agent::~Agent() {
+  std::shared_ptr<net::WsClient> client;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    client = std::move(client_);
+    ++attempt_;  // callbacks of the last connection are ignored from now on
+  }
+  if (client) client->Close();
+  loop_.reset();  // joins the network thread
+}
+
+size_t Agent::buffered() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return buffer_.size();
+}
+
+uint64_t Agent::dropped() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return buffer_.dropped();
+}
+
+bool Agent::registered() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return registered_;
+}
+
+void Agent::Run(const std::atomic<bool>& stop) {
+  int64_t next_sample = clock_->MonotonicMs();
+  std::unique_lock<std::mutex> lock(mu_);
+  while (!stop.load()) {
+    int64_t now = clock_->MonotonicMs();
+    if (now >= next_sample) {
+      lock.unlock();
+      auto sample = collector_->Sample();
+      lock.lock();
+      if (sample.ok()) {
+        buffer_.Push(std::move(*sample));
+      } else {
+        ROTA_LOG(WARNING) << "sample failed: " << sample.status().message();
+      }
+      next_sample += options_.interval_ms;
+      if (next_sample < now) next_sample = now + options_.interval_ms;  // we fell behind
+    }
+    if (!client_ && !connecting_ && now >= next_connect_ms_) Connect();
+    if (registered_) SendPending();
+    int64_t wake = std::min(next_sample, client_ ? next_sample : next_connect_ms_);
+    int64_t wait = std::clamp<int64_t>(wake - clock_->MonotonicMs(), 1, 100);
+    cv_.wait_for(lock, std::chrono::milliseconds(wait));
+  }
+}
+
+void Agent::Connect() {
+  if (ws_url_.empty()) {
+    ROTA_LOG(ERROR) << "invalid server URL " << options_.server_url;
+    ScheduleReconnect();
+    return;
+  }
+  uint64_t attempt = ++attempt_;
+  connecting_ = true;
+  registered_ = false;
+  net::WsClientCallbacks cb;
+  cb.on_connected = [this, attempt](Status st) { OnConnected(attempt, std::move(st)); };
+  cb.on_message = [this, attempt](const std::string& text) { OnMessage(attempt, text); };
+  cb.on_closed = [this, attempt](Status st) { OnClosed(attempt, std::move(st)); };
+  client_ = loop_->NewClient(std::move(cb));
+  client_->Connect(ws_url_, {{"Authorization", "Bearer " + options_.token}});
+}
+
+void Agent::OnConnected(uint64_t attempt, Status st) {
+  std::shared_ptr<net::WsClient> client;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (attempt != attempt_) return;
+    connecting_ = false;
+    if (!st.ok()) {
+      if (st.message() != last_error_) {
+        ROTA_LOG(WARNING) << "cannot connect to " << ws_url_ << ": " << st.message();
+        last_error_ = st.message();
+      }
+      client_.reset();
+      ScheduleReconnect();
+      cv_.notify_all();
+      return;
+    }
+    client = client_;
+  }
+  if (client) client->Send(api::Encode(api::RegisterMsg{info_}));
+}
+
+void Agent::OnMessage(uint64_t attempt, const std::string& text) {
+  auto msg = api::DecodeServerMessage(text);
+  std::lock_guard<std::mutex> lock(mu_);
+  if (attempt != attempt_) return;
+  if (!msg.ok()) {
+    ROTA_LOG(WARNING) << "bad message from server: " << msg.status().message();
+    return;
+  }
+  if (std::holds_alternative<api::RegisteredMsg>(*msg)) {
+    registered_ = true;
+    backoff_ms_ = 0;
+    last_error_.clear();
+    sent_up_to_ = buffer_.first_seq() - 1;  // resend everything not yet acked
+    ROTA_LOG(INFO) << "registered with " << options_.server_url << " as " << info_.name << "; "
+                   << buffer_.size() << " buffered samples to send";
+  } else if (auto* ack = std::get_if<api::AckMsg>(&*msg)) {
+    buffer_.Ack(ack->seq);
+  } else if (auto* err = std::get_if<api::ErrorMsg>(&*msg)) {
+    ROTA_LOG(WARNING) << "server: " << err->message;
+  }
+  cv_.notify_all();
+}
+
+void Agent::OnClosed(uint64_t attempt, Status reason) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (attempt != attempt_) return;
+  if (registered_) {
+    ROTA_LOG(WARNING) << "connection to server lost: " << reason.message() << "; buffering samples";
+  } else if (reason.message() != last_error_) {
+    ROTA_LOG(WARNING) << "connection to server closed: " << reason.message();
+    last_error_ = reason.message();
+  }
+  registered_ = false;
+  connecting_ = false;
+  client_.reset();
+  ScheduleReconnect();
+  cv_.notify_all();
+}
+
+void Agent::ScheduleReconnect() {
+  backoff_ms_ = backoff_ms_ == 0 ? options_.min_backoff_ms
+                                 : std::min(options_.max_backoff_ms, backoff_ms_ * 2);
+  static thread_local std::mt19937 rng(std::random_device{}());
+  int64_t jitter = std::uniform_int_distribution<int64_t>(0, backoff_ms_ / 4)(rng);
+  next_connect_ms_ = clock_->MonotonicMs() + backoff_ms_ + jitter;
+}
+
+void Agent::SendPending() {
+  while (client_ && sent_up_to_ + 1 < buffer_.next_seq()) {
+    uint64_t first = 0;
+    auto batch = buffer_.From(sent_up_to_ + 1, options_.max_samples_per_message, &first);
+    if (batch.empty()) break;
+    size_t n = batch.size();
+    if (!client_->Send(api::Encode(api::SamplesMsg{first, std::move(batch)}))) break;
+    sent_up_to_ = first + n - 1;
+  }
+}
+
+}  // namespace rota::agent

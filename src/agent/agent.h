@@ -1,0 +1,87 @@
+#pragma once
+// Agent: the node side of rota. Samples the node every interval, keeps the
+// samples in a bounded buffer until the server acks them (so a server outage
+// leaves no gap in history), and keeps one WebSocket to the server open,
+// reconnecting with exponential backoff.
+//
+// Threading: Run() is the sampling/connection loop on the caller's thread;
+// network callbacks arrive on the WebSocket client's thread. Shared state is
+// guarded by mu_.
+
+#include <atomic>
+#include <condition_variable>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "agent/collector.h"
+#include "agent/sample_buffer.h"
+#include "api/types.h"
+#include "common/clock.h"
+#include "common/status.h"
+
+namespace rota::net {
+class WsClientLoop;
+class WsClient;
+}  // namespace rota::net
+
+namespace rota::agent {
+
+struct AgentOptions {
+  std::string server_url;  // http(s):// or ws(s):// base URL of the server
+  std::string token;       // join token
+  int64_t interval_ms = 2000;
+  int64_t buffer_ms = 10 * 60 * 1000;
+  int64_t min_backoff_ms = 500;
+  int64_t max_backoff_ms = 10'000;
+  size_t max_samples_per_message = 32;
+};
+
+class Agent {
+ public:
+  // `info` is what the agent registers; `collector` and `clock` are borrowed.
+  Agent(AgentOptions options, api::NodeInfo info, Collector* collector, Clock* clock);
+  ~Agent();
+
+  // Runs until `stop` becomes true (checked at least every 100 ms).
+  void Run(const std::atomic<bool>& stop);
+
+  // For tests and logs.
+  size_t buffered() const;
+  uint64_t dropped() const;
+  bool registered() const;
+
+ private:
+  void Connect();                // REQUIRES: mu_ held
+  void SendPending();            // REQUIRES: mu_ held
+  void OnConnected(uint64_t attempt, Status st);
+  void OnMessage(uint64_t attempt, const std::string& text);
+  void OnClosed(uint64_t attempt, Status reason);
+  void ScheduleReconnect();      // REQUIRES: mu_ held
+
+  const AgentOptions options_;
+  const api::NodeInfo info_;
+  Collector* const collector_;
+  Clock* const clock_;
+  std::string ws_url_;
+
+  mutable std::mutex mu_;
+  std::condition_variable cv_;
+  SampleBuffer buffer_;                          // GUARDED_BY(mu_)
+  std::unique_ptr<net::WsClientLoop> loop_;
+  std::shared_ptr<net::WsClient> client_;        // GUARDED_BY(mu_)
+  uint64_t attempt_ = 0;                         // GUARDED_BY(mu_): id of the current connection
+  bool connecting_ = false;                      // GUARDED_BY(mu_)
+  bool registered_ = false;                      // GUARDED_BY(mu_)
+  uint64_t sent_up_to_ = 0;                      // GUARDED_BY(mu_)
+  int64_t next_connect_ms_ = 0;                  // GUARDED_BY(mu_), monotonic
+  int64_t backoff_ms_ = 0;                       // GUARDED_BY(mu_)
+  std::string last_error_;                       // GUARDED_BY(mu_)
+};
+
+// ws://host:port/api/v1/agent/connect from an http(s)/ws(s) base URL.
+Result<std::string> AgentConnectUrl(const std::string& server_url);
+
+}  // namespace rota::agent

@@ -1,0 +1,151 @@
+#include "agent/agent_main.h"
+
+#include <signal.h>
+
+#include <atomic>
+#include <cstdlib>
+#include <iostream>
+#include <thread>
+
+#include "agent/agent.h"
+#include "agent/collector.h"
+#include "api/codec.h"
+#include "common/file_util.h"
+#include "common/log.h"
+#include "common/strings.h"
+#include "common/time_util.h"
+#include "gpu/gpu_provider.h"
+#include "host/host_monitor.h"
+
+namespace rota::agent {
+namespace {
+
+constexpr const char* kAgentVersion = "0.1.0";
+
+int Usage(const std::string& message) {
+  std::cerr << "rota agent: " << message << "\n";
+  return 2;
+}
+
+}  // namespace
+
+Result<std::string> LoadOrCreateNodeId(const std::string& state_dir) {
+  std::string path = state_dir + "/node-id";
+  auto existing = ReadFile(path);
+  if (existing.ok()) {
+    std::string id(Trim(*existing));
+    if (!id.empty() && id.size() <= 128) return id;
+    return Status::InvalidArgument("node id in " + path + " is empty or too long");
+  }
+  if (existing.status().code() != StatusCode::kNotFound) return existing.status();
+  ASSIGN_OR_RETURN(std::string id, RandomHex(16));
+  RETURN_IF_ERROR(WriteFileAtomic(path, id + "\n", 0600));
+  return id;
+}
+
+int RunAgent(const AgentFlags& flags) {
+  if (!flags.log_level.empty()) {
+    log::Level level;
+    if (!log::ParseLevel(flags.log_level, &level)) return Usage("bad --log-level " + flags.log_level);
+    log::SetLevel(level);
+  }
+  AgentOptions options;
+  options.server_url = flags.server;
+  if (auto url = AgentConnectUrl(flags.server); !url.ok()) return Usage(url.status().message());
+
+  options.token = flags.token;
+  if (options.token.empty() && !flags.token_file.empty()) {
+    auto text = ReadFile(flags.token_file);
+    if (!text.ok()) return Usage("cannot read --token-file: " + text.status().message());
+    options.token = std::string(Trim(*text));
+  }
+  if (options.token.empty()) {
+    if (const char* env = std::getenv("ROTA_JOIN_TOKEN")) options.token = env;
+  }
+  if (options.token.empty()) return Usage("a join token is required (--token, --token-file or ROTA_JOIN_TOKEN)");
+
+  auto interval = ParseDurationMs(flags.interval);
+  if (!interval.ok()) return Usage("--interval: " + interval.status().message());
+  if (*interval < 500 || *interval > 60'000) return Usage("--interval must be between 0.5s and 60s");
+  options.interval_ms = *interval;
+  auto buffer = ParseDurationMs(flags.buffer);
+  if (!buffer.ok()) return Usage("--buffer: " + buffer.status().message());
+  if (*buffer > 24LL * 3600 * 1000) return Usage("--buffer must be at most 24h");
+  options.buffer_ms = *buffer;
+
+  api::NodeInfo info;
+  for (const auto& label : flags.labels) {
+    size_t eq = label.find('=');
+    if (eq == std::string::npos || eq == 0 || label.size() > 2 * api::kMaxNameLength) {
+      return Usage("--label '" + label + "' must be KEY=VALUE");
+    }
+    info.labels[label.substr(0, eq)] = label.substr(eq + 1);
+  }
+  if (info.labels.size() > api::kMaxLabels) return Usage("too many --label flags");
+
+  auto host_info = host::ReadStaticInfo();
+  if (!host_info.ok()) {
+    std::cerr << "rota agent: " << host_info.status().message() << "\n";
+    return 1;
+  }
+  info.hostname = host_info->hostname;
+  info.name = flags.name.empty() ? host_info->hostname.substr(0, host_info->hostname.find('.')) : flags.name;
+  if (!api::IsValidNodeName(info.name)) {
+    return Usage("node name '" + info.name + "' is not valid (1-63 of [A-Za-z0-9._-]); set --name");
+  }
+  info.addresses = host_info->addresses;
+  info.cpus = host_info->cpus;
+  info.memory_bytes = host_info->memory_bytes;
+  info.agent_version = kAgentVersion;
+  info.sample_interval_ms = options.interval_ms;
+
+  if (Status st = MakeDirs(flags.state_dir, 0700); !st.ok()) {
+    std::cerr << "rota agent: state directory: " << st.message() << "\n";
+    return 1;
+  }
+  auto node_id = LoadOrCreateNodeId(flags.state_dir);
+  if (!node_id.ok()) {
+    std::cerr << "rota agent: " << node_id.status().message() << "\n";
+    return 1;
+  }
+  info.node_id = *node_id;
+
+  std::unique_ptr<gpu::GpuProvider> gpus;
+  auto nvml = gpu::OpenNvml(flags.nvml_library);
+  if (nvml.ok()) {
+    gpus = std::move(*nvml);
+    auto devices = gpus->Devices();
+    if (devices.ok()) {
+      info.gpus = std::move(*devices);
+    } else {
+      info.gpu_status = "cannot list GPUs: " + devices.status().message();
+    }
+  } else {
+    info.gpu_status = nvml.status().message();
+    ROTA_LOG(WARNING) << "no GPU monitoring: " << info.gpu_status << " (CPU and memory are still reported)";
+  }
+
+  sigset_t signals;
+  sigemptyset(&signals);
+  sigaddset(&signals, SIGINT);
+  sigaddset(&signals, SIGTERM);
+  pthread_sigmask(SIG_BLOCK, &signals, nullptr);
+
+  host::HostMonitor host_monitor;
+  Collector collector(gpus.get(), &host_monitor, &RealClock::Get());
+  Agent agent(options, info, &collector, &RealClock::Get());
+  std::atomic<bool> stop{false};
+  std::thread signal_thread([&] {
+    int sig = 0;
+    sigwait(&signals, &sig);
+    ROTA_LOG(INFO) << "signal " << sig << " received, stopping";
+    stop = true;
+  });
+  ROTA_LOG(INFO) << "rota agent " << info.name << " (" << info.gpus.size() << " GPUs) reporting to "
+                 << options.server_url << " every " << options.interval_ms << " ms";
+  agent.Run(stop);
+  signal_thread.join();
+  return 0;
+}
+
+}  // namespace rota::agent

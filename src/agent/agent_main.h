@@ -1,0 +1,30 @@
+#pragma once
+// `rota agent`: flags -> collaborators -> Agent, until SIGINT/SIGTERM.
+
+#include <string>
+#include <vector>
+
+#include "common/status.h"
+
+namespace rota::agent {
+
+struct AgentFlags {
+  std::string server;
+  std::string token;
+  std::string token_file;
+  std::string name;
+  std::string state_dir = "/var/lib/rota-agent";
+  std::string interval = "2s";
+  std::string buffer = "10m";
+  std::vector<std::string> labels;  // KEY=VALUE
+  std::string nvml_library = "libnvidia-ml.so.1";
+  std::string log_level;
+};
+
+// Returns the exit status: 0 after a clean stop, 2 on bad flags, 1 on other errors.
+int RunAgent(const AgentFlags& flags);
+
+// The node id kept in <state_dir>/node-id, created on first use.
+Result<std::string> LoadOrCreateNodeId(const std::string& state_dir);
+
+}  // namespace rota::agent

@@ -1,0 +1,88 @@
+#include "cli/client.h"
+
+#include <yaml-cpp/yaml.h>
+
+#include <cstdlib>
+
+#include "common/file_util.h"
+#include "net/http_client.h"
+#include "net/http_types.h"
+
+namespace rota::cli {
+namespace {
+
+std::string Env(const char* name) {
+  const char* v = std::getenv(name);
+  return v == nullptr ? "" : v;
+}
+
+// Reads `key` from the CLI config file, "" if absent.
+Result<std::string> ConfigValue(const std::string& key) {
+  std::string dir = Env("XDG_CONFIG_HOME");
+  if (dir.empty()) {
+    std::string home = Env("HOME");
+    if (home.empty()) return std::string();
+    dir = home + "/.config";
+  }
+  std::string path = dir + "/rota/cli.yaml";
+  auto text = ReadFile(path);
+  if (!text.ok()) {
+    if (text.status().code() == StatusCode::kNotFound) return std::string();
+    return text.status();
+  }
+  try {
+    YAML::Node root = YAML::Load(*text);
+    if (root.IsMap() && root[key] && root[key].IsScalar()) return root[key].as<std::string>();
+  } catch (const YAML::Exception& e) {
+    return Status::InvalidArgument("CLI config " + path + " is not valid YAML: " + e.what());
+  }
+  return std::string();
+}
+
+}  // namespace
+
+Result<ApiClient> ApiClient::Create(const ClientOptions& options) {
+  std::string server = options.server;
+  if (server.empty()) server = Env("ROTA_SERVER");
+  if (server.empty()) {
+    ASSIGN_OR_RETURN(server, ConfigValue("server"));
+  }
+  if (server.empty()) server = "http://127.0.0.1:8080";
+  while (!server.empty() && server.back() == '/') server.pop_back();
+  if (server.rfind("http://", 0) != 0 && server.rfind("https://", 0) != 0) {
+    return Status::InvalidArgument("server URL '" + server + "' must start with http:// or https://");
+  }
+  std::string token = options.token;
+  if (token.empty()) token = Env("ROTA_TOKEN");
+  if (token.empty()) {
+    ASSIGN_OR_RETURN(token, ConfigValue("token"));
+  }
+  return ApiClient(server, token, options.timeout_ms);
+}
+
+std::vector<std::string> ApiClient::Headers() const {
+  std::vector<std::string> h = {"Accept: application/json"};
+  if (!token_.empty()) h.push_back("Authorization: Bearer " + token_);
+  return h;
+}
+
+Result<api::Json> ApiClient::Get(const std::string& path) const {
+  auto resp = net::HttpCall("GET", base_url_ + path, "", Headers(), timeout_ms_);
+  if (!resp.ok()) {
+    return Status::Unavailable("cannot reach the rota server at " + base_url_ + " (" +
+                               resp.status().message() +
+                               "); set --server or ROTA_SERVER to the server's URL");
+  }
+  auto body = api::ParseJson(resp->body);
+  if (resp->status < 200 || resp->status >= 300) {
+    std::string message = "HTTP " + std::to_string(resp->status);
+    if (body.ok() && body->contains("error") && (*body)["error"].contains("message")) {
+      message = (*body)["error"]["message"].get<std::string>();
+    }
+    return Status::FromCode(net::StatusCodeForHttp(resp->status), message);
+  }
+  if (!body.ok()) return body.status().WithContext("server answered " + path + " with");
+  return body;
+}
+
+}  // namespace rota::cli

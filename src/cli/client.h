@@ -1,0 +1,43 @@
+#pragma once
+// ApiClient: the CLI's view of a rota server. Finds the server from, in order:
+// --server, ROTA_SERVER, the CLI config file (~/.config/rota/cli.yaml, keys
+// `server` and `token`), then http://127.0.0.1:8080. ROTA_TOKEN likewise.
+
+#include <string>
+
+#include "api/codec.h"
+#include "common/status.h"
+
+namespace rota::cli {
+
+struct ClientOptions {
+  std::string server;  // from --server; "" to look further
+  std::string token;   // from --token; "" to look further
+  int timeout_ms = 10000;
+};
+
+class ApiClient {
+ public:
+  // Resolves the server URL and token as described above.
+  static Result<ApiClient> Create(const ClientOptions& options);
+
+  const std::string& base_url() const { return base_url_; }
+  const std::string& token() const { return token_; }
+
+  // GET base_url + path; a non-2xx answer becomes a Status with the server's
+  // message (404 -> NotFound, 400 -> InvalidArgument, ...). Unreachable server ->
+  // Unavailable naming the URL and how to point the CLI elsewhere.
+  Result<api::Json> Get(const std::string& path) const;
+
+  // Headers to send (Authorization when a token is set).
+  std::vector<std::string> Headers() const;
+
+ private:
+  ApiClient(std::string base_url, std::string token, int timeout_ms)
+      : base_url_(std::move(base_url)), token_(std::move(token)), timeout_ms_(timeout_ms) {}
+  std::string base_url_;
+  std::string token_;
+  int timeout_ms_;
+};
+
+}  // namespace rota::cli

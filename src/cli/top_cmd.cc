@@ -1,0 +1,93 @@
+// rota top: a live view of every node and GPU, redrawn in place from the
+// server's event stream (GET /api/v1/stream).
+
+#include <unistd.h>
+
+#include <iostream>
+#include <map>
+
+#include "cli/commands.h"
+#include "cli/format.h"
+#include "common/clock.h"
+#include "common/time_util.h"
+#include "net/http_client.h"
+#include "net/url.h"
+
+namespace rota::cli {
+namespace {
+
+struct NodeRow {
+  api::Json node;    // from "node" events
+  api::Json sample;  // from "sample" events
+};
+
+std::string RenderFrame(const std::string& server, const std::map<std::string, NodeRow>& nodes) {
+  int64_t now = RealClock::Get().NowMs();
+  std::string out = "rota top — " + server + " — " + FormatRfc3339(now) + "\n\n";
+  Table t({"NODE", "STATE", "CPU", "MEMORY", "LOAD", "GPUS", "BUSY"});
+  api::Json all_gpus = api::Json::array();
+  for (const auto& [name, row] : nodes) {
+    const api::Json& host = row.sample.contains("host") ? row.sample["host"] : api::Json::object();
+    std::string mem = "-";
+    if (host.contains("mem_total_bytes")) {
+      uint64_t total = host["mem_total_bytes"].get<uint64_t>();
+      uint64_t avail = host["mem_available_bytes"].get<uint64_t>();
+      mem = Bytes(api::Json(total - std::min(total, avail))) + "/" + Bytes(api::Json(total));
+    }
+    int busy = 0, count = 0;
+    if (row.sample.contains("gpus")) {
+      for (const auto& g : row.sample["gpus"]) {
+        ++count;
+        if (!g["processes"].empty()) ++busy;
+        all_gpus.push_back(g);
+      }
+    }
+    t.Add({name, Str(row.node, "state"), Percent(host.value("cpu_percent", api::Json())), mem,
+           WithUnit(host.value("load1", api::Json()), "", 1, 2), std::to_string(count),
+           std::to_string(busy)});
+  }
+  out += t.Render() + "\n" + RenderGpuTable(all_gpus, /*show_processes=*/true);
+  return out;
+}
+
+}  // namespace
+
+int RunTop(const ClientOptions& options, const OutputOptions& out, const TopOptions& top) {
+  if (!ValidOutput(out)) return 2;
+  auto client = ApiClient::Create(options);
+  if (!client.ok()) {
+    std::cerr << "rota: " << client.status().message() << "\n";
+    return 1;
+  }
+  std::string url = client->base_url() + "/api/v1/stream";
+  if (!top.node.empty()) url += "?node=" + net::PercentEncode(top.node);
+  const bool tty = out.format == "table" && ::isatty(STDOUT_FILENO);
+  std::map<std::string, NodeRow> nodes;
+  int frames = 0;
+  int64_t last_draw = 0;
+  Status st = net::ReadEventStream(url, client->Headers(), [&](const std::string& event, const std::string& data) {
+    auto j = api::ParseJson(data);
+    if (!j.ok() || !j->contains(event == "node" ? "name" : "node")) return true;
+    if (out.format == "json") {
+      std::cout << api::Json{{"event", event}, {"data", *j}}.dump() << std::endl;
+      return !(top.frames > 0 && ++frames >= top.frames);
+    }
+    if (event == "node") nodes[(*j)["name"].get<std::string>()].node = *j;
+    else if (event == "sample") nodes[(*j)["node"].get<std::string>()].sample = *j;
+    int64_t now = RealClock::Get().MonotonicMs();
+    if (event != "sample" || now - last_draw < static_cast<int64_t>(top.refresh_s * 1000)) return true;
+    last_draw = now;
+    std::string frame = RenderFrame(client->base_url(), nodes);
+    // Home the cursor and clear the screen, so the view refreshes in place.
+    if (tty) std::cout << "\x1b[H\x1b[2J";
+    std::cout << frame << (tty ? "" : "\n") << std::flush;
+    return !(top.frames > 0 && ++frames >= top.frames);
+  });
+  if (!st.ok()) {
+    std::cerr << "rota: live stream from " << url << " ended: " << st.message() << "\n";
+    return 1;
+  }
+  return 0;
+}
+
+}  // namespace rota::cli

@@ -1,0 +1,96 @@
+#include "common/process.h"
+
+#include <fcntl.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <chrono>
+#include <cstring>
+#include <thread>
+
+extern char** environ;
+
+namespace rota {
+
+Result<pid_t> SpawnProcess(const std::vector<std::string>& argv, const SpawnOptions& options) {
+  if (argv.empty()) return Status::InvalidArgument("empty command");
+  std::map<std::string, std::string> env;
+  for (char** e = environ; e != nullptr && *e != nullptr; ++e) {
+    std::string kv = *e;
+    size_t eq = kv.find('=');
+    if (eq != std::string::npos) env[kv.substr(0, eq)] = kv.substr(eq + 1);
+  }
+  for (const auto& [k, v] : options.env) env[k] = v;
+  std::vector<std::string> env_strings;
+  for (const auto& [k, v] : env) env_strings.push_back(k + "=" + v);
+  std::vector<char*> envp, args;
+  for (auto& s : env_strings) envp.push_back(s.data());
+  envp.push_back(nullptr);
+  std::vector<std::string> argv_copy = argv;
+  for (auto& s : argv_copy) args.push_back(s.data());
+  args.push_back(nullptr);
+
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  if (!options.output_path.empty()) {
+    posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, options.output_path.c_str(),
+                                     O_WRONLY | O_CREAT | O_APPEND, 0644);
+    posix_spawn_file_actions_adddup2(&actions, STDOUT_FILENO, STDERR_FILENO);
+  }
+  posix_spawnattr_t attr;
+  posix_spawnattr_init(&attr);
+  sigset_t empty, all;
+  sigemptyset(&empty);
+  sigfillset(&all);
+  posix_spawnattr_setsigmask(&attr, &empty);
+  posix_spawnattr_setsigdefault(&attr, &all);
+  short flags = POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF;
+  if (options.new_process_group) {
+    flags |= POSIX_SPAWN_SETPGROUP;
+    posix_spawnattr_setpgroup(&attr, 0);
+  }
+  posix_spawnattr_setflags(&attr, flags);
+  pid_t pid = 0;
+  int rc = posix_spawnp(&pid, args[0], &actions, &attr, args.data(), envp.data());
+  posix_spawn_file_actions_destroy(&actions);
+  posix_spawnattr_destroy(&attr);
+  if (rc != 0) return Status::Unavailable("cannot start " + argv[0] + ": " + std::strerror(rc));
+  return pid;
+}
+
+Result<int> WaitProcess(pid_t pid, int timeout_ms) {
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);
+  while (true) {
+    int status = 0;
+    pid_t r = ::waitpid(pid, &status, timeout_ms < 0 ? 0 : WNOHANG);
+    if (r == pid) return status;
+    if (r < 0) {
+      if (errno == EINTR) continue;
+      return Status::NotFound("no child " + std::to_string(pid) + ": " + std::strerror(errno));
+    }
+    if (timeout_ms >= 0 && std::chrono::steady_clock::now() >= deadline) {
+      return Status::Unavailable("process " + std::to_string(pid) + " still running");
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+}
+
+void StopProcess(pid_t pid, int grace_ms) {
+  if (pid <= 0) return;
+  ::kill(pid, SIGTERM);
+  if (WaitProcess(pid, grace_ms).ok()) return;
+  ::kill(pid, SIGKILL);
+  (void)WaitProcess(pid, -1);
+}
+
+Result<std::string> SelfExecutable() {
+  char buf[4096];
+  ssize_t n = ::readlink("/proc/self/exe", buf, sizeof(buf) - 1);
+  if (n <= 0) return Status::IoError(std::string("readlink /proc/self/exe: ") + std::strerror(errno));
+  return std::string(buf, static_cast<size_t>(n));
+}
+
+}  // namespace rota

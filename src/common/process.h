@@ -1,0 +1,37 @@
+#pragma once
+// Starting and stopping child processes (argv, never a shell string).
+
+#include <sys/types.h>
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "common/status.h"
+
+namespace rota {
+
+struct SpawnOptions {
+  // Variables set (or overridden) on top of the parent's environment.
+  std::map<std::string, std::string> env;
+  // stdout and stderr are appended to this file when set; else inherited.
+  std::string output_path;
+  // Start in a new process group (so a signal to -pid reaches its children).
+  bool new_process_group = false;
+};
+
+// Starts argv[0] (searched in PATH when it has no '/') with argv. The child
+// starts with an empty signal mask and default signal dispositions.
+Result<pid_t> SpawnProcess(const std::vector<std::string>& argv, const SpawnOptions& options = {});
+
+// Waits for `pid` up to timeout_ms (-1: forever). Returns the wait status, or
+// Unavailable on timeout (the child keeps running).
+Result<int> WaitProcess(pid_t pid, int timeout_ms);
+
+// SIGTERM, then SIGKILL after grace_ms if still running; reaps the child.
+void StopProcess(pid_t pid, int grace_ms);
+
+// The absolute path of the running executable (/proc/self/exe).
+Result<std::string> SelfExecutable();
+
+}  // namespace rota

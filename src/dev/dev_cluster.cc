@@ -1,0 +1,173 @@
+#include "dev/dev_cluster.h"
+
+#include <signal.h>
+#include <stdlib.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <iostream>
+#include <nlohmann/json.hpp>
+
+#include "common/file_util.h"
+#include "common/log.h"
+#include "common/process.h"
+#include "server/server.h"
+
+namespace rota::dev {
+
+std::vector<SimNodeSpec> DefaultNodes() {
+  return {
+      {"gpu-a", "NVIDIA A100-SXM4-80GB", 8, 81920, 400, 60, true},
+      {"gpu-b", "Tesla V100-SXM2-32GB", 4, 32768, 300, 40, false},
+      {"gpu-c", "Tesla T4", 2, 15360, 70, 10, false},
+  };
+}
+
+std::string SimConfigJson(const SimNodeSpec& node) {
+  nlohmann::json gpus = nlohmann::json::array();
+  for (int i = 0; i < node.gpus; ++i) {
+    gpus.push_back({{"model", node.model},
+                    {"memory_mib", node.memory_mib},
+                    {"power_limit_w", node.power_limit_w},
+                    {"idle_power_w", node.idle_power_w}});
+  }
+  nlohmann::json j{{"node", node.name}, {"default_node", node.default_node}, {"gpus", gpus}};
+  return j.dump(2) + "\n";
+}
+
+Result<std::string> FindSimNvmlLibrary() {
+  if (const char* env = std::getenv("ROTA_SIM_NVML_LIB"); env != nullptr && *env != '\0') {
+    if (::access(env, R_OK) == 0) return std::string(env);
+    return Status::NotFound(std::string("ROTA_SIM_NVML_LIB=") + env + " is not readable");
+  }
+  ASSIGN_OR_RETURN(std::string exe, SelfExecutable());
+  std::string dir = exe.substr(0, exe.rfind('/'));
+  for (const char* rel : {"/../lib/sim/libnvidia-ml.so.1", "/../lib/rota/sim/libnvidia-ml.so.1"}) {
+    std::string path = dir + rel;
+    if (::access(path.c_str(), R_OK) == 0) {
+      char real[PATH_MAX];
+      if (::realpath(path.c_str(), real) != nullptr) return std::string(real);
+      return path;
+    }
+  }
+  return Status::NotFound("simulated libnvidia-ml.so.1 not found next to " + exe +
+                          " (set ROTA_SIM_NVML_LIB to its path)");
+}
+
+namespace {
+
+struct AgentChild {
+  SimNodeSpec spec;
+  std::vector<std::string> argv;
+  SpawnOptions spawn;
+  pid_t pid = 0;
+};
+
+int Fail(const Status& st) {
+  std::cerr << "rota dev: " << st.message() << "\n";
+  return 1;
+}
+
+}  // namespace
+
+int RunDev(const DevOptions& options) {
+  // Signals are handled by sigwait below; block them before any thread starts.
+  sigset_t signals;
+  sigemptyset(&signals);
+  sigaddset(&signals, SIGINT);
+  sigaddset(&signals, SIGTERM);
+  sigaddset(&signals, SIGCHLD);
+  pthread_sigmask(SIG_BLOCK, &signals, nullptr);
+
+  std::string data_dir = options.data_dir;
+  if (data_dir.empty()) {
+    char tmpl[] = "/tmp/rota-dev-XXXXXX";
+    if (::mkdtemp(tmpl) == nullptr) return Fail(Status::IoError("cannot create a temporary directory"));
+    data_dir = tmpl;
+  }
+  auto sim_lib = FindSimNvmlLibrary();
+  if (!sim_lib.ok()) return Fail(sim_lib.status());
+  auto exe = SelfExecutable();
+  if (!exe.ok()) return Fail(exe.status());
+
+  server::ServerConfig config;
+  config.data_dir = data_dir + "/server";
+  Status st = server::ApplySetting(&config, "listen", options.listen, "--listen");
+  if (st.ok()) st = server::ApplySetting(&config, "log_level", options.log_level, "--log-level");
+  if (!st.ok()) return Fail(st);
+  auto server = server::Server::Start(config, RealClock::Get());
+  if (!server.ok()) {
+    return Fail(server.status().WithContext("cannot start the server (another rota dev running? "
+                                            "try --listen 127.0.0.1:0)"));
+  }
+  const std::string url = (*server)->url();
+
+  std::vector<AgentChild> agents;
+  for (const auto& spec : DefaultNodes()) {
+    std::string node_dir = data_dir + "/nodes/" + spec.name;
+    if (Status s = MakeDirs(node_dir, 0700); !s.ok()) return Fail(s);
+    std::string sim_config = node_dir + "/sim-nvml.json";
+    if (Status s = WriteFileAtomic(sim_config, SimConfigJson(spec)); !s.ok()) return Fail(s);
+    AgentChild child;
+    child.spec = spec;
+    child.argv = {*exe, "agent", "--server", url, "--name", spec.name, "--state-dir", node_dir,
+                  "--interval", options.interval, "--nvml-lib", *sim_lib, "--label", "dev=true"};
+    child.spawn.env = {{"ROTA_SIM_NVML_CONFIG", sim_config},
+                       {"ROTA_JOIN_TOKEN", (*server)->join_token()},
+                       {"ROTA_LOG_LEVEL", options.log_level}};
+    child.spawn.output_path = node_dir + "/agent.log";
+    auto pid = SpawnProcess(child.argv, child.spawn);
+    if (!pid.ok()) return Fail(pid.status());
+    child.pid = *pid;
+    agents.push_back(std::move(child));
+  }
+
+  std::cout << "\n"
+            << "rota dev is running: a server and " << agents.size() << " simulated GPU nodes\n"
+            << "  API:       " << url << "/api/v1   (docs: " << url << "/api/v1/docs)\n"
+            << "  metrics:   " << url << "/metrics\n"
+            << "  data:      " << data_dir << "\n"
+            << "  nodes:     ";
+  for (size_t i = 0; i < agents.size(); ++i) {
+    std::cout << (i ? ", " : "") << agents[i].spec.name << " (" << agents[i].spec.gpus << " x "
+              << agents[i].spec.model << ")";
+  }
+  std::cout << "\n\nIn another terminal:\n"
+            << "  export ROTA_SERVER=" << url << "\n"
+            << "  rota nodes; rota gpus; rota top\n\n"
+            << "Pretend to be a CUDA job on GPU 2 of gpu-a (the simulated GPUs see it):\n"
+            << "  CUDA_VISIBLE_DEVICES=2 sleep 600 &\n"
+            << "  on another node:  ROTA_SIM_NODE=gpu-b CUDA_VISIBLE_DEVICES=0,1 sleep 600 &\n\n"
+            << "Press Ctrl-C to stop.\n"
+            << std::flush;
+
+  // Wait for a signal; restart agents that die on their own.
+  while (true) {
+    int sig = 0;
+    sigwait(&signals, &sig);
+    if (sig != SIGCHLD) break;
+    int status = 0;
+    pid_t pid;
+    while ((pid = ::waitpid(-1, &status, WNOHANG)) > 0) {
+      for (auto& a : agents) {
+        if (a.pid != pid) continue;
+        ROTA_LOG(WARNING) << "agent " << a.spec.name << " exited (status " << status
+                          << "); restarting it; log: " << a.spawn.output_path;
+        ::sleep(1);
+        auto again = SpawnProcess(a.argv, a.spawn);
+        a.pid = again.ok() ? *again : 0;
+      }
+    }
+  }
+  std::cout << "\nstopping...\n";
+  for (auto& a : agents) {
+    if (a.pid > 0) ::kill(a.pid, SIGTERM);
+  }
+  for (auto& a : agents) StopProcess(a.pid, 3000);
+  (*server)->Stop();
+  std::cout << "stopped; data kept in " << data_dir << "\n";
+  return 0;
+}
+
+}  // namespace rota::dev

@@ -1,0 +1,45 @@
+#pragma once
+// `rota dev`: a server and simulated GPU nodes on this machine, for trying
+// rota and for tests. The server runs in this process; each node is a real
+// `rota agent` child process whose NVML is the project's simulated
+// libnvidia-ml.so.1 configured for that node — the same code paths as
+// production, nothing mocked.
+
+#include <string>
+#include <vector>
+
+#include "common/status.h"
+
+namespace rota::dev {
+
+struct SimNodeSpec {
+  std::string name;
+  std::string model;
+  int gpus = 0;
+  int memory_mib = 0;
+  int power_limit_w = 0;
+  int idle_power_w = 0;
+  bool default_node = false;  // claims hand-started processes without ROTA_SIM_NODE
+};
+
+// The demo cluster: 8, 4 and 2 GPUs of different models.
+std::vector<SimNodeSpec> DefaultNodes();
+
+// JSON config of the simulated NVML library for one node.
+std::string SimConfigJson(const SimNodeSpec& node);
+
+// Finds the simulated libnvidia-ml.so.1: ROTA_SIM_NVML_LIB, then next to the
+// executable (../lib/sim/ in the build tree, ../lib/rota/sim/ installed).
+Result<std::string> FindSimNvmlLibrary();
+
+struct DevOptions {
+  std::string data_dir;             // "" -> a new temporary directory
+  std::string listen = "127.0.0.1:8080";
+  std::string interval = "1s";      // agent sample interval
+  std::string log_level = "info";
+};
+
+// Runs the dev cluster until SIGINT/SIGTERM. Returns the exit status.
+int RunDev(const DevOptions& options);
+
+}  // namespace rota::dev

@@ -1,0 +1,71 @@
+#pragma once
+// NvmlProvider: GpuProvider over an NVML library loaded with dlopen (the NVIDIA driver's
+// libnvidia-ml.so.1, or the simulated one from src/gpu/sim). Use OpenNvml() from
+// gpu_provider.h; this header exists for tests and for the symbol table type.
+
+#include <optional>
+#include <set>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "gpu/gpu_provider.h"
+#include "gpu/nvml_abi.h"
+
+namespace rota::gpu {
+
+// Function pointers resolved with dlsym; nullptr when the library does not export one.
+struct NvmlApi {
+#define ROTA_NVML_POINTER(ret, name, args) name##_fn name = nullptr;
+  ROTA_NVML_FUNCTIONS(ROTA_NVML_POINTER)
+#undef ROTA_NVML_POINTER
+};
+
+// Not thread-safe: one caller at a time. Caches the device count and device handles after
+// the first successful read; Sample() performs no allocation once its buffers have grown.
+class NvmlProvider final : public GpuProvider {
+ public:
+  // Takes ownership of `lib` (a dlopen handle) on which nvmlInit has succeeded.
+  // REQUIRES: api.nvmlShutdown, api.nvmlDeviceGetCount_v2 and
+  // api.nvmlDeviceGetHandleByIndex_v2 are set (OpenNvml substitutes the older names).
+  NvmlProvider(void* lib, const NvmlApi& api);
+  ~NvmlProvider() override;  // nvmlShutdown, then dlclose
+  NvmlProvider(const NvmlProvider&) = delete;
+  NvmlProvider& operator=(const NvmlProvider&) = delete;
+
+  Result<std::vector<api::GpuInfo>> Devices() override;
+  Result<std::vector<api::GpuSample>> Sample() override;
+
+ private:
+  struct ProcEntry {
+    unsigned pid;
+    unsigned long long used_memory;
+  };
+
+  Result<unsigned> Count();
+  // The cached handle of GPU `index`, fetching it on first use.
+  nvmlReturn_t Handle(unsigned index, nvmlDevice_t* out);
+  // The cached UUID of GPU `index` ("" until read once).
+  const std::string& Uuid(unsigned index, nvmlDevice_t device);
+  // Classifies the result of reading `field` of GPU `index`: true on success. On
+  // GPU_IS_LOST / RESET_REQUIRED sets *failure; other errors are logged once per
+  // (gpu, field, code) and leave the field absent.
+  bool Ok(nvmlReturn_t r, unsigned index, const char* field, std::string* failure);
+  void SampleOne(unsigned index, api::GpuSample* s);
+  // Reads the compute (or graphics) process list of `device` into `out`, growing the
+  // buffers on NVML_ERROR_INSUFFICIENT_SIZE.
+  nvmlReturn_t ReadProcesses(nvmlDevice_t device, bool compute, std::vector<ProcEntry>* out);
+  std::string ErrorString(nvmlReturn_t r) const;
+
+  void* lib_;
+  NvmlApi api_;
+  std::optional<unsigned> count_;
+  std::vector<nvmlDevice_t> handles_;  // nullptr = not fetched yet
+  std::vector<std::string> uuids_;
+  std::vector<nvmlProcessInfo_t> buf_;
+  std::vector<nvmlProcessInfo_v1_t> buf_v1_;
+  std::vector<ProcEntry> compute_, graphics_;
+  std::set<std::string> warned_;
+};
+
+}  // namespace rota::gpu

@@ -1,0 +1,139 @@
+#pragma once
+// Host monitoring from /proc: static facts about the node, periodic host samples
+// (CPU, memory, load) and per-process details for the processes NVML reports on GPUs.
+//
+// Every reader takes a proc_root so tests can point it at a fake /proc tree. Process
+// ids are those of the PID namespace proc_root belongs to: the agent must share the
+// host's PID namespace for NVML's pids to match.
+
+#include <cstdint>
+#include <span>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "api/types.h"
+#include "common/clock.h"
+#include "common/status.h"
+#include "host/proc_parse.h"
+
+namespace rota::host {
+
+struct StaticInfo {
+  std::string hostname;
+  // Addresses of up interfaces, IPv4 first, then IPv6; loopback ones only when there is
+  // nothing else. Link-local addresses (169.254/16, fe80::/10) are left out.
+  std::vector<std::string> addresses;
+  uint32_t cpus = 0;          // online CPUs ("cpuN" lines of <proc_root>/stat)
+  uint64_t memory_bytes = 0;  // MemTotal
+};
+
+// Reads the hostname (gethostname), the interface addresses (getifaddrs), the online
+// CPU count and MemTotal from proc_root. Errors name the file or call that failed.
+Result<StaticInfo> ReadStaticInfo(const std::string& proc_root = "/proc");
+
+// One interface address as getifaddrs reports it (the input of SelectAddresses).
+struct InterfaceAddress {
+  std::string interface;
+  bool ipv6 = false;
+  std::string text;  // "10.0.0.5", "2001:db8::1"
+  bool loopback = false;     // IFF_LOOPBACK, or a loopback address
+  bool link_local = false;   // 169.254/16 or fe80::/10
+  bool up = true;            // IFF_UP
+};
+
+// The address choice of ReadStaticInfo, on its own for tests: up, not link-local,
+// IPv4 before IPv6, duplicates removed, order of interfaces otherwise kept; loopback
+// addresses only if no other address is left.
+std::vector<std::string> SelectAddresses(const std::vector<InterfaceAddress>& all);
+
+// Samples the host and describes GPU processes. Not thread-safe: one caller (the
+// agent's sampling loop) owns it. `clock` must outlive the monitor.
+class HostMonitor {
+ public:
+  // How long the cached uid, command and cgroup of a process are trusted.
+  static constexpr int64_t kRefreshMs = 60'000;
+  static constexpr int kMaxRefreshesPerCall = 16;
+  // How long a uid -> user name lookup is trusted.
+  static constexpr int64_t kUserRefreshMs = 300'000;
+
+  explicit HostMonitor(std::string proc_root = "/proc", Clock& clock = RealClock::Get());
+
+  // Host CPU (total and per core), memory and load. CPU percentages are busy shares of
+  // the /proc/stat tick deltas since the previous successful Sample() (no sleeping);
+  // the first call returns the shares since boot. A core that appears later starts from
+  // zero. Counters that go backwards count as no time. Error (naming the file) when
+  // /proc/stat, meminfo or loadavg cannot be read or parsed; the CPU baseline is then
+  // left unchanged.
+  Result<api::HostSample> Sample();
+
+  // Fills the host fields (uid, user, command, start_time_ms, cpu_percent, rss_bytes,
+  // cgroup) of each process from <proc_root>/<pid>; other fields are not touched. The
+  // same pid may appear several times (one process on several GPUs): all copies get the
+  // same values.
+  //  - cpu_percent: CPU time (user + system) since the previous Describe that saw the
+  //    same process (same pid and start time), over the clock's monotonic time between
+  //    the two calls, in % of one core; absent on the first sight or when no time passed.
+  //  - A process that is gone (or whose stat/statm cannot be read) has all host fields
+  //    unset ("" / nullopt).
+  //  - stat and statm are read on every call; uid, user, command, start time and cgroup
+  //    are cached per (pid, start time). uid, command and cgroup are re-read after
+  //    kRefreshMs (a process may exec or move), at most kMaxRefreshesPerCall processes
+  //    per call so that a burst of entries does not refresh all at once. Pids not in
+  //    this call are forgotten.
+  // Files of one process are opened relative to one directory handle, so a pid reused
+  // between two reads is never mixed with its predecessor.
+  void Describe(std::span<api::GpuProcess* const> processes);
+  // Describe() over every process of every GPU.
+  void Describe(std::vector<api::GpuSample>& gpus);
+
+  // Number of processes currently cached (for tests).
+  size_t cached_processes() const { return procs_.size(); }
+
+ private:
+  struct ProcEntry {
+    uint64_t start_ticks = 0;
+    std::optional<uint32_t> uid;
+    std::string user;
+    std::string command;
+    std::optional<int64_t> start_time_ms;
+    std::string cgroup;
+    int64_t read_ms = 0;  // monotonic time uid, command and cgroup were read
+    uint64_t cpu_ticks = 0;  // utime + stime at the last Describe
+    int64_t seen_ms = 0;     // monotonic time of the last Describe
+    uint64_t generation = 0;
+  };
+  // What one Describe call computed for a pid.
+  struct ProcView {
+    bool alive = false;
+    const ProcEntry* entry = nullptr;
+    std::optional<double> cpu_percent;
+    uint64_t rss_bytes = 0;
+  };
+  struct UserName {
+    std::string name;
+    int64_t looked_up_ms = 0;
+  };
+
+  ProcView Inspect(uint32_t pid, int64_t now_ms, int* refreshes_left);
+  // Reads uid/user, command and cgroup of the process open as dirfd into *e. False if
+  // the process is gone.
+  bool ReadSlowFields(int dirfd, uint32_t pid, const std::string& comm, int64_t now_ms,
+                      ProcEntry* e);
+  const std::string& UserFor(uint32_t uid, int64_t now_ms);
+  std::optional<int64_t> BootTimeS();
+
+  std::string proc_root_;
+  Clock& clock_;
+  long ticks_per_s_;
+  long page_size_;
+  std::optional<int64_t> btime_s_;  // read once: the kernel's value jitters with NTP
+  CpuTimes prev_total_;
+  std::unordered_map<uint32_t, CpuTimes> prev_cores_;
+  std::unordered_map<uint32_t, ProcEntry> procs_;
+  std::unordered_map<uint32_t, UserName> users_;
+  uint64_t generation_ = 0;
+  std::string buf_;  // reused read buffer
+};
+
+}  // namespace rota::host

@@ -1,0 +1,148 @@
+#include "net/http_types.h"
+
+#include <cstdio>
+
+namespace rota::net {
+
+const std::string& HttpRequest::Header(const std::string& lower_name) const {
+  static const std::string kEmpty;
+  auto it = headers.find(lower_name);
+  return it == headers.end() ? kEmpty : it->second;
+}
+
+std::string HttpRequest::Query(const std::string& key, const std::string& fallback) const {
+  auto it = query.find(key);
+  return it == query.end() ? fallback : it->second;
+}
+
+const std::string& HttpRequest::Param(const std::string& name) const {
+  static const std::string kEmpty;
+  auto it = path_params.find(name);
+  return it == path_params.end() ? kEmpty : it->second;
+}
+
+HttpResponse HttpResponse::Json(int status, std::string body) {
+  HttpResponse r;
+  r.status = status;
+  r.body = std::move(body);
+  return r;
+}
+
+HttpResponse HttpResponse::Text(int status, std::string body) {
+  HttpResponse r;
+  r.status = status;
+  r.content_type = "text/plain; charset=utf-8";
+  r.body = std::move(body);
+  return r;
+}
+
+HttpResponse HttpResponse::Error(int status, const std::string& message) {
+  return Json(status, "{\"error\":{\"code\":\"" + JsonEscape(HttpErrorCode(status)) +
+                          "\",\"message\":\"" + JsonEscape(message) + "\"}}");
+}
+
+HttpResponse HttpResponse::FromStatus(const Status& status) {
+  return Error(HttpStatusFor(status.code()), status.message());
+}
+
+int HttpStatusFor(StatusCode code) {
+  switch (code) {
+    case StatusCode::kOk: return 200;
+    case StatusCode::kInvalidArgument: return 400;
+    case StatusCode::kNotFound: return 404;
+    case StatusCode::kAlreadyExists: return 409;
+    case StatusCode::kConflict: return 409;
+    case StatusCode::kUnauthenticated: return 401;
+    case StatusCode::kPermissionDenied: return 403;
+    case StatusCode::kResourceExhausted: return 429;
+    case StatusCode::kUnavailable: return 503;
+    case StatusCode::kIoError: return 500;
+    case StatusCode::kUnimplemented: return 501;
+    case StatusCode::kInternal: return 500;
+  }
+  return 500;
+}
+
+StatusCode StatusCodeForHttp(int s) {
+  if (s >= 200 && s < 300) return StatusCode::kOk;
+  switch (s) {
+    case 400: return StatusCode::kInvalidArgument;
+    case 401: return StatusCode::kUnauthenticated;
+    case 403: return StatusCode::kPermissionDenied;
+    case 404: return StatusCode::kNotFound;
+    case 409: return StatusCode::kConflict;
+    case 413: return StatusCode::kResourceExhausted;
+    case 429: return StatusCode::kResourceExhausted;
+    case 431: return StatusCode::kResourceExhausted;
+    case 500: return StatusCode::kInternal;
+    case 501: return StatusCode::kUnimplemented;
+    default: break;
+  }
+  if (s >= 500) return StatusCode::kUnavailable;
+  return StatusCode::kInvalidArgument;
+}
+
+std::string HttpErrorCode(int s) {
+  switch (s) {
+    case 405: return "method_not_allowed";
+    case 408: return "request_timeout";
+    case 413: return "payload_too_large";
+    case 426: return "upgrade_required";
+    case 431: return "header_too_large";
+    default: return StatusCodeName(StatusCodeForHttp(s));
+  }
+}
+
+const char* HttpReason(int s) {
+  switch (s) {
+    case 100: return "Continue";
+    case 101: return "Switching Protocols";
+    case 200: return "OK";
+    case 201: return "Created";
+    case 202: return "Accepted";
+    case 204: return "No Content";
+    case 301: return "Moved Permanently";
+    case 302: return "Found";
+    case 304: return "Not Modified";
+    case 400: return "Bad Request";
+    case 401: return "Unauthorized";
+    case 403: return "Forbidden";
+    case 404: return "Not Found";
+    case 405: return "Method Not Allowed";
+    case 408: return "Request Timeout";
+    case 409: return "Conflict";
+    case 413: return "Payload Too Large";
+    case 426: return "Upgrade Required";
+    case 429: return "Too Many Requests";
+    case 431: return "Request Header Fields Too Large";
+    case 500: return "Internal Server Error";
+    case 501: return "Not Implemented";
+    case 503: return "Service Unavailable";
+    default: return "Unknown";
+  }
+}
+
+std::string JsonEscape(const std::string& text) {
+  std::string out;
+  out.reserve(text.size() + 8);
+  for (char c : text) {
+    switch (c) {
+      case '"': out += "\\\""; break;
+      case '\\': out += "\\\\"; break;
+      case '\n': out += "\\n"; break;
+      case '\r': out += "\\r"; break;
+      case '\t': out += "\\t"; break;
+      default:
+        if (static_cast<unsigned char>(c) < 0x20) {
+          char buf[8];
+          std::snprintf(buf, sizeof(buf), "\\u%04x", static_cast<unsigned char>(c));
+          out += buf;
+        } else {
+          out += c;
+        }
+    }
+  }
+  return out;
+}
+
+}  // namespace rota::net

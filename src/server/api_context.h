@@ -1,0 +1,38 @@
+#pragma once
+// ApiContext: what HTTP handlers may use. Borrowed pointers owned by Server.
+
+#include <atomic>
+
+#include "common/clock.h"
+#include "server/cluster_state.h"
+#include "server/config.h"
+#include "server/ingest_stats.h"
+#include "server/store/store.h"
+
+namespace rota::net {
+class HttpServer;
+}
+
+namespace rota::server {
+
+class RequestMetrics;
+
+struct ApiContext {
+  const ServerConfig* config = nullptr;
+  store::Store* store = nullptr;
+  ClusterState* cluster = nullptr;
+  IngestStats* stats = nullptr;
+  RequestMetrics* request_metrics = nullptr;
+  const Clock* clock = nullptr;
+  std::atomic<bool>* ready = nullptr;
+};
+
+// Route groups, one file each.
+Status RegisterHealthRoutes(net::HttpServer& http, ApiContext& ctx);     // health_api.cc
+Status RegisterNodeRoutes(net::HttpServer& http, ApiContext& ctx);       // nodes_api.cc
+Status RegisterHistoryRoutes(net::HttpServer& http, ApiContext& ctx);    // history_api.cc
+Status RegisterStreamRoutes(net::HttpServer& http, ApiContext& ctx);     // stream_api.cc
+Status RegisterPrometheusRoutes(net::HttpServer& http, ApiContext& ctx); // prometheus.cc
+Status RegisterOpenApiRoutes(net::HttpServer& http, ApiContext& ctx);    // openapi.cc
+
+}  // namespace rota::server

@@ -1,0 +1,55 @@
+#pragma once
+// ServerConfig: the effective configuration of `rota server`, merged from (lowest
+// to highest precedence) defaults, a YAML file, ROTA_* environment variables and
+// command-line flags. Every value is validated; errors name the key and source.
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "common/status.h"
+
+namespace rota::server {
+
+struct ServerConfig {
+  std::string listen_address = "127.0.0.1";
+  uint16_t listen_port = 8080;
+  std::string data_dir = "/var/lib/rota";
+  // Token agents present to join. Empty: generated on first start and kept in
+  // <data_dir>/join-token (mode 0600).
+  std::string join_token;
+  int64_t raw_retention_ms = 24LL * 3600 * 1000;
+  int64_t aggregate_retention_ms = 30LL * 24 * 3600 * 1000;
+  int64_t retention_interval_ms = 10LL * 60 * 1000;
+  // A node is unreachable after this many missed sample intervals.
+  int missed_heartbeats = 3;
+  int http_threads = 2;
+  uint64_t max_body_bytes = 1 << 20;
+  uint64_t max_agent_message_bytes = 4 << 20;
+  std::string log_level = "info";
+};
+
+// Applies one setting by its config-file key ("listen", "data_dir", ...).
+// `source` names where it came from for error messages ("file x.yaml", "env ROTA_LISTEN").
+Status ApplySetting(ServerConfig* config, const std::string& key, const std::string& value,
+                    const std::string& source);
+
+// Merges a YAML file (a flat map of the keys above) into `config`.
+Status LoadConfigFile(ServerConfig* config, const std::string& path);
+
+// Merges ROTA_LISTEN, ROTA_DATA_DIR, ROTA_JOIN_TOKEN, ROTA_RAW_RETENTION,
+// ROTA_AGGREGATE_RETENTION, ROTA_LOG_LEVEL, ... from `env` (name -> value).
+Status ApplyEnv(ServerConfig* config, const std::map<std::string, std::string>& env);
+
+// The current process environment as a map.
+std::map<std::string, std::string> ProcessEnv();
+
+// YAML text of the effective config. The join token is shown as "<set>" unless
+// `show_secrets`.
+std::string ConfigToYaml(const ServerConfig& config, bool show_secrets = false);
+
+// The names of all keys, in a stable order.
+const std::vector<std::string>& ConfigKeys();
+
+}  // namespace rota::server

@@ -1,0 +1,62 @@
+#include "server/config.h"
+
+#include <gtest/gtest.h>
+
+#include "common/file_util.h"
+
+namespace rota::server {
+namespace {
+
+TEST(ConfigTest, FileThenEnvOverride) {
+  char tmpl[] = "/tmp/rota_config_XXXXXX";
+  std::string dir = mkdtemp(tmpl);
+  std::string path = dir + "/server.yaml";
+  ASSERT_TRUE(WriteFileAtomic(path, "listen: 0.0.0.0:9000\ndata_dir: /srv/rota\nraw_retention: 12h\n").ok());
+  ServerConfig c;
+  ASSERT_TRUE(LoadConfigFile(&c, path).ok());
+  EXPECT_EQ(c.listen_address, "0.0.0.0");
+  EXPECT_EQ(c.listen_port, 9000);
+  EXPECT_EQ(c.raw_retention_ms, 12 * 3600 * 1000);
+  ASSERT_TRUE(ApplyEnv(&c, {{"ROTA_LISTEN", "127.0.0.1:7000"}, {"UNRELATED", "x"}}).ok());
+  EXPECT_EQ(c.listen_port, 7000);
+  EXPECT_EQ(c.data_dir, "/srv/rota");
+  std::string yaml = ConfigToYaml(c);
+  EXPECT_NE(yaml.find("listen: 127.0.0.1:7000"), std::string::npos);
+  EXPECT_NE(yaml.find("raw_retention: 12h"), std::string::npos);
+}
+
+TEST(ConfigTest, SecretsAreHiddenInPrintedConfig) {
+  ServerConfig c;
+  ASSERT_TRUE(ApplySetting(&c, "join_token", "0123456789abcdef0123", "test").ok());
+  EXPECT_EQ(ConfigToYaml(c).find("0123456789abcdef0123"), std::string::npos);
+  EXPECT_NE(ConfigToYaml(c, true).find("0123456789abcdef0123"), std::string::npos);
+}
+
+// Bad inputs tried: unknown key, port out of range, missing port, junk durations,
+// too-short token, bad log level, non-map YAML, nested values, invalid YAML.
+TEST(ConfigTest, BadSettingsAreRejectedNamingKeyAndSource) {
+  const std::vector<std::pair<std::string, std::string>> bad = {
+      {"nope", "1"},          {"listen", "127.0.0.1:70000"}, {"listen", "localhost"},
+      {"listen", ":80"},      {"raw_retention", "forever"},  {"raw_retention", "10s"},
+      {"join_token", "short"}, {"log_level", "loud"},        {"http_threads", "0"},
+      {"missed_heartbeats", "-1"},
+  };
+  for (const auto& [key, value] : bad) {
+    ServerConfig c;
+    Status st = ApplySetting(&c, key, value, "env X");
+    EXPECT_EQ(st.code(), StatusCode::kInvalidArgument) << key << "=" << value;
+    EXPECT_NE(st.message().find("env X"), std::string::npos) << st.message();
+  }
+  char tmpl[] = "/tmp/rota_config_XXXXXX";
+  std::string dir = mkdtemp(tmpl);
+  for (const char* text : {"- a\n- b\n", "listen: {a: 1}\n", "listen: [\n"}) {
+    ASSERT_TRUE(WriteFileAtomic(dir + "/c.yaml", text).ok());
+    ServerConfig c;
+    EXPECT_EQ(LoadConfigFile(&c, dir + "/c.yaml").code(), StatusCode::kInvalidArgument) << text;
+  }
+  ServerConfig c;
+  EXPECT_EQ(LoadConfigFile(&c, dir + "/missing.yaml").code(), StatusCode::kNotFound);
+}
+
+}  // namespace
+}  // namespace rota::server

@@ -1,0 +1,44 @@
+// Nodes and GPUs: GET /api/v1/nodes, /api/v1/nodes/{name}, /api/v1/gpus.
+
+#include "net/http_server.h"
+#include "server/api_context.h"
+#include "server/views.h"
+
+namespace rota::server {
+
+Status RegisterNodeRoutes(net::HttpServer& http, ApiContext& ctx) {
+  RETURN_IF_ERROR(http.Route("GET", "/api/v1/nodes", [&ctx](const net::HttpRequest& req) {
+    auto state = req.query.find("state");
+    api::Json nodes = api::Json::array();
+    for (const auto& n : ctx.cluster->Nodes()) {
+      if (state != req.query.end() && state->second != NodeStateName(n.state)) continue;
+      nodes.push_back(NodeJson(n, /*with_latest=*/false));
+    }
+    return net::HttpResponse::Json(200, api::Json{{"nodes", std::move(nodes)}}.dump());
+  }));
+
+  RETURN_IF_ERROR(http.Route("GET", "/api/v1/nodes/{name}", [&ctx](const net::HttpRequest& req) {
+    const std::string& name = req.path_params.at("name");
+    auto node = ctx.cluster->Node(name);
+    if (!node.has_value()) return net::HttpResponse::Error(404, "node '" + name + "' not found");
+    return net::HttpResponse::Json(200, NodeJson(*node, /*with_latest=*/true).dump());
+  }));
+
+  RETURN_IF_ERROR(http.Route("GET", "/api/v1/gpus", [&ctx](const net::HttpRequest& req) {
+    auto only = req.query.find("node");
+    api::Json gpus = api::Json::array();
+    bool found = false;
+    for (const auto& n : ctx.cluster->Nodes()) {
+      if (only != req.query.end() && only->second != n.info.name) continue;
+      found = true;
+      for (auto& row : GpuRowsJson(n)) gpus.push_back(std::move(row));
+    }
+    if (only != req.query.end() && !found) {
+      return net::HttpResponse::Error(404, "node '" + only->second + "' not found");
+    }
+    return net::HttpResponse::Json(200, api::Json{{"gpus", std::move(gpus)}}.dump());
+  }));
+  return Status::Ok();
+}
+
+}  // namespace rota::server

@@ -1,0 +1,166 @@
+// The API's own description: GET /api/v1/openapi.json (OpenAPI 3.0) and a
+// readable page at GET /api/v1/docs that renders it without external assets.
+
+#include "api/codec.h"
+#include "net/http_server.h"
+#include "server/api_context.h"
+
+namespace rota::server {
+namespace {
+
+using api::Json;
+
+Json Ref(const std::string& name) { return Json{{"$ref", "#/components/schemas/" + name}}; }
+
+Json JsonContent(const Json& schema) {
+  return Json{{"application/json", {{"schema", schema}}}};
+}
+
+Json ErrorResponses(std::initializer_list<int> codes) {
+  Json out = Json::object();
+  for (int c : codes) {
+    const char* what = c == 400 ? "Bad request" : c == 404 ? "Not found" : c == 401 ? "Unauthenticated"
+                                                                        : c == 503 ? "Not ready" : "Error";
+    out[std::to_string(c)] = {{"description", what}, {"content", JsonContent(Ref("Error"))}};
+  }
+  return out;
+}
+
+Json Op(const std::string& summary, const Json& ok_schema, std::initializer_list<int> errors,
+        Json params = Json::array(), const char* ok_type = "application/json") {
+  Json responses = ErrorResponses(errors);
+  responses["200"] = {{"description", "OK"}, {"content", {{ok_type, {{"schema", ok_schema}}}}}};
+  Json op{{"summary", summary}, {"responses", responses}};
+  if (!params.empty()) op["parameters"] = params;
+  return op;
+}
+
+Json PathParam(const char* name, const char* type, const char* desc) {
+  return Json{{"name", name}, {"in", "path"}, {"required", true}, {"description", desc},
+              {"schema", {{"type", type}}}};
+}
+
+Json QueryParam(const char* name, const char* type, const char* desc) {
+  return Json{{"name", name}, {"in", "query"}, {"required", false}, {"description", desc},
+              {"schema", {{"type", type}}}};
+}
+
+Json Obj(Json props) { return Json{{"type", "object"}, {"properties", std::move(props)}}; }
+Json T(const char* type) { return Json{{"type", type}}; }
+Json Arr(Json items) { return Json{{"type", "array"}, {"items", std::move(items)}}; }
+
+Json BuildSpec() {
+  Json range = Json::array({QueryParam("from", "string", "RFC 3339 start (default: to - 1h)"),
+                            QueryParam("to", "string", "RFC 3339 end (default: now)"),
+                            QueryParam("step", "string", "bucket size, e.g. 10s, 1m (default: auto, <= 1000 points)")});
+  Json gpu_range = range;
+  gpu_range.insert(gpu_range.begin(), PathParam("index", "integer", "GPU index on the node"));
+  gpu_range.insert(gpu_range.begin(), PathParam("name", "string", "node name"));
+  Json node_range = range;
+  node_range.insert(node_range.begin(), PathParam("name", "string", "node name"));
+
+  Json schemas = {
+      {"Error", Obj({{"error", Obj({{"code", T("string")}, {"message", T("string")}})}})},
+      {"GpuProcess", Obj({{"pid", T("integer")}, {"type", T("string")}, {"gpu_memory_bytes", T("integer")},
+                          {"uid", T("integer")}, {"user", T("string")}, {"command", T("string")},
+                          {"start_time_ms", T("integer")}, {"cpu_percent", T("number")},
+                          {"rss_bytes", T("integer")}, {"cgroup", T("string")}})},
+      {"Gpu", Obj({{"node", T("string")}, {"index", T("integer")}, {"uuid", T("string")},
+                   {"name", T("string")}, {"pci_bus_id", T("string")},
+                   {"state", {{"type", "string"}, {"enum", {"ok", "failed", "unreachable"}}}},
+                   {"util_gpu_pct", T("integer")}, {"util_memory_pct", T("integer")},
+                   {"memory_used_bytes", T("integer")}, {"memory_total_bytes", T("integer")},
+                   {"temperature_c", T("integer")}, {"power_mw", T("integer")},
+                   {"power_limit_mw", T("integer")}, {"energy_mj", T("integer")},
+                   {"sm_clock_mhz", T("integer")}, {"mem_clock_mhz", T("integer")},
+                   {"fan_pct", T("integer")}, {"users", Arr(T("string"))},
+                   {"processes", Arr(Ref("GpuProcess"))}, {"time", T("string")}})},
+      {"Node", Obj({{"name", T("string")}, {"node_id", T("string")}, {"hostname", T("string")},
+                    {"addresses", Arr(T("string"))}, {"cpus", T("integer")},
+                    {"memory_bytes", T("integer")}, {"labels", T("object")},
+                    {"state", {{"type", "string"}, {"enum", {"ready", "unreachable"}}}},
+                    {"connected", T("boolean")}, {"last_seen", T("string")},
+                    {"unreachable_reason", T("string")}, {"gpu_status", T("string")},
+                    {"gpu_count", T("integer")}, {"failed_gpu_count", T("integer")},
+                    {"gpus", Arr(T("object"))}, {"latest", T("object")}})},
+      {"Series", Obj({{"node", T("string")}, {"gpu", T("integer")}, {"from", T("string")},
+                      {"to", T("string")}, {"step_ms", T("integer")}, {"source", T("string")},
+                      {"points", Arr(Obj({{"time", T("string")}, {"avg", T("object")}, {"max", T("object")}}))}})},
+  };
+
+  Json paths = {
+      {"/healthz", {{"get", Op("Liveness", Obj({{"status", T("string")}}), {})}}},
+      {"/readyz", {{"get", Op("Readiness", Obj({{"status", T("string")}}), {503})}}},
+      {"/metrics", {{"get", Op("Prometheus metrics", T("string"), {}, Json::array(), "text/plain")}}},
+      {"/api/v1/nodes",
+       {{"get", Op("List nodes", Obj({{"nodes", Arr(Ref("Node"))}}), {},
+                   Json::array({QueryParam("state", "string", "ready or unreachable")}))}}},
+      {"/api/v1/nodes/{name}",
+       {{"get", Op("A node with its latest sample", Ref("Node"), {404},
+                   Json::array({PathParam("name", "string", "node name")}))}}},
+      {"/api/v1/gpus",
+       {{"get", Op("List GPUs with current processes and users", Obj({{"gpus", Arr(Ref("Gpu"))}}), {404},
+                   Json::array({QueryParam("node", "string", "only this node")}))}}},
+      {"/api/v1/nodes/{name}/metrics",
+       {{"get", Op("Node CPU/memory/load history, downsampled", Ref("Series"), {400, 404}, node_range)}}},
+      {"/api/v1/nodes/{name}/gpus/{index}/metrics",
+       {{"get", Op("GPU history, downsampled (avg and max per bucket)", Ref("Series"), {400, 404}, gpu_range)}}},
+      {"/api/v1/stream",
+       {{"get", Op("Live node and GPU updates (server-sent events: node, sample)", T("string"), {},
+                   Json::array({QueryParam("node", "string", "only this node")}), "text/event-stream")}}},
+      {"/api/v1/agent/connect",
+       {{"get", Op("Agent WebSocket (protocol v1); Authorization: Bearer <join token>", T("string"),
+                   {401})}}},
+  };
+  return Json{{"openapi", "3.0.3"},
+              {"info", {{"title", "rota API"}, {"version", "1"},
+                        {"description", "GPU cluster manager: nodes, GPUs, metrics history, live updates."}}},
+              {"paths", paths},
+              {"components", {{"schemas", schemas}}}};
+}
+
+const char kDocsPage[] = R"HTML(<!doctype html>
+<html><head><meta charset="utf-8"><title>rota API</title>
+<style>body{font-family:system-ui,sans-serif;max-width:60rem;margin:2rem auto;color:#222}
+.op{border:1px solid #ddd;border-radius:6px;margin:.6rem 0;padding:.5rem .8rem}
+.m{display:inline-block;min-width:3.5rem;font-weight:bold;color:#0a6}
+code{background:#f4f4f4;padding:0 .3rem}td{padding:0 .6rem 0 0;vertical-align:top}</style></head>
+<body><h1>rota API</h1><p>Machine-readable: <a href="/api/v1/openapi.json">/api/v1/openapi.json</a></p>
+<div id="ops">loading…</div>
+<script>
+fetch('/api/v1/openapi.json').then(r=>r.json()).then(spec=>{
+  const el=document.getElementById('ops'); el.textContent='';
+  for (const [path,item] of Object.entries(spec.paths)) for (const [m,op] of Object.entries(item)) {
+    const d=document.createElement('div'); d.className='op';
+    const h=document.createElement('div');
+    const ms=document.createElement('span'); ms.className='m'; ms.textContent=m.toUpperCase();
+    const c=document.createElement('code'); c.textContent=path;
+    h.append(ms,c,document.createTextNode(' — '+(op.summary||''))); d.append(h);
+    if (op.parameters) { const t=document.createElement('table');
+      for (const p of op.parameters) { const r=t.insertRow();
+        r.insertCell().textContent=p.name+' ('+p.in+')'; r.insertCell().textContent=p.description||''; }
+      d.append(t); }
+    const codes=document.createElement('div'); codes.textContent='responses: '+Object.keys(op.responses).join(', ');
+    d.append(codes); el.append(d);
+  }
+});
+</script></body></html>
+)HTML";
+
+}  // namespace
+
+Status RegisterOpenApiRoutes(net::HttpServer& http, ApiContext&) {
+  static const std::string spec = BuildSpec().dump(2);
+  RETURN_IF_ERROR(http.Route("GET", "/api/v1/openapi.json", [](const net::HttpRequest&) {
+    return net::HttpResponse::Json(200, spec);
+  }));
+  RETURN_IF_ERROR(http.Route("GET", "/api/v1/docs", [](const net::HttpRequest&) {
+    net::HttpResponse r;
+    r.content_type = "text/html; charset=utf-8";
+    r.body = kDocsPage;
+    return r;
+  }));
+  return Status::Ok();
+}
+
+}  // namespace rota::server

@@ -1,0 +1,164 @@
+// Prometheus exposition: GET /metrics (text format 0.0.4).
+
+#include <cstdio>
+#include <sstream>
+
+#include "net/http_server.h"
+#include "server/api_context.h"
+#include "server/request_metrics.h"
+#include "server/views.h"
+
+namespace rota::server {
+namespace {
+
+std::string Escape(const std::string& v) {
+  std::string out;
+  for (char c : v) {
+    if (c == '\\') out += "\\\\";
+    else if (c == '"') out += "\\\"";
+    else if (c == '\n') out += "\\n";
+    else out += c;
+  }
+  return out;
+}
+
+std::string Num(double v) {
+  char buf[64];
+  std::snprintf(buf, sizeof(buf), "%.17g", v);
+  return buf;
+}
+
+// Collects samples of one metric family, then prints HELP/TYPE and the lines.
+class Family {
+ public:
+  Family(const char* name, const char* type, const char* help) : name_(name), type_(type), help_(help) {}
+  void Add(const std::string& labels, double value) {
+    lines_ += name_ + "{" + labels + "} " + Num(value) + "\n";
+  }
+  void AddPlain(double value) { lines_ += name_ + " " + Num(value) + "\n"; }
+  void AppendTo(std::string* out) const {
+    *out += "# HELP " + name_ + " " + help_ + "\n# TYPE " + name_ + " " + type_ + "\n" + lines_;
+  }
+
+ private:
+  std::string name_, type_, help_, lines_;
+};
+
+}  // namespace
+
+void RequestMetrics::Observe(const std::string& method, int status, double seconds) {
+  std::lock_guard<std::mutex> lock(mu_);
+  Histogram& h = by_method_[method];
+  for (size_t i = 0; i < kBuckets.size(); ++i) {
+    if (seconds <= kBuckets[i]) h.buckets[i]++;
+  }
+  h.count++;
+  h.sum += seconds;
+  by_code_[{method, status}]++;
+}
+
+void RequestMetrics::AppendText(std::string* out) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  *out += "# HELP rota_http_request_duration_seconds HTTP request latency.\n"
+          "# TYPE rota_http_request_duration_seconds histogram\n";
+  for (const auto& [method, h] : by_method_) {
+    std::string m = "method=\"" + Escape(method) + "\"";
+    for (size_t i = 0; i < kBuckets.size(); ++i) {
+      *out += "rota_http_request_duration_seconds_bucket{" + m + ",le=\"" + Num(kBuckets[i]) + "\"} " +
+              std::to_string(h.buckets[i]) + "\n";
+    }
+    *out += "rota_http_request_duration_seconds_bucket{" + m + ",le=\"+Inf\"} " +
+            std::to_string(h.count) + "\n";
+    *out += "rota_http_request_duration_seconds_sum{" + m + "} " + Num(h.sum) + "\n";
+    *out += "rota_http_request_duration_seconds_count{" + m + "} " + std::to_string(h.count) + "\n";
+  }
+  Family reqs("rota_http_requests_total", "counter", "HTTP requests by method and status code.");
+  for (const auto& [key, n] : by_code_) {
+    reqs.Add("method=\"" + Escape(key.first) + "\",code=\"" + std::to_string(key.second) + "\"",
+             static_cast<double>(n));
+  }
+  reqs.AppendTo(out);
+}
+
+Status RegisterPrometheusRoutes(net::HttpServer& http, ApiContext& ctx) {
+  RETURN_IF_ERROR(http.Route("GET", "/metrics", [&ctx](const net::HttpRequest&) {
+    Family util("rota_gpu_utilization_percent", "gauge", "GPU utilisation (percent of time busy).");
+    Family mem_util("rota_gpu_memory_utilization_percent", "gauge", "GPU memory controller utilisation.");
+    Family mem_used("rota_gpu_memory_used_bytes", "gauge", "GPU memory in use.");
+    Family mem_total("rota_gpu_memory_total_bytes", "gauge", "GPU memory size.");
+    Family temp("rota_gpu_temperature_celsius", "gauge", "GPU temperature.");
+    Family power("rota_gpu_power_watts", "gauge", "GPU power draw.");
+    Family limit("rota_gpu_power_limit_watts", "gauge", "GPU enforced power limit.");
+    Family energy("rota_gpu_energy_joules_total", "counter", "GPU energy since driver load.");
+    Family procs("rota_gpu_processes", "gauge", "Processes running on the GPU.");
+    Family failed("rota_gpu_failed", "gauge", "1 if the GPU is lost or unusable.");
+    Family up("rota_node_up", "gauge", "1 if the node's agent reports in time.");
+    Family cpu("rota_node_cpu_percent", "gauge", "Node CPU utilisation, all cores.");
+    Family nmem_used("rota_node_memory_used_bytes", "gauge", "Node memory in use (total - available).");
+    Family nmem_total("rota_node_memory_total_bytes", "gauge", "Node memory size.");
+    Family load("rota_node_load1", "gauge", "Node 1-minute load average.");
+    Family ngpus("rota_node_gpus", "gauge", "GPUs on the node.");
+
+    for (const auto& n : ctx.cluster->Nodes()) {
+      std::string nl = "node=\"" + Escape(n.info.name) + "\"";
+      up.Add(nl, n.state == NodeState::kReady ? 1 : 0);
+      ngpus.Add(nl, static_cast<double>(n.info.gpus.size()));
+      if (!n.latest.has_value()) continue;
+      const auto& h = n.latest->host;
+      cpu.Add(nl, h.cpu_percent);
+      nmem_used.Add(nl, static_cast<double>(h.mem_total_bytes - std::min(h.mem_total_bytes, h.mem_available_bytes)));
+      nmem_total.Add(nl, static_cast<double>(h.mem_total_bytes));
+      load.Add(nl, h.load1);
+      for (const auto& g : n.latest->gpus) {
+        std::string model;
+        for (const auto& info : n.info.gpus) {
+          if (info.index == g.index) model = info.name;
+        }
+        std::string users;
+        for (const auto& u : GpuUsers(g)) users += (users.empty() ? "" : ",") + u;
+        std::string l = nl + ",index=\"" + std::to_string(g.index) + "\",uuid=\"" + Escape(g.uuid) +
+                        "\",model=\"" + Escape(model) + "\",users=\"" + Escape(users) + "\"";
+        failed.Add(l, g.failed ? 1 : 0);
+        procs.Add(l, static_cast<double>(g.processes.size()));
+        if (g.util_gpu_pct) util.Add(l, *g.util_gpu_pct);
+        if (g.util_memory_pct) mem_util.Add(l, *g.util_memory_pct);
+        if (g.memory_used_bytes) mem_used.Add(l, static_cast<double>(*g.memory_used_bytes));
+        if (g.memory_total_bytes) mem_total.Add(l, static_cast<double>(*g.memory_total_bytes));
+        if (g.temperature_c) temp.Add(l, *g.temperature_c);
+        if (g.power_mw) power.Add(l, *g.power_mw / 1000.0);
+        if (g.power_limit_mw) limit.Add(l, *g.power_limit_mw / 1000.0);
+        if (g.energy_mj) energy.Add(l, static_cast<double>(*g.energy_mj) / 1000.0);
+      }
+    }
+    std::string out;
+    for (const Family* f : {&util, &mem_util, &mem_used, &mem_total, &temp, &power, &limit, &energy,
+                            &procs, &failed, &up, &cpu, &nmem_used, &nmem_total, &load, &ngpus}) {
+      f->AppendTo(&out);
+    }
+    Family agents("rota_server_connected_agents", "gauge", "Agents connected now.");
+    agents.AddPlain(ctx.cluster->ConnectedCount());
+    agents.AppendTo(&out);
+    Family received("rota_server_samples_received_total", "counter", "Node samples received from agents.");
+    received.AddPlain(static_cast<double>(ctx.stats->samples_received.load()));
+    received.AppendTo(&out);
+    Family committed("rota_server_samples_committed_total", "counter", "Node samples committed to the store.");
+    committed.AddPlain(static_cast<double>(ctx.stats->samples_committed.load()));
+    committed.AppendTo(&out);
+    Family rejected("rota_server_agent_messages_rejected_total", "counter",
+                    "Malformed or wrong-version agent messages.");
+    rejected.AddPlain(static_cast<double>(ctx.stats->messages_rejected.load()));
+    rejected.AppendTo(&out);
+    Family auth("rota_server_agent_auth_failures_total", "counter", "Agent connections refused for a bad token.");
+    auth.AddPlain(static_cast<double>(ctx.stats->auth_failures.load()));
+    auth.AppendTo(&out);
+    ctx.request_metrics->AppendText(&out);
+    net::HttpResponse resp;
+    resp.status = 200;
+    resp.content_type = "text/plain; version=0.0.4; charset=utf-8";
+    resp.body = std::move(out);
+    return resp;
+  }));
+  return Status::Ok();
+}
+
+}  // namespace rota::server

@@ -1,0 +1,167 @@
+#include "server/server.h"
+
+#include <sys/stat.h>
+
+#include "common/file_util.h"
+#include "common/log.h"
+#include "common/strings.h"
+#include "net/http_server.h"
+#include "server/agent_gateway.h"
+#include "server/api_context.h"
+#include "server/cluster_state.h"
+#include "server/ingest_stats.h"
+#include "server/request_metrics.h"
+#include "server/store/store.h"
+
+namespace rota::server {
+
+struct Server::Impl {
+  ServerConfig config;
+  Clock* clock = nullptr;
+  std::string join_token;
+  std::unique_ptr<store::Store> store;
+  std::unique_ptr<ClusterState> cluster;
+  IngestStats stats;
+  RequestMetrics request_metrics;
+  std::atomic<bool> ready{false};
+  ApiContext ctx;
+  std::unique_ptr<AgentGateway> gateway;
+  std::unique_ptr<net::HttpServer> http;
+
+  std::mutex mu;
+  std::condition_variable cv;
+  bool stopping = false;  // GUARDED_BY(mu)
+  std::thread background;
+
+  void BackgroundLoop();
+};
+
+void Server::Impl::BackgroundLoop() {
+  int64_t next_retention = clock->MonotonicMs() + 5'000;
+  std::unique_lock<std::mutex> lock(mu);
+  while (!stopping) {
+    cv.wait_for(lock, std::chrono::milliseconds(250));
+    if (stopping) break;
+    lock.unlock();
+    cluster->CheckLiveness(clock->NowMs());
+    if (clock->MonotonicMs() >= next_retention) {
+      Status st = store->RunRetention(clock->NowMs());
+      if (!st.ok()) ROTA_LOG(WARNING) << "retention failed: " << st.message();
+      next_retention = clock->MonotonicMs() + config.retention_interval_ms;
+    }
+    lock.lock();
+  }
+}
+
+Result<std::string> LoadOrCreateJoinToken(const ServerConfig& config) {
+  if (!config.join_token.empty()) return config.join_token;
+  std::string path = config.data_dir + "/join-token";
+  auto existing = ReadFile(path);
+  if (existing.ok()) {
+    std::string token(Trim(*existing));
+    if (token.size() >= 16) return token;
+    return Status::InvalidArgument("join token in " + path + " is shorter than 16 characters");
+  }
+  if (existing.status().code() != StatusCode::kNotFound) return existing.status();
+  ASSIGN_OR_RETURN(std::string token, RandomHex(24));
+  RETURN_IF_ERROR(WriteFileAtomic(path, token + "\n", 0600));
+  ROTA_LOG(INFO) << "generated a join token in " << path;
+  return token;
+}
+
+Result<std::unique_ptr<Server>> Server::Start(const ServerConfig& config, Clock& clock) {
+  auto impl = std::make_unique<Impl>();
+  impl->config = config;
+  impl->clock = &clock;
+  log::Level level;
+  if (log::ParseLevel(config.log_level, &level)) log::SetLevel(level);
+
+  RETURN_IF_ERROR(MakeDirs(config.data_dir, 0700).WithContext("data directory"));
+  ASSIGN_OR_RETURN(impl->join_token, LoadOrCreateJoinToken(config));
+
+  store::StoreOptions store_options;
+  store_options.raw_retention_ms = config.raw_retention_ms;
+  store_options.agg_retention_ms = config.aggregate_retention_ms;
+  ASSIGN_OR_RETURN(impl->store, store::Store::Open(config.data_dir, store_options, clock));
+
+  impl->cluster = std::make_unique<ClusterState>(config.missed_heartbeats);
+  ASSIGN_OR_RETURN(auto known, impl->store->ListNodes());
+  std::vector<api::NodeInfo> infos;
+  for (auto& rec : known) infos.push_back(std::move(rec.info));
+  impl->cluster->LoadKnown(infos);
+
+  impl->ctx.config = &impl->config;
+  impl->ctx.store = impl->store.get();
+  impl->ctx.cluster = impl->cluster.get();
+  impl->ctx.stats = &impl->stats;
+  impl->ctx.request_metrics = &impl->request_metrics;
+  impl->ctx.clock = &clock;
+  impl->ctx.ready = &impl->ready;
+  impl->gateway = std::make_unique<AgentGateway>(impl->store.get(), impl->cluster.get(), &impl->stats,
+                                                 &clock, impl->join_token);
+
+  net::HttpServerOptions http_options;
+  http_options.bind_address = config.listen_address;
+  http_options.port = config.listen_port;
+  http_options.threads = config.http_threads;
+  http_options.max_body_bytes = config.max_body_bytes;
+  http_options.ws_max_message_bytes = config.max_agent_message_bytes;
+  impl->http = std::make_unique<net::HttpServer>(http_options);
+  net::HttpServer& http = *impl->http;
+  ApiContext& ctx = impl->ctx;
+  RETURN_IF_ERROR(RegisterHealthRoutes(http, ctx));
+  RETURN_IF_ERROR(RegisterNodeRoutes(http, ctx));
+  RETURN_IF_ERROR(RegisterHistoryRoutes(http, ctx));
+  RETURN_IF_ERROR(RegisterStreamRoutes(http, ctx));
+  RETURN_IF_ERROR(RegisterPrometheusRoutes(http, ctx));
+  RETURN_IF_ERROR(RegisterOpenApiRoutes(http, ctx));
+  RETURN_IF_ERROR(http.AddWebSocket("/api/v1/agent/connect", impl->gateway->Acceptor()));
+  RequestMetrics* metrics = &impl->request_metrics;
+  http.SetObserver([metrics](const net::HttpRequest& req, int status, double seconds) {
+    metrics->Observe(req.method, status, seconds);
+  });
+  auto port = http.Start();
+  if (!port.ok()) {
+    return port.status().WithContext("cannot listen on " + config.listen_address + ":" +
+                                     std::to_string(config.listen_port));
+  }
+  Impl* raw = impl.get();
+  impl->background = std::thread([raw] { raw->BackgroundLoop(); });
+  impl->ready = true;
+  ROTA_LOG(INFO) << "rota server listening on " << config.listen_address << ":" << *port
+                 << ", data in " << config.data_dir;
+  return std::unique_ptr<Server>(new Server(std::move(impl)));
+}
+
+Server::Server(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+
+Server::~Server() { Stop(); }
+
+void Server::Stop() {
+  {
+    std::lock_guard<std::mutex> lock(impl_->mu);
+    if (impl_->stopping) return;
+    impl_->stopping = true;
+  }
+  impl_->ready = false;
+  impl_->cv.notify_all();
+  if (impl_->background.joinable()) impl_->background.join();
+  impl_->http->Stop();
+  Status st = impl_->store->Flush();
+  if (!st.ok()) ROTA_LOG(WARNING) << "store flush at stop failed: " << st.message();
+}
+
+uint16_t Server::port() const { return impl_->http->port(); }
+
+std::string Server::url() const {
+  std::string host = impl_->config.listen_address;
+  if (host == "0.0.0.0" || host.empty()) host = "127.0.0.1";
+  else if (host == "::") host = "[::1]";
+  else if (host.find(':') != std::string::npos) host = "[" + host + "]";
+  return "http://" + host + ":" + std::to_string(port());
+}
+
+const std::string& Server::join_token() const { return impl_->join_token; }
+const ServerConfig& Server::config() const { return impl_->config; }
+
+}  // namespace rota::server

@@ -1,0 +1,47 @@
+#pragma once
+// Server: `rota server` — the HTTP API, the agent gateway, the store and the
+// background tasks (liveness, retention), wired together. main() and `rota dev`
+// build one with Start() and Stop() it.
+//
+// Thread-safe: Stop() may be called from any thread except an io thread.
+
+#include <atomic>
+#include <condition_variable>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+
+#include "common/clock.h"
+#include "common/status.h"
+#include "server/config.h"
+
+namespace rota::server {
+
+class Server {
+ public:
+  // Opens the store in config.data_dir, loads or generates the join token,
+  // binds the listener and starts serving. `clock` must outlive the server.
+  static Result<std::unique_ptr<Server>> Start(const ServerConfig& config, Clock& clock);
+  ~Server();
+
+  // Stops serving, drains the store, joins threads. Idempotent.
+  void Stop();
+
+  uint16_t port() const;
+  // "http://127.0.0.1:PORT" (the listen address, or 127.0.0.1 for a wildcard).
+  std::string url() const;
+  const std::string& join_token() const;
+  const ServerConfig& config() const;
+
+ private:
+  struct Impl;
+  explicit Server(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+// Returns the join token of `config`: config.join_token if set, else the one in
+// <data_dir>/join-token, else a new random one written there with mode 0600.
+Result<std::string> LoadOrCreateJoinToken(const ServerConfig& config);
+
+}  // namespace rota::server

@@ -1,0 +1,43 @@
+#pragma once
+// Tuning knobs and counters of the store (see store.h).
+
+#include <cstddef>
+#include <cstdint>
+
+namespace rota::store {
+
+struct StoreOptions {
+  // Raw samples older than this are deleted by RunRetention (and samples that
+  // arrive already older than this are dropped, see Store::Append).
+  int64_t raw_retention_ms = 24LL * 3600 * 1000;
+  // 1-minute aggregates older than this are deleted by RunRetention.
+  int64_t agg_retention_ms = 30LL * 24 * 3600 * 1000;
+  // NodeSamples waiting for the writer; Append beyond this fails with ResourceExhausted.
+  size_t max_queued_samples = 100'000;
+  // A write transaction is committed once it holds this many rows (GPU + node rows) ...
+  size_t max_batch_rows = 20'000;
+  // ... or has been open this long (Clock::MonotonicMs), or the queue is empty.
+  int64_t max_batch_ms = 200;
+  // Rows deleted per retention transaction (writes wait at most one such batch).
+  size_t retention_batch_rows = 5'000;
+  // SQLite busy timeout for both connections.
+  int busy_timeout_ms = 5'000;
+  // synchronous=FULL instead of NORMAL: commits also survive power loss, at the
+  // price of an fsync per commit. NORMAL (WAL) survives process crashes.
+  bool sync_full = false;
+};
+
+// Counters since Open. Rows are counted when their transaction committed.
+struct StoreStats {
+  size_t queued_samples = 0;      // NodeSamples waiting for the writer now
+  int64_t gpu_rows = 0;           // raw GPU sample rows written
+  int64_t node_rows = 0;          // raw node sample rows written
+  int64_t duplicate_rows = 0;     // rows ignored because (node[, gpu], t) was stored already
+  int64_t late_samples = 0;       // NodeSamples dropped as older than raw retention
+  int64_t rejected_appends = 0;   // Appends refused because the queue was full
+  int64_t transactions = 0;       // write transactions committed
+  int64_t failed_transactions = 0;
+  int64_t retention_deleted_rows = 0;
+};
+
+}  // namespace rota::store

@@ -1,0 +1,145 @@
+#include "server/store/schema.h"
+
+#include <array>
+#include <cstdio>
+#include <string>
+
+namespace rota::store {
+namespace {
+
+// Version 1. Node ids are small integers so that sample rows stay small; the
+// sample and aggregate tables are WITHOUT ROWID, clustered by (node, gpu, time),
+// which is both the dedup key and the order history queries read in.
+// Sample tables carry no FOREIGN KEY (one lookup per row saved): nodes are never
+// deleted, and deleting one would have to delete its samples explicitly.
+constexpr const char* kV1 = R"sql(
+CREATE TABLE nodes (
+  id            INTEGER PRIMARY KEY,
+  name          TEXT NOT NULL UNIQUE,
+  node_id       TEXT NOT NULL,
+  info_json     TEXT NOT NULL,
+  first_seen_ms INTEGER NOT NULL,
+  last_seen_ms  INTEGER NOT NULL
+);
+CREATE TABLE gpus (
+  node         INTEGER NOT NULL REFERENCES nodes(id) ON DELETE CASCADE,
+  idx          INTEGER NOT NULL,
+  uuid         TEXT NOT NULL,
+  name         TEXT NOT NULL,
+  pci_bus_id   TEXT NOT NULL,
+  memory_total INTEGER,
+  PRIMARY KEY (node, idx)
+) WITHOUT ROWID;
+CREATE TABLE gpu_samples (
+  node      INTEGER NOT NULL,
+  gpu       INTEGER NOT NULL,
+  t_ms      INTEGER NOT NULL,
+  util_gpu  INTEGER,
+  util_mem  INTEGER,
+  mem_used  INTEGER,
+  mem_total INTEGER,
+  temp      INTEGER,
+  power_mw  INTEGER,
+  energy_mj INTEGER,
+  sm_clock  INTEGER,
+  mem_clock INTEGER,
+  fan       INTEGER,
+  failed    INTEGER NOT NULL,
+  PRIMARY KEY (node, gpu, t_ms)
+) WITHOUT ROWID;
+CREATE TABLE node_samples (
+  node        INTEGER NOT NULL,
+  t_ms        INTEGER NOT NULL,
+  cpu_percent REAL,
+  mem_used    INTEGER,
+  mem_total   INTEGER,
+  load1       REAL,
+  PRIMARY KEY (node, t_ms)
+) WITHOUT ROWID;
+CREATE TABLE gpu_minutes (
+  node      INTEGER NOT NULL,
+  gpu       INTEGER NOT NULL,
+  minute_ms INTEGER NOT NULL,
+  n         INTEGER NOT NULL,
+  failed_n  INTEGER NOT NULL,
+  util_gpu_sum INTEGER NOT NULL, util_gpu_n INTEGER NOT NULL, util_gpu_max INTEGER,
+  util_mem_sum INTEGER NOT NULL, util_mem_n INTEGER NOT NULL, util_mem_max INTEGER,
+  mem_used_sum INTEGER NOT NULL, mem_used_n INTEGER NOT NULL, mem_used_max INTEGER,
+  temp_sum     INTEGER NOT NULL, temp_n     INTEGER NOT NULL, temp_max     INTEGER,
+  power_mw_sum INTEGER NOT NULL, power_mw_n INTEGER NOT NULL, power_mw_max INTEGER,
+  energy_mj INTEGER,
+  energy_t  INTEGER,
+  PRIMARY KEY (node, gpu, minute_ms)
+) WITHOUT ROWID;
+CREATE TABLE node_minutes (
+  node      INTEGER NOT NULL,
+  minute_ms INTEGER NOT NULL,
+  n         INTEGER NOT NULL,
+  cpu_percent_sum REAL NOT NULL,    cpu_percent_n INTEGER NOT NULL, cpu_percent_max REAL,
+  mem_used_sum    INTEGER NOT NULL, mem_used_n    INTEGER NOT NULL, mem_used_max    INTEGER,
+  load1_sum       REAL NOT NULL,    load1_n       INTEGER NOT NULL, load1_max       REAL,
+  PRIMARY KEY (node, minute_ms)
+) WITHOUT ROWID;
+)sql";
+
+constexpr std::array<Migration, 1> kAll = {{{kV1}}};
+
+std::string Hex(int64_t v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "0x%08llx", static_cast<unsigned long long>(v));
+  return buf;
+}
+
+}  // namespace
+
+std::span<const Migration> Migrations() { return kAll; }
+
+Result<int64_t> SchemaVersion(Db& db) {
+  ASSIGN_OR_RETURN(int64_t has_table,
+                   db.QueryInt("SELECT count(*) FROM sqlite_schema WHERE type = 'table' AND "
+                               "name = 'schema_version'"));
+  if (has_table == 0) return int64_t{0};
+  return db.QueryInt("SELECT coalesce(max(version), 0) FROM schema_version");
+}
+
+Status ApplySchema(Db& db, int64_t now_ms, std::span<const Migration> migrations) {
+  const auto target = static_cast<int64_t>(migrations.size());
+  ASSIGN_OR_RETURN(auto tx, Transaction::Begin(db));
+
+  // Recognize files that are SQLite databases but not ours.
+  ASSIGN_OR_RETURN(int64_t app_id, db.QueryInt("PRAGMA application_id"));
+  if (app_id != 0 && app_id != kApplicationId) {
+    return Status::InvalidArgument(db.path() + " is a SQLite database of another program "
+                                   "(application_id " + Hex(app_id) + "), not a rota store");
+  }
+  ASSIGN_OR_RETURN(int64_t version, SchemaVersion(db));
+  if (version == 0) {
+    ASSIGN_OR_RETURN(int64_t tables,
+                     db.QueryInt("SELECT count(*) FROM sqlite_schema WHERE name NOT LIKE "
+                                 "'sqlite_%'"));
+    if (tables != 0) {
+      return Status::InvalidArgument(db.path() + " holds tables but no schema_version: "
+                                     "not a rota store");
+    }
+    RETURN_IF_ERROR(db.Exec(
+        "CREATE TABLE schema_version (version INTEGER PRIMARY KEY, applied_ms INTEGER NOT NULL)"));
+    RETURN_IF_ERROR(db.Exec("PRAGMA application_id = " + std::to_string(kApplicationId)));
+  }
+  if (version > target) {
+    return Status::Conflict(db.path() + " has schema version " + std::to_string(version) +
+                            " but this rota supports up to version " + std::to_string(target) +
+                            "; it was written by a newer rota: upgrade rota (the database was "
+                            "not changed)");
+  }
+  ASSIGN_OR_RETURN(Stmt record,
+                   db.Prepare("INSERT INTO schema_version (version, applied_ms) VALUES (?1, ?2)"));
+  for (int64_t v = version + 1; v <= target; ++v) {
+    Status st = db.Exec(migrations[static_cast<size_t>(v - 1)].sql);
+    if (!st.ok()) return st.WithContext("schema migration to version " + std::to_string(v));
+    record.Reset();
+    RETURN_IF_ERROR(record.Bind(1, v).Bind(2, now_ms).Run());
+  }
+  return tx.Commit();
+}
+
+}  // namespace rota::store

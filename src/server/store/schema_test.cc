@@ -1,0 +1,95 @@
+#include "server/store/schema.h"
+
+#include <gtest/gtest.h>
+
+#include <vector>
+
+#include "server/store/store_test_util.h"
+
+namespace rota::store {
+namespace {
+
+using testing::TempDir;
+
+class SchemaTest : public ::testing::Test {
+ protected:
+  Db Open() {
+    auto db = Db::Open(dir_.path() + "/rota.db", SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE);
+    EXPECT_TRUE(db.ok()) << db.status().ToString();
+    return std::move(db).value();
+  }
+  TempDir dir_;
+};
+
+TEST_F(SchemaTest, CreatesCurrentVersionOnceAndIsIdempotent) {
+  Db db = Open();
+  ASSERT_TRUE(ApplySchema(db, 1000).ok());
+  EXPECT_EQ(*SchemaVersion(db), kSchemaVersion);
+  EXPECT_EQ(*db.QueryInt("PRAGMA application_id"), kApplicationId);
+  EXPECT_EQ(*db.QueryInt("SELECT applied_ms FROM schema_version WHERE version = 1"), 1000);
+  ASSERT_TRUE(ApplySchema(db, 2000).ok());
+  EXPECT_EQ(*db.QueryInt("SELECT count(*) FROM schema_version"), kSchemaVersion);
+  for (const char* table : {"nodes", "gpus", "gpu_samples", "node_samples", "gpu_minutes",
+                            "node_minutes"}) {
+    EXPECT_EQ(*db.QueryInt(std::string("SELECT count(*) FROM sqlite_schema WHERE name = '") +
+                           table + "'"),
+              1)
+        << table;
+  }
+}
+
+TEST_F(SchemaTest, UpgradesStepByStep) {
+  Db db = Open();
+  std::vector<Migration> v1(Migrations().begin(), Migrations().end());
+  ASSERT_TRUE(ApplySchema(db, 1, v1).ok());
+  auto v2 = v1;
+  v2.push_back({"CREATE TABLE extra (x INTEGER)"});
+  ASSERT_TRUE(ApplySchema(db, 2, v2).ok());
+  EXPECT_EQ(*SchemaVersion(db), 2);
+  EXPECT_EQ(*db.QueryInt("SELECT count(*) FROM extra"), 0);
+}
+
+// Bad input: a migration whose second statement fails.
+TEST_F(SchemaTest, FailedMigrationLeavesOldVersionAndNoPartialChanges) {
+  Db db = Open();
+  ASSERT_TRUE(ApplySchema(db, 1).ok());
+  std::vector<Migration> broken(Migrations().begin(), Migrations().end());
+  broken.push_back({"CREATE TABLE half (x INTEGER); CREATE TABLE oops ("});
+  Status st = ApplySchema(db, 2, broken);
+  ASSERT_FALSE(st.ok());
+  EXPECT_NE(st.message().find("schema migration to version 2"), std::string::npos) << st.message();
+  EXPECT_EQ(*SchemaVersion(db), 1);
+  EXPECT_EQ(*db.QueryInt("SELECT count(*) FROM sqlite_schema WHERE name = 'half'"), 0);
+}
+
+// Bad input: a database written by a newer rota.
+TEST_F(SchemaTest, RefusesNewerVersion) {
+  Db db = Open();
+  ASSERT_TRUE(ApplySchema(db, 1).ok());
+  ASSERT_TRUE(db.Exec("INSERT INTO schema_version VALUES (7, 5)").ok());
+  Status st = ApplySchema(db, 2);
+  EXPECT_EQ(st.code(), StatusCode::kConflict);
+  EXPECT_NE(st.message().find("schema version 7"), std::string::npos) << st.message();
+  EXPECT_NE(st.message().find("supports up to version 1"), std::string::npos) << st.message();
+  EXPECT_EQ(*SchemaVersion(db), 7);
+}
+
+// Bad inputs: a SQLite database with foreign tables; one with another application_id.
+TEST_F(SchemaTest, RefusesDatabasesOfOtherPrograms) {
+  {
+    Db db = Open();
+    ASSERT_TRUE(db.Exec("CREATE TABLE customers (id INTEGER)").ok());
+    Status st = ApplySchema(db, 1);
+    EXPECT_EQ(st.code(), StatusCode::kInvalidArgument);
+    EXPECT_NE(st.message().find("not a rota store"), std::string::npos) << st.message();
+    EXPECT_EQ(*db.QueryInt("SELECT count(*) FROM sqlite_schema WHERE name = 'nodes'"), 0);
+    ASSERT_TRUE(db.Exec("DROP TABLE customers").ok());
+    ASSERT_TRUE(db.Exec("PRAGMA application_id = 1234").ok());
+    st = ApplySchema(db, 1);
+    EXPECT_EQ(st.code(), StatusCode::kInvalidArgument);
+    EXPECT_NE(st.message().find("application_id 0x000004d2"), std::string::npos) << st.message();
+  }
+}
+
+}  // namespace
+}  // namespace rota::store

@@ -1,0 +1,210 @@
+#include "server/store/store.h"
+
+#include <fcntl.h>
+#include <sys/file.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <utility>
+
+#include "api/codec.h"
+#include "common/file_util.h"
+#include "common/log.h"
+#include "server/store/schema.h"
+#include "server/store/store_impl.h"
+
+namespace rota::store {
+namespace {
+
+Status ValidateOptions(const StoreOptions& o) {
+  auto bad = [](const char* field, const std::string& why) {
+    return Status::InvalidArgument(std::string("store options: ") + field + ": " + why);
+  };
+  if (o.raw_retention_ms <= 0) return bad("raw_retention_ms", "must be > 0");
+  if (o.agg_retention_ms <= 0) return bad("agg_retention_ms", "must be > 0");
+  if (o.max_queued_samples == 0) return bad("max_queued_samples", "must be > 0");
+  if (o.max_batch_rows == 0) return bad("max_batch_rows", "must be > 0");
+  if (o.max_batch_ms < 0) return bad("max_batch_ms", "must be >= 0");
+  if (o.retention_batch_rows == 0) return bad("retention_batch_rows", "must be > 0");
+  if (o.busy_timeout_ms < 0) return bad("busy_timeout_ms", "must be >= 0");
+  return Status::Ok();
+}
+
+// Takes an exclusive flock on <dir>/rota.lock.
+Result<std::unique_ptr<LockFile>> LockDir(const std::string& dir) {
+  const std::string lock_path = dir + "/rota.lock";
+  int fd = ::open(lock_path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+  if (fd < 0) return Status::IoError("cannot open " + lock_path + ": " + std::strerror(errno));
+  if (::flock(fd, LOCK_EX | LOCK_NB) != 0) {
+    const int err = errno;
+    ::close(fd);
+    if (err == EWOULDBLOCK) {
+      return Status::Unavailable("store " + dir + " is in use by another rota process (" +
+                                 lock_path + " is locked)");
+    }
+    return Status::IoError("cannot lock " + lock_path + ": " + std::strerror(err));
+  }
+  return std::make_unique<LockFile>(fd);
+}
+
+Status Configure(Db& db, const StoreOptions& opt, bool writer) {
+  RETURN_IF_ERROR(db.Exec("PRAGMA busy_timeout = " + std::to_string(opt.busy_timeout_ms)));
+  if (writer) {
+    // The first statement that reads the file: "file is not a database" shows up here.
+    ASSIGN_OR_RETURN(std::string mode, db.QueryText("PRAGMA journal_mode = WAL"));
+    if (mode != "wal") {
+      return Status::IoError(db.path() + ": cannot switch to WAL mode (journal_mode is " +
+                             mode + ")");
+    }
+  }
+  RETURN_IF_ERROR(
+      db.Exec(std::string("PRAGMA synchronous = ") + (opt.sync_full ? "FULL" : "NORMAL")));
+  RETURN_IF_ERROR(db.Exec("PRAGMA foreign_keys = ON"));
+  if (!writer) RETURN_IF_ERROR(db.Exec("PRAGMA query_only = ON"));
+  return Status::Ok();
+}
+
+Result<StoredNode> ReadNodeRow(Stmt& s) {
+  const std::string name = s.Text(0);
+  auto bad = [&](const Status& st) {
+    return Status::IoError("store: node " + name + ": stored info is unreadable: " +
+                           st.message());
+  };
+  auto json = api::ParseJson(s.Text(1));
+  if (!json.ok()) return bad(json.status());
+  auto info = api::NodeInfoFromJson(*json);
+  if (!info.ok()) return bad(info.status());
+  StoredNode n;
+  n.info = std::move(*info);
+  n.first_seen_ms = s.Int(2);
+  n.last_seen_ms = s.Int(3);
+  return n;
+}
+
+constexpr const char* kSelectNodes =
+    "SELECT name, info_json, first_seen_ms, last_seen_ms FROM nodes";
+
+}  // namespace
+
+LockFile::~LockFile() {
+  if (fd >= 0) ::close(fd);
+}
+
+Result<int64_t> Store::Impl::ReadNodeId(const std::string& name) {
+  ASSIGN_OR_RETURN(Stmt s, rdb.Prepare("SELECT id FROM nodes WHERE name = ?1"));
+  s.Bind(1, name);
+  ASSIGN_OR_RETURN(bool row, s.Step());
+  if (!row) return Status::NotFound("node " + name + " not found");
+  return s.Int(0);
+}
+
+Store::Store(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+Store::~Store() = default;
+
+Result<std::unique_ptr<Store>> Store::Open(const std::string& data_dir,
+                                           const StoreOptions& options, Clock& clock) {
+  RETURN_IF_ERROR(ValidateOptions(options));
+  RETURN_IF_ERROR(MakeDirs(data_dir, 0700));
+  ASSIGN_OR_RETURN(std::unique_ptr<LockFile> lock, LockDir(data_dir));
+  const std::string path = data_dir + "/rota.db";
+  auto fail = [](const Status& st) { return st.WithContext("cannot open store"); };
+
+  auto wdb = Db::Open(path, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE);
+  if (!wdb.ok()) return fail(wdb.status());
+  if (Status st = Configure(*wdb, options, true); !st.ok()) return fail(st);
+  if (Status st = ApplySchema(*wdb, clock.NowMs()); !st.ok()) return fail(st);
+
+  auto rdb = Db::Open(path, SQLITE_OPEN_READWRITE);
+  if (!rdb.ok()) return fail(rdb.status());
+  if (Status st = Configure(*rdb, options, false); !st.ok()) return fail(st);
+
+  auto impl = std::make_unique<Impl>(options, clock, std::move(lock), std::move(*rdb));
+  impl->path = path;
+  auto writer = Writer::Start(std::move(*wdb), options, clock);
+  if (!writer.ok()) return fail(writer.status());
+  impl->writer = std::move(*writer);
+  return std::unique_ptr<Store>(new Store(std::move(impl)));
+}
+
+const std::string& Store::path() const { return impl_->path; }
+
+StoreStats Store::Stats() const {
+  StoreStats s;
+  impl_->writer->FillStats(&s);
+  return s;
+}
+
+Status Store::UpsertNode(const api::NodeInfo& info, int64_t now_ms) {
+  // Store exactly what the codec can read back.
+  const api::Json json = api::ToJson(info);
+  auto check = api::NodeInfoFromJson(json);
+  if (!check.ok()) return check.status().WithContext("node info");
+  std::string text;
+  try {
+    text = json.dump(-1, ' ', false, api::Json::error_handler_t::replace);
+  } catch (const std::exception& e) {
+    return Status::InvalidArgument(std::string("node info: cannot encode: ") + e.what());
+  }
+  return impl_->writer->Run([&](Db& db) -> Status {
+    ASSIGN_OR_RETURN(Stmt up, db.Prepare(
+        "INSERT INTO nodes (name, node_id, info_json, first_seen_ms, last_seen_ms) "
+        "VALUES (?1, ?2, ?3, ?4, ?4) ON CONFLICT (name) DO UPDATE SET "
+        "node_id = excluded.node_id, info_json = excluded.info_json, "
+        "last_seen_ms = max(last_seen_ms, excluded.last_seen_ms) RETURNING id"));
+    up.Bind(1, info.name).Bind(2, info.node_id).Bind(3, text).Bind(4, now_ms);
+    ASSIGN_OR_RETURN(bool row, up.Step());
+    if (!row) return Status::Internal("upsert of node " + info.name + " returned no id");
+    const int64_t id = up.Int(0);
+    RETURN_IF_ERROR(up.Run());  // finish the statement
+    ASSIGN_OR_RETURN(Stmt del, db.Prepare("DELETE FROM gpus WHERE node = ?1"));
+    RETURN_IF_ERROR(del.Bind(1, id).Run());
+    ASSIGN_OR_RETURN(Stmt ins, db.Prepare(
+        "INSERT INTO gpus (node, idx, uuid, name, pci_bus_id, memory_total) "
+        "VALUES (?1, ?2, ?3, ?4, ?5, ?6)"));
+    for (const api::GpuInfo& g : info.gpus) {
+      ins.Reset();
+      ins.Bind(1, id)
+          .Bind(2, static_cast<int64_t>(g.index))
+          .Bind(3, g.uuid)
+          .Bind(4, g.name)
+          .Bind(5, g.pci_bus_id)
+          .Bind(6, g.memory_total_bytes);
+      Status st = ins.Run();
+      if (!st.ok()) return st.WithContext("node " + info.name + " gpus[" + std::to_string(g.index) + "]");
+    }
+    return Status::Ok();
+  });
+}
+
+Result<std::vector<StoredNode>> Store::ListNodes() {
+  std::lock_guard lk(impl_->read_mu);
+  ASSIGN_OR_RETURN(Stmt s, impl_->rdb.Prepare(std::string(kSelectNodes) + " ORDER BY name"));
+  std::vector<StoredNode> out;
+  while (true) {
+    ASSIGN_OR_RETURN(bool row, s.Step());
+    if (!row) break;
+    ASSIGN_OR_RETURN(StoredNode n, ReadNodeRow(s));
+    out.push_back(std::move(n));
+  }
+  return out;
+}
+
+Result<StoredNode> Store::GetNode(const std::string& name) {
+  std::lock_guard lk(impl_->read_mu);
+  ASSIGN_OR_RETURN(Stmt s, impl_->rdb.Prepare(std::string(kSelectNodes) + " WHERE name = ?1"));
+  s.Bind(1, name);
+  ASSIGN_OR_RETURN(bool row, s.Step());
+  if (!row) return Status::NotFound("node " + name + " not found");
+  return ReadNodeRow(s);
+}
+
+void Store::Append(const std::string& node, std::vector<api::NodeSample> samples, Done done) {
+  impl_->writer->Append(node, std::move(samples), std::move(done));
+}
+
+Status Store::Flush() { return impl_->writer->Flush(); }
+
+Status Store::RunRetention(int64_t now_ms) { return impl_->writer->RunRetention(now_ms); }
+
+}  // namespace rota::store

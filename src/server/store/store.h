@@ -1,0 +1,111 @@
+#pragma once
+// rota's embedded store: nodes, raw GPU/node samples, 1-minute aggregates and
+// downsampled history, in one SQLite database <data_dir>/rota.db (WAL mode).
+// See docs/design-store.md.
+//
+// Threading: every method is thread-safe. Writes go through one writer thread
+// that owns the write connection and commits many writes per transaction;
+// reads use a second connection under a mutex (WAL lets them run while the
+// writer writes). Blocking calls (UpsertNode, Flush, RunRetention) must not be
+// made from an Append callback (they return Internal instead of deadlocking).
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "api/types.h"
+#include "common/clock.h"
+#include "common/status.h"
+#include "server/store/history.h"
+#include "server/store/options.h"
+
+namespace rota::store {
+
+// A node as stored: what its agent last reported, and when.
+struct StoredNode {
+  api::NodeInfo info;
+  int64_t first_seen_ms = 0;  // first UpsertNode
+  int64_t last_seen_ms = 0;   // latest UpsertNode (never moves back)
+};
+
+class Store {
+ public:
+  using Done = std::function<void(Status)>;
+
+  // Opens (creating if needed) the store in `data_dir` (created with mode 0700):
+  // takes an exclusive lock on <data_dir>/rota.lock (Unavailable if another
+  // process holds it), opens <data_dir>/rota.db in WAL mode and applies the
+  // schema. Errors name the file: IoError for a file that is not a SQLite
+  // database, InvalidArgument for a SQLite database of another program or bad
+  // options, Conflict for a database written by a newer rota.
+  // `clock` must outlive the store.
+  static Result<std::unique_ptr<Store>> Open(const std::string& data_dir,
+                                             const StoreOptions& options, Clock& clock);
+  // Commits everything queued (calling its callbacks), then closes.
+  ~Store();
+  Store(const Store&) = delete;
+  Store& operator=(const Store&) = delete;
+
+  // ---- Nodes ----
+
+  // Inserts or replaces the node named info.name (keeping its first_seen and
+  // internal id) and its gpus rows. Blocks until committed.
+  // InvalidArgument if `info` does not pass the api codec's validation.
+  Status UpsertNode(const api::NodeInfo& info, int64_t now_ms);
+  // All nodes, by name.
+  Result<std::vector<StoredNode>> ListNodes();
+  // NotFound if no node has this name.
+  Result<StoredNode> GetNode(const std::string& name);
+
+  // ---- Samples ----
+
+  // Queues `samples` of node `node` for writing and returns at once. `done` is
+  // called exactly once: on the writer thread after the transaction holding
+  // the samples committed (OK) or failed, or at once on the caller's thread
+  // with ResourceExhausted when more than options.max_queued_samples samples
+  // would be waiting, or Unavailable while closing. Samples whose (node, gpu,
+  // time) / (node, time) are stored already are ignored (agents re-send after
+  // a reconnect); samples older than now - raw_retention are dropped (both
+  // count as stored: done gets OK). NotFound if `node` was never upserted.
+  // `done` must be quick; it may call Append, not the blocking methods.
+  // REQUIRES: samples decoded through the api codec (validated).
+  void Append(const std::string& node, std::vector<api::NodeSample> samples, Done done);
+  // Returns once everything queued before the call is committed (the status
+  // of the transaction that committed the last of it).
+  Status Flush();
+
+  // Deletes raw samples older than now_ms - raw_retention and aggregates older
+  // than now_ms - agg_retention, in transactions of at most
+  // options.retention_batch_rows rows interleaved with writes. Blocks until done.
+  Status RunRetention(int64_t now_ms);
+
+  // ---- History ----
+
+  // Points over [from_ms, to_ms) for GPU `gpu_index` of `node`, bucketed by
+  // floor(t / step) * step. Metrics: util_gpu_pct, util_mem_pct,
+  // mem_used_bytes, temp_c, power_mw (avg, max); energy_mj (last).
+  // step_ms 0 picks a step for about kAutoHistoryPoints points. Reads raw rows
+  // when from_ms is within raw retention (by the clock) and the step is below
+  // or not a multiple of a minute; otherwise the 1-minute aggregates, with the
+  // step rounded up to whole minutes and the range widened to whole minutes.
+  // InvalidArgument for bad arguments (see ResolveStep), NotFound for an
+  // unknown node or GPU.
+  Result<Series> GpuHistory(const std::string& node, uint32_t gpu_index, int64_t from_ms,
+                            int64_t to_ms, int64_t step_ms);
+  // As GpuHistory for the node's host: cpu_pct, mem_used_bytes, load1 (avg, max).
+  Result<Series> NodeHistory(const std::string& node, int64_t from_ms, int64_t to_ms,
+                             int64_t step_ms);
+
+  StoreStats Stats() const;
+  // <data_dir>/rota.db
+  const std::string& path() const;
+
+ private:
+  struct Impl;
+  explicit Store(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace rota::store

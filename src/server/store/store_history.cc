@@ -1,0 +1,126 @@
+// Store::GpuHistory and Store::NodeHistory.
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "server/store/history.h"
+#include "server/store/store.h"
+#include "server/store/store_impl.h"
+
+namespace rota::store {
+namespace {
+
+// How to read one kind of series. Queries bind ?1 node, ?2 gpu (GPU series
+// only), ?3 from, ?4 to, and return rows in time order:
+//   raw: t_ms, one column per metric [, energy_mj]
+//   agg: minute_ms, n, (sum, count, max) per metric [, energy_mj, energy_t]
+struct SeriesSpec {
+  std::vector<std::string> metrics;
+  bool energy;
+  const char* raw_sql;
+  const char* agg_sql;
+};
+
+const SeriesSpec& GpuSpec() {
+  static const SeriesSpec spec{
+      {"util_gpu_pct", "util_mem_pct", "mem_used_bytes", "temp_c", "power_mw"},
+      true,
+      "SELECT t_ms, util_gpu, util_mem, mem_used, temp, power_mw, energy_mj FROM gpu_samples "
+      "WHERE node = ?1 AND gpu = ?2 AND t_ms >= ?3 AND t_ms < ?4 ORDER BY t_ms",
+      "SELECT minute_ms, n, util_gpu_sum, util_gpu_n, util_gpu_max, util_mem_sum, util_mem_n, "
+      "util_mem_max, mem_used_sum, mem_used_n, mem_used_max, temp_sum, temp_n, temp_max, "
+      "power_mw_sum, power_mw_n, power_mw_max, energy_mj, energy_t FROM gpu_minutes "
+      "WHERE node = ?1 AND gpu = ?2 AND minute_ms >= ?3 AND minute_ms < ?4 ORDER BY minute_ms"};
+  return spec;
+}
+
+const SeriesSpec& NodeSpec() {
+  static const SeriesSpec spec{
+      {"cpu_pct", "mem_used_bytes", "load1"},
+      false,
+      "SELECT t_ms, cpu_percent, mem_used, load1 FROM node_samples "
+      "WHERE node = ?1 AND t_ms >= ?3 AND t_ms < ?4 ORDER BY t_ms",
+      "SELECT minute_ms, n, cpu_percent_sum, cpu_percent_n, cpu_percent_max, mem_used_sum, "
+      "mem_used_n, mem_used_max, load1_sum, load1_n, load1_max FROM node_minutes "
+      "WHERE node = ?1 AND minute_ms >= ?3 AND minute_ms < ?4 ORDER BY minute_ms"};
+  return spec;
+}
+
+Result<Series> ReadSeries(Db& db, const SeriesSpec& spec, int64_t node,
+                          std::optional<int64_t> gpu, int64_t from_ms, int64_t to_ms,
+                          int64_t step_ms, int64_t raw_since_ms) {
+  const bool raw =
+      from_ms >= raw_since_ms && (step_ms < kMinuteMs || step_ms % kMinuteMs != 0);
+  Series out;
+  out.resolution = raw ? "raw" : "1m";
+  if (!raw) {
+    step_ms = (step_ms + kMinuteMs - 1) / kMinuteMs * kMinuteMs;
+    from_ms = BucketStart(from_ms, kMinuteMs);
+  }
+  out.step_ms = step_ms;
+  SeriesBuilder b(step_ms, spec.metrics,
+                  spec.energy ? std::vector<std::string>{"energy_mj"} : std::vector<std::string>{});
+  ASSIGN_OR_RETURN(Stmt s, db.Prepare(raw ? spec.raw_sql : spec.agg_sql));
+  s.Bind(1, node);
+  if (gpu) s.Bind(2, *gpu);
+  s.Bind(3, from_ms).Bind(4, to_ms);
+  const size_t k = spec.metrics.size();
+  while (true) {
+    ASSIGN_OR_RETURN(bool row, s.Step());
+    if (!row) break;
+    const int64_t t = s.Int(0);
+    if (raw) {
+      b.Row(t, 1);
+      for (size_t i = 0; i < k; ++i) {
+        const int col = static_cast<int>(1 + i);
+        if (!s.IsNull(col)) b.Metric(i, s.Double(col), 1, s.Double(col));
+      }
+      const int e = static_cast<int>(1 + k);
+      if (spec.energy && !s.IsNull(e)) b.Counter(0, s.Double(e), t);
+    } else {
+      b.Row(t, s.Int(1));
+      for (size_t i = 0; i < k; ++i) {
+        const int col = static_cast<int>(2 + 3 * i);
+        b.Metric(i, s.Double(col), s.Int(col + 1), s.OptDouble(col + 2));
+      }
+      const int e = static_cast<int>(2 + 3 * k);
+      if (spec.energy && !s.IsNull(e)) b.Counter(0, s.Double(e), s.Int(e + 1));
+    }
+  }
+  out.points = b.Finish();
+  return out;
+}
+
+}  // namespace
+
+Result<Series> Store::GpuHistory(const std::string& node, uint32_t gpu_index, int64_t from_ms,
+                                 int64_t to_ms, int64_t step_ms) {
+  ASSIGN_OR_RETURN(int64_t step, ResolveStep(from_ms, to_ms, step_ms));
+  const int64_t raw_since = impl_->clock.NowMs() - impl_->opt.raw_retention_ms;
+  std::lock_guard lk(impl_->read_mu);
+  Db& db = impl_->rdb;
+  ASSIGN_OR_RETURN(int64_t id, impl_->ReadNodeId(node));
+  // A GPU is known while it is registered or has aggregates left.
+  ASSIGN_OR_RETURN(Stmt known, db.Prepare(
+      "SELECT EXISTS (SELECT 1 FROM gpus WHERE node = ?1 AND idx = ?2) OR "
+      "EXISTS (SELECT 1 FROM gpu_minutes WHERE node = ?1 AND gpu = ?2)"));
+  known.Bind(1, id).Bind(2, static_cast<int64_t>(gpu_index));
+  ASSIGN_OR_RETURN(bool row, known.Step());
+  if (!row || known.Int(0) == 0) {
+    return Status::NotFound("node " + node + " has no gpu " + std::to_string(gpu_index));
+  }
+  return ReadSeries(db, GpuSpec(), id, static_cast<int64_t>(gpu_index), from_ms, to_ms, step,
+                    raw_since);
+}
+
+Result<Series> Store::NodeHistory(const std::string& node, int64_t from_ms, int64_t to_ms,
+                                  int64_t step_ms) {
+  ASSIGN_OR_RETURN(int64_t step, ResolveStep(from_ms, to_ms, step_ms));
+  const int64_t raw_since = impl_->clock.NowMs() - impl_->opt.raw_retention_ms;
+  std::lock_guard lk(impl_->read_mu);
+  ASSIGN_OR_RETURN(int64_t id, impl_->ReadNodeId(node));
+  return ReadSeries(impl_->rdb, NodeSpec(), id, std::nullopt, from_ms, to_ms, step, raw_since);
+}
+
+}  // namespace rota::store

@@ -1,0 +1,43 @@
+#pragma once
+// Private state of Store, shared by store.cc and store_history.cc.
+
+#include <memory>
+#include <mutex>
+#include <string>
+
+#include "common/clock.h"
+#include "server/store/options.h"
+#include "server/store/sqlite.h"
+#include "server/store/store.h"
+#include "server/store/writer.h"
+
+namespace rota::store {
+
+// An fd holding the data directory's flock; closing it releases the lock.
+struct LockFile {
+  explicit LockFile(int f) : fd(f) {}
+  LockFile(const LockFile&) = delete;
+  LockFile& operator=(const LockFile&) = delete;
+  ~LockFile();
+  int fd;
+};
+
+// Members are destroyed bottom-up: the writer drains first, the lock goes last.
+struct Store::Impl {
+  Impl(const StoreOptions& o, Clock& c, std::unique_ptr<LockFile> l, Db read_db)
+      : opt(o), clock(c), lock(std::move(l)), rdb(std::move(read_db)) {}
+
+  // Looks up the internal id of node `name` on the read connection.
+  // NotFound if unknown. REQUIRES: read_mu held.
+  Result<int64_t> ReadNodeId(const std::string& name);
+
+  const StoreOptions opt;
+  Clock& clock;
+  std::string path;
+  std::unique_ptr<LockFile> lock;
+  std::mutex read_mu;
+  Db rdb;  // GUARDED_BY(read_mu)
+  std::unique_ptr<Writer> writer;
+};
+
+}  // namespace rota::store

@@ -1,0 +1,439 @@
+#include "server/store/store.h"
+
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+
+#include <atomic>
+#include <fstream>
+#include <future>
+#include <latch>
+#include <thread>
+
+#include "server/store/schema.h"
+#include "server/store/sqlite.h"
+#include "server/store/store_test_util.h"
+
+namespace rota::store {
+namespace {
+
+using testing::MakeNode;
+using testing::MakeSample;
+using testing::TempDir;
+
+constexpr int64_t kT0 = 1'699'999'980'000;  // a whole minute
+
+class StoreTest : public ::testing::Test {
+ protected:
+  StoreTest() : clock_(kT0 + 3'600'000) {}
+
+  std::unique_ptr<Store> OpenStore(StoreOptions opt = {}) {
+    auto s = Store::Open(dir_.path(), opt, clock_);
+    EXPECT_TRUE(s.ok()) << s.status().ToString();
+    return s.ok() ? std::move(s).value() : nullptr;
+  }
+
+  // Appends and waits for the done callback.
+  static Status AppendSync(Store& s, const std::string& node, std::vector<api::NodeSample> v) {
+    std::promise<Status> p;
+    auto f = p.get_future();
+    s.Append(node, std::move(v), [&p](Status st) { p.set_value(std::move(st)); });
+    return f.get();
+  }
+
+  // Runs a one-integer query on a separate connection.
+  int64_t Query(const std::string& sql) {
+    auto db = Db::Open(dir_.path() + "/rota.db", SQLITE_OPEN_READWRITE);
+    EXPECT_TRUE(db.ok()) << db.status().ToString();
+    auto v = db->QueryInt(sql);
+    EXPECT_TRUE(v.ok()) << v.status().ToString();
+    return v.ok() ? *v : -1;
+  }
+
+  TempDir dir_;
+  FakeClock clock_;
+};
+
+TEST_F(StoreTest, OpenCreatesPrivateDirAndWalDatabase) {
+  const std::string sub = dir_.path() + "/a/b";
+  auto s = Store::Open(sub, {}, clock_);
+  ASSERT_TRUE(s.ok()) << s.status().ToString();
+  struct stat st {};
+  ASSERT_EQ(::stat(sub.c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 0777, 0700u);
+  EXPECT_EQ((*s)->path(), sub + "/rota.db");
+  auto db = Db::Open(sub + "/rota.db", SQLITE_OPEN_READONLY);
+  ASSERT_TRUE(db.ok());
+  EXPECT_EQ(*db->QueryText("PRAGMA journal_mode"), "wal");
+  EXPECT_EQ(*SchemaVersion(*db), kSchemaVersion);
+}
+
+TEST_F(StoreTest, UpsertGetListNodes) {
+  auto s = OpenStore();
+  ASSERT_TRUE(s->UpsertNode(MakeNode("b", 2), 100).ok());
+  ASSERT_TRUE(s->UpsertNode(MakeNode("a", 1), 200).ok());
+  api::NodeInfo b2 = MakeNode("b", 1);
+  b2.node_id = "new-id";
+  b2.labels["zone"] = "z9";
+  ASSERT_TRUE(s->UpsertNode(b2, 300).ok());
+
+  auto b = s->GetNode("b");
+  ASSERT_TRUE(b.ok()) << b.status().ToString();
+  EXPECT_EQ(b->info.node_id, "new-id");
+  EXPECT_EQ(b->info.labels.at("zone"), "z9");
+  ASSERT_EQ(b->info.gpus.size(), 1u);
+  EXPECT_EQ(b->info.gpus[0].uuid, "GPU-b-0");
+  EXPECT_EQ(b->first_seen_ms, 100);
+  EXPECT_EQ(b->last_seen_ms, 300);
+  // An older upsert does not move last_seen back.
+  ASSERT_TRUE(s->UpsertNode(b2, 250).ok());
+  EXPECT_EQ(s->GetNode("b")->last_seen_ms, 300);
+
+  auto all = s->ListNodes();
+  ASSERT_TRUE(all.ok());
+  ASSERT_EQ(all->size(), 2u);
+  EXPECT_EQ((*all)[0].info.name, "a");
+  EXPECT_EQ((*all)[1].info.name, "b");
+
+  EXPECT_EQ(s->GetNode("zzz").status().code(), StatusCode::kNotFound);
+  EXPECT_EQ(s->GetNode("zzz").status().message(), "node zzz not found");
+
+  // The gpus table follows the latest info.
+  EXPECT_EQ(Query("SELECT count(*) FROM gpus g JOIN nodes n ON n.id = g.node WHERE n.name = 'b'"),
+            1);
+  EXPECT_EQ(Query("SELECT memory_total FROM gpus g JOIN nodes n ON n.id = g.node "
+                  "WHERE n.name = 'a' AND g.idx = 0"),
+            80LL << 30);
+}
+
+// Bad inputs: an invalid node name, an empty node_id, duplicate GPU indexes.
+TEST_F(StoreTest, UpsertNodeRejectsInvalidInfo) {
+  auto s = OpenStore();
+  api::NodeInfo bad = MakeNode("has space");
+  Status st = s->UpsertNode(bad, 1);
+  EXPECT_EQ(st.code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(st.message().find("has space"), std::string::npos) << st.message();
+
+  bad = MakeNode("ok");
+  bad.node_id = "";
+  EXPECT_EQ(s->UpsertNode(bad, 1).code(), StatusCode::kInvalidArgument);
+
+  bad = MakeNode("dup", 2);
+  bad.gpus[1].index = 0;
+  st = s->UpsertNode(bad, 1);
+  EXPECT_FALSE(st.ok());
+  EXPECT_NE(st.message().find("dup"), std::string::npos) << st.message();
+  EXPECT_EQ(s->GetNode("dup").status().code(), StatusCode::kNotFound);  // nothing half-written
+  EXPECT_TRUE(s->ListNodes()->empty());
+}
+
+TEST_F(StoreTest, ReopenKeepsData) {
+  {
+    auto s = OpenStore();
+    ASSERT_TRUE(s->UpsertNode(MakeNode("n1"), 1).ok());
+    ASSERT_TRUE(AppendSync(*s, "n1", {MakeSample(kT0), MakeSample(kT0 + 2000)}).ok());
+  }
+  auto s = OpenStore();
+  ASSERT_TRUE(s->GetNode("n1").ok());
+  EXPECT_EQ(Query("SELECT count(*) FROM gpu_samples"), 4);
+  EXPECT_EQ(Query("SELECT count(*) FROM node_samples"), 2);
+  EXPECT_EQ(Query("SELECT count(*) FROM schema_version"), kSchemaVersion);
+}
+
+TEST_F(StoreTest, DestructorCommitsQueuedSamplesAndCallsDone) {
+  std::atomic<int> ok{0};
+  {
+    auto s = OpenStore();
+    ASSERT_TRUE(s->UpsertNode(MakeNode("n1"), 1).ok());
+    for (int i = 0; i < 50; ++i) {
+      s->Append("n1", {MakeSample(kT0 + i * 1000)}, [&](Status st) { ok += st.ok(); });
+    }
+  }
+  EXPECT_EQ(ok.load(), 50);
+  EXPECT_EQ(Query("SELECT count(*) FROM node_samples"), 50);
+}
+
+// Bad inputs: garbage bytes, a truncated SQLite header, a directory at rota.db,
+// a regular file as data_dir.
+TEST_F(StoreTest, CorruptFilesGiveClearErrors) {
+  {
+    std::ofstream f(dir_.path() + "/rota.db");
+    for (int i = 0; i < 1000; ++i) f << "this is not a database ";
+  }
+  auto s = Store::Open(dir_.path(), {}, clock_);
+  ASSERT_FALSE(s.ok());
+  EXPECT_EQ(s.status().code(), StatusCode::kIoError);
+  EXPECT_NE(s.status().message().find("cannot open store: " + dir_.path() + "/rota.db"),
+            std::string::npos)
+      << s.status().message();
+  EXPECT_NE(s.status().message().find("file is not a database"), std::string::npos);
+
+  {
+    std::ofstream f(dir_.path() + "/rota.db", std::ios::trunc);
+    f << std::string("SQLite format 3\0", 16) << std::string(200, '\x7f');
+  }
+  s = Store::Open(dir_.path(), {}, clock_);
+  ASSERT_FALSE(s.ok());
+  EXPECT_NE(s.status().message().find(dir_.path() + "/rota.db"), std::string::npos)
+      << s.status().message();
+
+  TempDir other;
+  ASSERT_EQ(::mkdir((other.path() + "/rota.db").c_str(), 0700), 0);
+  s = Store::Open(other.path(), {}, clock_);
+  ASSERT_FALSE(s.ok());
+  EXPECT_NE(s.status().message().find(other.path() + "/rota.db"), std::string::npos)
+      << s.status().message();
+
+  const std::string file = other.path() + "/plain";
+  std::ofstream(file) << "x";
+  s = Store::Open(file, {}, clock_);
+  ASSERT_FALSE(s.ok());
+  EXPECT_NE(s.status().message().find(file), std::string::npos) << s.status().message();
+}
+
+// Bad input: a database whose schema_version is newer than this code.
+TEST_F(StoreTest, RefusesNewerSchema) {
+  { auto s = OpenStore(); }
+  {
+    auto db = Db::Open(dir_.path() + "/rota.db", SQLITE_OPEN_READWRITE);
+    ASSERT_TRUE(db->Exec("INSERT INTO schema_version VALUES (99, 0)").ok());
+  }
+  auto s = Store::Open(dir_.path(), {}, clock_);
+  ASSERT_FALSE(s.ok());
+  EXPECT_EQ(s.status().code(), StatusCode::kConflict);
+  EXPECT_NE(s.status().message().find("schema version 99"), std::string::npos)
+      << s.status().message();
+}
+
+TEST_F(StoreTest, SecondOpenOfSameDirIsRefused) {
+  auto s = OpenStore();
+  auto again = Store::Open(dir_.path(), {}, clock_);
+  ASSERT_FALSE(again.ok());
+  EXPECT_EQ(again.status().code(), StatusCode::kUnavailable);
+  EXPECT_NE(again.status().message().find("in use by another rota process"), std::string::npos);
+  s.reset();
+  EXPECT_TRUE(Store::Open(dir_.path(), {}, clock_).ok());
+}
+
+// Bad inputs: zero/negative retention, zero queue, zero batch sizes.
+TEST_F(StoreTest, RejectsBadOptions) {
+  auto check = [&](StoreOptions o, const char* field) {
+    auto s = Store::Open(dir_.path(), o, clock_);
+    ASSERT_FALSE(s.ok()) << field;
+    EXPECT_EQ(s.status().code(), StatusCode::kInvalidArgument);
+    EXPECT_NE(s.status().message().find(field), std::string::npos) << s.status().message();
+  };
+  StoreOptions o;
+  o.raw_retention_ms = 0;
+  check(o, "raw_retention_ms");
+  o = {};
+  o.agg_retention_ms = -1;
+  check(o, "agg_retention_ms");
+  o = {};
+  o.max_queued_samples = 0;
+  check(o, "max_queued_samples");
+  o = {};
+  o.max_batch_rows = 0;
+  check(o, "max_batch_rows");
+  o = {};
+  o.retention_batch_rows = 0;
+  check(o, "retention_batch_rows");
+}
+
+TEST_F(StoreTest, AppendStoresRowsWithNullsForAbsentFields) {
+  auto s = OpenStore();
+  ASSERT_TRUE(s->UpsertNode(MakeNode("n1"), 1).ok());
+  api::NodeSample smp = MakeSample(kT0, 2, 60);
+  smp.gpus[1] = api::GpuSample{};
+  smp.gpus[1].index = 1;
+  smp.gpus[1].failed = true;
+  smp.gpus[1].error = "GPU is lost";
+  ASSERT_TRUE(AppendSync(*s, "n1", {smp}).ok());
+  EXPECT_EQ(Query("SELECT util_gpu FROM gpu_samples WHERE gpu = 0"), 60);
+  EXPECT_EQ(Query("SELECT mem_used FROM node_samples"), 60);
+  EXPECT_EQ(Query("SELECT count(*) FROM gpu_samples WHERE gpu = 1 AND failed = 1 AND "
+                  "util_gpu IS NULL AND mem_used IS NULL AND temp IS NULL AND power_mw IS NULL "
+                  "AND energy_mj IS NULL AND fan IS NULL"),
+            1);
+  EXPECT_EQ(Query("SELECT count(*) FROM gpu_minutes WHERE gpu = 1 AND n = 1 AND failed_n = 1 "
+                  "AND util_gpu_n = 0 AND util_gpu_max IS NULL AND energy_mj IS NULL"),
+            1);
+  StoreStats st = s->Stats();
+  EXPECT_EQ(st.gpu_rows, 2);
+  EXPECT_EQ(st.node_rows, 1);
+  EXPECT_GE(st.transactions, 1);
+}
+
+// Bad input: samples re-sent after a reconnect (same node, gpu, time).
+TEST_F(StoreTest, DuplicateSamplesAreIgnoredNotCountedTwice) {
+  auto s = OpenStore();
+  ASSERT_TRUE(s->UpsertNode(MakeNode("n1"), 1).ok());
+  ASSERT_TRUE(AppendSync(*s, "n1", {MakeSample(kT0, 2, 10), MakeSample(kT0 + 1000, 2, 20)}).ok());
+  // Same times, different values: the first write wins; one new sample.
+  ASSERT_TRUE(AppendSync(*s, "n1", {MakeSample(kT0 + 1000, 2, 90), MakeSample(kT0 + 2000, 2, 30)})
+                  .ok());
+  EXPECT_EQ(Query("SELECT count(*) FROM gpu_samples"), 6);
+  EXPECT_EQ(Query("SELECT count(*) FROM node_samples"), 3);
+  EXPECT_EQ(Query("SELECT util_gpu FROM gpu_samples WHERE gpu = 0 AND t_ms = " +
+                  std::to_string(kT0 + 1000)),
+            20);
+  EXPECT_EQ(Query("SELECT n FROM gpu_minutes WHERE gpu = 0"), 3);
+  EXPECT_EQ(Query("SELECT util_gpu_sum FROM gpu_minutes WHERE gpu = 0"), 60);
+  EXPECT_EQ(Query("SELECT util_gpu_max FROM gpu_minutes WHERE gpu = 0"), 30);
+  EXPECT_EQ(Query("SELECT n FROM node_minutes"), 3);
+  EXPECT_EQ(s->Stats().duplicate_rows, 3);  // 1 node row + 2 GPU rows
+}
+
+// Bad input: samples for a node that never registered.
+TEST_F(StoreTest, AppendForUnknownNodeFailsOnlyThatAppend) {
+  auto s = OpenStore();
+  ASSERT_TRUE(s->UpsertNode(MakeNode("n1"), 1).ok());
+  std::promise<Status> bad, good;
+  s->Append("ghost", {MakeSample(kT0)}, [&](Status st) { bad.set_value(st); });
+  s->Append("n1", {MakeSample(kT0)}, [&](Status st) { good.set_value(st); });
+  Status b = bad.get_future().get();
+  EXPECT_EQ(b.code(), StatusCode::kNotFound);
+  EXPECT_NE(b.message().find("ghost"), std::string::npos);
+  EXPECT_TRUE(good.get_future().get().ok());
+  EXPECT_EQ(Query("SELECT count(*) FROM node_samples"), 1);
+}
+
+TEST_F(StoreTest, LateSamplesOlderThanRawRetentionAreDropped) {
+  StoreOptions o;
+  o.raw_retention_ms = 600'000;  // clock is kT0 + 1 h
+  auto s = OpenStore(o);
+  ASSERT_TRUE(s->UpsertNode(MakeNode("n1"), 1).ok());
+  ASSERT_TRUE(AppendSync(*s, "n1", {MakeSample(kT0), MakeSample(kT0 + 3'500'000)}).ok());
+  EXPECT_EQ(Query("SELECT count(*) FROM node_samples"), 1);
+  EXPECT_EQ(Query("SELECT count(*) FROM node_minutes"), 1);
+  EXPECT_EQ(s->Stats().late_samples, 1);
+}
+
+// Bad input: more samples than the queue holds while the writer is busy.
+TEST_F(StoreTest, QueueOverflowIsResourceExhausted) {
+  StoreOptions o;
+  o.max_queued_samples = 10;
+  auto s = OpenStore(o);
+  ASSERT_TRUE(s->UpsertNode(MakeNode("n1"), 1).ok());
+  // Park the writer thread inside a done callback so the queue cannot drain.
+  std::latch in_callback(1), release(1);
+  s->Append("n1", {MakeSample(kT0)}, [&](Status) {
+    in_callback.count_down();
+    release.wait();
+  });
+  in_callback.wait();
+
+  std::vector<api::NodeSample> ten;
+  for (int i = 1; i <= 10; ++i) ten.push_back(MakeSample(kT0 + i * 1000));
+  std::atomic<int> queued_ok{0};
+  s->Append("n1", std::move(ten), [&](Status st) { queued_ok += st.ok(); });
+  Status overflow;
+  bool called = false;
+  s->Append("n1", {MakeSample(kT0 + 99'000)}, [&](Status st) {
+    overflow = st;
+    called = true;  // synchronously, on this thread
+  });
+  ASSERT_TRUE(called);
+  EXPECT_EQ(overflow.code(), StatusCode::kResourceExhausted);
+  EXPECT_NE(overflow.message().find("10 samples waiting, limit 10"), std::string::npos)
+      << overflow.message();
+  EXPECT_EQ(s->Stats().queued_samples, 10u);
+  EXPECT_EQ(s->Stats().rejected_appends, 1);
+
+  release.count_down();
+  ASSERT_TRUE(s->Flush().ok());
+  EXPECT_EQ(queued_ok.load(), 1);
+  EXPECT_EQ(Query("SELECT count(*) FROM node_samples"), 11);
+  EXPECT_EQ(s->Stats().queued_samples, 0u);
+}
+
+// Bad input: a blocking call from inside a done callback.
+TEST_F(StoreTest, BlockingCallFromCallbackIsAnErrorNotADeadlock) {
+  auto s = OpenStore();
+  ASSERT_TRUE(s->UpsertNode(MakeNode("n1"), 1).ok());
+  std::promise<Status> inner;
+  s->Append("n1", {MakeSample(kT0)}, [&](Status) { inner.set_value(s->Flush()); });
+  Status st = inner.get_future().get();
+  EXPECT_EQ(st.code(), StatusCode::kInternal);
+  EXPECT_NE(st.message().find("deadlock"), std::string::npos);
+}
+
+TEST_F(StoreTest, FlushWaitsForEverythingBefore) {
+  auto s = OpenStore();
+  ASSERT_TRUE(s->UpsertNode(MakeNode("n1", 8), 1).ok());
+  std::atomic<int> acked{0};
+  for (int i = 0; i < 2000; ++i) {
+    s->Append("n1", {MakeSample(kT0 + i * 100, 8)}, [&](Status st) { acked += st.ok(); });
+  }
+  ASSERT_TRUE(s->Flush().ok());
+  EXPECT_EQ(acked.load(), 2000);
+  EXPECT_EQ(Query("SELECT count(*) FROM gpu_samples"), 16000);
+  EXPECT_EQ(Query("SELECT sum(n) FROM gpu_minutes"), 16000);
+}
+
+TEST_F(StoreTest, RetentionDeletesOldRawRowsAndKeepsAggregates) {
+  StoreOptions o;
+  o.raw_retention_ms = 3'600'000;
+  o.agg_retention_ms = 7'200'000;
+  o.retention_batch_rows = 7;  // many small transactions
+  clock_.SetMs(kT0);
+  auto s = OpenStore(o);
+  ASSERT_TRUE(s->UpsertNode(MakeNode("a", 2), 1).ok());
+  ASSERT_TRUE(s->UpsertNode(MakeNode("b", 3), 1).ok());
+  // 30 minutes of samples every 20 s, for two nodes.
+  for (int i = 0; i < 90; ++i) {
+    ASSERT_TRUE(AppendSync(*s, "a", {MakeSample(kT0 + i * 20'000, 2)}).ok());
+    ASSERT_TRUE(AppendSync(*s, "b", {MakeSample(kT0 + i * 20'000, 3)}).ok());
+  }
+  EXPECT_EQ(Query("SELECT count(*) FROM gpu_samples"), 90 * 5);
+  EXPECT_EQ(Query("SELECT count(*) FROM gpu_minutes"), 30 * 5);
+
+  // 1 h 15 min later: raw rows of the first 15 minutes are older than 1 h.
+  const int64_t now = kT0 + 75 * 60'000;
+  ASSERT_TRUE(s->RunRetention(now).ok());
+  EXPECT_EQ(Query("SELECT min(t_ms) FROM gpu_samples"), kT0 + 15 * 60'000);
+  EXPECT_EQ(Query("SELECT count(*) FROM gpu_samples"), 45 * 5);
+  EXPECT_EQ(Query("SELECT count(*) FROM node_samples"), 45 * 2);
+  EXPECT_EQ(Query("SELECT count(*) FROM gpu_minutes"), 30 * 5);
+  EXPECT_EQ(Query("SELECT count(*) FROM node_minutes"), 30 * 2);
+  EXPECT_EQ(Query("SELECT sum(n) FROM gpu_minutes"), 90 * 5);
+  EXPECT_EQ(s->Stats().retention_deleted_rows, 45 * 5 + 45 * 2);
+
+  // 2 h 10 min: aggregates of the first 10 minutes go, raw rows are all gone.
+  ASSERT_TRUE(s->RunRetention(kT0 + 130 * 60'000).ok());
+  EXPECT_EQ(Query("SELECT count(*) FROM gpu_samples"), 0);
+  EXPECT_EQ(Query("SELECT count(*) FROM node_samples"), 0);
+  EXPECT_EQ(Query("SELECT min(minute_ms) FROM gpu_minutes"), kT0 + 10 * 60'000);
+  EXPECT_EQ(Query("SELECT count(*) FROM gpu_minutes"), 20 * 5);
+  EXPECT_EQ(Query("SELECT count(*) FROM node_minutes"), 20 * 2);
+  // Running again is a no-op.
+  ASSERT_TRUE(s->RunRetention(kT0 + 130 * 60'000).ok());
+  EXPECT_EQ(Query("SELECT count(*) FROM gpu_minutes"), 20 * 5);
+}
+
+TEST_F(StoreTest, RetentionInterleavesWithConcurrentAppends) {
+  StoreOptions o;
+  o.raw_retention_ms = 60'000;
+  o.retention_batch_rows = 50;
+  clock_.SetMs(kT0);
+  auto s = OpenStore(o);
+  ASSERT_TRUE(s->UpsertNode(MakeNode("n1", 4), 1).ok());
+  for (int i = 0; i < 3000; ++i) s->Append("n1", {MakeSample(kT0 + i, 4)}, nullptr);
+  ASSERT_TRUE(s->Flush().ok());
+  clock_.SetMs(kT0 + 10'000'000);
+  std::thread writer([&] {
+    for (int i = 0; i < 500; ++i) {
+      s->Append("n1", {MakeSample(kT0 + 10'000'000 + i, 4)}, nullptr);
+    }
+  });
+  ASSERT_TRUE(s->RunRetention(kT0 + 10'000'000).ok());
+  writer.join();
+  ASSERT_TRUE(s->Flush().ok());
+  EXPECT_EQ(Query("SELECT count(*) FROM node_samples WHERE t_ms < " +
+                  std::to_string(kT0 + 10'000'000)),
+            0);
+  EXPECT_EQ(Query("SELECT count(*) FROM node_samples"), 500);
+  EXPECT_EQ(Query("SELECT count(*) FROM gpu_samples"), 2000);
+}
+
+}  // namespace
+}  // namespace rota::store

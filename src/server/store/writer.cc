@@ -1,0 +1,459 @@
+#include "server/store/writer.h"
+
+#include <future>
+#include <utility>
+
+#include "common/log.h"
+#include "server/store/history.h"
+
+namespace rota::store {
+namespace {
+
+// "<m>_sum = <m>_sum + excluded.<m>_sum, ..." for a metric accumulated per minute.
+std::string MergeMetric(const std::string& m) {
+  return m + "_sum = " + m + "_sum + excluded." + m + "_sum, " + m + "_n = " + m +
+         "_n + excluded." + m + "_n, " + m + "_max = CASE WHEN excluded." + m +
+         "_max IS NULL THEN " + m + "_max WHEN " + m + "_max IS NULL OR excluded." + m +
+         "_max > " + m + "_max THEN excluded." + m + "_max ELSE " + m + "_max END";
+}
+
+// Column list and VALUES terms for metric `m` bound at parameter `p`.
+std::string MetricCols(const std::string& m) { return m + "_sum, " + m + "_n, " + m + "_max"; }
+std::string MetricVals(int p) {
+  const std::string q = "?" + std::to_string(p);
+  return "coalesce(" + q + ", 0), " + q + " IS NOT NULL, " + q;
+}
+
+// Params: 1 node, 2 gpu, 3 minute, 4 t, 5 failed, 6..10 metrics, 11 energy_mj.
+std::string GpuAggregateSql() {
+  const char* metrics[] = {"util_gpu", "util_mem", "mem_used", "temp", "power_mw"};
+  std::string cols, vals, merge;
+  int p = 6;
+  for (const char* m : metrics) {
+    cols += ", " + MetricCols(m);
+    vals += ", " + MetricVals(p++);
+    merge += ", " + MergeMetric(m);
+  }
+  const std::string newer =
+      "excluded.energy_t IS NOT NULL AND (energy_t IS NULL OR excluded.energy_t >= energy_t)";
+  return "INSERT INTO gpu_minutes (node, gpu, minute_ms, n, failed_n" + cols +
+         ", energy_mj, energy_t) VALUES (?1, ?2, ?3, 1, ?5" + vals +
+         ", ?11, CASE WHEN ?11 IS NULL THEN NULL ELSE ?4 END) "
+         "ON CONFLICT (node, gpu, minute_ms) DO UPDATE SET n = n + 1, "
+         "failed_n = failed_n + excluded.failed_n" +
+         merge + ", energy_mj = CASE WHEN " + newer +
+         " THEN excluded.energy_mj ELSE energy_mj END, energy_t = CASE WHEN " + newer +
+         " THEN excluded.energy_t ELSE energy_t END";
+}
+
+// Params: 1 node, 2 minute, 3 cpu_percent, 4 mem_used, 5 load1.
+std::string NodeAggregateSql() {
+  const char* metrics[] = {"cpu_percent", "mem_used", "load1"};
+  std::string cols, vals, merge;
+  int p = 3;
+  for (const char* m : metrics) {
+    cols += ", " + MetricCols(m);
+    vals += ", " + MetricVals(p++);
+    merge += ", " + MergeMetric(m);
+  }
+  return "INSERT INTO node_minutes (node, minute_ms, n" + cols + ") VALUES (?1, ?2, 1" + vals +
+         ") ON CONFLICT (node, minute_ms) DO UPDATE SET n = n + 1" + merge;
+}
+
+}  // namespace
+
+Writer::Writer(Db db, const StoreOptions& options, Clock& clock)
+    : opt_(options), clock_(clock), db_(std::move(db)) {}
+
+Result<std::unique_ptr<Writer>> Writer::Start(Db db, const StoreOptions& options,
+                                              Clock& clock) {
+  std::unique_ptr<Writer> w(new Writer(std::move(db), options, clock));
+  RETURN_IF_ERROR(w->Prepare());
+  w->thread_ = std::thread([p = w.get()] { p->Loop(); });
+  return w;
+}
+
+Status Writer::Prepare() {
+  ASSIGN_OR_RETURN(ins_gpu_, db_.Prepare(
+      "INSERT OR IGNORE INTO gpu_samples (node, gpu, t_ms, util_gpu, util_mem, mem_used, "
+      "mem_total, temp, power_mw, energy_mj, sm_clock, mem_clock, fan, failed) VALUES "
+      "(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)"));
+  ASSIGN_OR_RETURN(agg_gpu_, db_.Prepare(GpuAggregateSql()));
+  ASSIGN_OR_RETURN(ins_node_, db_.Prepare(
+      "INSERT OR IGNORE INTO node_samples (node, t_ms, cpu_percent, mem_used, mem_total, load1) "
+      "VALUES (?1, ?2, ?3, ?4, ?5, ?6)"));
+  ASSIGN_OR_RETURN(agg_node_, db_.Prepare(NodeAggregateSql()));
+  ASSIGN_OR_RETURN(node_id_, db_.Prepare("SELECT id FROM nodes WHERE name = ?1"));
+  ASSIGN_OR_RETURN(sp_begin_, db_.Prepare("SAVEPOINT job"));
+  ASSIGN_OR_RETURN(sp_release_, db_.Prepare("RELEASE job"));
+  ASSIGN_OR_RETURN(sp_rollback_, db_.Prepare("ROLLBACK TO job"));
+
+  struct Def {
+    const char* table;
+    bool per_gpu;
+    bool aggregate;
+  };
+  const Def defs[] = {{"gpu_samples", true, false},
+                      {"node_samples", false, false},
+                      {"gpu_minutes", true, true},
+                      {"node_minutes", false, true}};
+  for (const Def& d : defs) {
+    const std::string t = d.table;
+    const std::string keys = d.per_gpu ? "node, gpu" : "node";
+    const std::string cursor = d.per_gpu ? "?1, ?2" : "?1";
+    const std::string key_eq = d.per_gpu ? "node = ?1 AND gpu = ?2" : "node = ?1";
+    const std::string tcol = d.aggregate ? "minute_ms" : "t_ms";
+    RetentionTable rt{d.per_gpu, d.aggregate, {}, {}, {}, {}};
+    ASSIGN_OR_RETURN(rt.next_key, db_.Prepare("SELECT " + keys + " FROM " + t + " WHERE (" +
+                                               keys + ") > (" + cursor + ") ORDER BY " + keys +
+                                               " LIMIT 1"));
+    ASSIGN_OR_RETURN(rt.boundary, db_.Prepare("SELECT " + tcol + " FROM " + t + " WHERE " +
+                                               key_eq + " AND " + tcol + " < ?3 ORDER BY " +
+                                               tcol + " LIMIT 1 OFFSET ?4"));
+    ASSIGN_OR_RETURN(rt.delete_upto, db_.Prepare("DELETE FROM " + t + " WHERE " + key_eq +
+                                                  " AND " + tcol + " <= ?3"));
+    ASSIGN_OR_RETURN(rt.delete_below, db_.Prepare("DELETE FROM " + t + " WHERE " + key_eq +
+                                                   " AND " + tcol + " < ?3"));
+    ret_tables_.push_back(std::move(rt));
+  }
+  return Status::Ok();
+}
+
+Writer::~Writer() {
+  {
+    std::lock_guard lk(mu_);
+    stop_ = true;
+  }
+  cv_.notify_all();
+  if (thread_.joinable()) thread_.join();
+}
+
+void Writer::Append(const std::string& node, std::vector<api::NodeSample> samples, Done done) {
+  const size_t n = samples.size();
+  Status refused;
+  {
+    std::lock_guard lk(mu_);
+    if (stop_) {
+      refused = Status::Unavailable("store is closing");
+    } else if (queued_samples_ + n > opt_.max_queued_samples) {
+      ++stats_.rejected_appends;
+      refused = Status::ResourceExhausted(
+          "store write queue is full: " + std::to_string(queued_samples_) +
+          " samples waiting, limit " + std::to_string(opt_.max_queued_samples) + "; " +
+          std::to_string(n) + " samples from node " + node + " not stored");
+    } else {
+      queue_.push_back(Job{Kind::kAppend, node, std::move(samples), nullptr, 0, std::move(done)});
+      queued_samples_ += n;
+    }
+  }
+  if (!refused.ok()) {
+    if (done) done(refused);
+    return;
+  }
+  cv_.notify_one();
+}
+
+Status Writer::Enqueue(Job job) {
+  {
+    std::lock_guard lk(mu_);
+    if (stop_) return Status::Unavailable("store is closing");
+    queue_.push_back(std::move(job));
+  }
+  cv_.notify_one();
+  return Status::Ok();
+}
+
+Status Writer::WaitFor(Job job) {
+  if (std::this_thread::get_id() == thread_.get_id()) {
+    return Status::Internal("store: a blocking call was made from a store callback "
+                            "(writer thread); it would deadlock");
+  }
+  auto promise = std::make_shared<std::promise<Status>>();
+  std::future<Status> result = promise->get_future();
+  job.done = [promise](Status st) { promise->set_value(std::move(st)); };
+  RETURN_IF_ERROR(Enqueue(std::move(job)));
+  return result.get();
+}
+
+Status Writer::Run(Task task) {
+  Job job;
+  job.kind = Kind::kTask;
+  job.task = std::move(task);
+  return WaitFor(std::move(job));
+}
+
+Status Writer::RunRetention(int64_t now_ms) {
+  Job job;
+  job.kind = Kind::kRetention;
+  job.now_ms = now_ms;
+  return WaitFor(std::move(job));
+}
+
+void Writer::FillStats(StoreStats* out) const {
+  std::lock_guard lk(mu_);
+  *out = stats_;
+  out->queued_samples = queued_samples_;
+}
+
+void Writer::Loop() {
+  std::unique_lock lk(mu_);
+  while (true) {
+    cv_.wait(lk, [&] { return stop_ || !queue_.empty() || !retention_.empty(); });
+    const bool have_jobs = !queue_.empty();
+    if (!have_jobs && stop_) break;
+    lk.unlock();
+    if (have_jobs) WriteBatch();
+    // One retention transaction between write batches, so writes wait at most
+    // one bounded delete.
+    if (!retention_.empty()) {
+      bool stopping;
+      {
+        std::lock_guard g(mu_);
+        stopping = stop_ && queue_.empty();
+      }
+      if (!stopping) RetentionStep();
+    }
+    lk.lock();
+  }
+  lk.unlock();
+  while (!retention_.empty()) {
+    if (retention_.front().done) retention_.front().done(Status::Unavailable("store is closing"));
+    retention_.pop_front();
+  }
+}
+
+Status Writer::InSavepoint(const std::function<Status()>& fn) {
+  sp_begin_.Reset();
+  RETURN_IF_ERROR(sp_begin_.Run());
+  Status st = fn();
+  if (st.ok()) {
+    sp_release_.Reset();
+    st = sp_release_.Run();
+    if (st.ok()) return st;
+  }
+  sp_rollback_.Reset();
+  (void)sp_rollback_.Run();
+  sp_release_.Reset();
+  (void)sp_release_.Run();
+  return st;
+}
+
+Result<int64_t> Writer::NodeId(const std::string& name) {
+  auto it = node_ids_.find(name);
+  if (it != node_ids_.end()) return it->second;
+  node_id_.Reset();
+  node_id_.Bind(1, name);
+  ASSIGN_OR_RETURN(bool row, node_id_.Step());
+  if (!row) return Status::NotFound("node " + name + " is not registered; samples not stored");
+  int64_t id = node_id_.Int(0);
+  node_id_.Reset();
+  node_ids_.emplace(name, id);
+  return id;
+}
+
+Status Writer::WriteAppend(const Job& job, Counters* c) {
+  ASSIGN_OR_RETURN(int64_t node, NodeId(job.node));
+  // Samples older than raw retention may already have been deleted together
+  // with their contribution counted in the aggregates: storing them again would
+  // count them twice, and they would be deleted at the next retention anyway.
+  const int64_t cutoff = clock_.NowMs() - opt_.raw_retention_ms;
+  for (const api::NodeSample& s : job.samples) {
+    if (s.time_ms < cutoff) {
+      ++c->late;
+      continue;
+    }
+    const int64_t minute = BucketStart(s.time_ms, kMinuteMs);
+    const api::HostSample& h = s.host;
+    const int64_t mem_used = static_cast<int64_t>(
+        h.mem_total_bytes >= h.mem_available_bytes ? h.mem_total_bytes - h.mem_available_bytes
+                                                   : 0);
+    ins_node_.Reset();
+    ins_node_.Bind(1, node)
+        .Bind(2, s.time_ms)
+        .Bind(3, h.cpu_percent)
+        .Bind(4, mem_used)
+        .Bind(5, static_cast<int64_t>(h.mem_total_bytes))
+        .Bind(6, h.load1);
+    RETURN_IF_ERROR(ins_node_.Run());
+    if (db_.Changes() == 1) {
+      ++c->node_rows;
+      agg_node_.Reset();
+      agg_node_.Bind(1, node)
+          .Bind(2, minute)
+          .Bind(3, h.cpu_percent)
+          .Bind(4, mem_used)
+          .Bind(5, h.load1);
+      RETURN_IF_ERROR(agg_node_.Run());
+    } else {
+      ++c->duplicates;
+    }
+    for (const api::GpuSample& g : s.gpus) {
+      ins_gpu_.Reset();
+      ins_gpu_.Bind(1, node)
+          .Bind(2, static_cast<int64_t>(g.index))
+          .Bind(3, s.time_ms)
+          .Bind(4, g.util_gpu_pct)
+          .Bind(5, g.util_memory_pct)
+          .Bind(6, g.memory_used_bytes)
+          .Bind(7, g.memory_total_bytes)
+          .Bind(8, g.temperature_c)
+          .Bind(9, g.power_mw)
+          .Bind(10, g.energy_mj)
+          .Bind(11, g.sm_clock_mhz)
+          .Bind(12, g.mem_clock_mhz)
+          .Bind(13, g.fan_pct)
+          .Bind(14, int64_t{g.failed ? 1 : 0});
+      RETURN_IF_ERROR(ins_gpu_.Run());
+      if (db_.Changes() != 1) {
+        ++c->duplicates;
+        continue;
+      }
+      ++c->gpu_rows;
+      agg_gpu_.Reset();
+      agg_gpu_.Bind(1, node)
+          .Bind(2, static_cast<int64_t>(g.index))
+          .Bind(3, minute)
+          .Bind(4, s.time_ms)
+          .Bind(5, int64_t{g.failed ? 1 : 0})
+          .Bind(6, g.util_gpu_pct)
+          .Bind(7, g.util_memory_pct)
+          .Bind(8, g.memory_used_bytes)
+          .Bind(9, g.temperature_c)
+          .Bind(10, g.power_mw)
+          .Bind(11, g.energy_mj);
+      RETURN_IF_ERROR(agg_gpu_.Run());
+    }
+  }
+  return Status::Ok();
+}
+
+void Writer::WriteBatch() {
+  const int64_t start = clock_.MonotonicMs();
+  std::vector<std::pair<Done, Status>> results;
+  Counters total;
+  const Status begin = db_.Exec("BEGIN IMMEDIATE");
+  size_t rows = 0;
+  while (true) {
+    Job job;
+    {
+      std::lock_guard lk(mu_);
+      if (queue_.empty()) break;
+      job = std::move(queue_.front());
+      queue_.pop_front();
+      queued_samples_ -= job.samples.size();
+    }
+    Status st = begin;
+    switch (job.kind) {
+      case Kind::kRetention: {
+        RetentionRun r;
+        r.raw_cutoff = job.now_ms - opt_.raw_retention_ms;
+        r.agg_cutoff = job.now_ms - opt_.agg_retention_ms;
+        r.done = std::move(job.done);
+        retention_.push_back(std::move(r));
+        continue;
+      }
+      case Kind::kAppend:
+        if (st.ok()) {
+          Counters c;
+          st = InSavepoint([&] { return WriteAppend(job, &c); });
+          if (st.ok()) {
+            total.gpu_rows += c.gpu_rows;
+            total.node_rows += c.node_rows;
+            total.duplicates += c.duplicates;
+            total.late += c.late;
+            rows += static_cast<size_t>(c.gpu_rows + c.node_rows);
+          }
+        }
+        break;
+      case Kind::kTask:
+        if (st.ok() && job.task) st = InSavepoint([&] { return job.task(db_); });
+        ++rows;
+        break;
+    }
+    results.emplace_back(std::move(job.done), std::move(st));
+    if (rows >= opt_.max_batch_rows || clock_.MonotonicMs() - start >= opt_.max_batch_ms) break;
+  }
+  Status commit = begin.ok() ? db_.Exec("COMMIT") : begin;
+  if (!commit.ok()) {
+    if (!sqlite3_get_autocommit(db_.raw())) (void)db_.Exec("ROLLBACK");
+    node_ids_.clear();  // ids of nodes created in this transaction are gone
+    ROTA_LOG(ERROR) << "store: write transaction failed, " << results.size()
+                    << " writes not stored: " << commit.ToString();
+  }
+  {
+    std::lock_guard lk(mu_);
+    if (commit.ok()) {
+      ++stats_.transactions;
+      stats_.gpu_rows += total.gpu_rows;
+      stats_.node_rows += total.node_rows;
+      stats_.duplicate_rows += total.duplicates;
+      stats_.late_samples += total.late;
+    } else {
+      ++stats_.failed_transactions;
+    }
+  }
+  for (auto& [done, st] : results) {
+    if (done) done(st.ok() ? commit : st);
+  }
+}
+
+void Writer::RetentionStep() {
+  RetentionRun& r = retention_.front();
+  int64_t deleted = 0;
+  Status st = RetentionWork(r, &deleted);
+  if (!st.ok()) {
+    if (!sqlite3_get_autocommit(db_.raw())) (void)db_.Exec("ROLLBACK");
+    ROTA_LOG(ERROR) << "store: retention failed: " << st.ToString();
+  } else {
+    std::lock_guard lk(mu_);
+    stats_.retention_deleted_rows += deleted;
+  }
+  if (!st.ok() || r.table >= ret_tables_.size()) {
+    Done done = std::move(r.done);
+    retention_.pop_front();
+    if (done) done(st);
+  }
+}
+
+Status Writer::RetentionWork(RetentionRun& r, int64_t* deleted) {
+  ASSIGN_OR_RETURN(auto tx, Transaction::Begin(db_));
+  auto budget = static_cast<int64_t>(opt_.retention_batch_rows);
+  while (budget > 0 && r.table < ret_tables_.size()) {
+    RetentionTable& t = ret_tables_[r.table];
+    const int64_t cutoff = t.aggregate ? r.agg_cutoff : r.raw_cutoff;
+    auto bind_key = [&](Stmt& s) {
+      s.Reset();
+      s.Bind(1, r.k1);
+      if (t.per_gpu) s.Bind(2, r.k2);
+    };
+    if (!r.have_key) {
+      bind_key(t.next_key);
+      ASSIGN_OR_RETURN(bool row, t.next_key.Step());
+      if (!row) {
+        ++r.table;
+        r.k1 = r.k2 = -1;
+        continue;
+      }
+      r.k1 = t.next_key.Int(0);
+      r.k2 = t.per_gpu ? t.next_key.Int(1) : -1;
+      t.next_key.Reset();
+      r.have_key = true;
+    }
+    // The time of the budget-th oldest expired row of this key, if there are that many.
+    bind_key(t.boundary);
+    t.boundary.Bind(3, cutoff).Bind(4, budget - 1);
+    ASSIGN_OR_RETURN(bool more, t.boundary.Step());
+    Stmt& del = more ? t.delete_upto : t.delete_below;
+    const int64_t limit = more ? t.boundary.Int(0) : cutoff;
+    t.boundary.Reset();
+    bind_key(del);
+    del.Bind(3, limit);
+    RETURN_IF_ERROR(del.Run());
+    budget -= db_.Changes();
+    *deleted += db_.Changes();
+    if (!more) r.have_key = false;  // this key is done; the cursor moves past it
+  }
+  return tx.Commit();
+}
+
+}  // namespace rota::store

@@ -1,0 +1,114 @@
+#pragma once
+// The store's single writer: one thread that owns the write connection,
+// drains a FIFO queue of jobs and writes many of them per transaction
+// (group commit). Callbacks run on the writer thread after COMMIT.
+// Internal to the store; the public surface is store.h.
+
+#include <condition_variable>
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <unordered_map>
+#include <vector>
+
+#include "api/types.h"
+#include "common/clock.h"
+#include "common/status.h"
+#include "server/store/options.h"
+#include "server/store/sqlite.h"
+
+namespace rota::store {
+
+class Writer {
+ public:
+  using Done = std::function<void(Status)>;
+  // Work run on the writer thread inside the current write transaction.
+  using Task = std::function<Status(Db&)>;
+
+  // Takes over `db` (schema applied), prepares statements, starts the thread.
+  static Result<std::unique_ptr<Writer>> Start(Db db, const StoreOptions& options, Clock& clock);
+  // Writes and commits everything queued, abandons a running retention
+  // (Unavailable), stops the thread.
+  ~Writer();
+  Writer(const Writer&) = delete;
+  Writer& operator=(const Writer&) = delete;
+
+  // See Store::Append. Thread-safe.
+  void Append(const std::string& node, std::vector<api::NodeSample> samples, Done done);
+  // Runs `task` in a savepoint of a write transaction; returns its status, or
+  // the COMMIT error. Blocks until committed. Thread-safe; not from a callback.
+  Status Run(Task task);
+  // Returns once every job queued before the call is committed.
+  Status Flush() { return Run(nullptr); }
+  // Deletes raw rows older than now - raw_retention and aggregates older than
+  // now - agg_retention, in transactions of at most retention_batch_rows rows
+  // interleaved with appends. Blocks until done.
+  Status RunRetention(int64_t now_ms);
+
+  void FillStats(StoreStats* out) const;
+
+ private:
+  enum class Kind { kAppend, kTask, kRetention };
+  struct Job {
+    Kind kind = Kind::kTask;
+    std::string node;
+    std::vector<api::NodeSample> samples;
+    Task task;
+    int64_t now_ms = 0;
+    Done done;
+  };
+  struct Counters {
+    int64_t gpu_rows = 0, node_rows = 0, duplicates = 0, late = 0;
+  };
+  // Statements of one table for retention.
+  struct RetentionTable {
+    bool per_gpu;
+    bool aggregate;
+    Stmt next_key, boundary, delete_upto, delete_below;
+  };
+  struct RetentionRun {
+    int64_t raw_cutoff = 0, agg_cutoff = 0;
+    size_t table = 0;
+    bool have_key = false;
+    int64_t k1 = -1, k2 = -1;  // current/last (node, gpu) key
+    Done done;
+  };
+
+  Writer(Db db, const StoreOptions& options, Clock& clock);
+  Status Prepare();
+  Status Enqueue(Job job);  // Unavailable once stopping
+  Status WaitFor(Job job);
+  void Loop();
+  void WriteBatch();
+  Status WriteAppend(const Job& job, Counters* c);
+  Status InSavepoint(const std::function<Status()>& fn);
+  Result<int64_t> NodeId(const std::string& name);
+  // One retention transaction; finishes the run at the end.
+  void RetentionStep();
+  Status RetentionWork(RetentionRun& r, int64_t* deleted);
+
+  const StoreOptions opt_;
+  Clock& clock_;
+  Db db_;  // writer thread only (after Start)
+
+  // Writer-thread state.
+  Stmt ins_gpu_, agg_gpu_, ins_node_, agg_node_, node_id_;
+  Stmt sp_begin_, sp_release_, sp_rollback_;
+  std::vector<RetentionTable> ret_tables_;
+  std::deque<RetentionRun> retention_;  // front is running
+  std::unordered_map<std::string, int64_t> node_ids_;  // committed or in current tx
+
+  mutable std::mutex mu_;
+  std::condition_variable cv_;
+  std::deque<Job> queue_;          // GUARDED_BY(mu_)
+  size_t queued_samples_ = 0;      // GUARDED_BY(mu_)
+  bool stop_ = false;              // GUARDED_BY(mu_)
+  StoreStats stats_;               // GUARDED_BY(mu_); queued_samples unused
+  std::thread thread_;
+};
+
+}  // namespace rota::store

@@ -1,0 +1,22 @@
+#pragma once
+// JSON views of cluster state returned by the API and the live stream.
+
+#include <string>
+#include <vector>
+
+#include "api/codec.h"
+#include "server/cluster_state.h"
+
+namespace rota::server {
+
+// A node: identity, state, and (if `with_latest`) its latest sample.
+api::Json NodeJson(const NodeView& node, bool with_latest);
+
+// One row per GPU of `node`, merging identity (NodeInfo.gpus) with the latest
+// reading; state is "ok", "failed" or "unreachable" (node not ready).
+std::vector<api::Json> GpuRowsJson(const NodeView& node);
+
+// Sorted unique user names of the processes on a GPU.
+std::vector<std::string> GpuUsers(const api::GpuSample& gpu);
+
+}  // namespace rota::server
