@@ -34,13 +34,13 @@ Agent::Agent(AgentOptions options, api::NodeInfo info, Collector* collector, Clo
 }
 
 Agent::~Agent() {
-  std::shared_ptr<net::WsClient> client;
+  std::unique_ptr<net::WsClient> client;
   {
     std::lock_guard<std::mutex> lock(mu_);
     client = std::move(client_);
     ++attempt_;  // callbacks of the last connection are ignored from now on
   }
-  if (client) client->Close();
+  client.reset();  // closes; no callback runs after this
   loop_.reset();  // joins the network thread
 }
 
@@ -93,33 +93,28 @@ void Agent::Connect() {
   uint64_t attempt = ++attempt_;
   connecting_ = true;
   registered_ = false;
-  net::WsClientCallbacks cb;
-  cb.on_connected = [this, attempt](Status st) { OnConnected(attempt, std::move(st)); };
-  cb.on_message = [this, attempt](const std::string& text) { OnMessage(attempt, text); };
-  cb.on_closed = [this, attempt](Status st) { OnClosed(attempt, std::move(st)); };
-  client_ = loop_->NewClient(std::move(cb));
-  client_->Connect(ws_url_, {{"Authorization", "Bearer " + options_.token}});
+  client_ = loop_->NewClient();
+  client_->SetOnMessage([this, attempt](const std::string& text) { OnMessage(attempt, text); });
+  client_->SetOnClosed([this, attempt](const Status& st) { OnClosed(attempt, st); });
+  client_->Connect(ws_url_, {{"Authorization", "Bearer " + options_.token}},
+                   [this, attempt](const Status& st) { OnConnected(attempt, st); });
 }
 
-void Agent::OnConnected(uint64_t attempt, Status st) {
-  std::shared_ptr<net::WsClient> client;
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    if (attempt != attempt_) return;
-    connecting_ = false;
-    if (!st.ok()) {
-      if (st.message() != last_error_) {
-        ROTA_LOG(WARNING) << "cannot connect to " << ws_url_ << ": " << st.message();
-        last_error_ = st.message();
-      }
-      client_.reset();
-      ScheduleReconnect();
-      cv_.notify_all();
-      return;
+void Agent::OnConnected(uint64_t attempt, const Status& st) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (attempt != attempt_) return;
+  connecting_ = false;
+  if (!st.ok()) {
+    if (st.message() != last_error_) {
+      ROTA_LOG(WARNING) << "cannot connect to " << ws_url_ << ": " << st.message();
+      last_error_ = st.message();
     }
-    client = client_;
+    client_.reset();  // from inside its own callback: allowed, and the last one
+    ScheduleReconnect();
+    cv_.notify_all();
+    return;
   }
-  if (client) client->Send(api::Encode(api::RegisterMsg{info_}));
+  if (client_) client_->Send(api::Encode(api::RegisterMsg{info_}));
 }
 
 void Agent::OnMessage(uint64_t attempt, const std::string& text) {
@@ -145,7 +140,7 @@ void Agent::OnMessage(uint64_t attempt, const std::string& text) {
   cv_.notify_all();
 }
 
-void Agent::OnClosed(uint64_t attempt, Status reason) {
+void Agent::OnClosed(uint64_t attempt, const Status& reason) {
   std::lock_guard<std::mutex> lock(mu_);
   if (attempt != attempt_) return;
   if (registered_) {

@@ -56,9 +56,9 @@ class Agent {
  private:
   void Connect();                // REQUIRES: mu_ held
   void SendPending();            // REQUIRES: mu_ held
-  void OnConnected(uint64_t attempt, Status st);
+  void OnConnected(uint64_t attempt, const Status& st);
   void OnMessage(uint64_t attempt, const std::string& text);
-  void OnClosed(uint64_t attempt, Status reason);
+  void OnClosed(uint64_t attempt, const Status& reason);
   void ScheduleReconnect();      // REQUIRES: mu_ held
 
   const AgentOptions options_;
@@ -71,7 +71,7 @@ class Agent {
   std::condition_variable cv_;
   SampleBuffer buffer_;                          // GUARDED_BY(mu_)
   std::unique_ptr<net::WsClientLoop> loop_;
-  std::shared_ptr<net::WsClient> client_;        // GUARDED_BY(mu_)
+  std::unique_ptr<net::WsClient> client_;        // GUARDED_BY(mu_)
   uint64_t attempt_ = 0;                         // GUARDED_BY(mu_): id of the current connection
   bool connecting_ = false;                      // GUARDED_BY(mu_)
   bool registered_ = false;                      // GUARDED_BY(mu_)

@@ -38,7 +38,13 @@ Result<pid_t> SpawnProcess(const std::vector<std::string>& argv, const SpawnOpti
   if (!options.output_path.empty()) {
     posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, options.output_path.c_str(),
                                      O_WRONLY | O_CREAT | O_APPEND, 0644);
-    posix_spawn_file_actions_adddup2(&actions, STDOUT_FILENO, STDERR_FILENO);
+    if (options.error_path.empty()) {
+      posix_spawn_file_actions_adddup2(&actions, STDOUT_FILENO, STDERR_FILENO);
+    }
+  }
+  if (!options.error_path.empty()) {
+    posix_spawn_file_actions_addopen(&actions, STDERR_FILENO, options.error_path.c_str(),
+                                     O_WRONLY | O_CREAT | O_APPEND, 0644);
   }
   posix_spawnattr_t attr;
   posix_spawnattr_init(&attr);

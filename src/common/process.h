@@ -16,6 +16,8 @@ struct SpawnOptions {
   std::map<std::string, std::string> env;
   // stdout and stderr are appended to this file when set; else inherited.
   std::string output_path;
+  // When set, stderr goes to this file instead (stdout still to output_path).
+  std::string error_path;
   // Start in a new process group (so a signal to -pid reaches its children).
   bool new_process_group = false;
 };

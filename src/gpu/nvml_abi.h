@@ -77,7 +77,7 @@ typedef struct nvmlPciInfo_st {
   unsigned int domain;
   unsigned int bus;
   unsigned int device;
-  unsigned int pciDeviceId;     // device id << 16 | vendor id
+  unsigned int pciDeviceId;  // device id << 16 | vendor id
   unsigned int pciSubSystemId;
   char busId[NVML_DEVICE_PCI_BUS_ID_BUFFER_SIZE];  // "00000000:3B:00.0"
 } nvmlPciInfo_t;
@@ -97,44 +97,43 @@ typedef struct nvmlProcessInfo_st {
 } nvmlProcessInfo_t;
 
 // ---- Functions (C linkage). Each has a matching pointer type <name>_fn. ----
-#define ROTA_NVML_FUNCTIONS(X)                                                                \
-  X(nvmlReturn_t, nvmlInit_v2, (void))                                                        \
-  X(nvmlReturn_t, nvmlInit, (void))                                                           \
-  X(nvmlReturn_t, nvmlShutdown, (void))                                                       \
-  X(const char*, nvmlErrorString, (nvmlReturn_t result))                                      \
-  X(nvmlReturn_t, nvmlDeviceGetCount_v2, (unsigned int* deviceCount))                         \
-  X(nvmlReturn_t, nvmlDeviceGetCount, (unsigned int* deviceCount))                            \
-  X(nvmlReturn_t, nvmlDeviceGetHandleByIndex_v2, (unsigned int index, nvmlDevice_t* device))  \
-  X(nvmlReturn_t, nvmlDeviceGetHandleByIndex, (unsigned int index, nvmlDevice_t* device))     \
-  X(nvmlReturn_t, nvmlDeviceGetName, (nvmlDevice_t device, char* name, unsigned int length))  \
-  X(nvmlReturn_t, nvmlDeviceGetUUID, (nvmlDevice_t device, char* uuid, unsigned int length))  \
-  X(nvmlReturn_t, nvmlDeviceGetPciInfo_v3, (nvmlDevice_t device, nvmlPciInfo_t* pci))         \
-  X(nvmlReturn_t, nvmlDeviceGetPciInfo_v2, (nvmlDevice_t device, nvmlPciInfo_t* pci))         \
-  X(nvmlReturn_t, nvmlDeviceGetMemoryInfo, (nvmlDevice_t device, nvmlMemory_t* memory))       \
-  X(nvmlReturn_t, nvmlDeviceGetUtilizationRates,                                              \
-    (nvmlDevice_t device, nvmlUtilization_t* utilization))                                    \
-  X(nvmlReturn_t, nvmlDeviceGetTemperature,                                                   \
-    (nvmlDevice_t device, nvmlTemperatureSensors_t sensorType, unsigned int* temp))           \
-  X(nvmlReturn_t, nvmlDeviceGetPowerUsage, (nvmlDevice_t device, unsigned int* power))        \
-  X(nvmlReturn_t, nvmlDeviceGetEnforcedPowerLimit, (nvmlDevice_t device, unsigned int* limit)) \
-  X(nvmlReturn_t, nvmlDeviceGetPowerManagementLimit,                                          \
-    (nvmlDevice_t device, unsigned int* limit))                                               \
-  X(nvmlReturn_t, nvmlDeviceGetTotalEnergyConsumption,                                        \
-    (nvmlDevice_t device, unsigned long long* energy))                                        \
-  X(nvmlReturn_t, nvmlDeviceGetClockInfo,                                                     \
-    (nvmlDevice_t device, nvmlClockType_t type, unsigned int* clock))                         \
-  X(nvmlReturn_t, nvmlDeviceGetFanSpeed, (nvmlDevice_t device, unsigned int* speed))          \
-  X(nvmlReturn_t, nvmlDeviceGetComputeRunningProcesses_v3,                                    \
-    (nvmlDevice_t device, unsigned int* infoCount, nvmlProcessInfo_t* infos))                 \
-  X(nvmlReturn_t, nvmlDeviceGetComputeRunningProcesses_v2,                                    \
-    (nvmlDevice_t device, unsigned int* infoCount, nvmlProcessInfo_t* infos))                 \
-  X(nvmlReturn_t, nvmlDeviceGetComputeRunningProcesses,                                       \
-    (nvmlDevice_t device, unsigned int* infoCount, nvmlProcessInfo_v1_t* infos))              \
-  X(nvmlReturn_t, nvmlDeviceGetGraphicsRunningProcesses_v3,                                   \
-    (nvmlDevice_t device, unsigned int* infoCount, nvmlProcessInfo_t* infos))                 \
-  X(nvmlReturn_t, nvmlDeviceGetGraphicsRunningProcesses_v2,                                   \
-    (nvmlDevice_t device, unsigned int* infoCount, nvmlProcessInfo_t* infos))                 \
-  X(nvmlReturn_t, nvmlDeviceGetGraphicsRunningProcesses,                                      \
+#define ROTA_NVML_FUNCTIONS(X)                                                                   \
+  X(nvmlReturn_t, nvmlInit_v2, (void))                                                           \
+  X(nvmlReturn_t, nvmlInit, (void))                                                              \
+  X(nvmlReturn_t, nvmlShutdown, (void))                                                          \
+  X(const char*, nvmlErrorString, (nvmlReturn_t result))                                         \
+  X(nvmlReturn_t, nvmlDeviceGetCount_v2, (unsigned int* deviceCount))                            \
+  X(nvmlReturn_t, nvmlDeviceGetCount, (unsigned int* deviceCount))                               \
+  X(nvmlReturn_t, nvmlDeviceGetHandleByIndex_v2, (unsigned int index, nvmlDevice_t* device))     \
+  X(nvmlReturn_t, nvmlDeviceGetHandleByIndex, (unsigned int index, nvmlDevice_t* device))        \
+  X(nvmlReturn_t, nvmlDeviceGetName, (nvmlDevice_t device, char* name, unsigned int length))     \
+  X(nvmlReturn_t, nvmlDeviceGetUUID, (nvmlDevice_t device, char* uuid, unsigned int length))     \
+  X(nvmlReturn_t, nvmlDeviceGetPciInfo_v3, (nvmlDevice_t device, nvmlPciInfo_t * pci))           \
+  X(nvmlReturn_t, nvmlDeviceGetPciInfo_v2, (nvmlDevice_t device, nvmlPciInfo_t * pci))           \
+  X(nvmlReturn_t, nvmlDeviceGetMemoryInfo, (nvmlDevice_t device, nvmlMemory_t * memory))         \
+  X(nvmlReturn_t, nvmlDeviceGetUtilizationRates,                                                 \
+    (nvmlDevice_t device, nvmlUtilization_t * utilization))                                      \
+  X(nvmlReturn_t, nvmlDeviceGetTemperature,                                                      \
+    (nvmlDevice_t device, nvmlTemperatureSensors_t sensorType, unsigned int* temp))              \
+  X(nvmlReturn_t, nvmlDeviceGetPowerUsage, (nvmlDevice_t device, unsigned int* power))           \
+  X(nvmlReturn_t, nvmlDeviceGetEnforcedPowerLimit, (nvmlDevice_t device, unsigned int* limit))   \
+  X(nvmlReturn_t, nvmlDeviceGetPowerManagementLimit, (nvmlDevice_t device, unsigned int* limit)) \
+  X(nvmlReturn_t, nvmlDeviceGetTotalEnergyConsumption,                                           \
+    (nvmlDevice_t device, unsigned long long* energy))                                           \
+  X(nvmlReturn_t, nvmlDeviceGetClockInfo,                                                        \
+    (nvmlDevice_t device, nvmlClockType_t type, unsigned int* clock))                            \
+  X(nvmlReturn_t, nvmlDeviceGetFanSpeed, (nvmlDevice_t device, unsigned int* speed))             \
+  X(nvmlReturn_t, nvmlDeviceGetComputeRunningProcesses_v3,                                       \
+    (nvmlDevice_t device, unsigned int* infoCount, nvmlProcessInfo_t* infos))                    \
+  X(nvmlReturn_t, nvmlDeviceGetComputeRunningProcesses_v2,                                       \
+    (nvmlDevice_t device, unsigned int* infoCount, nvmlProcessInfo_t* infos))                    \
+  X(nvmlReturn_t, nvmlDeviceGetComputeRunningProcesses,                                          \
+    (nvmlDevice_t device, unsigned int* infoCount, nvmlProcessInfo_v1_t* infos))                 \
+  X(nvmlReturn_t, nvmlDeviceGetGraphicsRunningProcesses_v3,                                      \
+    (nvmlDevice_t device, unsigned int* infoCount, nvmlProcessInfo_t* infos))                    \
+  X(nvmlReturn_t, nvmlDeviceGetGraphicsRunningProcesses_v2,                                      \
+    (nvmlDevice_t device, unsigned int* infoCount, nvmlProcessInfo_t* infos))                    \
+  X(nvmlReturn_t, nvmlDeviceGetGraphicsRunningProcesses,                                         \
     (nvmlDevice_t device, unsigned int* infoCount, nvmlProcessInfo_v1_t* infos))
 
 #define ROTA_NVML_DECLARE(ret, name, args) \

@@ -80,8 +80,7 @@ const std::string& NvmlProvider::Uuid(unsigned index, nvmlDevice_t device) {
   return uuids_[index];
 }
 
-bool NvmlProvider::Ok(nvmlReturn_t r, unsigned index, const char* field,
-                      std::string* failure) {
+bool NvmlProvider::Ok(nvmlReturn_t r, unsigned index, const char* field, std::string* failure) {
   if (r == NVML_SUCCESS) return true;
   if (r == NVML_ERROR_GPU_IS_LOST) {
     *failure = "gpu is lost";
@@ -90,8 +89,8 @@ bool NvmlProvider::Ok(nvmlReturn_t r, unsigned index, const char* field,
   } else if (r != NVML_ERROR_NOT_SUPPORTED) {
     std::string key = std::to_string(index) + "/" + field + "/" + std::to_string(r);
     if (warned_.insert(key).second) {
-      ROTA_LOG(WARNING) << "gpu " << index << ": reading " << field
-                        << " failed: " << ErrorString(r) << " (reported as absent)";
+      ROTA_LOG(WARNING) << "gpu " << index << ": reading " << field << " failed: " << ErrorString(r)
+                        << " (reported as absent)";
     }
   }
   return false;
@@ -113,7 +112,7 @@ Result<std::vector<api::GpuInfo>> NvmlProvider::Devices() {
     }
     nvmlPciInfo_t pci{};
     nvmlReturn_t r = api_.nvmlDeviceGetPciInfo_v3 ? api_.nvmlDeviceGetPciInfo_v3(d, &pci)
-                                                   : Call(api_.nvmlDeviceGetPciInfo_v2, d, &pci);
+                                                  : Call(api_.nvmlDeviceGetPciInfo_v2, d, &pci);
     if (Ok(r, i, "pci", &failure)) g.pci_bus_id = FromBuffer(pci.busId, sizeof(pci.busId));
     nvmlMemory_t mem{};
     if (Ok(Call(api_.nvmlDeviceGetMemoryInfo, d, &mem), i, "memory", &failure)) {
@@ -240,8 +239,7 @@ void NvmlProvider::SampleOne(unsigned i, api::GpuSample* s) {
 
   bool have_compute = Ok(ReadProcesses(d, true, &compute_), i, "compute processes", &failure);
   if (!failure.empty()) return fail();
-  bool have_graphics =
-      Ok(ReadProcesses(d, false, &graphics_), i, "graphics processes", &failure);
+  bool have_graphics = Ok(ReadProcesses(d, false, &graphics_), i, "graphics processes", &failure);
   if (!failure.empty()) return fail();
   if (!have_compute) compute_.clear();
   if (!have_graphics) graphics_.clear();

@@ -7,6 +7,7 @@
 #include <net/if.h>
 #include <netinet/in.h>
 #include <pwd.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -20,7 +21,7 @@
 namespace rota::host {
 namespace {
 
-constexpr size_t kMaxProcStatBytes = 16 << 20;  // /proc/stat: intr line grows with IRQs
+constexpr size_t kMaxProcStatBytes = 16 << 20;   // /proc/stat: intr line grows with IRQs
 constexpr size_t kMaxSmallFileBytes = 64 << 10;  // meminfo, loadavg, pid stat/statm/status
 constexpr size_t kMaxCgroupFileBytes = 64 << 10;
 
@@ -81,6 +82,29 @@ Status ReadAt(int dirfd, std::string_view dir, const char* name, size_t max_byte
   return Status::Ok();
 }
 
+// Reads at most max_bytes of an open file from offset 0 into *out (/proc files are
+// regenerated on each read from 0). `path` names the file in errors.
+Status PreadAll(int fd, const std::string& path, size_t max_bytes, std::string* out) {
+  out->clear();
+  size_t chunk = 4096;
+  while (out->size() < max_bytes) {
+    size_t old = out->size();
+    size_t want = std::min(chunk, max_bytes - old);
+    out->resize(old + want);
+    ssize_t n = ::pread(fd, out->data() + old, want, static_cast<off_t>(old));
+    if (n < 0) {
+      out->resize(old);
+      if (errno == EINTR) continue;
+      return ErrnoStatus("cannot read", "", path, errno);
+    }
+    out->resize(old + static_cast<size_t>(n));
+    // A short read of a /proc seq file means the whole record was returned.
+    if (static_cast<size_t>(n) < want) break;
+    chunk = std::min<size_t>(chunk * 2, 1 << 20);
+  }
+  return Status::Ok();
+}
+
 // Reads and parses <dir>/<name>; errors carry the path.
 template <typename Parser>
 auto ReadAndParse(const std::string& dir, const char* name, size_t max_bytes, std::string* buf,
@@ -108,6 +132,14 @@ std::string LookupUserName(uint32_t uid) {
     if (rc != 0 || result == nullptr) return "";
     return SanitizeText(result->pw_name, api::kMaxNameLength);
   }
+}
+
+// A quarter of the descriptor limit (2 descriptors per process), at most 1024 processes.
+size_t DefaultMaxOpenProcesses() {
+  struct rlimit rl {};
+  if (::getrlimit(RLIMIT_NOFILE, &rl) != 0) return 128;
+  constexpr rlim_t kCap = 1024;
+  return static_cast<size_t>(std::min<rlim_t>(rl.rlim_cur / 4, kCap));
 }
 
 }  // namespace
@@ -168,8 +200,9 @@ Result<StaticInfo> ReadStaticInfo(const std::string& proc_root) {
   info.addresses = SelectAddresses(all);
 
   std::string buf;
-  ASSIGN_OR_RETURN(ProcStat stat, ReadAndParse(proc_root, "stat", kMaxProcStatBytes, &buf,
-                                               [](std::string_view t) { return ParseProcStat(t); }));
+  ASSIGN_OR_RETURN(ProcStat stat,
+                   ReadAndParse(proc_root, "stat", kMaxProcStatBytes, &buf,
+                                [](std::string_view t) { return ParseProcStat(t); }));
   info.cpus = static_cast<uint32_t>(stat.cores.size());
   if (info.cpus == 0) {
     long n = ::sysconf(_SC_NPROCESSORS_ONLN);
@@ -185,13 +218,15 @@ HostMonitor::HostMonitor(std::string proc_root, Clock& clock)
     : proc_root_(std::move(proc_root)),
       clock_(clock),
       ticks_per_s_(std::max(1L, ::sysconf(_SC_CLK_TCK))),
-      page_size_(std::max(1L, ::sysconf(_SC_PAGESIZE))) {
+      page_size_(std::max(1L, ::sysconf(_SC_PAGESIZE))),
+      max_open_processes_(DefaultMaxOpenProcesses()) {
   buf_.reserve(kMaxSmallFileBytes);
 }
 
 Result<api::HostSample> HostMonitor::Sample() {
-  ASSIGN_OR_RETURN(ProcStat stat, ReadAndParse(proc_root_, "stat", kMaxProcStatBytes, &buf_,
-                                               [](std::string_view t) { return ParseProcStat(t); }));
+  ASSIGN_OR_RETURN(ProcStat stat,
+                   ReadAndParse(proc_root_, "stat", kMaxProcStatBytes, &buf_,
+                                [](std::string_view t) { return ParseProcStat(t); }));
   ASSIGN_OR_RETURN(MemInfo mem, ReadAndParse(proc_root_, "meminfo", kMaxSmallFileBytes, &buf_,
                                              [](std::string_view t) { return ParseMeminfo(t); }));
   ASSIGN_OR_RETURN(LoadAvg load, ReadAndParse(proc_root_, "loadavg", kMaxSmallFileBytes, &buf_,
@@ -245,9 +280,37 @@ const std::string& HostMonitor::UserFor(uint32_t uid, int64_t now_ms) {
   return it->second.name;
 }
 
-bool HostMonitor::ReadSlowFields(int dirfd, uint32_t pid, const std::string& comm,
+HostMonitor::PidFiles& HostMonitor::PidFiles::operator=(PidFiles&& o) noexcept {
+  if (this != &o) {
+    if (stat >= 0) ::close(stat);
+    if (statm >= 0) ::close(statm);
+    stat = std::exchange(o.stat, -1);
+    statm = std::exchange(o.statm, -1);
+  }
+  return *this;
+}
+
+HostMonitor::PidFiles::~PidFiles() {
+  if (stat >= 0) ::close(stat);
+  if (statm >= 0) ::close(statm);
+}
+
+Result<HostMonitor::Counters> HostMonitor::ReadCounters(const PidFiles& files,
+                                                        const std::string& dir) {
+  Counters c;
+  RETURN_IF_ERROR(PreadAll(files.stat, JoinPath(dir, "stat"), kMaxSmallFileBytes, &buf_));
+  auto stat = ParsePidStat(buf_);
+  if (!stat.ok()) return stat.status().WithContext(JoinPath(dir, "stat"));
+  c.stat = std::move(stat).value();
+  RETURN_IF_ERROR(PreadAll(files.statm, JoinPath(dir, "statm"), kMaxSmallFileBytes, &buf_));
+  auto pages = ParseStatmResidentPages(buf_);
+  if (!pages.ok()) return pages.status().WithContext(JoinPath(dir, "statm"));
+  c.rss_pages = *pages;
+  return c;
+}
+
+bool HostMonitor::ReadSlowFields(int dirfd, const std::string& dir, const PidStat& stat,
                                  int64_t now_ms, ProcEntry* e) {
-  std::string dir = proc_root_ + "/" + std::to_string(pid);
   Status st = ReadAt(dirfd, dir, "status", kMaxSmallFileBytes, &buf_);
   if (st.code() == StatusCode::kNotFound) return false;
   auto uid = st.ok() ? ParseStatusUid(buf_) : Result<uint32_t>(st);
@@ -262,8 +325,10 @@ bool HostMonitor::ReadSlowFields(int dirfd, uint32_t pid, const std::string& com
   // 3 bytes more than kept, so that a UTF-8 character across the cap is seen whole.
   st = ReadAt(dirfd, dir, "cmdline", api::kMaxTextLength + 3, &buf_);
   if (st.code() == StatusCode::kNotFound) return false;
-  e->command = FormatCommand(st.ok() ? std::string_view(buf_) : std::string_view(), comm,
-                             api::kMaxTextLength);
+  std::string_view raw = st.ok() ? std::string_view(buf_) : std::string_view();
+  e->reread_soon = raw.find_first_not_of('\0') == std::string_view::npos &&
+                   (stat.flags & kPfKthread) == 0 && stat.state != 'Z';
+  e->command = FormatCommand(raw, stat.comm, api::kMaxTextLength);
   // No cgroup file (kernel without cgroups) is not a sign that the process is gone.
   st = ReadAt(dirfd, dir, "cgroup", kMaxCgroupFileBytes, &buf_);
   e->cgroup = st.ok() ? ParseCgroup(buf_, api::kMaxTextLength) : "";
@@ -271,57 +336,79 @@ bool HostMonitor::ReadSlowFields(int dirfd, uint32_t pid, const std::string& com
   return true;
 }
 
+void HostMonitor::Erase(std::unordered_map<uint32_t, ProcEntry>::iterator it) {
+  if (it->second.files.open()) --open_processes_;
+  procs_.erase(it);
+}
+
 HostMonitor::ProcView HostMonitor::Inspect(uint32_t pid, int64_t now_ms, int* refreshes_left) {
   if (pid == 0) return {};
   std::string dir = proc_root_ + "/" + std::to_string(pid);
-  // One directory handle for all reads: if the pid is reused meanwhile, openat fails
-  // instead of reading the new process.
-  Fd dirfd(::open(dir.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC));
-  if (dirfd.get() < 0) return {};
-  if (!ReadAt(dirfd.get(), dir, "stat", kMaxSmallFileBytes, &buf_).ok()) return {};
-  auto stat = ParsePidStat(buf_);
-  if (!stat.ok()) {
-    ROTA_LOG(DEBUG) << dir << "/stat: " << stat.status().message();
-    return {};
-  }
-  if (!ReadAt(dirfd.get(), dir, "statm", kMaxSmallFileBytes, &buf_).ok()) return {};
-  auto pages = ParseStatmResidentPages(buf_);
-  if (!pages.ok()) {
-    ROTA_LOG(DEBUG) << dir << "/statm: " << pages.status().message();
-    return {};
-  }
-
+  std::optional<Counters> counters;
   auto it = procs_.find(pid);
-  if (it != procs_.end() && it->second.start_ticks != stat->start_ticks) {
-    procs_.erase(it);  // the pid now belongs to another process
-    it = procs_.end();
-  }
-  bool fresh = it == procs_.end();
-  if (fresh) {
-    ProcEntry e;
-    e.start_ticks = stat->start_ticks;
-    if (std::optional<int64_t> btime = BootTimeS()) {
-      e.start_time_ms = *btime * 1000 + static_cast<int64_t>(stat->start_ticks * 1000 /
-                                                            static_cast<uint64_t>(ticks_per_s_));
+  // Fast path: the descriptors kept open for this process.
+  if (it != procs_.end() && it->second.files.open()) {
+    auto c = ReadCounters(it->second.files, dir);
+    if (c.ok() && c->stat.start_ticks == it->second.start_ticks) {
+      counters = std::move(c).value();
+    } else {
+      // That process is gone (ESRCH); the pid may already belong to a new one.
+      Erase(it);
+      it = procs_.end();
     }
-    if (!ReadSlowFields(dirfd.get(), pid, stat->comm, now_ms, &e)) return {};
-    it = procs_.emplace(pid, std::move(e)).first;
-  } else if (now_ms - it->second.read_ms >= kRefreshMs && *refreshes_left > 0) {
-    --*refreshes_left;
-    if (!ReadSlowFields(dirfd.get(), pid, stat->comm, now_ms, &it->second)) {
-      procs_.erase(it);
+  }
+  bool refresh = it != procs_.end() && *refreshes_left > 0 &&
+                 (it->second.reread_soon || now_ms - it->second.read_ms >= kRefreshMs);
+  if (!counters || refresh) {
+    // One directory handle for all reads: if the pid is reused meanwhile, openat fails
+    // instead of reading the new process.
+    Fd dirfd(::open(dir.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC));
+    PidFiles files;
+    if (dirfd.get() >= 0) {
+      files.stat = ::openat(dirfd.get(), "stat", O_RDONLY | O_CLOEXEC);
+      files.statm = ::openat(dirfd.get(), "statm", O_RDONLY | O_CLOEXEC);
+    }
+    auto c = files.open() ? ReadCounters(files, dir) : Result<Counters>(Status::NotFound(dir));
+    if (!c.ok()) {
+      ROTA_LOG(DEBUG) << "process " << pid << " looks gone: " << c.status().message();
+      if (it != procs_.end()) Erase(it);
       return {};
     }
+    if (it != procs_.end() && it->second.start_ticks != c->stat.start_ticks) {
+      Erase(it);  // the pid now belongs to another process
+      it = procs_.end();
+    }
+    if (it == procs_.end()) {
+      ProcEntry e;
+      e.start_ticks = c->stat.start_ticks;
+      if (std::optional<int64_t> btime = BootTimeS()) {
+        e.start_time_ms = *btime * 1000 + static_cast<int64_t>(c->stat.start_ticks * 1000 /
+                                                               static_cast<uint64_t>(ticks_per_s_));
+      }
+      if (!ReadSlowFields(dirfd.get(), dir, c->stat, now_ms, &e)) return {};
+      it = procs_.emplace(pid, std::move(e)).first;
+    } else if (refresh) {
+      --*refreshes_left;
+      if (!ReadSlowFields(dirfd.get(), dir, c->stat, now_ms, &it->second)) {
+        Erase(it);
+        return {};
+      }
+    }
+    if (!it->second.files.open() && open_processes_ < max_open_processes_) {
+      it->second.files = std::move(files);
+      ++open_processes_;
+    }
+    counters = std::move(c).value();
   }
 
   ProcEntry& e = it->second;
   ProcView v;
   v.alive = true;
   v.entry = &e;
-  v.rss_bytes = *pages * static_cast<uint64_t>(page_size_);
-  uint64_t ticks = stat->utime_ticks + stat->stime_ticks;
-  if (fresh || now_ms > e.seen_ms) {
-    if (!fresh) {
+  v.rss_bytes = counters->rss_pages * static_cast<uint64_t>(page_size_);
+  uint64_t ticks = counters->stat.utime_ticks + counters->stat.stime_ticks;
+  if (!e.cpu_baseline || now_ms > e.seen_ms) {
+    if (e.cpu_baseline) {
       uint64_t delta = ticks > e.cpu_ticks ? ticks - e.cpu_ticks : 0;
       double cpu_s = static_cast<double>(delta) / static_cast<double>(ticks_per_s_);
       double wall_s = static_cast<double>(now_ms - e.seen_ms) / 1000.0;
@@ -329,6 +416,7 @@ HostMonitor::ProcView HostMonitor::Inspect(uint32_t pid, int64_t now_ms, int* re
     }
     e.cpu_ticks = ticks;
     e.seen_ms = now_ms;
+    e.cpu_baseline = true;
   }
   e.generation = generation_;
   return v;
@@ -364,7 +452,11 @@ void HostMonitor::Describe(std::span<api::GpuProcess* const> processes) {
     p->rss_bytes = v.rss_bytes;
     p->cgroup = e.cgroup;
   }
-  std::erase_if(procs_, [&](const auto& kv) { return kv.second.generation != generation_; });
+  for (auto it = procs_.begin(); it != procs_.end();) {
+    auto next = std::next(it);
+    if (it->second.generation != generation_) Erase(it);
+    it = next;
+  }
 }
 
 void HostMonitor::Describe(std::vector<api::GpuSample>& gpus) {

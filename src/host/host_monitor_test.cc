@@ -1,11 +1,6 @@
 #include "host/host_monitor.h"
 
 #include <gtest/gtest.h>
-#include <pwd.h>
-#include <signal.h>
-#include <spawn.h>
-#include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 
 #include <cstdlib>
@@ -15,8 +10,6 @@
 #include <vector>
 
 #include "common/clock.h"
-
-extern char** environ;
 
 namespace rota::host {
 namespace {
@@ -49,15 +42,22 @@ class FakeProc {
     ASSERT_TRUE(out.good()) << p;
   }
   void Remove(const std::string& rel) { fs::remove_all(fs::path(root_) / rel); }
+  // A process exits: descriptors the monitor holds on a real /proc/<pid>/stat then fail
+  // with ESRCH; here they read the emptied files. Then the directory goes away.
+  void Kill(uint32_t pid) {
+    Write(std::to_string(pid) + "/stat", "");
+    Write(std::to_string(pid) + "/statm", "");
+    Remove(std::to_string(pid));
+  }
 
  private:
   std::string root_;
 };
 
 std::string StatLine(uint32_t pid, const std::string& comm, uint64_t utime, uint64_t stime,
-                     uint64_t start) {
-  return std::to_string(pid) + " (" + comm + ") S 1 4242 4242 0 -1 4194304 100 0 0 0 " +
-         std::to_string(utime) + " " + std::to_string(stime) + " 0 0 20 0 1 0 " +
+                     uint64_t start, uint64_t flags = 4194304) {
+  return std::to_string(pid) + " (" + comm + ") S 1 4242 4242 0 -1 " + std::to_string(flags) +
+         " 100 0 0 0 " + std::to_string(utime) + " " + std::to_string(stime) + " 0 0 20 0 1 0 " +
          std::to_string(start) +
          " 3133440 388 18446744073709551615 1 2 3 0 0 0 0 0 0 0 0 0 17 1 0 0 0 0 0 4 5 6 7 8 "
          "9 10 0\n";
@@ -73,14 +73,17 @@ struct FakePid {
   uint32_t pid = 4242;
   std::string comm = "python3";
   uint64_t utime = 100, stime = 50, start = 12345;
+  uint64_t flags = 4194304;  // PF_RANDOMIZE, as for most user processes
   std::string status = "Name:\tpython3\nUmask:\t0022\nState:\tS (sleeping)\nUid:\t0\t0\t0\t0\n";
-  std::string cmdline = "python3\0train.py\0--lr\0" "0.1\0"s;
+  std::string cmdline =
+      "python3\0train.py\0--lr\0"
+      "0.1\0"s;
   std::string statm = "1000 250 100 10 0 200 0\n";
   std::string cgroup = "0::/user.slice/user-0.slice/session-1.scope\n";
 
   void WriteTo(FakeProc& proc) const {
     std::string dir = std::to_string(pid) + "/";
-    proc.Write(dir + "stat", StatLine(pid, comm, utime, stime, start));
+    proc.Write(dir + "stat", StatLine(pid, comm, utime, stime, start, flags));
     proc.Write(dir + "status", status);
     proc.Write(dir + "cmdline", cmdline);
     proc.Write(dir + "statm", statm);
@@ -222,7 +225,18 @@ TEST(HostMonitorSampleTest, BadFilesGiveErrorsNamingTheFile) {
 // ---------------------------------------------------------------------------------------
 // Describe() on a fake /proc.
 
-TEST(HostMonitorDescribeTest, FillsEveryFieldFromFakeProc) {
+// Runs with stat/statm descriptors kept open across calls (the default) and with them
+// reopened on every call (more processes than the descriptor budget).
+class DescribeModeTest : public ::testing::TestWithParam<bool> {
+ protected:
+  void Configure(HostMonitor& mon) {
+    if (!GetParam()) mon.set_max_open_processes(0);
+  }
+};
+INSTANTIATE_TEST_SUITE_P(KeepOpen, DescribeModeTest, ::testing::Values(true, false),
+                         [](const auto& info) { return info.param ? "KeepOpen" : "Reopen"; });
+
+TEST_P(DescribeModeTest, FillsEveryFieldFromFakeProc) {
   FakeProc proc;
   WriteHostFiles(proc, "cpu  1 0 1 8\n");
   FakePid fp;
@@ -230,6 +244,7 @@ TEST(HostMonitorDescribeTest, FillsEveryFieldFromFakeProc) {
   fp.WriteTo(proc);
   FakeClock clock;
   HostMonitor mon(proc.root(), clock);
+  Configure(mon);
 
   api::GpuProcess p;
   p.pid = fp.pid;
@@ -261,12 +276,37 @@ TEST(HostMonitorDescribeTest, FillsEveryFieldFromFakeProc) {
   EXPECT_EQ(p.command, "python3 train.py --lr 0.1");
 }
 
+TEST_P(DescribeModeTest, EmptyCommandLineOfAUserProcessIsReadAgain) {
+  // A process caught mid-exec has its new comm but no argv yet.
+  FakeProc proc;
+  WriteHostFiles(proc, "cpu  1 0 1 8\n");
+  FakePid fp;
+  fp.comm = "sleep";
+  fp.cmdline = "";
+  fp.WriteTo(proc);
+  FakeClock clock;
+  HostMonitor mon(proc.root(), clock);
+  Configure(mon);
+  api::GpuProcess p;
+  p.pid = fp.pid;
+  std::vector<api::GpuProcess*> ps = {&p};
+  mon.Describe(ps);
+  EXPECT_EQ(p.command, "[sleep]");
+  fp.cmdline =
+      "sleep\0"
+      "30\0"s;
+  fp.WriteTo(proc);
+  mon.Describe(ps);  // no time passed: read again anyway
+  EXPECT_EQ(p.command, "sleep 30");
+}
+
 TEST(HostMonitorDescribeTest, KernelThreadAndUnknownUser) {
   FakeProc proc;
   WriteHostFiles(proc, "cpu  1 0 1 8\n");
   FakePid fp;
   fp.comm = "kworker/0:1";
   fp.cmdline = "";
+  fp.flags = kPfKthread;
   fp.status = "Name:\tkworker/0:1\nUid:\t3999999999\t0\t0\t0\n";
   fp.WriteTo(proc);
   HostMonitor mon(proc.root());
@@ -277,6 +317,11 @@ TEST(HostMonitorDescribeTest, KernelThreadAndUnknownUser) {
   EXPECT_EQ(p.command, "[kworker/0:1]");
   EXPECT_EQ(p.uid, 3999999999u);
   EXPECT_EQ(p.user, "");
+  // A kernel thread's empty command line is final: not read again before kRefreshMs.
+  fp.cmdline = "not\0read\0"s;
+  fp.WriteTo(proc);
+  mon.Describe(ps);
+  EXPECT_EQ(p.command, "[kworker/0:1]");
 }
 
 TEST(HostMonitorDescribeTest, CgroupVersions) {
@@ -309,13 +354,14 @@ TEST(HostMonitorDescribeTest, CgroupVersions) {
   }
 }
 
-TEST(HostMonitorDescribeTest, CachesSlowFieldsAndRefreshesThem) {
+TEST_P(DescribeModeTest, CachesSlowFieldsAndRefreshesThem) {
   FakeProc proc;
   WriteHostFiles(proc, "cpu  1 0 1 8\n");
   FakePid fp;
   fp.WriteTo(proc);
   FakeClock clock;
   HostMonitor mon(proc.root(), clock);
+  Configure(mon);
   api::GpuProcess p;
   p.pid = fp.pid;
   std::vector<api::GpuProcess*> ps = {&p};
@@ -338,13 +384,14 @@ TEST(HostMonitorDescribeTest, CachesSlowFieldsAndRefreshesThem) {
   EXPECT_EQ(p.cgroup, "/moved");
 }
 
-TEST(HostMonitorDescribeTest, PidReuseIsANewProcess) {
+TEST_P(DescribeModeTest, PidReuseIsANewProcess) {
   FakeProc proc;
   WriteHostFiles(proc, "cpu  1 0 1 8\n");
   FakePid fp;
   fp.WriteTo(proc);
   FakeClock clock;
   HostMonitor mon(proc.root(), clock);
+  Configure(mon);
   api::GpuProcess p;
   p.pid = fp.pid;
   std::vector<api::GpuProcess*> ps = {&p};
@@ -361,13 +408,14 @@ TEST(HostMonitorDescribeTest, PidReuseIsANewProcess) {
   EXPECT_EQ(p.start_time_ms, kBtime * 1000 + static_cast<int64_t>(99999 * 1000 / kTicks));
 }
 
-TEST(HostMonitorDescribeTest, SamePidOnSeveralGpusGetsTheSameValues) {
+TEST_P(DescribeModeTest, SamePidOnSeveralGpusGetsTheSameValues) {
   FakeProc proc;
   WriteHostFiles(proc, "cpu  1 0 1 8\n");
   FakePid fp;
   fp.WriteTo(proc);
   FakeClock clock;
   HostMonitor mon(proc.root(), clock);
+  Configure(mon);
   std::vector<api::GpuSample> gpus(2);
   gpus[0].processes.resize(1);
   gpus[1].processes.resize(1);
@@ -385,7 +433,7 @@ TEST(HostMonitorDescribeTest, SamePidOnSeveralGpusGetsTheSameValues) {
   }
 }
 
-TEST(HostMonitorDescribeTest, GoneProcessesAreUnsetAndForgotten) {
+TEST_P(DescribeModeTest, GoneProcessesAreUnsetAndForgotten) {
   FakeProc proc;
   WriteHostFiles(proc, "cpu  1 0 1 8\n");
   FakePid a, b;
@@ -393,6 +441,7 @@ TEST(HostMonitorDescribeTest, GoneProcessesAreUnsetAndForgotten) {
   a.WriteTo(proc);
   b.WriteTo(proc);
   HostMonitor mon(proc.root());
+  Configure(mon);
   api::GpuProcess pa, pb, never;
   pa.pid = a.pid;
   pb.pid = b.pid;
@@ -404,7 +453,7 @@ TEST(HostMonitorDescribeTest, GoneProcessesAreUnsetAndForgotten) {
   EXPECT_TRUE(HostFieldsUnset(never));
   EXPECT_EQ(mon.cached_processes(), 2u);
 
-  proc.Remove("5000");
+  proc.Kill(5000);
   pb.command = "stale";
   mon.Describe(ps);
   EXPECT_TRUE(HostFieldsUnset(pb));
@@ -420,7 +469,7 @@ TEST(HostMonitorDescribeTest, GoneProcessesAreUnsetAndForgotten) {
 // process vanished between reads) -- all: process treated as gone; status without Uid
 // (uid unset, rest filled); empty cmdline ("[comm]"); cgroup missing (kernel without
 // cgroups) or garbage ("").
-TEST(HostMonitorDescribeTest, BadPidFiles) {
+TEST_P(DescribeModeTest, BadPidFiles) {
   struct Case {
     const char* name;
     const char* file;
@@ -453,6 +502,7 @@ TEST(HostMonitorDescribeTest, BadPidFiles) {
       proc.Remove(path);
     }
     HostMonitor mon(proc.root());
+    Configure(mon);
     api::GpuProcess p;
     p.pid = fp.pid;
     std::vector<api::GpuProcess*> ps = {&p};
@@ -470,8 +520,8 @@ TEST(HostMonitorDescribeTest, BadPidFiles) {
     } else {
       EXPECT_EQ(p.uid, 0u) << c.name;
     }
-    EXPECT_EQ(p.command, std::string(c.file) == "cmdline" ? "[python3]"
-                                                          : "python3 train.py --lr 0.1")
+    EXPECT_EQ(p.command,
+              std::string(c.file) == "cmdline" ? "[python3]" : "python3 train.py --lr 0.1")
         << c.name;
     if (std::string(c.file) == "cgroup") {
       EXPECT_EQ(p.cgroup, "") << c.name;
@@ -520,17 +570,6 @@ TEST(StaticInfoTest, BadFakeProc) {
   EXPECT_NE(info.status().message().find(proc.root() + "/stat"), std::string::npos);
 }
 
-TEST(StaticInfoTest, RealMachine) {
-  auto info = ReadStaticInfo();
-  ASSERT_TRUE(info.ok()) << info.status().ToString();
-  EXPECT_FALSE(info->hostname.empty());
-  EXPECT_GE(info->cpus, 1u);
-  EXPECT_EQ(info->cpus, static_cast<uint32_t>(::sysconf(_SC_NPROCESSORS_ONLN)));
-  EXPECT_GT(info->memory_bytes, 0u);
-  EXPECT_FALSE(info->addresses.empty());  // at least loopback
-  for (const std::string& a : info->addresses) EXPECT_FALSE(a.empty());
-}
-
 TEST(SelectAddressesTest, Table) {
   struct Case {
     const char* name;
@@ -558,171 +597,12 @@ TEST(SelectAddressesTest, Table) {
       {"only loopback",
        {{"lo", false, "127.0.0.1", true, false, true}, {"lo", true, "::1", true, false, true}},
        {"127.0.0.1", "::1"}},
-      {"duplicates", {{"a", false, "10.0.0.1", false, false, true},
-                      {"b", false, "10.0.0.1", false, false, true}},
+      {"duplicates",
+       {{"a", false, "10.0.0.1", false, false, true}, {"b", false, "10.0.0.1", false, false, true}},
        {"10.0.0.1"}},
       {"nothing", {}, {}},
   };
   for (const Case& c : cases) EXPECT_EQ(SelectAddresses(c.in), c.want) << c.name;
-}
-
-// ---------------------------------------------------------------------------------------
-// Real /proc.
-
-// A spawned child, killed and reaped when the object goes away.
-class Child {
- public:
-  explicit Child(std::vector<std::string> argv) {
-    std::vector<char*> args;
-    for (std::string& a : argv) args.push_back(a.data());
-    args.push_back(nullptr);
-    if (::posix_spawnp(&pid_, args[0], nullptr, nullptr, args.data(), environ) != 0) pid_ = 0;
-  }
-  ~Child() { Reap(true); }
-  pid_t pid() const { return pid_; }
-  void Reap(bool kill) {
-    if (pid_ <= 0) return;
-    if (kill) ::kill(pid_, SIGKILL);
-    ::waitpid(pid_, nullptr, 0);
-    pid_ = -pid_;  // remember it, for "exited" checks
-  }
-  pid_t exited_pid() const { return -pid_; }
-
- private:
-  pid_t pid_ = 0;
-};
-
-std::string UserName(uid_t uid) {
-  struct passwd* pw = ::getpwuid(uid);
-  return pw ? pw->pw_name : "";
-}
-
-TEST(HostMonitorRealProcTest, DescribesSelfAndASleepChild) {
-  Child sleeper({"sleep", "30"});
-  ASSERT_GT(sleeper.pid(), 0) << "cannot spawn sleep";
-  HostMonitor mon;
-  api::GpuProcess self, child;
-  self.pid = static_cast<uint32_t>(::getpid());
-  child.pid = static_cast<uint32_t>(sleeper.pid());
-  std::vector<api::GpuProcess*> ps = {&self, &child};
-  mon.Describe(ps);
-  int64_t now = RealClock::Get().NowMs();
-
-  EXPECT_EQ(self.uid, static_cast<uint32_t>(::getuid()));
-  EXPECT_EQ(self.user, UserName(::getuid()));
-  EXPECT_NE(self.command.find("host_test"), std::string::npos) << self.command;
-  ASSERT_TRUE(self.start_time_ms.has_value());
-  EXPECT_LE(*self.start_time_ms, now + 2000);
-  EXPECT_GE(*self.start_time_ms, now - 3600 * 1000);
-  ASSERT_TRUE(self.rss_bytes.has_value());
-  EXPECT_GT(*self.rss_bytes, 0u);
-
-  EXPECT_EQ(child.uid, static_cast<uint32_t>(::getuid()));
-  EXPECT_EQ(child.user, UserName(::getuid()));
-  EXPECT_EQ(child.command, "sleep 30");
-  ASSERT_TRUE(child.start_time_ms.has_value());
-  // btime is rounded to seconds and start ticks to 1/CLK_TCK: a few seconds of slack.
-  EXPECT_NEAR(static_cast<double>(*child.start_time_ms), static_cast<double>(now), 3000);
-  ASSERT_TRUE(child.rss_bytes.has_value());
-  EXPECT_GT(*child.rss_bytes, 0u);
-  EXPECT_EQ(child.cgroup, self.cgroup);  // inherited
-  EXPECT_FALSE(child.cpu_percent.has_value());
-
-  sleeper.Reap(/*kill=*/true);
-  child.pid = static_cast<uint32_t>(sleeper.exited_pid());
-  mon.Describe(ps);
-  EXPECT_TRUE(HostFieldsUnset(child)) << child.command;
-  EXPECT_EQ(self.user, UserName(::getuid()));
-}
-
-TEST(HostMonitorRealProcTest, ExitedPidIsUnset) {
-  Child done({"true"});
-  ASSERT_GT(done.pid(), 0);
-  done.Reap(/*kill=*/false);
-  HostMonitor mon;
-  api::GpuProcess p;
-  p.pid = static_cast<uint32_t>(done.exited_pid());
-  std::vector<api::GpuProcess*> ps = {&p};
-  mon.Describe(ps);
-  EXPECT_TRUE(HostFieldsUnset(p)) << p.command;
-  EXPECT_EQ(mon.cached_processes(), 0u);
-}
-
-TEST(HostMonitorRealProcTest, CpuPercentOfABusyProcess) {
-  HostMonitor mon;
-  api::GpuProcess self;
-  self.pid = static_cast<uint32_t>(::getpid());
-  std::vector<api::GpuProcess*> ps = {&self};
-  mon.Describe(ps);
-  // Burn ~300 ms of CPU (busy, not sleeping), then look again.
-  timespec start{};
-  ::clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &start);
-  volatile uint64_t x = 0;
-  while (true) {
-    for (int i = 0; i < 100000; ++i) x = x + static_cast<uint64_t>(i);
-    timespec t{};
-    ::clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
-    if ((t.tv_sec - start.tv_sec) * 1000 + (t.tv_nsec - start.tv_nsec) / 1000000 >= 300) break;
-  }
-  mon.Describe(ps);
-  ASSERT_TRUE(self.cpu_percent.has_value());
-  EXPECT_GT(*self.cpu_percent, 0);
-  EXPECT_LE(*self.cpu_percent, 100.0 * ::sysconf(_SC_NPROCESSORS_ONLN) + 10);
-}
-
-TEST(HostMonitorRealProcTest, RealSample) {
-  HostMonitor mon;
-  auto s = mon.Sample();
-  ASSERT_TRUE(s.ok()) << s.status().ToString();
-  EXPECT_EQ(s->per_core_percent.size(), static_cast<size_t>(::sysconf(_SC_NPROCESSORS_ONLN)));
-  EXPECT_GT(s->mem_total_bytes, 0u);
-  EXPECT_LE(s->mem_available_bytes, s->mem_total_bytes);
-  for (double pct : s->per_core_percent) {
-    EXPECT_GE(pct, 0);
-    EXPECT_LE(pct, 100);
-  }
-  s = mon.Sample();
-  ASSERT_TRUE(s.ok());
-  EXPECT_GE(s->cpu_percent, 0);
-  EXPECT_LE(s->cpu_percent, 100);
-}
-
-double CpuMs() {
-  timespec t{};
-  ::clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
-  return static_cast<double>(t.tv_sec) * 1e3 + static_cast<double>(t.tv_nsec) / 1e6;
-}
-
-// The agent's budget is ~2 ms of CPU per sample with 200 GPU processes. The assertion is
-// loose (shared CI machines); the measured numbers are printed.
-TEST(HostMonitorRealProcTest, CostWithTwoHundredProcesses) {
-  constexpr int kProcs = 200;
-  std::vector<std::unique_ptr<Child>> children;
-  for (int i = 0; i < kProcs; ++i) {
-    children.push_back(std::make_unique<Child>(std::vector<std::string>{"sleep", "60"}));
-    ASSERT_GT(children.back()->pid(), 0);
-  }
-  std::vector<api::GpuProcess> procs(kProcs);
-  std::vector<api::GpuProcess*> ps;
-  for (int i = 0; i < kProcs; ++i) {
-    procs[i].pid = static_cast<uint32_t>(children[i]->pid());
-    ps.push_back(&procs[i]);
-  }
-  HostMonitor mon;
-  double t0 = CpuMs();
-  mon.Describe(ps);  // cold: reads status, cmdline, cgroup too
-  double cold = CpuMs() - t0;
-  constexpr int kRounds = 20;
-  t0 = CpuMs();
-  for (int r = 0; r < kRounds; ++r) mon.Describe(ps);
-  double warm = (CpuMs() - t0) / kRounds;
-  t0 = CpuMs();
-  for (int r = 0; r < kRounds; ++r) ASSERT_TRUE(mon.Sample().ok());
-  double sample = (CpuMs() - t0) / kRounds;
-  std::printf("Describe(200): cold %.2f ms, warm %.2f ms CPU; Sample(): %.3f ms CPU\n", cold,
-              warm, sample);
-  for (const api::GpuProcess& p : procs) EXPECT_EQ(p.command, "sleep 60");
-  EXPECT_LT(warm + sample, 20.0);
 }
 
 }  // namespace

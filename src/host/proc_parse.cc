@@ -47,8 +47,8 @@ void ForEachLine(std::string_view text, Fn fn) {
 
 Result<CpuTimes> ParseCpuLine(std::string_view name, std::string_view rest) {
   CpuTimes t;
-  uint64_t* fields[] = {&t.user, &t.nice,  &t.system,  &t.idle,
-                        &t.iowait, &t.irq, &t.softirq, &t.steal};
+  uint64_t* fields[] = {&t.user,   &t.nice, &t.system,  &t.idle,
+                        &t.iowait, &t.irq,  &t.softirq, &t.steal};
   size_t n = 0;
   for (uint64_t* f : fields) {
     std::string_view tok = NextToken(&rest);
@@ -166,11 +166,16 @@ Result<MemInfo> ParseMeminfo(std::string_view text) {
     if (colon == std::string_view::npos) return;
     std::string_view key = line.substr(0, colon);
     std::optional<uint64_t>* slot = nullptr;
-    if (key == "MemTotal") slot = &total;
-    else if (key == "MemAvailable") slot = &available;
-    else if (key == "MemFree") slot = &free;
-    else if (key == "Buffers") slot = &buffers;
-    else if (key == "Cached") slot = &cached;
+    if (key == "MemTotal")
+      slot = &total;
+    else if (key == "MemAvailable")
+      slot = &available;
+    else if (key == "MemFree")
+      slot = &free;
+    else if (key == "Buffers")
+      slot = &buffers;
+    else if (key == "Cached")
+      slot = &cached;
     if (slot == nullptr) return;
     std::string_view rest = line.substr(colon + 1);
     std::string_view num = NextToken(&rest);
@@ -235,8 +240,8 @@ Result<PidStat> ParsePidStat(std::string_view text) {
   for (int field = kFirstField; field <= kStart; ++field) {
     std::string_view tok = NextToken(&rest);
     if (tok.empty()) {
-      return Status::InvalidArgument("truncated: " + std::to_string(field - 1) +
-                                     " fields, need " + std::to_string(kStart));
+      return Status::InvalidArgument("truncated: " + std::to_string(field - 1) + " fields, need " +
+                                     std::to_string(kStart));
     }
     uint64_t* dest = nullptr;
     if (field == kFirstField) {

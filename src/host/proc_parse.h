@@ -17,14 +17,13 @@ namespace rota::host {
 // CPU time counters of one "cpu" line of /proc/stat, in clock ticks. guest and
 // guest_nice are left out: the kernel already counts them in user and nice.
 struct CpuTimes {
-  uint64_t user = 0, nice = 0, system = 0, idle = 0, iowait = 0, irq = 0, softirq = 0,
-           steal = 0;
+  uint64_t user = 0, nice = 0, system = 0, idle = 0, iowait = 0, irq = 0, softirq = 0, steal = 0;
 };
 
 struct ProcStat {
-  CpuTimes total;                                   // the "cpu " line
+  CpuTimes total;                                    // the "cpu " line
   std::vector<std::pair<uint32_t, CpuTimes>> cores;  // "cpuN" lines, in file order
-  std::optional<int64_t> btime_s;                   // boot time, Unix seconds
+  std::optional<int64_t> btime_s;                    // boot time, Unix seconds
 };
 
 // Parses /proc/stat. REQUIRES a "cpu " line with at least user, nice, system, idle.
@@ -76,8 +75,7 @@ Result<uint64_t> ParseStatmResidentPages(std::string_view text);
 // The command line from raw /proc/<pid>/cmdline bytes: NUL separators become spaces,
 // trailing NULs are dropped. Empty raw text (kernel threads, zombies) gives "[comm]".
 // The result is valid UTF-8 of at most max_bytes (see SanitizeText).
-std::string FormatCommand(std::string_view raw_cmdline, std::string_view comm,
-                          size_t max_bytes);
+std::string FormatCommand(std::string_view raw_cmdline, std::string_view comm, size_t max_bytes);
 
 // The cgroup path from /proc/<pid>/cgroup: the v2 line "0::/path" if its path is not
 // "/", else the first non-"/" path of the v1 "memory", "cpu" and "name=systemd"

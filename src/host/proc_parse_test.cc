@@ -12,8 +12,8 @@ using namespace std::string_literals;  // "a\0b"s keeps the NUL
 
 // A /proc/<pid>/stat line with the given comm and counters; other fields are plausible.
 std::string StatLine(const std::string& comm, uint64_t utime, uint64_t stime, uint64_t start) {
-  return "4242 (" + comm + ") S 1 4242 4242 0 -1 4194304 100 0 0 0 " + std::to_string(utime) +
-         " " + std::to_string(stime) + " 0 0 20 0 1 0 " + std::to_string(start) +
+  return "4242 (" + comm + ") S 1 4242 4242 0 -1 4194304 100 0 0 0 " + std::to_string(utime) + " " +
+         std::to_string(stime) + " 0 0 20 0 1 0 " + std::to_string(start) +
          " 3133440 388 18446744073709551615 1 2 3 0 0 0 0 0 0 0 0 0 17 1 0 0 0 0 0 4 5 6 7 8 9 "
          "10 0\n";
 }
@@ -94,7 +94,9 @@ TEST(CpuBusyPercentTest, Table) {
       {"iowait is idle", {}, {50, 0, 0, 25, 25, 0, 0, 0}, 50},
       {"delta", {100, 0, 100, 800, 0, 0, 0, 0}, {160, 0, 120, 810, 10, 0, 0, 0}, 80},
       {"no time passed", {1, 2, 3, 4, 5, 6, 7, 8}, {1, 2, 3, 4, 5, 6, 7, 8}, 0},
-      {"all counters backwards", {100, 100, 100, 100, 100, 100, 100, 100}, {1, 1, 1, 1, 1, 1, 1, 1},
+      {"all counters backwards",
+       {100, 100, 100, 100, 100, 100, 100, 100},
+       {1, 1, 1, 1, 1, 1, 1, 1},
        0},
       {"iowait backwards only", {100, 0, 0, 100, 50, 0, 0, 0}, {150, 0, 0, 150, 40, 0, 0, 0}, 50},
       {"idle backwards only", {100, 0, 0, 100, 0, 0, 0, 0}, {150, 0, 0, 90, 0, 0, 0, 0}, 100},
@@ -117,8 +119,7 @@ TEST(ParseMeminfoTest, ReadsTotalAndAvailable) {
 }
 
 TEST(ParseMeminfoTest, FallsBackWithoutMemAvailable) {
-  auto r = ParseMeminfo(
-      "MemTotal: 1000 kB\nMemFree: 100 kB\nBuffers: 20 kB\nCached: 300 kB\n");
+  auto r = ParseMeminfo("MemTotal: 1000 kB\nMemFree: 100 kB\nBuffers: 20 kB\nCached: 300 kB\n");
   ASSERT_TRUE(r.ok()) << r.status().ToString();
   EXPECT_EQ(r->available_bytes, 420u * 1024);
 }
@@ -179,6 +180,7 @@ TEST(ParsePidStatTest, CommWithSpacesAndParens) {
     ASSERT_TRUE(r.ok()) << "comm \"" << comm << "\": " << r.status().ToString();
     EXPECT_EQ(r->comm, comm);
     EXPECT_EQ(r->state, 'S');
+    EXPECT_EQ(r->flags, 4194304u);
     EXPECT_EQ(r->utime_ticks, 11u);
     EXPECT_EQ(r->stime_ticks, 22u);
     EXPECT_EQ(r->start_ticks, 12345u);
@@ -257,12 +259,21 @@ TEST(FormatCommandTest, Table) {
     std::string want;
   };
   const std::vector<Case> cases = {
-      {"args", "python3\0train.py\0--lr\0" "0.1\0"s, "python3", 4096, "python3 train.py --lr 0.1"},
-      {"no trailing nul", "sleep\0" "30"s, "sleep", 4096, "sleep 30"},
+      {"args",
+       "python3\0train.py\0--lr\0"
+       "0.1\0"s,
+       "python3", 4096, "python3 train.py --lr 0.1"},
+      {"no trailing nul",
+       "sleep\0"
+       "30"s,
+       "sleep", 4096, "sleep 30"},
       {"empty arg kept", "a\0\0b\0"s, "a", 4096, "a  b"},
       {"kernel thread", "", "kworker/0:1", 4096, "[kworker/0:1]"},
       {"only nuls", "\0\0"s, "zombie", 4096, "[zombie]"},
-      {"invalid utf8", "a\xff" "b\0"s, "a", 4096, "a?b"},
+      {"invalid utf8",
+       "a\xff"
+       "b\0"s,
+       "a", 4096, "a?b"},
       {"control chars", "echo\0a\nb\0"s, "echo", 4096, "echo a?b"},
       {"utf8 kept", "caf\xc3\xa9\0"s, "x", 4096, "caf\xc3\xa9"},
       {"cap", std::string(5000, 'a'), "a", 4096, std::string(4096, 'a')},
@@ -291,8 +302,8 @@ TEST(ParseCgroupTest, Table) {
        "/c"},
       {"v1 only, systemd", "4:memory:/\n3:cpuacct,cpu:/\n1:name=systemd:/user.slice/x\n",
        "/user.slice/x"},
-      {"hybrid, v2 path wins",
-       "4:memory:/m\n1:name=systemd:/user.slice/x\n0::/user.slice/x\n", "/user.slice/x"},
+      {"hybrid, v2 path wins", "4:memory:/m\n1:name=systemd:/user.slice/x\n0::/user.slice/x\n",
+       "/user.slice/x"},
       {"hybrid, v2 root falls back to v1",
        "9:name=systemd:/\n4:memory:/process_api/abc\n1:cpu:/\n0::/\n", "/process_api/abc"},
       {"all root", "4:memory:/\n1:name=systemd:/\n0::/\n", ""},

@@ -65,7 +65,9 @@ int HttpStatusFor(StatusCode code) {
 
 StatusCode StatusCodeForHttp(int s) {
   if (s >= 200 && s < 300) return StatusCode::kOk;
+  if (s < 400) return StatusCode::kUnavailable;  // 1xx, 3xx: not what a caller can use
   switch (s) {
+    case 408: return StatusCode::kUnavailable;
     case 400: return StatusCode::kInvalidArgument;
     case 401: return StatusCode::kUnauthenticated;
     case 403: return StatusCode::kPermissionDenied;
@@ -80,6 +82,35 @@ StatusCode StatusCodeForHttp(int s) {
   }
   if (s >= 500) return StatusCode::kUnavailable;
   return StatusCode::kInvalidArgument;
+}
+
+Status MakeStatus(StatusCode code, std::string m) {
+  switch (code) {
+    case StatusCode::kOk: return Status::Ok();
+    case StatusCode::kInvalidArgument: return Status::InvalidArgument(std::move(m));
+    case StatusCode::kNotFound: return Status::NotFound(std::move(m));
+    case StatusCode::kAlreadyExists: return Status::AlreadyExists(std::move(m));
+    case StatusCode::kConflict: return Status::Conflict(std::move(m));
+    case StatusCode::kUnauthenticated: return Status::Unauthenticated(std::move(m));
+    case StatusCode::kPermissionDenied: return Status::PermissionDenied(std::move(m));
+    case StatusCode::kResourceExhausted: return Status::ResourceExhausted(std::move(m));
+    case StatusCode::kUnavailable: return Status::Unavailable(std::move(m));
+    case StatusCode::kIoError: return Status::IoError(std::move(m));
+    case StatusCode::kUnimplemented: return Status::Unimplemented(std::move(m));
+    case StatusCode::kInternal: return Status::Internal(std::move(m));
+  }
+  return Status::Internal(std::move(m));
+}
+
+Status StatusFromHttp(int http_status, const std::string& context, const std::string& body) {
+  StatusCode code = StatusCodeForHttp(http_status);
+  if (code == StatusCode::kOk || http_status < 200) code = StatusCode::kUnavailable;
+  std::string message = context + ": HTTP " + std::to_string(http_status);
+  if (!body.empty()) {
+    message += ": " + body.substr(0, 512);
+    if (body.size() > 512) message += "...";
+  }
+  return MakeStatus(code, std::move(message));
 }
 
 std::string HttpErrorCode(int s) {

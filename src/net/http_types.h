@@ -50,9 +50,16 @@ using Handler = std::function<HttpResponse(const HttpRequest&)>;
 
 // The one mapping from rota::StatusCode to an HTTP status (kNotFound -> 404, ...).
 int HttpStatusFor(StatusCode code);
-// The one mapping back, used by clients: 404 -> kNotFound, 2xx -> kOk, 5xx -> kUnavailable
-// except 500 -> kInternal and 501 -> kUnimplemented.
+// The one mapping back, used by clients: 2xx -> kOk; 1xx, 3xx, 408 -> kUnavailable;
+// 400 -> kInvalidArgument, 401 -> kUnauthenticated, 403 -> kPermissionDenied, 404 -> kNotFound,
+// 409 -> kConflict, 413/429/431 -> kResourceExhausted, other 4xx -> kInvalidArgument;
+// 500 -> kInternal, 501 -> kUnimplemented, other 5xx -> kUnavailable.
 StatusCode StatusCodeForHttp(int http_status);
+// A Status with `code` and `message` (kOk -> OK).
+Status MakeStatus(StatusCode code, std::string message);
+// Status for an HTTP error answer: code from StatusCodeForHttp (2xx/3xx -> kUnavailable, as a
+// non-success was expected), message "<context>: HTTP <status>: <body cut to 512 bytes>".
+Status StatusFromHttp(int http_status, const std::string& context, const std::string& body);
 // Machine-readable error code for an HTTP status, as used in Error() bodies: the StatusCodeName
 // of StatusCodeForHttp(), except 405 -> "method_not_allowed", 408 -> "request_timeout",
 // 426 -> "upgrade_required", 431 -> "header_too_large", 413 -> "payload_too_large".

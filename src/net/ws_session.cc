@@ -185,8 +185,10 @@ class WsSession final : public Session, public std::enable_shared_from_this<WsSe
     closing_ = true;
     conn_->link().outbox().Close();
     if (reason.size() > 123) reason.resize(123);  // RFC 6455: the close payload is <= 125
-    ws_.async_close(websocket::close_reason(static_cast<uint16_t>(code), reason),
-                    [self = shared_from_this()](beast::error_code) { self->Finish(); });
+    websocket::close_reason why;
+    why.code = static_cast<uint16_t>(code);
+    why.reason = reason;
+    ws_.async_close(why, [self = shared_from_this()](beast::error_code) { self->Finish(); });
   }
 
   void Finish() {

@@ -125,12 +125,16 @@ Result<std::unique_ptr<Server>> Server::Start(const ServerConfig& config, Clock&
     return port.status().WithContext("cannot listen on " + config.listen_address + ":" +
                                      std::to_string(config.listen_port));
   }
-  Impl* raw = impl.get();
-  impl->background = std::thread([raw] { raw->BackgroundLoop(); });
-  impl->ready = true;
+  std::unique_ptr<Server> server(new Server(std::move(impl)));
+  // Lets scripts and tests that asked for port 0 find the server.
+  Status url_st = WriteFileAtomic(config.data_dir + "/server.url", server->url() + "\n", 0644);
+  if (!url_st.ok()) ROTA_LOG(WARNING) << "cannot write server.url: " << url_st.message();
+  Impl* raw = server->impl_.get();
+  raw->background = std::thread([raw] { raw->BackgroundLoop(); });
+  raw->ready = true;
   ROTA_LOG(INFO) << "rota server listening on " << config.listen_address << ":" << *port
                  << ", data in " << config.data_dir;
-  return std::unique_ptr<Server>(new Server(std::move(impl)));
+  return server;
 }
 
 Server::Server(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}

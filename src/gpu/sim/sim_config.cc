@@ -12,7 +12,7 @@ namespace {
 using Json = nlohmann::json;
 
 constexpr const char* kFieldNames[kFieldCount] = {
-    "memory", "utilization", "temperature", "power", "power_limit", "enforced_power_limit",
+    "memory", "utilization", "temperature", "power",     "power_limit", "enforced_power_limit",
     "energy", "clocks",      "fan",         "processes", "pci"};
 
 bool ValidNodeName(const std::string& s) {
@@ -44,9 +44,9 @@ bool ParseGpu(const Json& j, const std::string& where, GpuConfig* g, std::string
     *error = where + ": must be an object";
     return false;
   }
-  static const std::set<std::string> kKeys = {"model",         "memory_mib",
-                                              "power_limit_w", "idle_power_w",
-                                              "max_sm_clock_mhz", "max_mem_clock_mhz"};
+  static const std::set<std::string> kKeys = {
+      "model",        "memory_mib",       "power_limit_w",
+      "idle_power_w", "max_sm_clock_mhz", "max_mem_clock_mhz"};
   for (const auto& [key, value] : j.items()) {
     if (!kKeys.count(key)) {
       *error = where + "." + key + ": unknown key";
@@ -83,7 +83,7 @@ bool AllDigits(const std::string& s) {
 }
 
 bool ParseIndex(const std::string& s, size_t count, unsigned* out) {
-  if (s.empty() || s.size() > 3 || !AllDigits(s)) return false;
+  if (s.empty() || s.size() > 9 || !AllDigits(s)) return false;
   unsigned v = static_cast<unsigned>(std::stoul(s));
   if (v >= count) return false;
   *out = v;
@@ -163,9 +163,9 @@ std::string MakeUuid(const std::string& node, unsigned index) {
   uint64_t a = SplitMix(Fnv1a("rota-sim-gpu/" + node + "/" + std::to_string(index)));
   uint64_t b = SplitMix(a ^ 0x5851f42d4c957f2dull);
   char buf[64];
-  std::snprintf(buf, sizeof(buf), "GPU-%08x-%04x-%04x-%04x-%012llx",
-                static_cast<unsigned>(a >> 32), static_cast<unsigned>((a >> 16) & 0xffff),
-                static_cast<unsigned>(a & 0xffff), static_cast<unsigned>(b >> 48),
+  std::snprintf(buf, sizeof(buf), "GPU-%08x-%04x-%04x-%04x-%012llx", static_cast<unsigned>(a >> 32),
+                static_cast<unsigned>((a >> 16) & 0xffff), static_cast<unsigned>(a & 0xffff),
+                static_cast<unsigned>(b >> 48),
                 static_cast<unsigned long long>(b & 0xffffffffffffull));
   return buf;
 }
@@ -240,7 +240,7 @@ void ResolveVisibleDevices(const std::string& value, const Config& config,
     unsigned index = 0;
     bool found = false;
     if (!token.empty() && AllDigits(token)) {
-      found = token.size() <= 3 && ParseIndex(token, config.gpus.size(), &index);
+      found = ParseIndex(token, config.gpus.size(), &index);
     } else if (token.size() > 4 && token.compare(0, 4, "GPU-") == 0) {
       int matches = 0;
       for (size_t i = 0; i < config.gpus.size(); ++i) {

@@ -162,29 +162,52 @@ nvmlReturn_t Processes(nvmlDevice_t device, unsigned* count, Info* infos, bool c
 
 const char* StandardErrorString(nvmlReturn_t r) {
   switch (r) {
-    case NVML_SUCCESS: return "Success";
-    case NVML_ERROR_UNINITIALIZED: return "Uninitialized";
-    case NVML_ERROR_INVALID_ARGUMENT: return "Invalid Argument";
-    case NVML_ERROR_NOT_SUPPORTED: return "Not Supported";
-    case NVML_ERROR_NO_PERMISSION: return "Insufficient Permissions";
-    case NVML_ERROR_ALREADY_INITIALIZED: return "Already Initialized";
-    case NVML_ERROR_NOT_FOUND: return "Not Found";
-    case NVML_ERROR_INSUFFICIENT_SIZE: return "Insufficient Size";
-    case NVML_ERROR_INSUFFICIENT_POWER: return "Insufficient External Power";
-    case NVML_ERROR_DRIVER_NOT_LOADED: return "Driver Not Loaded";
-    case NVML_ERROR_TIMEOUT: return "Timeout";
-    case NVML_ERROR_IRQ_ISSUE: return "Interrupt Request Issue";
-    case NVML_ERROR_LIBRARY_NOT_FOUND: return "NVML Shared Library Not Found";
-    case NVML_ERROR_FUNCTION_NOT_FOUND: return "Function Not Found";
-    case NVML_ERROR_CORRUPTED_INFOROM: return "Corrupted infoROM";
-    case NVML_ERROR_GPU_IS_LOST: return "GPU is lost";
-    case NVML_ERROR_RESET_REQUIRED: return "GPU requires restart";
-    case NVML_ERROR_OPERATING_SYSTEM: return "The operating system has blocked the request";
-    case NVML_ERROR_LIB_RM_VERSION_MISMATCH: return "RM has detected an NVML/RM version mismatch";
-    case NVML_ERROR_IN_USE: return "In use by another client";
-    case NVML_ERROR_MEMORY: return "Insufficient Memory";
-    case NVML_ERROR_NO_DATA: return "No data";
-    case NVML_ERROR_UNKNOWN: return "Unknown Error";
+    case NVML_SUCCESS:
+      return "Success";
+    case NVML_ERROR_UNINITIALIZED:
+      return "Uninitialized";
+    case NVML_ERROR_INVALID_ARGUMENT:
+      return "Invalid Argument";
+    case NVML_ERROR_NOT_SUPPORTED:
+      return "Not Supported";
+    case NVML_ERROR_NO_PERMISSION:
+      return "Insufficient Permissions";
+    case NVML_ERROR_ALREADY_INITIALIZED:
+      return "Already Initialized";
+    case NVML_ERROR_NOT_FOUND:
+      return "Not Found";
+    case NVML_ERROR_INSUFFICIENT_SIZE:
+      return "Insufficient Size";
+    case NVML_ERROR_INSUFFICIENT_POWER:
+      return "Insufficient External Power";
+    case NVML_ERROR_DRIVER_NOT_LOADED:
+      return "Driver Not Loaded";
+    case NVML_ERROR_TIMEOUT:
+      return "Timeout";
+    case NVML_ERROR_IRQ_ISSUE:
+      return "Interrupt Request Issue";
+    case NVML_ERROR_LIBRARY_NOT_FOUND:
+      return "NVML Shared Library Not Found";
+    case NVML_ERROR_FUNCTION_NOT_FOUND:
+      return "Function Not Found";
+    case NVML_ERROR_CORRUPTED_INFOROM:
+      return "Corrupted infoROM";
+    case NVML_ERROR_GPU_IS_LOST:
+      return "GPU is lost";
+    case NVML_ERROR_RESET_REQUIRED:
+      return "GPU requires restart";
+    case NVML_ERROR_OPERATING_SYSTEM:
+      return "The operating system has blocked the request";
+    case NVML_ERROR_LIB_RM_VERSION_MISMATCH:
+      return "RM has detected an NVML/RM version mismatch";
+    case NVML_ERROR_IN_USE:
+      return "In use by another client";
+    case NVML_ERROR_MEMORY:
+      return "Insufficient Memory";
+    case NVML_ERROR_NO_DATA:
+      return "No data";
+    case NVML_ERROR_UNKNOWN:
+      return "Unknown Error";
   }
   return "Unknown Error";
 }
@@ -200,12 +223,12 @@ using rota::gpu::sim::Library;
 #define ROTA_SIM_EXPORT extern "C" __attribute__((visibility("default")))
 
 // Reads one value of GPU `device` under the lock: declares `lib` and `i`, applies faults.
-#define ROTA_SIM_DEVICE_CALL(device, field, out)                                     \
-  Library& lib = Lib();                                                              \
-  std::lock_guard<std::mutex> lock(lib.mu);                                          \
-  unsigned i = 0;                                                                    \
-  if (nvmlReturn_t r = Enter(lib, device, field, &i); r != NVML_SUCCESS) return r;   \
-  if ((out) == nullptr) return NVML_ERROR_INVALID_ARGUMENT;                          \
+#define ROTA_SIM_DEVICE_CALL(device, field, out)                                   \
+  Library& lib = Lib();                                                            \
+  std::lock_guard<std::mutex> lock(lib.mu);                                        \
+  unsigned i = 0;                                                                  \
+  if (nvmlReturn_t r = Enter(lib, device, field, &i); r != NVML_SUCCESS) return r; \
+  if ((out) == nullptr) return NVML_ERROR_INVALID_ARGUMENT;                        \
   rota::gpu::sim::Simulator& sim = lib.sim
 
 ROTA_SIM_EXPORT nvmlReturn_t nvmlInit_v2(void) { return rota::gpu::sim::Init(); }
@@ -236,7 +259,7 @@ ROTA_SIM_EXPORT nvmlReturn_t nvmlDeviceGetCount(unsigned int* count) {
 }
 
 ROTA_SIM_EXPORT nvmlReturn_t nvmlDeviceGetHandleByIndex_v2(unsigned int index,
-                                                          nvmlDevice_t* device) {
+                                                           nvmlDevice_t* device) {
   return rota::gpu::sim::HandleByIndex(index, device);
 }
 ROTA_SIM_EXPORT nvmlReturn_t nvmlDeviceGetHandleByIndex(unsigned int index, nvmlDevice_t* device) {
@@ -244,13 +267,13 @@ ROTA_SIM_EXPORT nvmlReturn_t nvmlDeviceGetHandleByIndex(unsigned int index, nvml
 }
 
 ROTA_SIM_EXPORT nvmlReturn_t nvmlDeviceGetName(nvmlDevice_t device, char* name,
-                                              unsigned int length) {
+                                               unsigned int length) {
   ROTA_SIM_DEVICE_CALL(device, Field::kCount, name);
   return rota::gpu::sim::CopyString(sim.config().gpus[i].model, name, length);
 }
 
 ROTA_SIM_EXPORT nvmlReturn_t nvmlDeviceGetUUID(nvmlDevice_t device, char* uuid,
-                                              unsigned int length) {
+                                               unsigned int length) {
   ROTA_SIM_DEVICE_CALL(device, Field::kCount, uuid);
   return rota::gpu::sim::CopyString(sim.config().gpus[i].uuid, uuid, length);
 }
@@ -271,7 +294,7 @@ ROTA_SIM_EXPORT nvmlReturn_t nvmlDeviceGetMemoryInfo(nvmlDevice_t device, nvmlMe
 }
 
 ROTA_SIM_EXPORT nvmlReturn_t nvmlDeviceGetUtilizationRates(nvmlDevice_t device,
-                                                          nvmlUtilization_t* utilization) {
+                                                           nvmlUtilization_t* utilization) {
   ROTA_SIM_DEVICE_CALL(device, Field::kUtilization, utilization);
   utilization->gpu = sim.load(i).util;
   utilization->memory = sim.MemoryUtil(i);
@@ -279,8 +302,8 @@ ROTA_SIM_EXPORT nvmlReturn_t nvmlDeviceGetUtilizationRates(nvmlDevice_t device,
 }
 
 ROTA_SIM_EXPORT nvmlReturn_t nvmlDeviceGetTemperature(nvmlDevice_t device,
-                                                     nvmlTemperatureSensors_t sensor,
-                                                     unsigned int* temp) {
+                                                      nvmlTemperatureSensors_t sensor,
+                                                      unsigned int* temp) {
   ROTA_SIM_DEVICE_CALL(device, Field::kTemperature, temp);
   if (sensor != NVML_TEMPERATURE_GPU) return NVML_ERROR_INVALID_ARGUMENT;
   *temp = sim.TemperatureC(i);
@@ -294,7 +317,7 @@ ROTA_SIM_EXPORT nvmlReturn_t nvmlDeviceGetPowerUsage(nvmlDevice_t device, unsign
 }
 
 ROTA_SIM_EXPORT nvmlReturn_t nvmlDeviceGetEnforcedPowerLimit(nvmlDevice_t device,
-                                                            unsigned int* limit) {
+                                                             unsigned int* limit) {
   ROTA_SIM_DEVICE_CALL(device, Field::kPowerLimit, limit);
   const auto& g = sim.config().gpus[i];
   switch (g.faults[static_cast<size_t>(Field::kEnforcedPowerLimit)]) {
@@ -310,21 +333,21 @@ ROTA_SIM_EXPORT nvmlReturn_t nvmlDeviceGetEnforcedPowerLimit(nvmlDevice_t device
 }
 
 ROTA_SIM_EXPORT nvmlReturn_t nvmlDeviceGetPowerManagementLimit(nvmlDevice_t device,
-                                                              unsigned int* limit) {
+                                                               unsigned int* limit) {
   ROTA_SIM_DEVICE_CALL(device, Field::kPowerLimit, limit);
   *limit = sim.config().gpus[i].power_limit_w * 1000;
   return NVML_SUCCESS;
 }
 
 ROTA_SIM_EXPORT nvmlReturn_t nvmlDeviceGetTotalEnergyConsumption(nvmlDevice_t device,
-                                                                unsigned long long* energy) {
+                                                                 unsigned long long* energy) {
   ROTA_SIM_DEVICE_CALL(device, Field::kEnergy, energy);
   *energy = sim.EnergyMj(i);
   return NVML_SUCCESS;
 }
 
 ROTA_SIM_EXPORT nvmlReturn_t nvmlDeviceGetClockInfo(nvmlDevice_t device, nvmlClockType_t type,
-                                                   unsigned int* clock) {
+                                                    unsigned int* clock) {
   ROTA_SIM_DEVICE_CALL(device, Field::kClocks, clock);
   switch (type) {
     case NVML_CLOCK_GRAPHICS:
@@ -347,32 +370,32 @@ ROTA_SIM_EXPORT nvmlReturn_t nvmlDeviceGetFanSpeed(nvmlDevice_t device, unsigned
 }
 
 ROTA_SIM_EXPORT nvmlReturn_t nvmlDeviceGetComputeRunningProcesses_v3(nvmlDevice_t device,
-                                                                    unsigned int* count,
-                                                                    nvmlProcessInfo_t* infos) {
+                                                                     unsigned int* count,
+                                                                     nvmlProcessInfo_t* infos) {
   return rota::gpu::sim::Processes(device, count, infos, true);
 }
 ROTA_SIM_EXPORT nvmlReturn_t nvmlDeviceGetComputeRunningProcesses_v2(nvmlDevice_t device,
-                                                                    unsigned int* count,
-                                                                    nvmlProcessInfo_t* infos) {
+                                                                     unsigned int* count,
+                                                                     nvmlProcessInfo_t* infos) {
   return rota::gpu::sim::Processes(device, count, infos, true);
 }
 ROTA_SIM_EXPORT nvmlReturn_t nvmlDeviceGetComputeRunningProcesses(nvmlDevice_t device,
-                                                                 unsigned int* count,
-                                                                 nvmlProcessInfo_v1_t* infos) {
+                                                                  unsigned int* count,
+                                                                  nvmlProcessInfo_v1_t* infos) {
   return rota::gpu::sim::Processes(device, count, infos, true);
 }
 ROTA_SIM_EXPORT nvmlReturn_t nvmlDeviceGetGraphicsRunningProcesses_v3(nvmlDevice_t device,
-                                                                     unsigned int* count,
-                                                                     nvmlProcessInfo_t* infos) {
+                                                                      unsigned int* count,
+                                                                      nvmlProcessInfo_t* infos) {
   return rota::gpu::sim::Processes(device, count, infos, false);
 }
 ROTA_SIM_EXPORT nvmlReturn_t nvmlDeviceGetGraphicsRunningProcesses_v2(nvmlDevice_t device,
-                                                                     unsigned int* count,
-                                                                     nvmlProcessInfo_t* infos) {
+                                                                      unsigned int* count,
+                                                                      nvmlProcessInfo_t* infos) {
   return rota::gpu::sim::Processes(device, count, infos, false);
 }
 ROTA_SIM_EXPORT nvmlReturn_t nvmlDeviceGetGraphicsRunningProcesses(nvmlDevice_t device,
-                                                                  unsigned int* count,
-                                                                  nvmlProcessInfo_v1_t* infos) {
+                                                                   unsigned int* count,
+                                                                   nvmlProcessInfo_v1_t* infos) {
   return rota::gpu::sim::Processes(device, count, infos, false);
 }

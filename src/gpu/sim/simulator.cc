@@ -61,7 +61,7 @@ void Warn(const std::string& message) {
 }  // namespace
 
 bool Simulator::ReadConfig(Config* out, FileId* id, std::string* error) const {
-  struct stat st{};
+  struct stat st {};
   if (stat(path_.c_str(), &st) != 0) {
     *error = "cannot read config " + path_ + ": " + std::strerror(errno);
     return false;
@@ -95,9 +95,10 @@ int Simulator::Init(std::string* message) {
     char* end = nullptr;
     long v = std::strtol(r, &end, 10);
     if (*end != '\0' || v < 0 || v > 60000) {
-      *message = std::string("simulated NVML: ") + kRefreshEnv + "=" + r +
-                 ": must be an integer number of milliseconds in 0..60000";
-      Warn(*message);
+      const std::string error = std::string(kRefreshEnv) + "=" + r +
+                                ": must be an integer number of milliseconds in 0..60000";
+      *message = "simulated NVML: " + error;
+      Warn(error);
       return NVML_ERROR_UNKNOWN;
     }
     refresh_ms_ = v;
@@ -142,7 +143,7 @@ void Simulator::MaybeRefresh() {
   refreshed_ = true;
   last_refresh_ms_ = now;
   Accumulate(now);  // at the power of the loads that are about to change
-  struct stat st{};
+  struct stat st {};
   FileId id;
   if (stat(path_.c_str(), &st) == 0) {
     id = {static_cast<uint64_t>(st.st_dev), static_cast<uint64_t>(st.st_ino),

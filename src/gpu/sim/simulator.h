@@ -85,7 +85,7 @@ class Simulator {
   int64_t last_refresh_ms_ = 0;
   ProcScanner scanner_;
   std::vector<GpuLoad> loads_;
-  std::vector<unsigned> visible_;  // scratch
+  std::vector<unsigned> visible_;            // scratch
   std::map<std::string, double> energy_mj_;  // by GPU uuid; survives Shutdown/Init
   int64_t energy_updated_ms_ = 0;
   int64_t energy_saved_ms_ = 0;

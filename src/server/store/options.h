@@ -22,6 +22,14 @@ struct StoreOptions {
   size_t retention_batch_rows = 5'000;
   // SQLite busy timeout for both connections.
   int busy_timeout_ms = 5'000;
+  // SQLite page cache of the write / read connection. Each write transaction
+  // touches one leaf page per (node, GPU) in the sample and minute tables, so
+  // the write cache should hold those for all nodes (64 MB ~ 16k pages).
+  int write_cache_mb = 64;
+  int read_cache_mb = 16;
+  // WAL pages before an automatic checkpoint (SQLite's default is 1000 = 4 MB,
+  // less than one busy transaction writes).
+  int wal_autocheckpoint_pages = 10'000;
   // synchronous=FULL instead of NORMAL: commits also survive power loss, at the
   // price of an fsync per commit. NORMAL (WAL) survives process crashes.
   bool sync_full = false;

@@ -28,6 +28,8 @@ Status ValidateOptions(const StoreOptions& o) {
   if (o.max_batch_ms < 0) return bad("max_batch_ms", "must be >= 0");
   if (o.retention_batch_rows == 0) return bad("retention_batch_rows", "must be > 0");
   if (o.busy_timeout_ms < 0) return bad("busy_timeout_ms", "must be >= 0");
+  if (o.write_cache_mb < 1 || o.read_cache_mb < 1) return bad("write_cache_mb/read_cache_mb", "must be >= 1");
+  if (o.wal_autocheckpoint_pages < 1) return bad("wal_autocheckpoint_pages", "must be >= 1");
   return Status::Ok();
 }
 
@@ -61,6 +63,12 @@ Status Configure(Db& db, const StoreOptions& opt, bool writer) {
   RETURN_IF_ERROR(
       db.Exec(std::string("PRAGMA synchronous = ") + (opt.sync_full ? "FULL" : "NORMAL")));
   RETURN_IF_ERROR(db.Exec("PRAGMA foreign_keys = ON"));
+  RETURN_IF_ERROR(db.Exec("PRAGMA cache_size = -" + std::to_string(
+      (writer ? opt.write_cache_mb : opt.read_cache_mb) * 1024)));
+  if (writer) {
+    RETURN_IF_ERROR(db.Exec("PRAGMA wal_autocheckpoint = " +
+                            std::to_string(opt.wal_autocheckpoint_pages)));
+  }
   if (!writer) RETURN_IF_ERROR(db.Exec("PRAGMA query_only = ON"));
   return Status::Ok();
 }

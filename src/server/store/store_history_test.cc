@@ -14,7 +14,7 @@ using testing::MakeNode;
 using testing::TempDir;
 using Pairs = std::vector<std::pair<std::string, double>>;
 
-constexpr int64_t kT0 = 1'699'999'980'000;  // a whole minute
+constexpr int64_t kT0 = 1'699'999'200'000;  // a whole hour
 constexpr int64_t kS = 1000;
 
 double Get(const Pairs& p, const std::string& name) {

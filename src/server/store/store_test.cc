@@ -105,7 +105,8 @@ TEST_F(StoreTest, UpsertGetListNodes) {
             80LL << 30);
 }
 
-// Bad inputs: an invalid node name, an empty node_id, duplicate GPU indexes.
+// Bad inputs: an invalid node name, an out-of-range sample interval, 65 GPUs,
+// duplicate GPU indexes.
 TEST_F(StoreTest, UpsertNodeRejectsInvalidInfo) {
   auto s = OpenStore();
   api::NodeInfo bad = MakeNode("has space");
@@ -114,7 +115,13 @@ TEST_F(StoreTest, UpsertNodeRejectsInvalidInfo) {
   EXPECT_NE(st.message().find("has space"), std::string::npos) << st.message();
 
   bad = MakeNode("ok");
-  bad.node_id = "";
+  bad.sample_interval_ms = 5;
+  st = s->UpsertNode(bad, 1);
+  EXPECT_EQ(st.code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(st.message().find("node info: "), std::string::npos) << st.message();
+  EXPECT_NE(st.message().find("sample_interval_ms"), std::string::npos) << st.message();
+
+  bad = MakeNode("many", 65);
   EXPECT_EQ(s->UpsertNode(bad, 1).code(), StatusCode::kInvalidArgument);
 
   bad = MakeNode("dup", 2);

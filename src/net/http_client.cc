@@ -1,0 +1,238 @@
+#include "net/http_client.h"
+
+#include <curl/curl.h>
+
+#include <algorithm>
+#include <cctype>
+#include <memory>
+#include <mutex>
+
+#include "net/http_types.h"
+
+namespace rota::net {
+namespace {
+
+void GlobalInit() {
+  static std::once_flag once;
+  std::call_once(once, [] { curl_global_init(CURL_GLOBAL_DEFAULT); });
+}
+
+struct CurlDeleter {
+  void operator()(CURL* c) const { curl_easy_cleanup(c); }
+};
+struct SlistDeleter {
+  void operator()(curl_slist* l) const { curl_slist_free_all(l); }
+};
+using CurlPtr = std::unique_ptr<CURL, CurlDeleter>;
+using SlistPtr = std::unique_ptr<curl_slist, SlistDeleter>;
+
+Result<SlistPtr> BuildHeaders(const std::vector<std::string>& headers) {
+  curl_slist* list = nullptr;
+  for (const std::string& h : headers) {
+    if (h.find_first_of("\r\n") != std::string::npos) {
+      curl_slist_free_all(list);
+      return Status::InvalidArgument("HTTP header \"" + h.substr(0, 40) +
+                                     "\" contains a line break");
+    }
+    curl_slist* next = curl_slist_append(list, h.c_str());
+    if (next == nullptr) {
+      curl_slist_free_all(list);
+      return Status::Internal("curl_slist_append failed");
+    }
+    list = next;
+  }
+  return SlistPtr(list);
+}
+
+Status TransportError(CURLcode code, const char* errbuf, const std::string& method,
+                      const std::string& url) {
+  std::string detail = errbuf[0] != '\0' ? errbuf : curl_easy_strerror(code);
+  std::string msg = method + " " + url + ": " + detail;
+  if (code == CURLE_URL_MALFORMAT || code == CURLE_UNSUPPORTED_PROTOCOL) {
+    return Status::InvalidArgument(msg);
+  }
+  return Status::Unavailable(msg);
+}
+
+size_t AppendBody(char* data, size_t size, size_t n, void* user) {
+  static_cast<std::string*>(user)->append(data, size * n);
+  return size * n;
+}
+
+size_t CollectHeader(char* data, size_t size, size_t n, void* user) {
+  auto* headers = static_cast<std::map<std::string, std::string>*>(user);
+  std::string_view line(data, size * n);
+  if (line.substr(0, 5) == "HTTP/") {
+    headers->clear();  // a new response (after 100 Continue or a redirect)
+    return size * n;
+  }
+  size_t colon = line.find(':');
+  if (colon == std::string_view::npos) return size * n;
+  std::string name(line.substr(0, colon));
+  for (char& c : name) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  std::string_view value = line.substr(colon + 1);
+  while (!value.empty() && (value.front() == ' ' || value.front() == '\t')) value.remove_prefix(1);
+  while (!value.empty() && (value.back() == '\r' || value.back() == '\n' || value.back() == ' ')) {
+    value.remove_suffix(1);
+  }
+  auto [it, inserted] = headers->emplace(name, std::string(value));
+  if (!inserted) (it->second += ", ").append(value);
+  return size * n;
+}
+
+}  // namespace
+
+Result<ClientResponse> HttpCall(const std::string& method, const std::string& url,
+                                const std::string& body, const std::vector<std::string>& headers,
+                                int timeout_ms) {
+  GlobalInit();
+  CurlPtr curl(curl_easy_init());
+  if (!curl) return Status::Internal("curl_easy_init failed");
+  std::vector<std::string> all = headers;
+  all.emplace_back("Expect:");  // never wait for 100 Continue
+  ASSIGN_OR_RETURN(SlistPtr list, BuildHeaders(all));
+  ClientResponse out;
+  char errbuf[CURL_ERROR_SIZE] = {0};
+  CURL* c = curl.get();
+  curl_easy_setopt(c, CURLOPT_URL, url.c_str());
+  curl_easy_setopt(c, CURLOPT_CUSTOMREQUEST, method.c_str());
+  if (method == "HEAD") curl_easy_setopt(c, CURLOPT_NOBODY, 1L);
+  if (!body.empty() || method == "POST" || method == "PUT" || method == "PATCH") {
+    curl_easy_setopt(c, CURLOPT_POSTFIELDS, body.data());
+    curl_easy_setopt(c, CURLOPT_POSTFIELDSIZE_LARGE, static_cast<curl_off_t>(body.size()));
+  }
+  curl_easy_setopt(c, CURLOPT_HTTPHEADER, list.get());
+  curl_easy_setopt(c, CURLOPT_TIMEOUT_MS, static_cast<long>(timeout_ms));
+  curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
+  curl_easy_setopt(c, CURLOPT_ERRORBUFFER, errbuf);
+  curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, AppendBody);
+  curl_easy_setopt(c, CURLOPT_WRITEDATA, &out.body);
+  curl_easy_setopt(c, CURLOPT_HEADERFUNCTION, CollectHeader);
+  curl_easy_setopt(c, CURLOPT_HEADERDATA, &out.headers);
+  CURLcode rc = curl_easy_perform(c);
+  if (rc != CURLE_OK) return TransportError(rc, errbuf, method, url);
+  long status = 0;
+  curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &status);
+  out.status = static_cast<int>(status);
+  return out;
+}
+
+bool EventStreamParser::Feed(
+    std::string_view bytes,
+    const std::function<bool(const std::string&, const std::string&)>& on_event) {
+  pending_.append(bytes);
+  size_t start = 0;
+  while (true) {
+    size_t end = pending_.find_first_of("\r\n", start);
+    if (end == std::string::npos) break;
+    // "\r\n" counts as one line break; a lone '\r' at the end may still be followed by '\n'.
+    if (pending_[end] == '\r' && end + 1 == pending_.size()) break;
+    std::string_view line(pending_.data() + start, end - start);
+    size_t next = end + 1;
+    if (pending_[end] == '\r' && pending_[end + 1] == '\n') ++next;
+    if (!HandleLine(line, on_event)) {
+      pending_.clear();
+      return false;
+    }
+    start = next;
+  }
+  pending_.erase(0, start);
+  return true;
+}
+
+bool EventStreamParser::HandleLine(
+    std::string_view line,
+    const std::function<bool(const std::string&, const std::string&)>& on_event) {
+  if (line.empty()) {  // dispatch
+    bool keep_going = true;
+    if (has_data_) keep_going = on_event(event_.empty() ? "message" : event_, data_);
+    event_.clear();
+    data_.clear();
+    has_data_ = false;
+    return keep_going;
+  }
+  if (line[0] == ':') return true;  // comment (keep-alive)
+  size_t colon = line.find(':');
+  std::string_view field = line.substr(0, colon);
+  std::string_view value = colon == std::string_view::npos ? "" : line.substr(colon + 1);
+  if (!value.empty() && value[0] == ' ') value.remove_prefix(1);
+  if (field == "event") {
+    event_ = std::string(value);
+  } else if (field == "data") {
+    if (has_data_) data_ += '\n';
+    data_ += value;
+    has_data_ = true;
+  }  // id, retry and unknown fields are ignored
+  return true;
+}
+
+namespace {
+
+struct StreamContext {
+  CURL* curl = nullptr;
+  EventStreamParser parser;
+  std::function<bool(const std::string&, const std::string&)> on_event;
+  bool stopped_by_caller = false;
+  bool checked_status = false;
+  long status = 0;
+  std::string error_body;
+};
+
+size_t OnStreamBytes(char* data, size_t size, size_t n, void* user) {
+  auto* ctx = static_cast<StreamContext*>(user);
+  size_t total = size * n;
+  if (!ctx->checked_status) {
+    ctx->checked_status = true;
+    curl_easy_getinfo(ctx->curl, CURLINFO_RESPONSE_CODE, &ctx->status);
+  }
+  if (ctx->status < 200 || ctx->status >= 300) {
+    if (ctx->error_body.size() < 4096) ctx->error_body.append(data, total);
+    return total;
+  }
+  if (!ctx->parser.Feed(std::string_view(data, total), ctx->on_event)) {
+    ctx->stopped_by_caller = true;
+    return 0;  // aborts the transfer
+  }
+  return total;
+}
+
+}  // namespace
+
+Status ReadEventStream(const std::string& url, const std::vector<std::string>& headers,
+                       std::function<bool(const std::string&, const std::string&)> on_event,
+                       int connect_timeout_ms, int idle_timeout_ms) {
+  GlobalInit();
+  CurlPtr curl(curl_easy_init());
+  if (!curl) return Status::Internal("curl_easy_init failed");
+  std::vector<std::string> all = headers;
+  all.emplace_back("Accept: text/event-stream");
+  ASSIGN_OR_RETURN(SlistPtr list, BuildHeaders(all));
+  StreamContext ctx;
+  ctx.curl = curl.get();
+  ctx.on_event = std::move(on_event);
+  char errbuf[CURL_ERROR_SIZE] = {0};
+  CURL* c = curl.get();
+  curl_easy_setopt(c, CURLOPT_URL, url.c_str());
+  curl_easy_setopt(c, CURLOPT_HTTPHEADER, list.get());
+  curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT_MS, static_cast<long>(connect_timeout_ms));
+  if (idle_timeout_ms > 0) {
+    curl_easy_setopt(c, CURLOPT_LOW_SPEED_LIMIT, 1L);
+    curl_easy_setopt(c, CURLOPT_LOW_SPEED_TIME,
+                     static_cast<long>(std::max(1, (idle_timeout_ms + 999) / 1000)));
+  }
+  curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
+  curl_easy_setopt(c, CURLOPT_ERRORBUFFER, errbuf);
+  curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, OnStreamBytes);
+  curl_easy_setopt(c, CURLOPT_WRITEDATA, &ctx);
+  CURLcode rc = curl_easy_perform(c);
+  if (ctx.stopped_by_caller) return Status::Ok();
+  if (rc != CURLE_OK) return TransportError(rc, errbuf, "GET", url);
+  long status = 0;
+  curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &status);
+  if (status < 200 || status >= 300) {
+    return StatusFromHttp(static_cast<int>(status), "GET " + url, ctx.error_body);
+  }
+  return Status::Ok();
+}
+
+}  // namespace rota::net

@@ -1,0 +1,271 @@
+// Faults and bad input against real processes: malformed agent messages, wrong
+// tokens, a server killed with SIGKILL, agents killed and restarted, a GPU lost
+// mid-run, nodes that stop reporting, machines without NVML, bad API requests.
+
+#include <gtest/gtest.h>
+#include <signal.h>
+
+#include <thread>
+
+#include "api/protocol.h"
+#include "common/clock.h"
+#include "common/time_util.h"
+#include "net/ws_client.h"
+#include "tests/harness.h"
+
+namespace rota::testing {
+namespace {
+
+using std::chrono::milliseconds;
+using std::chrono::seconds;
+
+api::Json FindGpu(const api::Json& gpus, const std::string& node, int index) {
+  for (const auto& g : gpus) {
+    if (g["node"] == node && g["index"] == index) return g;
+  }
+  return api::Json();
+}
+
+std::string WsUrl(const ServerProcess& s) {
+  return "ws://127.0.0.1:" + std::to_string(s.port()) + "/api/v1/agent/connect";
+}
+
+TEST(AgentProtocolFaultTest, BadMessagesAreRejectedAndNothingStoredChanges) {
+  TempDir dir;
+  ServerProcess server(dir.path() + "/server");
+  ASSERT_TRUE(server.Start().ok());
+
+  // A wrong token is refused with 401 and counted.
+  {
+    net::BlockingWsClient c;
+    Status st = c.Connect(WsUrl(server), {{"Authorization", "Bearer wrong-token-0000000000"}});
+    EXPECT_EQ(st.code(), StatusCode::kUnauthenticated) << st.ToString();
+    net::BlockingWsClient none;
+    EXPECT_EQ(none.Connect(WsUrl(server)).code(), StatusCode::kUnauthenticated);
+  }
+
+  net::BlockingWsClient c;
+  ASSERT_TRUE(c.Connect(WsUrl(server), {{"Authorization", "Bearer " + server.token()}}).ok());
+  auto expect_error = [&](const std::string& text, const std::string& fragment) {
+    ASSERT_TRUE(c.Send(text));
+    auto reply = c.Receive(seconds(5));
+    ASSERT_TRUE(reply.ok()) << "no reply to " << text.substr(0, 80);
+    auto msg = api::DecodeServerMessage(*reply);
+    ASSERT_TRUE(msg.ok()) << *reply;
+    auto* err = std::get_if<api::ErrorMsg>(&*msg);
+    ASSERT_NE(err, nullptr) << *reply;
+    EXPECT_NE(err->message.find(fragment), std::string::npos) << err->message;
+  };
+  // Bad inputs tried: truncated JSON, not an object, unknown type, invalid node name,
+  // wrong field types.
+  api::RegisterMsg reg;
+  reg.node.name = "probe";
+  reg.node.node_id = "probe-id";
+  std::string good = api::Encode(reg);
+  expect_error(good.substr(0, good.size() - 7), "malformed JSON");
+  expect_error("[]", "must be a JSON object");
+  expect_error(R"({"v":1,"type":"launch"})", "unknown message type");
+  expect_error(R"({"v":1,"type":"register","node":{"name":"../x","node_id":"1"}})", "not a valid node name");
+  expect_error(R"({"v":1,"type":"register","node":{"name":"x","node_id":7}})", "node_id must be a string");
+  // Samples before register: fatal, the server answers and closes.
+  expect_error(R"({"v":1,"type":"samples","seq":1,"samples":[{"time_ms":1700000000000,"host":{"cpu_percent":1,"mem_total_bytes":1,"mem_available_bytes":1}}]})",
+               "send register before samples");
+  EXPECT_TRUE(c.WaitClosed(seconds(5)).has_value());
+
+  auto nodes = server.GetJson("/api/v1/nodes");
+  ASSERT_TRUE(nodes.ok());
+  EXPECT_TRUE((*nodes)["nodes"].empty()) << "a refused message stored a node";
+
+  // Wrong protocol version: error, then the server closes the connection.
+  net::BlockingWsClient v;
+  ASSERT_TRUE(v.Connect(WsUrl(server), {{"Authorization", "Bearer " + server.token()}}).ok());
+  ASSERT_TRUE(v.Send(R"({"v":99,"type":"register","node":{}})"));
+  auto reply = v.Receive(seconds(5));
+  ASSERT_TRUE(reply.ok());
+  EXPECT_NE(reply->find("unsupported protocol version 99"), std::string::npos);
+  EXPECT_TRUE(v.WaitClosed(seconds(5)).has_value());
+
+  // Oversized message (5 MiB > 4 MiB limit): connection closed, server keeps serving.
+  net::BlockingWsClient big;
+  ASSERT_TRUE(big.Connect(WsUrl(server), {{"Authorization", "Bearer " + server.token()}}).ok());
+  big.Send(std::string(5 << 20, 'x'));
+  EXPECT_TRUE(big.WaitClosed(seconds(10)).has_value());
+
+  auto health = server.Call("GET", "/healthz");
+  ASSERT_TRUE(health.ok());
+  EXPECT_EQ(health->status, 200);
+  auto metrics = server.Call("GET", "/metrics");
+  ASSERT_TRUE(metrics.ok());
+  EXPECT_NE(metrics->body.find("rota_server_agent_auth_failures_total 2"), std::string::npos);
+  EXPECT_NE(server.child().Log().find("missing or wrong join token"), std::string::npos);
+}
+
+TEST(ServerCrashTest, HistorySurvivesSigkillAndAgentsBackfillTheGap) {
+  TempDir dir;
+  ServerProcess server(dir.path() + "/server");
+  ASSERT_TRUE(server.Start().ok());
+  AgentProcess agent(dir.path(), SimGpuNode{.name = "node-a", .gpus = 2}, server);
+  ASSERT_TRUE(agent.Start().ok());
+  ASSERT_TRUE(WaitFor([&] { return NodeReady(server, "node-a"); }, seconds(20)));
+  // Let history accumulate, remember what was committed, then SIGKILL the server.
+  std::this_thread::sleep_for(seconds(3));
+  int64_t t0 = RealClock::Get().NowMs() - 60'000;
+  std::string q = "/api/v1/nodes/node-a/metrics?step=1s&from=" + FormatRfc3339(t0) + "&to=";
+  auto before = server.GetJson(q + FormatRfc3339(RealClock::Get().NowMs() + 1000));
+  ASSERT_TRUE(before.ok());
+  size_t points_before = (*before)["points"].size();
+  ASSERT_GE(points_before, 3u);
+  int64_t kill_ms = RealClock::Get().NowMs();
+  server.child().Kill();
+  std::this_thread::sleep_for(seconds(4));  // the agent buffers meanwhile
+  int64_t restart_ms = RealClock::Get().NowMs();
+  ServerProcess again(server.data_dir(), server.port());
+  ASSERT_TRUE(again.Start().ok()) << again.child().Log();
+  ASSERT_TRUE(WaitFor([&] { return NodeReady(again, "node-a"); }, seconds(30))) << agent.child().Log();
+  // Every second of the outage gets its samples once the buffer is replayed.
+  bool filled = WaitFor([&] {
+    auto j = again.GetJson("/api/v1/nodes/node-a/metrics?step=1s&from=" + FormatRfc3339(kill_ms / 1000 * 1000 + 1000) +
+                           "&to=" + FormatRfc3339(restart_ms / 1000 * 1000));
+    return j.ok() && (*j)["points"].size() >= static_cast<size_t>((restart_ms - kill_ms) / 1000 - 1);
+  }, seconds(20));
+  EXPECT_TRUE(filled) << agent.child().Log();
+  auto after = again.GetJson(q + FormatRfc3339(kill_ms));
+  ASSERT_TRUE(after.ok());
+  EXPECT_GE((*after)["points"].size(), points_before) << "history committed before the kill was lost";
+}
+
+TEST(AgentRestartTest, NodeComesBackUnderTheSameIdentity) {
+  TempDir dir;
+  ServerProcess server(dir.path() + "/server");
+  ASSERT_TRUE(server.Start().ok());
+  AgentProcess agent(dir.path(), SimGpuNode{.name = "node-a", .gpus = 2}, server);
+  ASSERT_TRUE(agent.Start().ok());
+  ASSERT_TRUE(WaitFor([&] { return NodeReady(server, "node-a"); }, seconds(20)));
+  std::string id = NodeJson(server, "node-a")["node_id"];
+  agent.child().Kill();
+  ASSERT_TRUE(WaitFor([&] { return NodeJson(server, "node-a")["state"] == "unreachable"; }, seconds(10)));
+  ASSERT_TRUE(agent.Start().ok());
+  ASSERT_TRUE(WaitFor([&] { return NodeReady(server, "node-a"); }, seconds(20)));
+  EXPECT_EQ(NodeJson(server, "node-a")["node_id"], id);
+  auto nodes = server.GetJson("/api/v1/nodes");
+  ASSERT_TRUE(nodes.ok());
+  EXPECT_EQ((*nodes)["nodes"].size(), 1u);
+  // Another agent claiming the same name with another identity is refused.
+  AgentProcess impostor(dir.path() + "/other", SimGpuNode{.name = "node-a", .gpus = 1}, server);
+  ASSERT_TRUE(impostor.Start().ok());
+  EXPECT_TRUE(WaitFor([&] { return impostor.child().Log().find("registration refused") != std::string::npos; },
+                      seconds(10)))
+      << impostor.child().Log();
+  EXPECT_EQ(NodeJson(server, "node-a")["node_id"], id);
+}
+
+TEST(LivenessTest, SilentNodeBecomesUnreachableThenReadyAgain) {
+  TempDir dir;
+  ServerProcess server(dir.path() + "/server");
+  ASSERT_TRUE(server.Start().ok());
+  AgentProcess agent(dir.path(), SimGpuNode{.name = "node-a", .gpus = 1}, server);
+  ASSERT_TRUE(agent.Start().ok());
+  ASSERT_TRUE(WaitFor([&] { return NodeReady(server, "node-a"); }, seconds(20)));
+  agent.child().Signal(SIGSTOP);  // connection stays open, reports stop
+  auto start = std::chrono::steady_clock::now();
+  ASSERT_TRUE(WaitFor([&] { return NodeJson(server, "node-a")["state"] == "unreachable"; }, seconds(10)));
+  auto took = std::chrono::duration_cast<milliseconds>(std::chrono::steady_clock::now() - start);
+  // 3 intervals of 0.5 s, plus the liveness check period and one interval of slack.
+  EXPECT_LT(took.count(), 3 * 500 + 250 + 500 + 1000);
+  EXPECT_NE(NodeJson(server, "node-a")["unreachable_reason"].get<std::string>().find("no report"),
+            std::string::npos);
+  agent.child().Signal(SIGCONT);
+  EXPECT_TRUE(WaitFor([&] { return NodeReady(server, "node-a"); }, seconds(10)));
+}
+
+TEST(GpuFaultTest, LostGpuIsShownFailedWhileOthersKeepReporting) {
+  TempDir dir;
+  ServerProcess server(dir.path() + "/server");
+  ASSERT_TRUE(server.Start().ok());
+  AgentProcess agent(dir.path(), SimGpuNode{.name = "node-a", .gpus = 4}, server);
+  ASSERT_TRUE(agent.Start().ok());
+  ASSERT_TRUE(WaitFor([&] { return NodeReady(server, "node-a"); }, seconds(20)));
+  ASSERT_TRUE(agent.SetFaults({{"2", "gpu_lost"}}).ok());
+  api::Json gpus;
+  ASSERT_TRUE(WaitFor([&] {
+    auto j = server.GetJson("/api/v1/gpus");
+    if (!j.ok()) return false;
+    gpus = (*j)["gpus"];
+    return FindGpu(gpus, "node-a", 2)["state"] == "failed";
+  }, seconds(15))) << agent.child().Log();
+  EXPECT_FALSE(FindGpu(gpus, "node-a", 2).contains("util_gpu_pct"));
+  for (int i : {0, 1, 3}) {
+    api::Json g = FindGpu(gpus, "node-a", i);
+    EXPECT_EQ(g["state"], "ok") << i;
+    EXPECT_TRUE(g.contains("util_gpu_pct")) << i;
+  }
+  EXPECT_EQ(NodeJson(server, "node-a")["failed_gpu_count"], 1);
+  EXPECT_TRUE(agent.child().running());
+}
+
+TEST(NoNvmlTest, NodeWithoutNvmlReportsHostAndSaysWhy) {
+  TempDir dir;
+  ServerProcess server(dir.path() + "/server");
+  ASSERT_TRUE(server.Start().ok());
+  AgentProcess agent(dir.path(), SimGpuNode{.name = "cpu-only", .gpus = 1}, server,
+                     {"--nvml-lib", "/nonexistent/libnvidia-ml.so.1"});
+  ASSERT_TRUE(agent.Start().ok());
+  ASSERT_TRUE(WaitFor([&] { return !NodeJson(server, "cpu-only")["latest"].is_null(); }, seconds(20)))
+      << agent.child().Log();
+  api::Json n = NodeJson(server, "cpu-only");
+  EXPECT_EQ(n["gpu_count"], 0);
+  EXPECT_NE(n["gpu_status"].get<std::string>().find("not found"), std::string::npos) << n["gpu_status"];
+  EXPECT_GE(n["latest"]["host"]["cpu_percent"].get<double>(), 0.0);
+}
+
+// Bad inputs tried: unknown route, wrong method, unknown node, bad GPU index, malformed and
+// reversed time ranges, bad step, too many points, oversized body.
+TEST(ApiBadInputTest, ErrorsAreJsonWithFittingStatus) {
+  TempDir dir;
+  ServerProcess server(dir.path() + "/server");
+  ASSERT_TRUE(server.Start().ok());
+  AgentProcess agent(dir.path(), SimGpuNode{.name = "node-a", .gpus = 1}, server);
+  ASSERT_TRUE(agent.Start().ok());
+  ASSERT_TRUE(WaitFor([&] { return NodeReady(server, "node-a"); }, seconds(20)));
+  struct Case {
+    std::string method, path;
+    int status;
+    std::string fragment;
+  };
+  const std::vector<Case> cases = {
+      {"GET", "/api/v1/nope", 404, ""},
+      {"DELETE", "/api/v1/nodes", 405, ""},
+      {"GET", "/api/v1/nodes/ghost", 404, "ghost"},
+      {"GET", "/api/v1/nodes/ghost/metrics", 404, "ghost"},
+      {"GET", "/api/v1/nodes/node-a/gpus/abc/metrics", 400, "GPU index"},
+      {"GET", "/api/v1/nodes/node-a/gpus/99999/metrics", 400, "GPU index"},
+      {"GET", "/api/v1/nodes/node-a/metrics?from=yesterday", 400, "from"},
+      {"GET", "/api/v1/nodes/node-a/metrics?from=2026-01-02T00:00:00Z&to=2026-01-01T00:00:00Z", 400, "before"},
+      {"GET", "/api/v1/nodes/node-a/metrics?step=-5s", 400, "step"},
+      {"GET", "/api/v1/nodes/node-a/metrics?from=2020-01-01T00:00:00Z&to=2026-01-01T00:00:00Z&step=1s", 400, "points"},
+      {"GET", "/api/v1/gpus?node=ghost", 404, "ghost"},
+  };
+  for (const auto& c : cases) {
+    auto r = server.Call(c.method, c.path);
+    ASSERT_TRUE(r.ok()) << c.path;
+    EXPECT_EQ(r->status, c.status) << c.method << " " << c.path << ": " << r->body;
+    auto j = api::ParseJson(r->body);
+    ASSERT_TRUE(j.ok()) << r->body;
+    ASSERT_TRUE(j->contains("error")) << r->body;
+    EXPECT_NE((*j)["error"]["message"].get<std::string>().find(c.fragment), std::string::npos) << r->body;
+  }
+  auto big = server.Call("POST", "/api/v1/nodes", std::string(2 << 20, 'x'));
+  ASSERT_TRUE(big.ok());
+  EXPECT_EQ(big->status, 413);
+  auto spec = server.GetJson("/api/v1/openapi.json");
+  ASSERT_TRUE(spec.ok());
+  EXPECT_EQ((*spec)["openapi"], "3.0.3");
+  EXPECT_TRUE((*spec)["paths"].contains("/api/v1/gpus"));
+  auto docs = server.Call("GET", "/api/v1/docs");
+  ASSERT_TRUE(docs.ok());
+  EXPECT_NE(docs->body.find("openapi.json"), std::string::npos);
+  EXPECT_TRUE(NodeReady(server, "node-a"));  // still serving
+}
+
+}  // namespace
+}  // namespace rota::testing

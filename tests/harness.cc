@@ -1,0 +1,208 @@
+#include "tests/harness.h"
+
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <thread>
+
+#include "common/file_util.h"
+#include "common/process.h"
+#include "common/strings.h"
+
+namespace rota::testing {
+
+TempDir::TempDir() {
+  char tmpl[] = "/tmp/rota_it_XXXXXX";
+  path_ = ::mkdtemp(tmpl);
+}
+
+TempDir::~TempDir() {
+  std::error_code ec;
+  std::filesystem::remove_all(path_, ec);
+}
+
+std::string RotaBinary() { return ROTA_BINARY; }
+std::string SimNvmlLibrary() { return ROTA_SIM_NVML_LIB; }
+
+bool WaitFor(const std::function<bool()>& pred, std::chrono::milliseconds timeout) {
+  auto deadline = std::chrono::steady_clock::now() + timeout;
+  while (true) {
+    if (pred()) return true;
+    if (std::chrono::steady_clock::now() >= deadline) return false;
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+}
+
+Child::Child(std::vector<std::string> argv, std::map<std::string, std::string> env, std::string log_path)
+    : argv_(std::move(argv)), env_(std::move(env)), log_path_(std::move(log_path)) {}
+
+Child::~Child() { Kill(); }
+
+Child::Child(Child&& o) noexcept { *this = std::move(o); }
+
+Child& Child::operator=(Child&& o) noexcept {
+  if (this != &o) {
+    Kill();
+    argv_ = std::move(o.argv_);
+    env_ = std::move(o.env_);
+    log_path_ = std::move(o.log_path_);
+    pid_ = o.pid_;
+    o.pid_ = 0;
+  }
+  return *this;
+}
+
+Status Child::Start() {
+  SpawnOptions opts;
+  opts.env = env_;
+  opts.output_path = log_path_;
+  ASSIGN_OR_RETURN(pid_, SpawnProcess(argv_, opts));
+  return Status::Ok();
+}
+
+bool Child::running() {
+  if (pid_ <= 0) return false;
+  int status;
+  pid_t r = ::waitpid(pid_, &status, WNOHANG);
+  if (r == pid_) {
+    pid_ = 0;
+    return false;
+  }
+  return true;
+}
+
+void Child::Signal(int sig) {
+  if (pid_ > 0) ::kill(pid_, sig);
+}
+
+int Child::Stop(int grace_ms) {
+  if (pid_ <= 0) return -1;
+  ::kill(pid_, SIGTERM);
+  auto st = WaitProcess(pid_, grace_ms);
+  if (!st.ok()) {
+    ::kill(pid_, SIGKILL);
+    st = WaitProcess(pid_, -1);
+  }
+  pid_ = 0;
+  return st.ok() ? *st : -1;
+}
+
+void Child::Kill() {
+  if (pid_ <= 0) return;
+  ::kill(pid_, SIGKILL);
+  (void)WaitProcess(pid_, -1);
+  pid_ = 0;
+}
+
+std::string Child::Log() const {
+  auto text = ReadFile(log_path_);
+  return text.ok() ? *text : "";
+}
+
+ServerProcess::ServerProcess(std::string data_dir, uint16_t port)
+    : data_dir_(std::move(data_dir)), port_(port) {}
+
+Status ServerProcess::Start() {
+  ::unlink((data_dir_ + "/server.url").c_str());
+  child_ = Child({RotaBinary(), "server", "--listen", "127.0.0.1:" + std::to_string(port_),
+                  "--data-dir", data_dir_, "--join-token", token_},
+                 {{"ROTA_RETENTION_INTERVAL", "1m"}}, data_dir_ + ".server.log");
+  RETURN_IF_ERROR(child_.Start());
+  std::string url;
+  bool up = WaitFor(
+      [&] {
+        auto text = ReadFile(data_dir_ + "/server.url");
+        if (!text.ok()) return false;
+        url = std::string(Trim(*text));
+        return !url.empty();
+      },
+      std::chrono::seconds(20));
+  if (!up) return Status::Unavailable("server did not start; log:\n" + child_.Log());
+  url_ = url;
+  port_ = static_cast<uint16_t>(std::stoi(url_.substr(url_.rfind(':') + 1)));
+  bool ready = WaitFor([&] {
+    auto r = net::HttpCall("GET", url_ + "/readyz", "", {}, 2000);
+    return r.ok() && r->status == 200;
+  }, std::chrono::seconds(20));
+  if (!ready) return Status::Unavailable("server not ready; log:\n" + child_.Log());
+  return Status::Ok();
+}
+
+Result<net::ClientResponse> ServerProcess::Call(const std::string& method, const std::string& path,
+                                                const std::string& body) const {
+  return net::HttpCall(method, url_ + path, body, {"Content-Type: application/json"}, 10000);
+}
+
+Result<api::Json> ServerProcess::GetJson(const std::string& path) const {
+  ASSIGN_OR_RETURN(auto resp, Call("GET", path));
+  if (resp.status < 200 || resp.status >= 300) {
+    return Status::Internal("GET " + path + " -> " + std::to_string(resp.status) + ": " + resp.body);
+  }
+  return api::ParseJson(resp.body);
+}
+
+AgentProcess::AgentProcess(const std::string& base_dir, SimGpuNode node, const ServerProcess& server,
+                           std::vector<std::string> extra_args)
+    : node_(std::move(node)) {
+  state_dir_ = base_dir + "/agent-" + node_.name;
+  sim_config_ = state_dir_ + "/sim-nvml.json";
+  std::vector<std::string> argv = {RotaBinary(), "agent", "--server", server.url(), "--token",
+                                   server.token(), "--name", node_.name, "--state-dir", state_dir_,
+                                   "--interval", "0.5s", "--nvml-lib", SimNvmlLibrary()};
+  for (auto& a : extra_args) argv.push_back(std::move(a));
+  child_ = Child(argv, {{"ROTA_SIM_NVML_CONFIG", sim_config_}}, base_dir + "/agent-" + node_.name + ".log");
+}
+
+Status AgentProcess::SetFaults(const api::Json& faults) {
+  api::Json gpus = api::Json::array();
+  for (int i = 0; i < node_.gpus; ++i) {
+    gpus.push_back({{"model", node_.model}, {"memory_mib", node_.memory_mib}, {"power_limit_w", 400},
+                    {"idle_power_w", 50}});
+  }
+  api::Json config{{"node", node_.name}, {"default_node", node_.default_node}, {"gpus", gpus},
+                   {"faults", faults}};
+  return WriteFileAtomic(sim_config_, config.dump(2));
+}
+
+Status AgentProcess::Start() {
+  RETURN_IF_ERROR(MakeDirs(state_dir_, 0700));
+  if (::access(sim_config_.c_str(), R_OK) != 0) RETURN_IF_ERROR(SetFaults(api::Json::object()));
+  return child_.Start();
+}
+
+CliResult RunCli(const std::vector<std::string>& args, const std::map<std::string, std::string>& env) {
+  TempDir tmp;
+  std::vector<std::string> argv = {RotaBinary()};
+  argv.insert(argv.end(), args.begin(), args.end());
+  SpawnOptions opts;
+  opts.env = env;
+  std::string out_path = tmp.path() + "/out", err_path = tmp.path() + "/err";
+  opts.output_path = out_path;
+  opts.error_path = err_path;
+  auto spawned = SpawnProcess(argv, opts);
+  if (!spawned.ok()) return CliResult{-1, "", spawned.status().message()};
+  pid_t pid = *spawned;
+  CliResult r;
+  auto st = WaitProcess(pid, 60000);
+  if (st.ok() && WIFEXITED(*st)) r.exit_code = WEXITSTATUS(*st);
+  auto out = ReadFile(out_path);
+  auto err = ReadFile(err_path);
+  r.out = out.ok() ? *out : "";
+  r.err = err.ok() ? *err : "";
+  return r;
+}
+
+api::Json NodeJson(const ServerProcess& server, const std::string& name) {
+  auto j = server.GetJson("/api/v1/nodes/" + name);
+  return j.ok() ? *j : api::Json();
+}
+
+bool NodeReady(const ServerProcess& server, const std::string& name) {
+  api::Json n = NodeJson(server, name);
+  return n.is_object() && n.value("state", "") == "ready";
+}
+
+}  // namespace rota::testing

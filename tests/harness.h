@@ -1,0 +1,125 @@
+#pragma once
+// Integration-test harness: real `rota` processes (server, agents with the
+// simulated NVML library) on loopback, in a temporary directory.
+
+#include <sys/types.h>
+
+#include <chrono>
+#include <functional>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "api/codec.h"
+#include "common/status.h"
+#include "net/http_client.h"
+
+namespace rota::testing {
+
+// A temporary directory removed (recursively) on destruction.
+class TempDir {
+ public:
+  TempDir();
+  ~TempDir();
+  const std::string& path() const { return path_; }
+
+ private:
+  std::string path_;
+};
+
+// Paths of the built artefacts (set by CMake).
+std::string RotaBinary();
+std::string SimNvmlLibrary();
+
+// Polls `pred` every 50 ms until it is true or `timeout` passes.
+bool WaitFor(const std::function<bool()>& pred, std::chrono::milliseconds timeout);
+
+// A child process; killed (SIGKILL) and reaped on destruction if still running.
+class Child {
+ public:
+  Child() = default;
+  Child(std::vector<std::string> argv, std::map<std::string, std::string> env, std::string log_path);
+  ~Child();
+  Child(Child&& o) noexcept;
+  Child& operator=(Child&& o) noexcept;
+
+  Status Start();
+  pid_t pid() const { return pid_; }
+  bool running();
+  void Signal(int sig);
+  // SIGTERM and wait (SIGKILL after grace); returns the wait status.
+  int Stop(int grace_ms = 5000);
+  void Kill();  // SIGKILL and reap
+  std::string Log() const;
+
+ private:
+  std::vector<std::string> argv_;
+  std::map<std::string, std::string> env_;
+  std::string log_path_;
+  pid_t pid_ = 0;
+};
+
+// `rota server` on 127.0.0.1 with its own data dir and join token.
+class ServerProcess {
+ public:
+  explicit ServerProcess(std::string data_dir, uint16_t port = 0);
+  Status Start();  // waits until /readyz answers 200
+  std::string url() const { return url_; }
+  uint16_t port() const { return port_; }
+  const std::string& token() const { return token_; }
+  Child& child() { return child_; }
+  const std::string& data_dir() const { return data_dir_; }
+
+  // GET url() + path as JSON; fails the Result on transport errors or non-2xx.
+  Result<api::Json> GetJson(const std::string& path) const;
+  Result<net::ClientResponse> Call(const std::string& method, const std::string& path,
+                                   const std::string& body = "") const;
+
+ private:
+  std::string data_dir_;
+  uint16_t port_;
+  std::string url_;
+  std::string token_ = "test-join-token-0123456789";
+  Child child_;
+};
+
+struct SimGpuNode {
+  std::string name;
+  int gpus = 2;
+  std::string model = "NVIDIA A100-SXM4-80GB";
+  int memory_mib = 81920;
+  bool default_node = false;
+};
+
+// `rota agent` with the simulated NVML library configured for `node`.
+class AgentProcess {
+ public:
+  AgentProcess(const std::string& base_dir, SimGpuNode node, const ServerProcess& server,
+               std::vector<std::string> extra_args = {});
+  Status Start();
+  Child& child() { return child_; }
+  const std::string& sim_config_path() const { return sim_config_; }
+  const std::string& state_dir() const { return state_dir_; }
+  // Rewrites the simulated NVML config with `faults` ({"2": "gpu_lost"}).
+  Status SetFaults(const api::Json& faults);
+
+ private:
+  SimGpuNode node_;
+  std::string state_dir_;
+  std::string sim_config_;
+  Child child_;
+};
+
+// Runs the rota CLI with args and env, returns (exit status, stdout).
+struct CliResult {
+  int exit_code = -1;
+  std::string out;
+  std::string err;
+};
+CliResult RunCli(const std::vector<std::string>& args, const std::map<std::string, std::string>& env = {});
+
+// The node's JSON from the server, or null when unknown.
+api::Json NodeJson(const ServerProcess& server, const std::string& name);
+bool NodeReady(const ServerProcess& server, const std::string& name);
+
+}  // namespace rota::testing
