@@ -111,7 +111,8 @@ TEST(ServerCrashTest, HistorySurvivesSigkillAndAgentsBackfillTheGap) {
   std::this_thread::sleep_for(seconds(3));
   int64_t t0 = RealClock::Get().NowMs() - 60'000;
   std::string q = "/api/v1/nodes/node-a/metrics?step=1s&from=" + FormatRfc3339(t0) + "&to=";
-  auto before = server.GetJson(q + FormatRfc3339(RealClock::Get().NowMs() + 1000));
+  const std::string before_to = FormatRfc3339(RealClock::Get().NowMs() + 1000);
+  auto before = server.GetJson(q + before_to);
   ASSERT_TRUE(before.ok());
   size_t points_before = (*before)["points"].size();
   ASSERT_GE(points_before, 3u);
@@ -129,7 +130,7 @@ TEST(ServerCrashTest, HistorySurvivesSigkillAndAgentsBackfillTheGap) {
     return j.ok() && (*j)["points"].size() >= static_cast<size_t>((restart_ms - kill_ms) / 1000 - 1);
   }, seconds(20));
   EXPECT_TRUE(filled) << agent.child().Log();
-  auto after = again.GetJson(q + FormatRfc3339(kill_ms));
+  auto after = again.GetJson(q + before_to);
   ASSERT_TRUE(after.ok());
   EXPECT_GE((*after)["points"].size(), points_before) << "history committed before the kill was lost";
 }

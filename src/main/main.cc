@@ -16,6 +16,8 @@ constexpr const char* kVersion = "0.1.0";
 int main(int argc, char** argv) {
   CLI::App app{"rota — GPU cluster manager: monitor, reserve, enforce, launch, schedule"};
   app.require_subcommand(1);
+  // A flag given twice takes its last value, as most Unix tools do.
+  app.option_defaults()->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
   app.set_version_flag("--version", kVersion);
 
   // rota server

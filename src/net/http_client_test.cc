@@ -88,6 +88,9 @@ class EventStreamTest : public ::testing::Test {
     ASSERT_TRUE(port.ok());
     port_ = *port;
   }
+  // The server goes first: its handlers use the members below.
+  void TearDown() override { server_.reset(); }
+
   std::shared_ptr<EventSink> Sink(size_t i) {
     std::lock_guard<std::mutex> lock(mu_);
     return i < sinks_.size() ? sinks_[i] : nullptr;

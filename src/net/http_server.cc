@@ -28,117 +28,6 @@
 #include "net/url.h"
 
 namespace rota::net {
-namespace internal {
-
-// ---------------------------------------------------------------------------------------------
-// Shared state helpers.
-
-void ServerState::Observe(const HttpRequest& request, int status, SteadyTime since) const {
-  if (!observer) return;
-  double seconds =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - since).count();
-  try {
-    observer(request, status, seconds);
-  } catch (const std::exception& e) {
-    ROTA_LOG(ERROR) << "access observer threw: " << e.what();
-  } catch (...) {
-    ROTA_LOG(ERROR) << "access observer threw a non-exception";
-  }
-}
-
-ConnectionSlot ConnectionSlot::Acquire(const std::shared_ptr<ServerState>& state) {
-  ConnectionSlot slot;
-  std::lock_guard<std::mutex> lock(state->mu);
-  if (state->connections >= state->options.max_connections) return slot;
-  ++state->connections;
-  slot.state_ = state;
-  slot.id_ = ++state->next_id;
-  return slot;
-}
-
-ConnectionSlot& ConnectionSlot::operator=(ConnectionSlot&& other) noexcept {
-  if (this != &other) {
-    Release();
-    state_ = std::move(other.state_);
-    id_ = other.id_;
-    other.state_ = nullptr;
-    other.id_ = 0;
-  }
-  return *this;
-}
-
-void ConnectionSlot::Attach(const std::shared_ptr<Session>& session) {
-  if (!state_) return;
-  {
-    std::lock_guard<std::mutex> lock(state_->mu);
-    state_->live[id_] = session;
-  }
-  // Stop() sets `stopping` before it snapshots `live`: a session registered after the snapshot
-  // sees the flag here.
-  if (state_->stopping) session->Shutdown();
-}
-
-void ConnectionSlot::Release() {
-  if (!state_) return;
-  {
-    std::lock_guard<std::mutex> lock(state_->mu);
-    state_->live.erase(id_);
-    --state_->connections;
-  }
-  state_->cv.notify_all();
-  state_.reset();
-  id_ = 0;
-}
-
-void SessionLink::Bind(std::weak_ptr<Session> session) {
-  std::lock_guard<std::mutex> lock(mu_);
-  if (!detached_) session_ = std::move(session);
-}
-
-bool SessionLink::Push(std::string message, int overflow_code) {
-  std::shared_ptr<Session> session;  // dropped after the lock: its destructor may run here
-  bool queued = false;
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    if (detached_) return false;
-    switch (outbox_.Push(std::move(message))) {
-      case Outbox::PushResult::kQueuedStartWriter:
-        session = session_.lock();
-        if (session) session->Kick();
-        queued = true;
-        break;
-      case Outbox::PushResult::kQueued:
-        queued = true;
-        break;
-      case Outbox::PushResult::kClosed:
-        break;
-      case Outbox::PushResult::kOverflow:
-        session = session_.lock();
-        if (session) session->CloseWith(overflow_code, "send queue overflow");
-        break;
-    }
-  }
-  return queued;
-}
-
-void SessionLink::RequestClose(int code, std::string reason) {
-  std::shared_ptr<Session> session;
-  std::lock_guard<std::mutex> lock(mu_);
-  if (detached_) return;
-  session = session_.lock();
-  if (session) session->CloseWith(code, std::move(reason));
-}
-
-void SessionLink::Detach() {
-  std::weak_ptr<Session> old;
-  std::lock_guard<std::mutex> lock(mu_);
-  detached_ = true;
-  old = std::move(session_);
-  outbox_.Close();
-}
-
-}  // namespace internal
-
 namespace {
 
 using namespace internal;  // NOLINT(build/namespaces): this file implements internal
@@ -194,29 +83,6 @@ bool IsHttpParseError(const beast::error_code& ec) {
 // ---------------------------------------------------------------------------------------------
 // Event streams.
 
-std::string FormatEvent(const std::string& event, const std::string& data) {
-  std::string out;
-  out.reserve(event.size() + data.size() + 16);
-  if (!event.empty()) {
-    out += "event: ";
-    for (char c : event) out += (c == '\n' || c == '\r') ? ' ' : c;
-    out += '\n';
-  }
-  size_t start = 0;
-  while (true) {
-    size_t end = data.find('\n', start);
-    std::string_view line = std::string_view(data).substr(start, end - start);
-    if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
-    out += "data: ";
-    out += line;
-    out += '\n';
-    if (end == std::string::npos) break;
-    start = end + 1;
-  }
-  out += '\n';
-  return out;
-}
-
 class EventSinkImpl final : public EventSink {
  public:
   EventSinkImpl(size_t max_bytes, std::string remote)
@@ -259,6 +125,7 @@ class StreamSession final : public Session, public std::enable_shared_from_this<
       self->state_->Observe(self->request_, 200, self->request_time_);
       self->ReadForClose();
       self->ArmKeepAlive();
+      self->PumpWrites();  // the writer started busy: events queued so far go out now
     });
   }
 

@@ -27,7 +27,9 @@ TEST(PathPatternTest, RejectsBadPatterns) {
                           "/a/{y}x", "/a?b", "/a#b", "/a/}"}) {
     auto p = PathPattern::Parse(bad);
     EXPECT_FALSE(p.ok()) << bad;
-    if (!p.ok()) EXPECT_EQ(p.status().code(), StatusCode::kInvalidArgument);
+    if (!p.ok()) {
+      EXPECT_EQ(p.status().code(), StatusCode::kInvalidArgument);
+    }
   }
 }
 

@@ -195,7 +195,7 @@ struct WsClient::Impl : public std::enable_shared_from_this<WsClient::Impl> {
   void OnHandshake(beast::error_code ec) {
     if (ec) {
       unsigned code = response.result_int();
-      if (code != 0 && code != 101) {
+      if (ec == websocket::error::upgrade_declined) {
         return FailConnect(StatusFromHttp(static_cast<int>(code),
                                           "WebSocket handshake with " + url + " refused",
                                           response.body()));

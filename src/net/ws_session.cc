@@ -155,8 +155,10 @@ class WsSession final : public Session, public std::enable_shared_from_this<WsSe
       return;
     }
     if (code == kClosePolicy) {
-      ROTA_LOG(WARNING) << "closing WebSocket " << request_.remote_addr << " on "
+      // The peer does not read: a close handshake would stall behind the unsent data.
+      ROTA_LOG(WARNING) << "dropping WebSocket " << request_.remote_addr << " on "
                         << request_.path << ": " << reason;
+      return Finish();
     }
     StartClose(code, std::move(reason));
   }

@@ -102,6 +102,9 @@ class WsServerTest : public ::testing::Test {
     ASSERT_TRUE(port.ok()) << port.status().ToString();
     port_ = *port;
   }
+  // The server goes first: its handlers use the members below.
+  void TearDown() override { server_.reset(); }
+
   std::string Url(const std::string& path) { return LocalUrl(port_, path, "ws"); }
   static WsClient::Headers Auth() { return {{"Authorization", "Bearer secret"}}; }
 
@@ -193,6 +196,9 @@ TEST_F(WsServerTest, BinaryFrameClosesWith1003) {
   EXPECT_EQ(static_cast<uint8_t>(frame[0]), 0x88);  // FIN + close
   int code = (static_cast<uint8_t>(frame[2]) << 8) | static_cast<uint8_t>(frame[3]);
   EXPECT_EQ(code, 1003);
+  conn->Write(testing::MaskedFrame(0x8, frame.substr(2, 2)));  // answer the close handshake
+  EXPECT_TRUE(conn->WaitClosed());  // the server half-closed; it waits for our FIN
+  conn.reset();
   EXPECT_TRUE(WaitFor([&] { return seen_->closed == 1; }));
 }
 

@@ -9,10 +9,10 @@ constexpr int64_t kSecond = 1000;
 constexpr int64_t kHour = 60 * kMinuteMs;
 constexpr int64_t kDay = 24 * kHour;
 constexpr std::array<int64_t, 21> kRoundSteps = {
-    kSecond,        2 * kSecond,    5 * kSecond,   10 * kSecond, 15 * kSecond, 30 * kSecond,
-    kMinuteMs,      2 * kMinuteMs,  5 * kMinuteMs, 10 * kMinuteMs, 15 * kMinuteMs,
-    30 * kMinuteMs, kHour,          2 * kHour,     3 * kHour,    6 * kHour,    12 * kHour,
-    kDay,           2 * kDay,       7 * kDay,      30 * kDay};
+    kSecond,   2 * kSecond,   5 * kSecond,   10 * kSecond,   15 * kSecond,   30 * kSecond,
+    kMinuteMs, 2 * kMinuteMs, 5 * kMinuteMs, 10 * kMinuteMs, 15 * kMinuteMs, 30 * kMinuteMs,
+    kHour,     2 * kHour,     3 * kHour,     6 * kHour,      12 * kHour,     kDay,
+    2 * kDay,  7 * kDay,      30 * kDay};
 
 }  // namespace
 
@@ -31,8 +31,8 @@ Result<int64_t> ResolveStep(int64_t from_ms, int64_t to_ms, int64_t step_ms) {
     return Status::InvalidArgument("from: must be >= 0 (Unix ms), got " + std::to_string(from_ms));
   }
   if (from_ms >= to_ms) {
-    return Status::InvalidArgument("from (" + std::to_string(from_ms) +
-                                   ") must be before to (" + std::to_string(to_ms) + ")");
+    return Status::InvalidArgument("from (" + std::to_string(from_ms) + ") must be before to (" +
+                                   std::to_string(to_ms) + ")");
   }
   if (step_ms < 0 || (step_ms > 0 && step_ms < kMinStepMs)) {
     return Status::InvalidArgument("step: must be 0 (auto) or at least " +

@@ -22,8 +22,8 @@ inline constexpr int64_t kAutoHistoryPoints = 1'000;
 // One bucket of a series. Only metrics with at least one reading in the bucket
 // appear; buckets without any row are omitted from a series.
 struct SeriesPoint {
-  int64_t t_ms = 0;     // bucket start: floor(t / step) * step
-  int64_t samples = 0;  // raw samples that fell into the bucket
+  int64_t t_ms = 0;                                  // bucket start: floor(t / step) * step
+  int64_t samples = 0;                               // raw samples that fell into the bucket
   std::vector<std::pair<std::string, double>> avg;   // metric -> mean of readings
   std::vector<std::pair<std::string, double>> max;   // metric -> largest reading
   std::vector<std::pair<std::string, double>> last;  // counters (energy_mj) -> latest reading
@@ -31,9 +31,9 @@ struct SeriesPoint {
 
 // The answer to a history query.
 struct Series {
-  int64_t step_ms = 0;       // the step used (resolved from 0, rounded up to whole minutes
-                             // when read from the 1-minute aggregates)
-  std::string resolution;    // "raw" or "1m": which table the points were computed from
+  int64_t step_ms = 0;              // the step used (resolved from 0, rounded up to whole minutes
+                                    // when read from the 1-minute aggregates)
+  std::string resolution;           // "raw" or "1m": which table the points were computed from
   std::vector<SeriesPoint> points;  // ascending t_ms
 };
 

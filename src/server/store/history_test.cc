@@ -25,11 +25,11 @@ TEST(HistoryTest, ResolveStepAcceptsValidArguments) {
 }
 
 TEST(HistoryTest, ResolveStepAutoPicksRoundStepsForAbout1000Points) {
-  EXPECT_EQ(*ResolveStep(0, 1000, 0), 1000);                    // tiny range: minimum step
-  EXPECT_EQ(*ResolveStep(0, 3'600'000, 0), 5000);                // 1 h -> 5 s (720 points)
-  EXPECT_EQ(*ResolveStep(0, 86'400'000, 0), 120'000);            // 1 d -> 2 min (720)
-  EXPECT_EQ(*ResolveStep(0, 30LL * 86'400'000, 0), 3'600'000);   // 30 d -> 1 h (720)
-  EXPECT_EQ(*ResolveStep(0, 5000LL * 86'400'000, 0), 7LL * 86'400'000);    // 5000 d -> 7 d
+  EXPECT_EQ(*ResolveStep(0, 1000, 0), 1000);                             // tiny range: minimum step
+  EXPECT_EQ(*ResolveStep(0, 3'600'000, 0), 5000);                        // 1 h -> 5 s (720 points)
+  EXPECT_EQ(*ResolveStep(0, 86'400'000, 0), 120'000);                    // 1 d -> 2 min (720)
+  EXPECT_EQ(*ResolveStep(0, 30LL * 86'400'000, 0), 3'600'000);           // 30 d -> 1 h (720)
+  EXPECT_EQ(*ResolveStep(0, 5000LL * 86'400'000, 0), 7LL * 86'400'000);  // 5000 d -> 7 d
   EXPECT_EQ(*ResolveStep(0, 100'000LL * 86'400'000, 0), 100LL * 86'400'000);  // whole days
   for (int64_t span : {1'000LL, 59'999LL, 3'600'001LL, 7LL * 86'400'000, 400LL * 86'400'000}) {
     auto step = ResolveStep(1'700'000'000'123, 1'700'000'000'123 + span, 0);
@@ -60,8 +60,7 @@ TEST(HistoryTest, ResolveStepRejectsBadArguments) {
     auto r = ResolveStep(c.from, c.to, c.step);
     ASSERT_FALSE(r.ok()) << c.from << " " << c.to << " " << c.step;
     EXPECT_EQ(r.status().code(), StatusCode::kInvalidArgument);
-    EXPECT_NE(r.status().message().find(c.message_part), std::string::npos)
-        << r.status().message();
+    EXPECT_NE(r.status().message().find(c.message_part), std::string::npos) << r.status().message();
   }
   // The suggested step is indeed accepted.
   EXPECT_TRUE(ResolveStep(0, 86'400'000, 8641).ok());
@@ -76,7 +75,7 @@ TEST(HistoryTest, BuilderAveragesAndMaxesPerBucket) {
   b.Row(5, 1);
   b.Metric(0, 4, 1, 4);  // b absent in this row
   b.Counter(0, 105, 5);
-  b.Row(12, 3);          // a pre-aggregated row: 3 samples, 2 readings of a
+  b.Row(12, 3);  // a pre-aggregated row: 3 samples, 2 readings of a
   b.Metric(0, 10, 2, 9);
   b.Metric(1, 0, 0, std::nullopt);
   b.Row(30, 1);  // bucket 20 is empty and omitted

@@ -18,6 +18,11 @@ struct StoreOptions {
   size_t max_batch_rows = 20'000;
   // ... or has been open this long (Clock::MonotonicMs), or the queue is empty.
   int64_t max_batch_ms = 200;
+  // When the queue runs empty, keep the transaction open up to this long
+  // (real time) for more appends, unless a caller waits on it (Flush,
+  // UpsertNode). Fewer, larger commits write fewer WAL pages (see
+  // docs/design-store.md) at the price of later acks. 0: commit at once.
+  int64_t linger_ms = 0;
   // Rows deleted per retention transaction (writes wait at most one such batch).
   size_t retention_batch_rows = 5'000;
   // SQLite busy timeout for both connections.
@@ -37,13 +42,13 @@ struct StoreOptions {
 
 // Counters since Open. Rows are counted when their transaction committed.
 struct StoreStats {
-  size_t queued_samples = 0;      // NodeSamples waiting for the writer now
-  int64_t gpu_rows = 0;           // raw GPU sample rows written
-  int64_t node_rows = 0;          // raw node sample rows written
-  int64_t duplicate_rows = 0;     // rows ignored because (node[, gpu], t) was stored already
-  int64_t late_samples = 0;       // NodeSamples dropped as older than raw retention
-  int64_t rejected_appends = 0;   // Appends refused because the queue was full
-  int64_t transactions = 0;       // write transactions committed
+  size_t queued_samples = 0;     // NodeSamples waiting for the writer now
+  int64_t gpu_rows = 0;          // raw GPU sample rows written
+  int64_t node_rows = 0;         // raw node sample rows written
+  int64_t duplicate_rows = 0;    // rows ignored because (node[, gpu], t) was stored already
+  int64_t late_samples = 0;      // NodeSamples dropped as older than raw retention
+  int64_t rejected_appends = 0;  // Appends refused because the queue was full
+  int64_t transactions = 0;      // write transactions committed
   int64_t failed_transactions = 0;
   int64_t retention_deleted_rows = 0;
 };

@@ -7,9 +7,11 @@
 namespace rota::store {
 namespace {
 
-// Version 1. Node ids are small integers so that sample rows stay small; the
-// sample and aggregate tables are WITHOUT ROWID, clustered by (node, gpu, time),
-// which is both the dedup key and the order history queries read in.
+// Version 1. Node ids are small integers so that sample rows stay small. The
+// sample and aggregate tables are WITHOUT ROWID, clustered by (node, time[, gpu]):
+// the key is the dedup key, a node's rows for one instant share a leaf page (a
+// write transaction touches ~4 leaves per node sample instead of 2 + 2 per GPU),
+// and history reads one node's time range in order (filtering the GPU).
 // Sample tables carry no FOREIGN KEY (one lookup per row saved): nodes are never
 // deleted, and deleting one would have to delete its samples explicitly.
 constexpr const char* kV1 = R"sql(
@@ -45,7 +47,7 @@ CREATE TABLE gpu_samples (
   mem_clock INTEGER,
   fan       INTEGER,
   failed    INTEGER NOT NULL,
-  PRIMARY KEY (node, gpu, t_ms)
+  PRIMARY KEY (node, t_ms, gpu)
 ) WITHOUT ROWID;
 CREATE TABLE node_samples (
   node        INTEGER NOT NULL,
@@ -69,7 +71,7 @@ CREATE TABLE gpu_minutes (
   power_mw_sum INTEGER NOT NULL, power_mw_n INTEGER NOT NULL, power_mw_max INTEGER,
   energy_mj INTEGER,
   energy_t  INTEGER,
-  PRIMARY KEY (node, gpu, minute_ms)
+  PRIMARY KEY (node, minute_ms, gpu)
 ) WITHOUT ROWID;
 CREATE TABLE node_minutes (
   node      INTEGER NOT NULL,
@@ -109,8 +111,10 @@ Status ApplySchema(Db& db, int64_t now_ms, std::span<const Migration> migrations
   // Recognize files that are SQLite databases but not ours.
   ASSIGN_OR_RETURN(int64_t app_id, db.QueryInt("PRAGMA application_id"));
   if (app_id != 0 && app_id != kApplicationId) {
-    return Status::InvalidArgument(db.path() + " is a SQLite database of another program "
-                                   "(application_id " + Hex(app_id) + "), not a rota store");
+    return Status::InvalidArgument(db.path() +
+                                   " is a SQLite database of another program "
+                                   "(application_id " +
+                                   Hex(app_id) + "), not a rota store");
   }
   ASSIGN_OR_RETURN(int64_t version, SchemaVersion(db));
   if (version == 0) {
@@ -118,7 +122,8 @@ Status ApplySchema(Db& db, int64_t now_ms, std::span<const Migration> migrations
                      db.QueryInt("SELECT count(*) FROM sqlite_schema WHERE name NOT LIKE "
                                  "'sqlite_%'"));
     if (tables != 0) {
-      return Status::InvalidArgument(db.path() + " holds tables but no schema_version: "
+      return Status::InvalidArgument(db.path() +
+                                     " holds tables but no schema_version: "
                                      "not a rota store");
     }
     RETURN_IF_ERROR(db.Exec(

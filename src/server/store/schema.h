@@ -22,7 +22,7 @@ struct Migration {
   const char* sql;
 };
 
-// The real migrations; kMigrations()[i] creates version i + 1.
+// The real migrations; Migrations()[i] creates version i + 1.
 std::span<const Migration> Migrations();
 
 // Brings `db` to version migrations.size(), recording each step in

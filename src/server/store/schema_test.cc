@@ -29,8 +29,8 @@ TEST_F(SchemaTest, CreatesCurrentVersionOnceAndIsIdempotent) {
   EXPECT_EQ(*db.QueryInt("SELECT applied_ms FROM schema_version WHERE version = 1"), 1000);
   ASSERT_TRUE(ApplySchema(db, 2000).ok());
   EXPECT_EQ(*db.QueryInt("SELECT count(*) FROM schema_version"), kSchemaVersion);
-  for (const char* table : {"nodes", "gpus", "gpu_samples", "node_samples", "gpu_minutes",
-                            "node_minutes"}) {
+  for (const char* table :
+       {"nodes", "gpus", "gpu_samples", "node_samples", "gpu_minutes", "node_minutes"}) {
     EXPECT_EQ(*db.QueryInt(std::string("SELECT count(*) FROM sqlite_schema WHERE name = '") +
                            table + "'"),
               1)

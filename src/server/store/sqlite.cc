@@ -97,8 +97,8 @@ Result<Db> Db::Open(const std::string& path, int flags) {
   sqlite3* raw = nullptr;
   int rc = sqlite3_open_v2(path.c_str(), &raw, flags | SQLITE_OPEN_NOMUTEX, nullptr);
   if (rc != SQLITE_OK) {
-    std::string msg = "cannot open " + path + ": " +
-                      (raw ? sqlite3_errmsg(raw) : sqlite3_errstr(rc));
+    std::string msg =
+        "cannot open " + path + ": " + (raw ? sqlite3_errmsg(raw) : sqlite3_errstr(rc));
     sqlite3_close_v2(raw);
     return Status::IoError(msg);
   }
@@ -124,7 +124,8 @@ Status SqliteError(sqlite3* db, int rc, std::string_view what) {
   const char* file = db ? sqlite3_db_filename(db, "main") : nullptr;
   std::string msg = std::string(file && *file ? file : "sqlite") + ": " + sqlite3_errstr(rc);
   const char* detail = db ? sqlite3_errmsg(db) : nullptr;
-  if (detail && std::string_view(detail) != sqlite3_errstr(rc)) msg += std::string(" (") + detail + ")";
+  if (detail && std::string_view(detail) != sqlite3_errstr(rc))
+    msg += std::string(" (") + detail + ")";
   if (!what.empty()) msg += " in: " + std::string(what.substr(0, 200));
   switch (rc & 0xff) {
     case SQLITE_BUSY:

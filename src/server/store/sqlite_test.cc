@@ -68,7 +68,8 @@ TEST(SqliteTest, ErrorsNameTheFileAndTheProblem) {
   ASSERT_FALSE(step.ok());
   EXPECT_NE(step.status().message().find("bind"), std::string::npos);
 
-  auto missing = Db::Open(dir.path() + "/no/such/dir/x.db", SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE);
+  auto missing =
+      Db::Open(dir.path() + "/no/such/dir/x.db", SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE);
   ASSERT_FALSE(missing.ok());
   EXPECT_NE(missing.status().message().find("cannot open " + dir.path() + "/no/such/dir/x.db"),
             std::string::npos)

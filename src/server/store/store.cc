@@ -26,9 +26,13 @@ Status ValidateOptions(const StoreOptions& o) {
   if (o.max_queued_samples == 0) return bad("max_queued_samples", "must be > 0");
   if (o.max_batch_rows == 0) return bad("max_batch_rows", "must be > 0");
   if (o.max_batch_ms < 0) return bad("max_batch_ms", "must be >= 0");
+  if (o.linger_ms < 0 || o.linger_ms > o.max_batch_ms) {
+    return bad("linger_ms", "must be between 0 and max_batch_ms");
+  }
   if (o.retention_batch_rows == 0) return bad("retention_batch_rows", "must be > 0");
   if (o.busy_timeout_ms < 0) return bad("busy_timeout_ms", "must be >= 0");
-  if (o.write_cache_mb < 1 || o.read_cache_mb < 1) return bad("write_cache_mb/read_cache_mb", "must be >= 1");
+  if (o.write_cache_mb < 1 || o.read_cache_mb < 1)
+    return bad("write_cache_mb/read_cache_mb", "must be >= 1");
   if (o.wal_autocheckpoint_pages < 1) return bad("wal_autocheckpoint_pages", "must be >= 1");
   return Status::Ok();
 }
@@ -56,18 +60,19 @@ Status Configure(Db& db, const StoreOptions& opt, bool writer) {
     // The first statement that reads the file: "file is not a database" shows up here.
     ASSIGN_OR_RETURN(std::string mode, db.QueryText("PRAGMA journal_mode = WAL"));
     if (mode != "wal") {
-      return Status::IoError(db.path() + ": cannot switch to WAL mode (journal_mode is " +
-                             mode + ")");
+      return Status::IoError(db.path() + ": cannot switch to WAL mode (journal_mode is " + mode +
+                             ")");
     }
   }
   RETURN_IF_ERROR(
       db.Exec(std::string("PRAGMA synchronous = ") + (opt.sync_full ? "FULL" : "NORMAL")));
   RETURN_IF_ERROR(db.Exec("PRAGMA foreign_keys = ON"));
-  RETURN_IF_ERROR(db.Exec("PRAGMA cache_size = -" + std::to_string(
-      (writer ? opt.write_cache_mb : opt.read_cache_mb) * 1024)));
+  RETURN_IF_ERROR(
+      db.Exec("PRAGMA cache_size = -" +
+              std::to_string((writer ? opt.write_cache_mb : opt.read_cache_mb) * 1024)));
   if (writer) {
-    RETURN_IF_ERROR(db.Exec("PRAGMA wal_autocheckpoint = " +
-                            std::to_string(opt.wal_autocheckpoint_pages)));
+    RETURN_IF_ERROR(
+        db.Exec("PRAGMA wal_autocheckpoint = " + std::to_string(opt.wal_autocheckpoint_pages)));
   }
   if (!writer) RETURN_IF_ERROR(db.Exec("PRAGMA query_only = ON"));
   return Status::Ok();
@@ -76,8 +81,7 @@ Status Configure(Db& db, const StoreOptions& opt, bool writer) {
 Result<StoredNode> ReadNodeRow(Stmt& s) {
   const std::string name = s.Text(0);
   auto bad = [&](const Status& st) {
-    return Status::IoError("store: node " + name + ": stored info is unreadable: " +
-                           st.message());
+    return Status::IoError("store: node " + name + ": stored info is unreadable: " + st.message());
   };
   auto json = api::ParseJson(s.Text(1));
   if (!json.ok()) return bad(json.status());
@@ -110,8 +114,8 @@ Result<int64_t> Store::Impl::ReadNodeId(const std::string& name) {
 Store::Store(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 Store::~Store() = default;
 
-Result<std::unique_ptr<Store>> Store::Open(const std::string& data_dir,
-                                           const StoreOptions& options, Clock& clock) {
+Result<std::unique_ptr<Store>> Store::Open(const std::string& data_dir, const StoreOptions& options,
+                                           Clock& clock) {
   RETURN_IF_ERROR(ValidateOptions(options));
   RETURN_IF_ERROR(MakeDirs(data_dir, 0700));
   ASSIGN_OR_RETURN(std::unique_ptr<LockFile> lock, LockDir(data_dir));
@@ -155,11 +159,12 @@ Status Store::UpsertNode(const api::NodeInfo& info, int64_t now_ms) {
     return Status::InvalidArgument(std::string("node info: cannot encode: ") + e.what());
   }
   return impl_->writer->Run([&](Db& db) -> Status {
-    ASSIGN_OR_RETURN(Stmt up, db.Prepare(
-        "INSERT INTO nodes (name, node_id, info_json, first_seen_ms, last_seen_ms) "
-        "VALUES (?1, ?2, ?3, ?4, ?4) ON CONFLICT (name) DO UPDATE SET "
-        "node_id = excluded.node_id, info_json = excluded.info_json, "
-        "last_seen_ms = max(last_seen_ms, excluded.last_seen_ms) RETURNING id"));
+    ASSIGN_OR_RETURN(
+        Stmt up,
+        db.Prepare("INSERT INTO nodes (name, node_id, info_json, first_seen_ms, last_seen_ms) "
+                   "VALUES (?1, ?2, ?3, ?4, ?4) ON CONFLICT (name) DO UPDATE SET "
+                   "node_id = excluded.node_id, info_json = excluded.info_json, "
+                   "last_seen_ms = max(last_seen_ms, excluded.last_seen_ms) RETURNING id"));
     up.Bind(1, info.name).Bind(2, info.node_id).Bind(3, text).Bind(4, now_ms);
     ASSIGN_OR_RETURN(bool row, up.Step());
     if (!row) return Status::Internal("upsert of node " + info.name + " returned no id");
@@ -167,9 +172,9 @@ Status Store::UpsertNode(const api::NodeInfo& info, int64_t now_ms) {
     RETURN_IF_ERROR(up.Run());  // finish the statement
     ASSIGN_OR_RETURN(Stmt del, db.Prepare("DELETE FROM gpus WHERE node = ?1"));
     RETURN_IF_ERROR(del.Bind(1, id).Run());
-    ASSIGN_OR_RETURN(Stmt ins, db.Prepare(
-        "INSERT INTO gpus (node, idx, uuid, name, pci_bus_id, memory_total) "
-        "VALUES (?1, ?2, ?3, ?4, ?5, ?6)"));
+    ASSIGN_OR_RETURN(
+        Stmt ins, db.Prepare("INSERT INTO gpus (node, idx, uuid, name, pci_bus_id, memory_total) "
+                             "VALUES (?1, ?2, ?3, ?4, ?5, ?6)"));
     for (const api::GpuInfo& g : info.gpus) {
       ins.Reset();
       ins.Bind(1, id)
@@ -179,7 +184,8 @@ Status Store::UpsertNode(const api::NodeInfo& info, int64_t now_ms) {
           .Bind(5, g.pci_bus_id)
           .Bind(6, g.memory_total_bytes);
       Status st = ins.Run();
-      if (!st.ok()) return st.WithContext("node " + info.name + " gpus[" + std::to_string(g.index) + "]");
+      if (!st.ok())
+        return st.WithContext("node " + info.name + " gpus[" + std::to_string(g.index) + "]");
     }
     return Status::Ok();
   });

@@ -90,8 +90,9 @@ class Store {
   // when from_ms is within raw retention (by the clock) and the step is below
   // or not a multiple of a minute; otherwise the 1-minute aggregates, with the
   // step rounded up to whole minutes and the range widened to whole minutes.
-  // InvalidArgument for bad arguments (see ResolveStep), NotFound for an
-  // unknown node or GPU.
+  // InvalidArgument for bad arguments (see ResolveStep); NotFound for an
+  // unknown node, or a GPU that is neither registered (in the node's latest
+  // info) nor has aggregates in the range.
   Result<Series> GpuHistory(const std::string& node, uint32_t gpu_index, int64_t from_ms,
                             int64_t to_ms, int64_t step_ms);
   // As GpuHistory for the node's host: cpu_pct, mem_used_bytes, load1 (avg, max).

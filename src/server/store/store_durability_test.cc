@@ -41,7 +41,8 @@ class ChildClock final : public Clock {
 // point), writing each acked sequence number to `fd`.
 [[noreturn]] void RunChild(const std::string& dir, int fd, int64_t first_seq) {
   ChildClock clock;
-  auto store = Store::Open(dir, {}, clock);
+  StoreOptions options;  // defaults, as the server uses them
+  auto store = Store::Open(dir, options, clock);
   if (!store.ok()) _exit(2);
   if (!(*store)->UpsertNode(MakeNode("n1", kGpus), kBase).ok()) _exit(3);
   std::mutex mu;

@@ -47,11 +47,9 @@ const SeriesSpec& NodeSpec() {
   return spec;
 }
 
-Result<Series> ReadSeries(Db& db, const SeriesSpec& spec, int64_t node,
-                          std::optional<int64_t> gpu, int64_t from_ms, int64_t to_ms,
-                          int64_t step_ms, int64_t raw_since_ms) {
-  const bool raw =
-      from_ms >= raw_since_ms && (step_ms < kMinuteMs || step_ms % kMinuteMs != 0);
+Result<Series> ReadSeries(Db& db, const SeriesSpec& spec, int64_t node, std::optional<int64_t> gpu,
+                          int64_t from_ms, int64_t to_ms, int64_t step_ms, int64_t raw_since_ms) {
+  const bool raw = from_ms >= raw_since_ms && (step_ms < kMinuteMs || step_ms % kMinuteMs != 0);
   Series out;
   out.resolution = raw ? "raw" : "1m";
   if (!raw) {
@@ -101,11 +99,16 @@ Result<Series> Store::GpuHistory(const std::string& node, uint32_t gpu_index, in
   std::lock_guard lk(impl_->read_mu);
   Db& db = impl_->rdb;
   ASSIGN_OR_RETURN(int64_t id, impl_->ReadNodeId(node));
-  // A GPU is known while it is registered or has aggregates left.
-  ASSIGN_OR_RETURN(Stmt known, db.Prepare(
-      "SELECT EXISTS (SELECT 1 FROM gpus WHERE node = ?1 AND idx = ?2) OR "
-      "EXISTS (SELECT 1 FROM gpu_minutes WHERE node = ?1 AND gpu = ?2)"));
-  known.Bind(1, id).Bind(2, static_cast<int64_t>(gpu_index));
+  // A GPU is known while it is registered, or while it has data in the range.
+  ASSIGN_OR_RETURN(
+      Stmt known,
+      db.Prepare("SELECT EXISTS (SELECT 1 FROM gpus WHERE node = ?1 AND idx = ?2) OR "
+                 "EXISTS (SELECT 1 FROM gpu_minutes WHERE node = ?1 AND minute_ms >= ?3 AND "
+                 "minute_ms < ?4 AND gpu = ?2)"));
+  known.Bind(1, id)
+      .Bind(2, static_cast<int64_t>(gpu_index))
+      .Bind(3, BucketStart(from_ms, kMinuteMs))
+      .Bind(4, to_ms);
   ASSIGN_OR_RETURN(bool row, known.Step());
   if (!row || known.Int(0) == 0) {
     return Status::NotFound("node " + node + " has no gpu " + std::to_string(gpu_index));

@@ -46,8 +46,11 @@ class StoreHistoryTest : public ::testing::Test {
       std::optional<uint32_t> temp;
       uint64_t energy;
     };
-    const G gs[] = {{0, 10, 40, 1000}, {10, 20, std::nullopt, 1500}, {20, 60, 50, 2500},
-                    {70, 30, 45, 3000}, {80, 50, 47, 3100}};
+    const G gs[] = {{0, 10, 40, 1000},
+                    {10, 20, std::nullopt, 1500},
+                    {20, 60, 50, 2500},
+                    {70, 30, 45, 3000},
+                    {80, 50, 47, 3100}};
     std::vector<api::NodeSample> v;
     for (const G& g : gs) {
       api::NodeSample s;
@@ -181,12 +184,12 @@ TEST_F(StoreHistoryTest, RejectsBadQueries) {
   struct Case {
     int64_t from, to, step;
   };
-  for (const Case& c : {Case{kT0, kT0, 1000}, Case{kT0 + 1, kT0, 1000}, Case{kT0, kT0 + 1, -1},
-                        Case{kT0, kT0 + 10'000, 10}, Case{kT0, kT0 + 86'400'000, 1000},
-                        Case{-1, kT0, 0}}) {
+  for (const Case& c :
+       {Case{kT0, kT0, 1000}, Case{kT0 + 1, kT0, 1000}, Case{kT0, kT0 + 1, -1},
+        Case{kT0, kT0 + 10'000, 10}, Case{kT0, kT0 + 86'400'000, 1000}, Case{-1, kT0, 0}}) {
     auto g = store_->GpuHistory("n1", 0, c.from, c.to, c.step);
-    EXPECT_EQ(g.status().code(), StatusCode::kInvalidArgument) << c.from << " " << c.to << " "
-                                                               << c.step;
+    EXPECT_EQ(g.status().code(), StatusCode::kInvalidArgument)
+        << c.from << " " << c.to << " " << c.step;
     auto n = store_->NodeHistory("n1", c.from, c.to, c.step);
     EXPECT_EQ(n.status().code(), StatusCode::kInvalidArgument);
   }

@@ -4,6 +4,7 @@
 #include <sys/stat.h>
 
 #include <atomic>
+#include <chrono>
 #include <fstream>
 #include <future>
 #include <latch>
@@ -244,6 +245,39 @@ TEST_F(StoreTest, RejectsBadOptions) {
   o = {};
   o.retention_batch_rows = 0;
   check(o, "retention_batch_rows");
+  o = {};
+  o.linger_ms = -1;
+  check(o, "linger_ms");
+  o = {};
+  o.linger_ms = o.max_batch_ms + 1;
+  check(o, "linger_ms");
+  o = {};
+  o.wal_autocheckpoint_pages = 0;
+  check(o, "wal_autocheckpoint_pages");
+}
+
+// With a long linger, appends wait for more company, but Flush, UpsertNode and
+// closing the store commit at once.
+TEST_F(StoreTest, LingerIsCutShortByWaitersAndClose) {
+  StoreOptions o;
+  o.max_batch_ms = 600'000;
+  o.linger_ms = 600'000;
+  const auto start = std::chrono::steady_clock::now();
+  auto elapsed_s = [&] {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  };
+  std::atomic<int> acked{0};
+  {
+    auto s = OpenStore(o);
+    ASSERT_TRUE(s->UpsertNode(MakeNode("n1"), 1).ok());
+    s->Append("n1", {MakeSample(kT0)}, [&](Status st) { acked += st.ok(); });
+    ASSERT_TRUE(s->Flush().ok());
+    EXPECT_EQ(acked.load(), 1);
+    s->Append("n1", {MakeSample(kT0 + 1000)}, [&](Status st) { acked += st.ok(); });
+  }  // closing commits the lingering transaction
+  EXPECT_EQ(acked.load(), 2);
+  EXPECT_LT(elapsed_s(), 60.0);
+  EXPECT_EQ(Query("SELECT count(*) FROM node_samples"), 2);
 }
 
 TEST_F(StoreTest, AppendStoresRowsWithNullsForAbsentFields) {
@@ -276,8 +310,8 @@ TEST_F(StoreTest, DuplicateSamplesAreIgnoredNotCountedTwice) {
   ASSERT_TRUE(s->UpsertNode(MakeNode("n1"), 1).ok());
   ASSERT_TRUE(AppendSync(*s, "n1", {MakeSample(kT0, 2, 10), MakeSample(kT0 + 1000, 2, 20)}).ok());
   // Same times, different values: the first write wins; one new sample.
-  ASSERT_TRUE(AppendSync(*s, "n1", {MakeSample(kT0 + 1000, 2, 90), MakeSample(kT0 + 2000, 2, 30)})
-                  .ok());
+  ASSERT_TRUE(
+      AppendSync(*s, "n1", {MakeSample(kT0 + 1000, 2, 90), MakeSample(kT0 + 2000, 2, 30)}).ok());
   EXPECT_EQ(Query("SELECT count(*) FROM gpu_samples"), 6);
   EXPECT_EQ(Query("SELECT count(*) FROM node_samples"), 3);
   EXPECT_EQ(Query("SELECT util_gpu FROM gpu_samples WHERE gpu = 0 AND t_ms = " +
@@ -435,9 +469,9 @@ TEST_F(StoreTest, RetentionInterleavesWithConcurrentAppends) {
   ASSERT_TRUE(s->RunRetention(kT0 + 10'000'000).ok());
   writer.join();
   ASSERT_TRUE(s->Flush().ok());
-  EXPECT_EQ(Query("SELECT count(*) FROM node_samples WHERE t_ms < " +
-                  std::to_string(kT0 + 10'000'000)),
-            0);
+  EXPECT_EQ(
+      Query("SELECT count(*) FROM node_samples WHERE t_ms < " + std::to_string(kT0 + 10'000'000)),
+      0);
   EXPECT_EQ(Query("SELECT count(*) FROM node_samples"), 500);
   EXPECT_EQ(Query("SELECT count(*) FROM gpu_samples"), 2000);
 }

@@ -1,5 +1,6 @@
 #include "server/store/writer.h"
 
+#include <chrono>
 #include <future>
 #include <utility>
 
@@ -13,8 +14,8 @@ namespace {
 std::string MergeMetric(const std::string& m) {
   return m + "_sum = " + m + "_sum + excluded." + m + "_sum, " + m + "_n = " + m +
          "_n + excluded." + m + "_n, " + m + "_max = CASE WHEN excluded." + m +
-         "_max IS NULL THEN " + m + "_max WHEN " + m + "_max IS NULL OR excluded." + m +
-         "_max > " + m + "_max THEN excluded." + m + "_max ELSE " + m + "_max END";
+         "_max IS NULL THEN " + m + "_max WHEN " + m + "_max IS NULL OR excluded." + m + "_max > " +
+         m + "_max THEN excluded." + m + "_max ELSE " + m + "_max END";
 }
 
 // Column list and VALUES terms for metric `m` bound at parameter `p`.
@@ -39,7 +40,7 @@ std::string GpuAggregateSql() {
   return "INSERT INTO gpu_minutes (node, gpu, minute_ms, n, failed_n" + cols +
          ", energy_mj, energy_t) VALUES (?1, ?2, ?3, 1, ?5" + vals +
          ", ?11, CASE WHEN ?11 IS NULL THEN NULL ELSE ?4 END) "
-         "ON CONFLICT (node, gpu, minute_ms) DO UPDATE SET n = n + 1, "
+         "ON CONFLICT (node, minute_ms, gpu) DO UPDATE SET n = n + 1, "
          "failed_n = failed_n + excluded.failed_n" +
          merge + ", energy_mj = CASE WHEN " + newer +
          " THEN excluded.energy_mj ELSE energy_mj END, energy_t = CASE WHEN " + newer +
@@ -65,8 +66,7 @@ std::string NodeAggregateSql() {
 Writer::Writer(Db db, const StoreOptions& options, Clock& clock)
     : opt_(options), clock_(clock), db_(std::move(db)) {}
 
-Result<std::unique_ptr<Writer>> Writer::Start(Db db, const StoreOptions& options,
-                                              Clock& clock) {
+Result<std::unique_ptr<Writer>> Writer::Start(Db db, const StoreOptions& options, Clock& clock) {
   std::unique_ptr<Writer> w(new Writer(std::move(db), options, clock));
   RETURN_IF_ERROR(w->Prepare());
   w->thread_ = std::thread([p = w.get()] { p->Loop(); });
@@ -74,14 +74,16 @@ Result<std::unique_ptr<Writer>> Writer::Start(Db db, const StoreOptions& options
 }
 
 Status Writer::Prepare() {
-  ASSIGN_OR_RETURN(ins_gpu_, db_.Prepare(
-      "INSERT OR IGNORE INTO gpu_samples (node, gpu, t_ms, util_gpu, util_mem, mem_used, "
-      "mem_total, temp, power_mw, energy_mj, sm_clock, mem_clock, fan, failed) VALUES "
-      "(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)"));
+  ASSIGN_OR_RETURN(
+      ins_gpu_,
+      db_.Prepare(
+          "INSERT OR IGNORE INTO gpu_samples (node, gpu, t_ms, util_gpu, util_mem, mem_used, "
+          "mem_total, temp, power_mw, energy_mj, sm_clock, mem_clock, fan, failed) VALUES "
+          "(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)"));
   ASSIGN_OR_RETURN(agg_gpu_, db_.Prepare(GpuAggregateSql()));
-  ASSIGN_OR_RETURN(ins_node_, db_.Prepare(
-      "INSERT OR IGNORE INTO node_samples (node, t_ms, cpu_percent, mem_used, mem_total, load1) "
-      "VALUES (?1, ?2, ?3, ?4, ?5, ?6)"));
+  ASSIGN_OR_RETURN(ins_node_, db_.Prepare("INSERT OR IGNORE INTO node_samples (node, t_ms, "
+                                          "cpu_percent, mem_used, mem_total, load1) "
+                                          "VALUES (?1, ?2, ?3, ?4, ?5, ?6)"));
   ASSIGN_OR_RETURN(agg_node_, db_.Prepare(NodeAggregateSql()));
   ASSIGN_OR_RETURN(node_id_, db_.Prepare("SELECT id FROM nodes WHERE name = ?1"));
   ASSIGN_OR_RETURN(sp_begin_, db_.Prepare("SAVEPOINT job"));
@@ -90,30 +92,25 @@ Status Writer::Prepare() {
 
   struct Def {
     const char* table;
-    bool per_gpu;
     bool aggregate;
   };
-  const Def defs[] = {{"gpu_samples", true, false},
-                      {"node_samples", false, false},
-                      {"gpu_minutes", true, true},
-                      {"node_minutes", false, true}};
+  const Def defs[] = {{"gpu_samples", false},
+                      {"node_samples", false},
+                      {"gpu_minutes", true},
+                      {"node_minutes", true}};
   for (const Def& d : defs) {
     const std::string t = d.table;
-    const std::string keys = d.per_gpu ? "node, gpu" : "node";
-    const std::string cursor = d.per_gpu ? "?1, ?2" : "?1";
-    const std::string key_eq = d.per_gpu ? "node = ?1 AND gpu = ?2" : "node = ?1";
     const std::string tcol = d.aggregate ? "minute_ms" : "t_ms";
-    RetentionTable rt{d.per_gpu, d.aggregate, {}, {}, {}, {}};
-    ASSIGN_OR_RETURN(rt.next_key, db_.Prepare("SELECT " + keys + " FROM " + t + " WHERE (" +
-                                               keys + ") > (" + cursor + ") ORDER BY " + keys +
-                                               " LIMIT 1"));
-    ASSIGN_OR_RETURN(rt.boundary, db_.Prepare("SELECT " + tcol + " FROM " + t + " WHERE " +
-                                               key_eq + " AND " + tcol + " < ?3 ORDER BY " +
-                                               tcol + " LIMIT 1 OFFSET ?4"));
-    ASSIGN_OR_RETURN(rt.delete_upto, db_.Prepare("DELETE FROM " + t + " WHERE " + key_eq +
-                                                  " AND " + tcol + " <= ?3"));
-    ASSIGN_OR_RETURN(rt.delete_below, db_.Prepare("DELETE FROM " + t + " WHERE " + key_eq +
-                                                   " AND " + tcol + " < ?3"));
+    RetentionTable rt{d.aggregate, {}, {}, {}, {}};
+    ASSIGN_OR_RETURN(rt.next_key, db_.Prepare("SELECT node FROM " + t +
+                                              " WHERE node > ?1 ORDER BY node LIMIT 1"));
+    ASSIGN_OR_RETURN(rt.boundary,
+                     db_.Prepare("SELECT " + tcol + " FROM " + t + " WHERE node = ?1 AND " + tcol +
+                                 " < ?3 ORDER BY " + tcol + " LIMIT 1 OFFSET ?4"));
+    ASSIGN_OR_RETURN(rt.delete_upto,
+                     db_.Prepare("DELETE FROM " + t + " WHERE node = ?1 AND " + tcol + " <= ?3"));
+    ASSIGN_OR_RETURN(rt.delete_below,
+                     db_.Prepare("DELETE FROM " + t + " WHERE node = ?1 AND " + tcol + " < ?3"));
     ret_tables_.push_back(std::move(rt));
   }
   return Status::Ok();
@@ -165,8 +162,9 @@ Status Writer::Enqueue(Job job) {
 
 Status Writer::WaitFor(Job job) {
   if (std::this_thread::get_id() == thread_.get_id()) {
-    return Status::Internal("store: a blocking call was made from a store callback "
-                            "(writer thread); it would deadlock");
+    return Status::Internal(
+        "store: a blocking call was made from a store callback "
+        "(writer thread); it would deadlock");
   }
   auto promise = std::make_shared<std::promise<Status>>();
   std::future<Status> result = promise->get_future();
@@ -265,8 +263,7 @@ Status Writer::WriteAppend(const Job& job, Counters* c) {
     const int64_t minute = BucketStart(s.time_ms, kMinuteMs);
     const api::HostSample& h = s.host;
     const int64_t mem_used = static_cast<int64_t>(
-        h.mem_total_bytes >= h.mem_available_bytes ? h.mem_total_bytes - h.mem_available_bytes
-                                                   : 0);
+        h.mem_total_bytes >= h.mem_available_bytes ? h.mem_total_bytes - h.mem_available_bytes : 0);
     ins_node_.Reset();
     ins_node_.Bind(1, node)
         .Bind(2, s.time_ms)
@@ -333,10 +330,16 @@ void Writer::WriteBatch() {
   Counters total;
   const Status begin = db_.Exec("BEGIN IMMEDIATE");
   size_t rows = 0;
+  bool urgent = false;  // a caller is blocked on this transaction (Flush, UpsertNode)
+  const auto linger_until =
+      std::chrono::steady_clock::now() + std::chrono::milliseconds(opt_.linger_ms);
   while (true) {
     Job job;
     {
-      std::lock_guard lk(mu_);
+      std::unique_lock lk(mu_);
+      if (queue_.empty() && opt_.linger_ms > 0 && !urgent && !stop_) {
+        cv_.wait_until(lk, linger_until, [&] { return stop_ || !queue_.empty(); });
+      }
       if (queue_.empty()) break;
       job = std::move(queue_.front());
       queue_.pop_front();
@@ -368,6 +371,7 @@ void Writer::WriteBatch() {
       case Kind::kTask:
         if (st.ok() && job.task) st = InSavepoint([&] { return job.task(db_); });
         ++rows;
+        urgent = true;
         break;
     }
     results.emplace_back(std::move(job.done), std::move(st));
@@ -423,23 +427,22 @@ Status Writer::RetentionWork(RetentionRun& r, int64_t* deleted) {
     const int64_t cutoff = t.aggregate ? r.agg_cutoff : r.raw_cutoff;
     auto bind_key = [&](Stmt& s) {
       s.Reset();
-      s.Bind(1, r.k1);
-      if (t.per_gpu) s.Bind(2, r.k2);
+      s.Bind(1, r.node);
     };
     if (!r.have_key) {
       bind_key(t.next_key);
       ASSIGN_OR_RETURN(bool row, t.next_key.Step());
       if (!row) {
         ++r.table;
-        r.k1 = r.k2 = -1;
+        r.node = -1;
         continue;
       }
-      r.k1 = t.next_key.Int(0);
-      r.k2 = t.per_gpu ? t.next_key.Int(1) : -1;
+      r.node = t.next_key.Int(0);
       t.next_key.Reset();
       r.have_key = true;
     }
-    // The time of the budget-th oldest expired row of this key, if there are that many.
+    // The time of the budget-th oldest expired row of this node, if there are that
+    // many (rows sharing that time are deleted too: at most one sample's GPUs more).
     bind_key(t.boundary);
     t.boundary.Bind(3, cutoff).Bind(4, budget - 1);
     ASSIGN_OR_RETURN(bool more, t.boundary.Step());
@@ -451,7 +454,7 @@ Status Writer::RetentionWork(RetentionRun& r, int64_t* deleted) {
     RETURN_IF_ERROR(del.Run());
     budget -= db_.Changes();
     *deleted += db_.Changes();
-    if (!more) r.have_key = false;  // this key is done; the cursor moves past it
+    if (!more) r.have_key = false;  // this node is done; the cursor moves past it
   }
   return tx.Commit();
 }

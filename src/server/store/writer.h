@@ -64,9 +64,8 @@ class Writer {
   struct Counters {
     int64_t gpu_rows = 0, node_rows = 0, duplicates = 0, late = 0;
   };
-  // Statements of one table for retention.
+  // Statements of one table for retention; it is walked node by node.
   struct RetentionTable {
-    bool per_gpu;
     bool aggregate;
     Stmt next_key, boundary, delete_upto, delete_below;
   };
@@ -74,7 +73,7 @@ class Writer {
     int64_t raw_cutoff = 0, agg_cutoff = 0;
     size_t table = 0;
     bool have_key = false;
-    int64_t k1 = -1, k2 = -1;  // current/last (node, gpu) key
+    int64_t node = -1;  // current/last node id
     Done done;
   };
 
@@ -99,15 +98,15 @@ class Writer {
   Stmt ins_gpu_, agg_gpu_, ins_node_, agg_node_, node_id_;
   Stmt sp_begin_, sp_release_, sp_rollback_;
   std::vector<RetentionTable> ret_tables_;
-  std::deque<RetentionRun> retention_;  // front is running
+  std::deque<RetentionRun> retention_;                 // front is running
   std::unordered_map<std::string, int64_t> node_ids_;  // committed or in current tx
 
   mutable std::mutex mu_;
   std::condition_variable cv_;
-  std::deque<Job> queue_;          // GUARDED_BY(mu_)
-  size_t queued_samples_ = 0;      // GUARDED_BY(mu_)
-  bool stop_ = false;              // GUARDED_BY(mu_)
-  StoreStats stats_;               // GUARDED_BY(mu_); queued_samples unused
+  std::deque<Job> queue_;      // GUARDED_BY(mu_)
+  size_t queued_samples_ = 0;  // GUARDED_BY(mu_)
+  bool stop_ = false;          // GUARDED_BY(mu_)
+  StoreStats stats_;           // GUARDED_BY(mu_); queued_samples unused
   std::thread thread_;
 };
 

@@ -1,0 +1,283 @@
+// Server ingest load generator: opens N real agent connections (the agent
+// protocol over WebSocket) to a running `rota server`, each reporting 8 GPUs
+// every second, and measures
+//   - sample ack latency (send -> server committed to SQLite -> ack), p50/p99/max,
+//   - GET /api/v1/gpus latency while under that load, p50/p99,
+//   - server CPU (% of one core) and RSS, read from /proc/<server pid>.
+//
+// Usage: rota_ingest_load --server http://127.0.0.1:PORT --token T --server-pid PID
+//                         --agents 2000 --seconds 30 [--ramp-seconds 10]
+// Prints one JSON object with the results.
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <iostream>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "api/codec.h"
+#include "api/protocol.h"
+#include "common/clock.h"
+#include "common/file_util.h"
+#include "net/http_client.h"
+#include "net/ws_client.h"
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+struct Options {
+  std::string server;
+  std::string token;
+  int server_pid = 0;
+  int agents = 100;
+  int seconds = 20;
+  int ramp_seconds = 10;
+  int gpus = 8;
+  int loop_threads = 1;
+};
+
+double Percentile(std::vector<double> v, double p) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  size_t i = static_cast<size_t>(p * static_cast<double>(v.size() - 1));
+  return v[i];
+}
+
+// utime+stime ticks and RSS bytes of a pid.
+bool ProcUsage(int pid, uint64_t* ticks, uint64_t* rss) {
+  auto stat = rota::ReadFile("/proc/" + std::to_string(pid) + "/stat");
+  auto statm = rota::ReadFile("/proc/" + std::to_string(pid) + "/statm");
+  if (!stat.ok() || !statm.ok()) return false;
+  size_t close = stat->rfind(')');
+  std::vector<std::string> f;
+  size_t pos = close + 2;
+  while (pos < stat->size()) {
+    size_t sp = stat->find(' ', pos);
+    f.push_back(stat->substr(pos, sp - pos));
+    if (sp == std::string::npos) break;
+    pos = sp + 1;
+  }
+  *ticks = std::stoull(f[11]) + std::stoull(f[12]);
+  unsigned long long size = 0, res = 0;
+  std::sscanf(statm->c_str(), "%llu %llu", &size, &res);
+  *rss = res * static_cast<uint64_t>(sysconf(_SC_PAGESIZE));
+  return true;
+}
+
+std::string SampleJson(int gpus, int64_t t_ms, int salt) {
+  rota::api::NodeSample s;
+  s.time_ms = t_ms;
+  s.host.cpu_percent = 12.5;
+  s.host.per_core_percent = {10, 15};
+  s.host.mem_total_bytes = 512ull << 30;
+  s.host.mem_available_bytes = 300ull << 30;
+  s.host.load1 = 1.5;
+  for (int i = 0; i < gpus; ++i) {
+    rota::api::GpuSample g;
+    g.index = static_cast<uint32_t>(i);
+    g.uuid = "GPU-load-" + std::to_string(salt) + "-" + std::to_string(i);
+    g.memory_total_bytes = 80ull << 30;
+    g.memory_used_bytes = static_cast<uint64_t>(i) << 30;
+    g.util_gpu_pct = static_cast<uint32_t>((salt + i) % 100);
+    g.util_memory_pct = 20;
+    g.temperature_c = 55;
+    g.power_mw = 250000;
+    g.power_limit_mw = 400000;
+    g.energy_mj = 123456789;
+    g.sm_clock_mhz = 1410;
+    g.mem_clock_mhz = 1593;
+    s.gpus.push_back(g);
+  }
+  return rota::api::Encode(rota::api::SamplesMsg{static_cast<uint64_t>(t_ms / 1000), {s}});
+}
+
+struct Conn {
+  std::unique_ptr<rota::net::WsClient> client;
+  std::atomic<bool> registered{false};
+  std::mutex mu;
+  std::vector<std::pair<uint64_t, Clock::time_point>> inflight;  // seq -> send time
+};
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  Options o;
+  for (int i = 1; i + 1 < argc; i += 2) {
+    std::string k = argv[i], v = argv[i + 1];
+    if (k == "--server") o.server = v;
+    else if (k == "--token") o.token = v;
+    else if (k == "--server-pid") o.server_pid = std::stoi(v);
+    else if (k == "--agents") o.agents = std::stoi(v);
+    else if (k == "--seconds") o.seconds = std::stoi(v);
+    else if (k == "--ramp-seconds") o.ramp_seconds = std::stoi(v);
+    else if (k == "--gpus") o.gpus = std::stoi(v);
+    else if (k == "--loop-threads") o.loop_threads = std::stoi(v);
+    else {
+      std::cerr << "unknown flag " << k << "\n";
+      return 2;
+    }
+  }
+  if (o.server.rfind("http://", 0) != 0 || o.token.empty()) {
+    std::cerr << "usage: rota_ingest_load --server http://HOST:PORT --token T [--server-pid PID] "
+                 "[--agents N] [--seconds S]\n";
+    return 2;
+  }
+  std::string ws = "ws://" + o.server.substr(7) + "/api/v1/agent/connect";
+  rota::net::WsClientLoop loop(o.loop_threads);
+  std::vector<std::unique_ptr<Conn>> conns;
+  std::mutex lat_mu;
+  std::vector<double> ack_ms;
+  std::atomic<int> connect_failures{0}, closed{0}, errors{0};
+  std::atomic<bool> measuring{false};
+
+  // Connect all agents, spread over the ramp.
+  auto start = Clock::now();
+  for (int i = 0; i < o.agents; ++i) {
+    auto c = std::make_unique<Conn>();
+    Conn* raw = c.get();
+    c->client = loop.NewClient();
+    c->client->SetOnMessage([raw, &lat_mu, &ack_ms, &measuring, &errors](const std::string& text) {
+      auto msg = rota::api::DecodeServerMessage(text);
+      if (!msg.ok()) return;
+      if (std::holds_alternative<rota::api::RegisteredMsg>(*msg)) {
+        raw->registered = true;
+      } else if (auto* ack = std::get_if<rota::api::AckMsg>(&*msg)) {
+        auto now = Clock::now();
+        std::lock_guard<std::mutex> lock(raw->mu);
+        for (auto it = raw->inflight.begin(); it != raw->inflight.end();) {
+          if (it->first <= ack->seq) {
+            if (measuring) {
+              std::lock_guard<std::mutex> l2(lat_mu);
+              ack_ms.push_back(std::chrono::duration<double, std::milli>(now - it->second).count());
+            }
+            it = raw->inflight.erase(it);
+          } else {
+            ++it;
+          }
+        }
+      } else {
+        errors++;
+      }
+    });
+    c->client->SetOnClosed([&closed](const rota::Status&) { closed++; });
+    rota::api::RegisterMsg reg;
+    reg.node.name = "load-" + std::to_string(i);
+    reg.node.node_id = "load-id-" + std::to_string(i);
+    reg.node.cpus = 64;
+    reg.node.memory_bytes = 512ull << 30;
+    reg.node.sample_interval_ms = 1000;
+    for (int g = 0; g < o.gpus; ++g) {
+      reg.node.gpus.push_back({static_cast<uint32_t>(g), "GPU-load-" + std::to_string(i) + "-" + std::to_string(g),
+                               "NVIDIA A100-SXM4-80GB", "00000000:0" + std::to_string(g) + ":00.0",
+                               80ull << 30, 400000});
+    }
+    std::string reg_text = rota::api::Encode(reg);
+    rota::net::WsClient* client = c->client.get();
+    client->Connect(ws, {{"Authorization", "Bearer " + o.token}},
+                    [client, reg_text, &connect_failures](const rota::Status& st) {
+                      if (!st.ok()) {
+                        connect_failures++;
+                        return;
+                      }
+                      client->Send(reg_text);
+                    });
+    conns.push_back(std::move(c));
+    if (o.ramp_seconds > 0 && i % 50 == 49) {
+      std::this_thread::sleep_until(start + std::chrono::milliseconds(
+                                                static_cast<int64_t>(o.ramp_seconds) * 1000 * (i + 1) / o.agents));
+    }
+  }
+  // Wait for registrations.
+  for (int w = 0; w < 300; ++w) {
+    int n = 0;
+    for (auto& c : conns) n += c->registered ? 1 : 0;
+    if (n + connect_failures >= o.agents) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  int registered = 0;
+  for (auto& c : conns) registered += c->registered ? 1 : 0;
+
+  // Reporting: every agent sends one sample per second, spread over the second.
+  std::atomic<bool> stop{false};
+  std::vector<double> get_ms;
+  std::thread getter([&] {
+    while (!stop) {
+      auto t0 = Clock::now();
+      auto r = rota::net::HttpCall("GET", o.server + "/api/v1/gpus", "", {}, 10000);
+      double ms = std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
+      if (r.ok() && r->status == 200 && measuring) get_ms.push_back(ms);
+      std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    }
+  });
+  uint64_t ticks0 = 0, ticks1 = 0, rss = 0, rss_max = 0;
+  auto warmup = 3;
+  Clock::time_point t_measure;
+  int64_t wall0 = rota::RealClock::Get().NowMs() / 1000 * 1000;
+  for (int sec = 0; sec < o.seconds + warmup; ++sec) {
+    if (sec == warmup) {
+      measuring = true;
+      t_measure = Clock::now();
+      if (o.server_pid > 0) ProcUsage(o.server_pid, &ticks0, &rss);
+    }
+    auto sec_start = Clock::now();
+    int64_t t_ms = wall0 + sec * 1000;
+    for (size_t i = 0; i < conns.size(); ++i) {
+      Conn& c = *conns[i];
+      if (c.registered) {
+        std::string text = SampleJson(o.gpus, t_ms, static_cast<int>(i));
+        {
+          std::lock_guard<std::mutex> lock(c.mu);
+          c.inflight.emplace_back(static_cast<uint64_t>(t_ms / 1000), Clock::now());
+        }
+        c.client->Send(std::move(text));
+      }
+      if (i % 100 == 99) {
+        std::this_thread::sleep_until(sec_start + std::chrono::milliseconds(900 * (i + 1) / conns.size()));
+      }
+    }
+    std::this_thread::sleep_until(sec_start + std::chrono::seconds(1));
+    if (o.server_pid > 0) {
+      uint64_t t, r;
+      if (ProcUsage(o.server_pid, &t, &r)) rss_max = std::max(rss_max, r);
+    }
+  }
+  double measured_s = std::chrono::duration<double>(Clock::now() - t_measure).count();
+  if (o.server_pid > 0) ProcUsage(o.server_pid, &ticks1, &rss);
+  std::this_thread::sleep_for(std::chrono::seconds(2));  // let the last acks arrive
+  stop = true;
+  getter.join();
+  size_t unacked = 0;
+  for (auto& c : conns) {
+    std::lock_guard<std::mutex> lock(c->mu);
+    unacked += c->inflight.size();
+  }
+  for (auto& c : conns) c->client.reset();
+  double cpu_pct = 100.0 * static_cast<double>(ticks1 - ticks0) / static_cast<double>(sysconf(_SC_CLK_TCK)) / measured_s;
+  rota::api::Json out{{"agents", o.agents},
+                      {"registered", registered},
+                      {"connect_failures", connect_failures.load()},
+                      {"closed_during_run", closed.load()},
+                      {"errors", errors.load()},
+                      {"gpus_per_agent", o.gpus},
+                      {"seconds", o.seconds},
+                      {"samples_acked", ack_ms.size()},
+                      {"samples_unacked_at_end", unacked},
+                      {"ack_ms_p50", Percentile(ack_ms, 0.5)},
+                      {"ack_ms_p99", Percentile(ack_ms, 0.99)},
+                      {"ack_ms_max", Percentile(ack_ms, 1.0)},
+                      {"get_gpus_requests", get_ms.size()},
+                      {"get_gpus_ms_p50", Percentile(get_ms, 0.5)},
+                      {"get_gpus_ms_p99", Percentile(get_ms, 0.99)},
+                      {"server_cpu_percent", cpu_pct},
+                      {"server_rss_mb", static_cast<double>(rss_max) / (1 << 20)}};
+  std::cout << out.dump(2) << std::endl;
+  return 0;
+}

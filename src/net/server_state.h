@@ -1,0 +1,109 @@
+#pragma once
+// Server-side bookkeeping shared by the HttpServer translation units: the live-session
+// registry, connection slots and the thread-safe link between user handles (WsConnection,
+// EventSink) and sessions. Boost-free; internal to src/net.
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+#include "net/http_server.h"
+#include "net/outbox.h"
+#include "net/router.h"
+
+namespace rota::net::internal {
+
+using SteadyTime = std::chrono::steady_clock::time_point;
+
+// A live connection that Stop() can reach.
+class Session {
+ public:
+  virtual ~Session() = default;
+  // Any thread: start a graceful close because the server stops.
+  virtual void Shutdown() = 0;
+  // Any thread: close because of `code` (WebSocket close code; ignored by other kinds).
+  virtual void CloseWith(int code, std::string reason) = 0;
+  // Any thread: the outbox went from idle to non-empty; start writing on the strand.
+  virtual void Kick() = 0;
+  // Called by Stop() after the io threads were joined: disconnect user-held handles.
+  virtual void Detach() = 0;
+};
+
+// State shared by the server, its listener and every session (sessions hold a shared_ptr, so
+// it outlives the io_context's handlers).
+struct ServerState {
+  explicit ServerState(HttpServerOptions o) : options(std::move(o)) {}
+  const HttpServerOptions options;
+  Router router;
+  std::vector<std::pair<PathPattern, WsAcceptor>> ws_routes;
+  std::vector<std::pair<PathPattern, StreamAcceptor>> sse_routes;
+  AccessObserver observer;
+  std::atomic<bool> stopping{false};
+
+  std::mutex mu;
+  std::condition_variable cv;                                   // signalled when a slot frees
+  std::unordered_map<uint64_t, std::weak_ptr<Session>> live;   // GUARDED_BY(mu)
+  uint64_t next_id = 0;                                         // GUARDED_BY(mu)
+  int connections = 0;                                          // GUARDED_BY(mu)
+
+  // Calls the observer, swallowing (and logging) its exceptions.
+  void Observe(const HttpRequest& request, int status, SteadyTime since) const;
+};
+
+// RAII: one counted connection. Moves from the HTTP session to a WebSocket or stream session.
+class ConnectionSlot {
+ public:
+  ConnectionSlot() = default;
+  // Returns an empty slot (valid() false) when options.max_connections are open.
+  static ConnectionSlot Acquire(const std::shared_ptr<ServerState>& state);
+  ConnectionSlot(ConnectionSlot&& other) noexcept { *this = std::move(other); }
+  ConnectionSlot& operator=(ConnectionSlot&& other) noexcept;
+  ~ConnectionSlot() { Release(); }
+
+  bool valid() const { return state_ != nullptr; }
+  // Registers `session` for Stop(). If the server is already stopping, shuts it down now.
+  void Attach(const std::shared_ptr<Session>& session);
+  void Release();
+
+ private:
+  std::shared_ptr<ServerState> state_;
+  uint64_t id_ = 0;
+};
+
+// The user-facing half of a session's outgoing path (WsConnection / EventSink implementations
+// build on it). Thread-safe. Never posts to the io_context after Detach().
+class SessionLink {
+ public:
+  SessionLink(size_t max_bytes, bool writer_busy, std::string remote)
+      : outbox_(max_bytes, writer_busy), remote_(std::move(remote)) {}
+  void Bind(std::weak_ptr<Session> session);
+  // Queues `message`; kicks the session's writer when needed. On overflow asks the session to
+  // close with `overflow_code`. Returns false when the message was dropped.
+  bool Push(std::string message, int overflow_code);
+  // Asks the session to close with `code`/`reason` (no-op once detached).
+  void RequestClose(int code, std::string reason);
+  // Marks the link closed: pushes fail from now on; never touches the session again.
+  void Detach();
+  bool is_open() const { return !outbox_.closed(); }
+  Outbox& outbox() { return outbox_; }
+  const std::string& remote() const { return remote_; }
+
+ private:
+  mutable std::mutex mu_;
+  bool detached_ = false;           // GUARDED_BY(mu_)
+  std::weak_ptr<Session> session_;  // GUARDED_BY(mu_)
+  Outbox outbox_;
+  const std::string remote_;
+};
+
+// Formats one text/event-stream event (see EventSink::Send).
+std::string FormatEvent(const std::string& event, const std::string& data);
+
+}  // namespace rota::net::internal
