@@ -114,7 +114,9 @@ TEST_F(MonitoringTest, HistoryIsDownsampledServerSide) {
   EXPECT_EQ((*j)["step_ms"], 1000);
   EXPECT_EQ((*j)["resolution"], "raw");
   const api::Json& pt = (*j)["points"][0];
-  EXPECT_TRUE(pt["avg"].contains("power_mw") || pt["avg"].contains("power"));
+  EXPECT_TRUE(pt["avg"].contains("power_mw")) << pt;
+  EXPECT_TRUE(pt["max"].contains("util_gpu_pct")) << pt;
+  EXPECT_TRUE(pt["last"].contains("energy_mj")) << pt;
   EXPECT_LE(pt["samples"].get<int>(), 3);  // 0.5 s samples, 1 s buckets
   auto node = server_->GetJson("/api/v1/nodes/node-a/metrics?step=2s");
   ASSERT_TRUE(node.ok());

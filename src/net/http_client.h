@@ -32,10 +32,10 @@ Result<ClientResponse> HttpCall(const std::string& method, const std::string& ur
 // becomes the Status mapped from its code (StatusFromHttp), with the body. With
 // idle_timeout_ms > 0 the stream fails (Unavailable) when nothing (not even a keep-alive
 // comment) arrives for that long.
-Status ReadEventStream(const std::string& url, const std::vector<std::string>& headers,
-                       std::function<bool(const std::string& event, const std::string& data)>
-                           on_event,
-                       int connect_timeout_ms = 10000, int idle_timeout_ms = 0);
+Status ReadEventStream(
+    const std::string& url, const std::vector<std::string>& headers,
+    std::function<bool(const std::string& event, const std::string& data)> on_event,
+    int connect_timeout_ms = 10000, int idle_timeout_ms = 0);
 
 // Parses text/event-stream bytes incrementally (used by ReadEventStream; public for tests).
 class EventStreamParser {

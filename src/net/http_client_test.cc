@@ -155,9 +155,8 @@ TEST_F(EventStreamTest, KeepAliveCommentsAndServerStopEndsTheStream) {
   auto conn = RawConn::Connect(port_);
   ASSERT_TRUE(conn);
   conn->Write("GET /events/k HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer secret\r\n\r\n");
-  std::string data = conn->ReadUntil([](const std::string& s) {
-    return s.find(": keep-alive\n\n") != std::string::npos;
-  });
+  std::string data = conn->ReadUntil(
+      [](const std::string& s) { return s.find(": keep-alive\n\n") != std::string::npos; });
   EXPECT_EQ(data.rfind("HTTP/1.1 200 OK\r\n", 0), 0u) << data;
   EXPECT_NE(data.find("Content-Type: text/event-stream\r\n"), std::string::npos) << data;
   EXPECT_NE(data.find("event: hello\ndata: k\n\n"), std::string::npos) << data;
@@ -206,8 +205,8 @@ TEST(HttpCallTest, TransportErrorsNameTheUrl) {
   ASSERT_FALSE(r.ok());
   EXPECT_EQ(r.status().code(), StatusCode::kInvalidArgument);
 
-  Status s = ReadEventStream(url, {}, [](const std::string&, const std::string&) { return true; },
-                             2000);
+  Status s = ReadEventStream(
+      url, {}, [](const std::string&, const std::string&) { return true; }, 2000);
   EXPECT_EQ(s.code(), StatusCode::kUnavailable);
   EXPECT_NE(s.message().find(url), std::string::npos) << s.message();
 }

@@ -2,7 +2,9 @@
 // session is in ws_session.cc. One of the two Beast translation units of the server: keep Beast
 // out of other files (each such file costs ~45 s and ~1 GB to compile).
 
+// clang-format off
 #include <utility>  // must precede Boost.Asio with GCC 12 + C++20 (see PLATFORM.md)
+// clang-format on
 
 #include "net/http_server.h"
 
@@ -28,9 +30,8 @@
 #include "net/url.h"
 
 namespace rota::net {
+namespace internal {
 namespace {
-
-using namespace internal;  // NOLINT(build/namespaces): this file implements internal
 
 constexpr size_t kReadChunk = 4096;
 constexpr size_t kShrinkAbove = 64 << 10;
@@ -135,8 +136,8 @@ class StreamSession final : public Session, public std::enable_shared_from_this<
   void CloseWith(int, std::string reason) override {
     asio::post(exec_, [self = shared_from_this(), reason = std::move(reason)] {
       if (!self->finished_) {
-        ROTA_LOG(WARNING) << "dropping event-stream client " << self->request_.remote_addr
-                          << " on " << self->request_.path << ": " << reason;
+        ROTA_LOG(WARNING) << "dropping event-stream client " << self->request_.remote_addr << " on "
+                          << self->request_.path << ": " << reason;
       }
       self->Finish();
     });
@@ -270,14 +271,13 @@ class HttpSession final : public Session, public std::enable_shared_from_this<Ht
   void ReadHeader() {
     phase_ = Phase::kReading;
     parser_.emplace();
-    parser_->header_limit(static_cast<uint32_t>(std::min<size_t>(opts_.max_header_bytes,
-                                                                 UINT32_MAX)));
+    parser_->header_limit(
+        static_cast<uint32_t>(std::min<size_t>(opts_.max_header_bytes, UINT32_MAX)));
     parser_->body_limit(opts_.max_body_bytes);
     stream_.expires_after(opts_.request_timeout);
-    http::async_read_header(stream_, buffer_, *parser_,
-                            [self = shared_from_this()](beast::error_code ec, size_t) {
-                              self->OnHeader(ec);
-                            });
+    http::async_read_header(
+        stream_, buffer_, *parser_,
+        [self = shared_from_this()](beast::error_code ec, size_t) { self->OnHeader(ec); });
   }
 
   void OnHeader(beast::error_code ec) {
@@ -306,12 +306,12 @@ class HttpSession final : public Session, public std::enable_shared_from_this<Ht
 
   void OnReadError(beast::error_code ec) {
     if (ec == http::error::body_limit) {
-      return SendError(413, "request body exceeds " + std::to_string(opts_.max_body_bytes) +
-                                " bytes");
+      return SendError(413,
+                       "request body exceeds " + std::to_string(opts_.max_body_bytes) + " bytes");
     }
     if (ec == http::error::header_limit) {
-      return SendError(431, "request header exceeds " +
-                                std::to_string(opts_.max_header_bytes) + " bytes");
+      return SendError(
+          431, "request header exceeds " + std::to_string(opts_.max_header_bytes) + " bytes");
     }
     if (ec == http::error::end_of_stream || ec == http::error::partial_message ||
         !IsHttpParseError(ec)) {
@@ -411,8 +411,8 @@ class HttpSession final : public Session, public std::enable_shared_from_this<Ht
     }
     phase_ = Phase::kHandedOff;
     stream_.expires_never();
-    StartWebSocketSession(std::move(stream_), std::move(req), std::move(request_),
-                          request_time_, std::move(handler), state_, std::move(slot_));
+    StartWebSocketSession(std::move(stream_), std::move(req), std::move(request_), request_time_,
+                          std::move(handler), state_, std::move(slot_));
   }
 
   void HandleStream(const StreamAcceptor& acceptor, bool keep_alive) {
@@ -447,8 +447,7 @@ class HttpSession final : public Session, public std::enable_shared_from_this<Ht
   void Respond(HttpResponse res, bool keep_alive) {
     phase_ = Phase::kWriting;
     if (res.status < 100 || res.status > 599) {
-      ROTA_LOG(ERROR) << "handler for " << request_.path << " returned HTTP status "
-                      << res.status;
+      ROTA_LOG(ERROR) << "handler for " << request_.path << " returned HTTP status " << res.status;
       res = HttpResponse::Error(500, "handler returned an invalid HTTP status");
     }
     keep_alive = keep_alive && !shutting_down_;
@@ -586,10 +585,10 @@ class Listener : public std::enable_shared_from_this<Listener> {
  private:
   void Accept() {
     if (closed_) return;
-    acceptor_.async_accept(asio::make_strand(ioc_), [self = shared_from_this()](
-                                                        beast::error_code ec, tcp::socket socket) {
-      self->OnAccept(ec, std::move(socket));
-    });
+    acceptor_.async_accept(asio::make_strand(ioc_),
+                           [self = shared_from_this()](beast::error_code ec, tcp::socket socket) {
+                             self->OnAccept(ec, std::move(socket));
+                           });
   }
 
   void OnAccept(beast::error_code ec, tcp::socket socket) {
@@ -637,9 +636,15 @@ class Listener : public std::enable_shared_from_this<Listener> {
 };
 
 }  // namespace
+}  // namespace internal
 
 // ---------------------------------------------------------------------------------------------
 // HttpServer.
+
+namespace asio = internal::asio;
+using internal::Listener;
+using internal::ServerState;
+using internal::Session;
 
 struct HttpServer::Impl {
   std::shared_ptr<ServerState> state;
@@ -659,8 +664,7 @@ HttpServer::HttpServer(HttpServerOptions options) : impl_(std::make_unique<Impl>
 
 HttpServer::~HttpServer() { Stop(); }
 
-Status HttpServer::Route(const std::string& method, const std::string& pattern,
-                         Handler handler) {
+Status HttpServer::Route(const std::string& method, const std::string& pattern, Handler handler) {
   std::lock_guard<std::mutex> lock(impl_->mu);
   if (impl_->started) return Status::Conflict("route " + pattern + ": server already started");
   return impl_->state->router.Add(method, pattern, std::move(handler));

@@ -46,8 +46,8 @@ struct HttpServerOptions {
   std::chrono::milliseconds request_timeout{15'000};
 
   // WebSocket endpoints.
-  size_t ws_max_message_bytes = 4 << 20;     // larger incoming messages -> close 1009
-  size_t ws_max_queued_bytes = 16 << 20;     // unsent outgoing bytes before the peer is dropped
+  size_t ws_max_message_bytes = 4 << 20;  // larger incoming messages -> close 1009
+  size_t ws_max_queued_bytes = 16 << 20;  // unsent outgoing bytes before the peer is dropped
   std::chrono::milliseconds ws_handshake_timeout{10'000};  // also bounds the close handshake
   // A ping is sent after half of this without incoming data; the connection is closed when a
   // whole period passes without any.
@@ -69,7 +69,8 @@ class WsConnection {
   // Queues a text message. Returns false when the connection is closed or closing, or when the
   // queue would exceed ws_max_queued_bytes (the connection is then closed with 1008).
   virtual bool Send(std::string text) = 0;
-  // Starts the close handshake with code 1000 and `reason` (cut to 123 bytes).
+  // Stops accepting Sends, sends what is already queued, then starts the close handshake with
+  // code 1000 and `reason` (cut to 123 bytes).
   virtual void Close(const std::string& reason = "") = 0;
   virtual bool is_open() const = 0;
   virtual const std::string& remote_addr() const = 0;
@@ -130,7 +131,7 @@ class HttpServer {
   Status AddWebSocket(const std::string& pattern, WsAcceptor acceptor);
   // Event-stream endpoint at `pattern` (GET).
   Status AddEventStream(const std::string& pattern, StreamAcceptor acceptor);
-  void SetObserver(AccessObserver observer);
+  void SetObserver(AccessObserver observer);  // REQUIRES: before Start() (ignored after)
 
   // Binds, listens and starts the io threads. Returns the bound port. Callable once.
   // Errors: bad bind address (InvalidArgument), bind/listen failure (Unavailable).
@@ -141,7 +142,7 @@ class HttpServer {
   // an io thread (a handler).
   void Stop();
 
-  uint16_t port() const;        // 0 before Start()
+  uint16_t port() const;         // 0 before Start()
   int connection_count() const;  // open connections of all kinds (for tests and metrics)
 
  private:

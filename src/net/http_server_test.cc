@@ -20,10 +20,10 @@
 namespace rota::net {
 namespace {
 
+using std::chrono::milliseconds;
 using testing::LocalUrl;
 using testing::RawConn;
 using testing::WaitFor;
-using std::chrono::milliseconds;
 
 bool StartsWith(const std::string& s, const std::string& prefix) {
   return s.compare(0, prefix.size(), prefix) == 0;
@@ -33,38 +33,50 @@ class HttpServerTest : public ::testing::Test {
  protected:
   void StartServer(HttpServerOptions options = {}) {
     server_ = std::make_unique<HttpServer>(options);
-    ASSERT_TRUE(server_->Route("GET", "/api/v1/nodes/{name}/gpus/{index}/metrics",
-                               [](const HttpRequest& r) {
-                                 return HttpResponse::Json(
-                                     200, "{\"name\":\"" + JsonEscape(r.Param("name")) +
-                                              "\",\"index\":\"" + r.Param("index") +
-                                              "\",\"since\":\"" + JsonEscape(r.Query("since")) +
-                                              "\"}");
-                               })
+    ASSERT_TRUE(server_
+                    ->Route("GET", "/api/v1/nodes/{name}/gpus/{index}/metrics",
+                            [](const HttpRequest& r) {
+                              return HttpResponse::Json(
+                                  200, "{\"name\":\"" + JsonEscape(r.Param("name")) +
+                                           "\",\"index\":\"" + r.Param("index") +
+                                           "\",\"since\":\"" + JsonEscape(r.Query("since")) +
+                                           "\"}");
+                            })
                     .ok());
-    ASSERT_TRUE(server_->Route("POST", "/echo", [](const HttpRequest& r) {
-                 HttpResponse res = HttpResponse::Text(201, r.body);
-                 res.headers.emplace_back("X-Method", r.method);
-                 res.headers.emplace_back("X-Agent", r.Header("user-agent"));
-                 return res;
-               }).ok());
-    ASSERT_TRUE(server_->Route("GET", "/echo", [](const HttpRequest& r) {
-                 return HttpResponse::Text(200, "get:" + r.target);
-               }).ok());
-    ASSERT_TRUE(server_->Route("GET", "/throw", [](const HttpRequest&) -> HttpResponse {
-                 throw std::runtime_error("boom");
-               }).ok());
-    ASSERT_TRUE(server_->Route("GET", "/throw-int", [](const HttpRequest&) -> HttpResponse {
-                 throw 42;
-               }).ok());
-    ASSERT_TRUE(server_->Route("GET", "/bad-status", [](const HttpRequest&) {
-                 return HttpResponse::Json(42, "{}");
-               }).ok());
-    ASSERT_TRUE(server_->Route("GET", "/slow", [this](const HttpRequest&) {
-                 slow_started_ = true;
-                 std::this_thread::sleep_for(milliseconds(500));
-                 return HttpResponse::Json(200, "{}");
-               }).ok());
+    ASSERT_TRUE(server_
+                    ->Route("POST", "/echo",
+                            [](const HttpRequest& r) {
+                              HttpResponse res = HttpResponse::Text(201, r.body);
+                              res.headers.emplace_back("X-Method", r.method);
+                              res.headers.emplace_back("X-Agent", r.Header("user-agent"));
+                              return res;
+                            })
+                    .ok());
+    ASSERT_TRUE(
+        server_
+            ->Route("GET", "/echo",
+                    [](const HttpRequest& r) { return HttpResponse::Text(200, "get:" + r.target); })
+            .ok());
+    ASSERT_TRUE(
+        server_
+            ->Route("GET", "/throw",
+                    [](const HttpRequest&) -> HttpResponse { throw std::runtime_error("boom"); })
+            .ok());
+    ASSERT_TRUE(
+        server_->Route("GET", "/throw-int", [](const HttpRequest&) -> HttpResponse { throw 42; })
+            .ok());
+    ASSERT_TRUE(server_
+                    ->Route("GET", "/bad-status",
+                            [](const HttpRequest&) { return HttpResponse::Json(42, "{}"); })
+                    .ok());
+    ASSERT_TRUE(server_
+                    ->Route("GET", "/slow",
+                            [this](const HttpRequest&) {
+                              slow_started_ = true;
+                              std::this_thread::sleep_for(milliseconds(500));
+                              return HttpResponse::Json(200, "{}");
+                            })
+                    .ok());
     server_->SetObserver([this](const HttpRequest& r, int status, double seconds) {
       std::lock_guard<std::mutex> lock(mu_);
       observed_.push_back(r.method + " " + r.path + " " + std::to_string(status));
@@ -190,8 +202,8 @@ TEST_F(HttpServerTest, MalformedRequestsAre400AndClosed) {
     ASSERT_TRUE(conn);
     conn->Write(request);
     std::string resp = conn->ReadResponse();
-    EXPECT_TRUE(StartsWith(resp, "HTTP/1.1 400")) << "request: " << request << "\nresponse: "
-                                                   << resp;
+    EXPECT_TRUE(StartsWith(resp, "HTTP/1.1 400"))
+        << "request: " << request << "\nresponse: " << resp;
     EXPECT_NE(resp.find("invalid_argument"), std::string::npos) << resp;
     EXPECT_TRUE(conn->WaitClosed()) << request;
   }
@@ -261,9 +273,10 @@ TEST_F(HttpServerTest, ExpectContinueGets100BeforeTheBody) {
   StartServer();
   auto conn = RawConn::Connect(port_);
   ASSERT_TRUE(conn);
-  conn->Write("POST /echo HTTP/1.1\r\nHost: x\r\nContent-Length: 4\r\nExpect: 100-continue\r\n\r\n");
-  std::string cont = conn->ReadUntil(
-      [](const std::string& s) { return s.find("\r\n\r\n") != std::string::npos; });
+  conn->Write(
+      "POST /echo HTTP/1.1\r\nHost: x\r\nContent-Length: 4\r\nExpect: 100-continue\r\n\r\n");
+  std::string cont =
+      conn->ReadUntil([](const std::string& s) { return s.find("\r\n\r\n") != std::string::npos; });
   EXPECT_TRUE(StartsWith(cont, "HTTP/1.1 100 Continue")) << cont;
   conn->Write("body");
   std::string resp = conn->ReadResponse();
@@ -333,9 +346,9 @@ TEST_F(HttpServerTest, ConnectionsOverTheLimitGet503) {
 TEST_F(HttpServerTest, StartErrors) {
   StartServer();
   EXPECT_EQ(server_->Start().status().code(), StatusCode::kConflict);
-  EXPECT_EQ(server_->Route("GET", "/late", [](const HttpRequest&) { return HttpResponse{}; })
-                .code(),
-            StatusCode::kConflict);
+  EXPECT_EQ(
+      server_->Route("GET", "/late", [](const HttpRequest&) { return HttpResponse{}; }).code(),
+      StatusCode::kConflict);
 
   HttpServerOptions bad_addr;
   bad_addr.bind_address = "not-an-ip";

@@ -47,18 +47,30 @@ HttpResponse HttpResponse::FromStatus(const Status& status) {
 
 int HttpStatusFor(StatusCode code) {
   switch (code) {
-    case StatusCode::kOk: return 200;
-    case StatusCode::kInvalidArgument: return 400;
-    case StatusCode::kNotFound: return 404;
-    case StatusCode::kAlreadyExists: return 409;
-    case StatusCode::kConflict: return 409;
-    case StatusCode::kUnauthenticated: return 401;
-    case StatusCode::kPermissionDenied: return 403;
-    case StatusCode::kResourceExhausted: return 429;
-    case StatusCode::kUnavailable: return 503;
-    case StatusCode::kIoError: return 500;
-    case StatusCode::kUnimplemented: return 501;
-    case StatusCode::kInternal: return 500;
+    case StatusCode::kOk:
+      return 200;
+    case StatusCode::kInvalidArgument:
+      return 400;
+    case StatusCode::kNotFound:
+      return 404;
+    case StatusCode::kAlreadyExists:
+      return 409;
+    case StatusCode::kConflict:
+      return 409;
+    case StatusCode::kUnauthenticated:
+      return 401;
+    case StatusCode::kPermissionDenied:
+      return 403;
+    case StatusCode::kResourceExhausted:
+      return 429;
+    case StatusCode::kUnavailable:
+      return 503;
+    case StatusCode::kIoError:
+      return 500;
+    case StatusCode::kUnimplemented:
+      return 501;
+    case StatusCode::kInternal:
+      return 500;
   }
   return 500;
 }
@@ -67,18 +79,30 @@ StatusCode StatusCodeForHttp(int s) {
   if (s >= 200 && s < 300) return StatusCode::kOk;
   if (s < 400) return StatusCode::kUnavailable;  // 1xx, 3xx: not what a caller can use
   switch (s) {
-    case 408: return StatusCode::kUnavailable;
-    case 400: return StatusCode::kInvalidArgument;
-    case 401: return StatusCode::kUnauthenticated;
-    case 403: return StatusCode::kPermissionDenied;
-    case 404: return StatusCode::kNotFound;
-    case 409: return StatusCode::kConflict;
-    case 413: return StatusCode::kResourceExhausted;
-    case 429: return StatusCode::kResourceExhausted;
-    case 431: return StatusCode::kResourceExhausted;
-    case 500: return StatusCode::kInternal;
-    case 501: return StatusCode::kUnimplemented;
-    default: break;
+    case 408:
+      return StatusCode::kUnavailable;
+    case 400:
+      return StatusCode::kInvalidArgument;
+    case 401:
+      return StatusCode::kUnauthenticated;
+    case 403:
+      return StatusCode::kPermissionDenied;
+    case 404:
+      return StatusCode::kNotFound;
+    case 409:
+      return StatusCode::kConflict;
+    case 413:
+      return StatusCode::kResourceExhausted;
+    case 429:
+      return StatusCode::kResourceExhausted;
+    case 431:
+      return StatusCode::kResourceExhausted;
+    case 500:
+      return StatusCode::kInternal;
+    case 501:
+      return StatusCode::kUnimplemented;
+    default:
+      break;
   }
   if (s >= 500) return StatusCode::kUnavailable;
   return StatusCode::kInvalidArgument;
@@ -86,18 +110,30 @@ StatusCode StatusCodeForHttp(int s) {
 
 Status MakeStatus(StatusCode code, std::string m) {
   switch (code) {
-    case StatusCode::kOk: return Status::Ok();
-    case StatusCode::kInvalidArgument: return Status::InvalidArgument(std::move(m));
-    case StatusCode::kNotFound: return Status::NotFound(std::move(m));
-    case StatusCode::kAlreadyExists: return Status::AlreadyExists(std::move(m));
-    case StatusCode::kConflict: return Status::Conflict(std::move(m));
-    case StatusCode::kUnauthenticated: return Status::Unauthenticated(std::move(m));
-    case StatusCode::kPermissionDenied: return Status::PermissionDenied(std::move(m));
-    case StatusCode::kResourceExhausted: return Status::ResourceExhausted(std::move(m));
-    case StatusCode::kUnavailable: return Status::Unavailable(std::move(m));
-    case StatusCode::kIoError: return Status::IoError(std::move(m));
-    case StatusCode::kUnimplemented: return Status::Unimplemented(std::move(m));
-    case StatusCode::kInternal: return Status::Internal(std::move(m));
+    case StatusCode::kOk:
+      return Status::Ok();
+    case StatusCode::kInvalidArgument:
+      return Status::InvalidArgument(std::move(m));
+    case StatusCode::kNotFound:
+      return Status::NotFound(std::move(m));
+    case StatusCode::kAlreadyExists:
+      return Status::AlreadyExists(std::move(m));
+    case StatusCode::kConflict:
+      return Status::Conflict(std::move(m));
+    case StatusCode::kUnauthenticated:
+      return Status::Unauthenticated(std::move(m));
+    case StatusCode::kPermissionDenied:
+      return Status::PermissionDenied(std::move(m));
+    case StatusCode::kResourceExhausted:
+      return Status::ResourceExhausted(std::move(m));
+    case StatusCode::kUnavailable:
+      return Status::Unavailable(std::move(m));
+    case StatusCode::kIoError:
+      return Status::IoError(std::move(m));
+    case StatusCode::kUnimplemented:
+      return Status::Unimplemented(std::move(m));
+    case StatusCode::kInternal:
+      return Status::Internal(std::move(m));
   }
   return Status::Internal(std::move(m));
 }
@@ -115,41 +151,71 @@ Status StatusFromHttp(int http_status, const std::string& context, const std::st
 
 std::string HttpErrorCode(int s) {
   switch (s) {
-    case 405: return "method_not_allowed";
-    case 408: return "request_timeout";
-    case 413: return "payload_too_large";
-    case 426: return "upgrade_required";
-    case 431: return "header_too_large";
-    default: return StatusCodeName(StatusCodeForHttp(s));
+    case 405:
+      return "method_not_allowed";
+    case 408:
+      return "request_timeout";
+    case 413:
+      return "payload_too_large";
+    case 426:
+      return "upgrade_required";
+    case 431:
+      return "header_too_large";
+    default:
+      return StatusCodeName(StatusCodeForHttp(s));
   }
 }
 
 const char* HttpReason(int s) {
   switch (s) {
-    case 100: return "Continue";
-    case 101: return "Switching Protocols";
-    case 200: return "OK";
-    case 201: return "Created";
-    case 202: return "Accepted";
-    case 204: return "No Content";
-    case 301: return "Moved Permanently";
-    case 302: return "Found";
-    case 304: return "Not Modified";
-    case 400: return "Bad Request";
-    case 401: return "Unauthorized";
-    case 403: return "Forbidden";
-    case 404: return "Not Found";
-    case 405: return "Method Not Allowed";
-    case 408: return "Request Timeout";
-    case 409: return "Conflict";
-    case 413: return "Payload Too Large";
-    case 426: return "Upgrade Required";
-    case 429: return "Too Many Requests";
-    case 431: return "Request Header Fields Too Large";
-    case 500: return "Internal Server Error";
-    case 501: return "Not Implemented";
-    case 503: return "Service Unavailable";
-    default: return "Unknown";
+    case 100:
+      return "Continue";
+    case 101:
+      return "Switching Protocols";
+    case 200:
+      return "OK";
+    case 201:
+      return "Created";
+    case 202:
+      return "Accepted";
+    case 204:
+      return "No Content";
+    case 301:
+      return "Moved Permanently";
+    case 302:
+      return "Found";
+    case 304:
+      return "Not Modified";
+    case 400:
+      return "Bad Request";
+    case 401:
+      return "Unauthorized";
+    case 403:
+      return "Forbidden";
+    case 404:
+      return "Not Found";
+    case 405:
+      return "Method Not Allowed";
+    case 408:
+      return "Request Timeout";
+    case 409:
+      return "Conflict";
+    case 413:
+      return "Payload Too Large";
+    case 426:
+      return "Upgrade Required";
+    case 429:
+      return "Too Many Requests";
+    case 431:
+      return "Request Header Fields Too Large";
+    case 500:
+      return "Internal Server Error";
+    case 501:
+      return "Not Implemented";
+    case 503:
+      return "Service Unavailable";
+    default:
+      return "Unknown";
   }
 }
 
@@ -158,11 +224,21 @@ std::string JsonEscape(const std::string& text) {
   out.reserve(text.size() + 8);
   for (char c : text) {
     switch (c) {
-      case '"': out += "\\\""; break;
-      case '\\': out += "\\\\"; break;
-      case '\n': out += "\\n"; break;
-      case '\r': out += "\\r"; break;
-      case '\t': out += "\\t"; break;
+      case '"':
+        out += "\\\"";
+        break;
+      case '\\':
+        out += "\\\\";
+        break;
+      case '\n':
+        out += "\\n";
+        break;
+      case '\r':
+        out += "\\r";
+        break;
+      case '\t':
+        out += "\\t";
+        break;
       default:
         if (static_cast<unsigned char>(c) < 0x20) {
           char buf[8];

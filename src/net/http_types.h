@@ -19,7 +19,7 @@ struct HttpRequest {
   std::map<std::string, std::string> query;    // percent-decoded, '+' = space; last wins
   std::map<std::string, std::string> headers;  // lower-case names; repeats joined with ", "
   std::string body;
-  std::string remote_addr;  // "127.0.0.1:53412"
+  std::string remote_addr;                         // "127.0.0.1:53412"
   std::map<std::string, std::string> path_params;  // "{name}" -> percent-decoded segment
 
   // Returns the header value (name in lower case) or "" when absent.

@@ -66,8 +66,8 @@ std::string RawConn::ReadUntil(const std::function<bool(const std::string&)>& do
   leftover_.clear();
   auto deadline = std::chrono::steady_clock::now() + timeout;
   while (!done(out) && !eof_) {
-    auto left = std::chrono::duration_cast<milliseconds>(deadline -
-                                                         std::chrono::steady_clock::now());
+    auto left =
+        std::chrono::duration_cast<milliseconds>(deadline - std::chrono::steady_clock::now());
     if (left.count() <= 0) break;
     pollfd p{fd_, POLLIN, 0};
     int rc = ::poll(&p, 1, static_cast<int>(left.count()));

@@ -66,8 +66,8 @@ PathPattern::MatchResult PathPattern::Match(const std::string& path,
     std::optional<std::string> decoded = PercentDecode(parts[i], /*plus_is_space=*/false);
     if (!decoded) {
       if (error != nullptr) {
-        *error = "path segment \"" + parts[i] + "\" (" + segments_[i].text +
-                 "): bad percent-encoding";
+        *error =
+            "path segment \"" + parts[i] + "\" (" + segments_[i].text + "): bad percent-encoding";
       }
       return MatchResult::kBadEscape;
     }

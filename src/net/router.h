@@ -50,10 +50,10 @@ class Router {
 
   struct Lookup {
     enum class Kind { kFound, kNotFound, kMethodNotAllowed, kBadPath } kind = Kind::kNotFound;
-    const Handler* handler = nullptr;  // kFound
+    const Handler* handler = nullptr;           // kFound
     std::map<std::string, std::string> params;  // kFound
-    std::string allow;  // kMethodNotAllowed: "GET, POST" (sorted, unique)
-    std::string error;  // kBadPath
+    std::string allow;                          // kMethodNotAllowed: "GET, POST" (sorted, unique)
+    std::string error;                          // kBadPath
   };
   Lookup Find(const std::string& method, const std::string& path) const;
 

@@ -2,7 +2,9 @@
 // Internals shared by the two Beast translation units of HttpServer (http_server.cc,
 // ws_session.cc). Includes Boost: never include this from a public header.
 
+// clang-format off
 #include <utility>  // must precede Boost.Asio with GCC 12 + C++20 (see PLATFORM.md)
+// clang-format on
 
 #include <boost/beast/core/tcp_stream.hpp>
 #include <boost/beast/http/message.hpp>

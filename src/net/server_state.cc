@@ -6,8 +6,7 @@ namespace rota::net::internal {
 
 void ServerState::Observe(const HttpRequest& request, int status, SteadyTime since) const {
   if (!observer) return;
-  double seconds =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - since).count();
+  double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - since).count();
   try {
     observer(request, status, seconds);
   } catch (const std::exception& e) {

@@ -48,10 +48,10 @@ struct ServerState {
   std::atomic<bool> stopping{false};
 
   std::mutex mu;
-  std::condition_variable cv;                                   // signalled when a slot frees
-  std::unordered_map<uint64_t, std::weak_ptr<Session>> live;   // GUARDED_BY(mu)
-  uint64_t next_id = 0;                                         // GUARDED_BY(mu)
-  int connections = 0;                                          // GUARDED_BY(mu)
+  std::condition_variable cv;                                 // signalled when a slot frees
+  std::unordered_map<uint64_t, std::weak_ptr<Session>> live;  // GUARDED_BY(mu)
+  uint64_t next_id = 0;                                       // GUARDED_BY(mu)
+  int connections = 0;                                        // GUARDED_BY(mu)
 
   // Calls the observer, swallowing (and logging) its exceptions.
   void Observe(const HttpRequest& request, int status, SteadyTime since) const;

@@ -20,9 +20,9 @@ TEST(OutboxTest, WriterProtocolAndBound) {
   EXPECT_EQ(m, "abc");
   ASSERT_TRUE(box.Pop(&m));
   EXPECT_EQ(m, "def");
-  EXPECT_FALSE(box.Pop(&m));  // writer now idle
+  EXPECT_FALSE(box.Pop(&m));                                                  // writer now idle
   EXPECT_EQ(box.Push("1234567890"), Outbox::PushResult::kQueuedStartWriter);  // exactly 10
-  EXPECT_EQ(box.Push("x"), Outbox::PushResult::kOverflow);  // 11 > 10: closes
+  EXPECT_EQ(box.Push("x"), Outbox::PushResult::kOverflow);                    // 11 > 10: closes
   EXPECT_TRUE(box.closed());
   EXPECT_EQ(box.Push("y"), Outbox::PushResult::kClosed);
   EXPECT_FALSE(box.Pop(&m));

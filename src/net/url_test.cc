@@ -74,10 +74,9 @@ TEST(ParseUrlTest, ParsesParts) {
 // Bad inputs tried: no scheme, unknown scheme, empty host, empty port, port 0, port too big,
 // non-numeric port, user-info, fragment, unterminated IPv6, junk after IPv6.
 TEST(ParseUrlTest, RejectsBadUrlsNamingThem) {
-  for (const char* bad :
-       {"127.0.0.1:80/x", "ftp://host/", "ws://", "ws://:80/", "ws://host:/", "ws://host:0/",
-        "ws://host:65536/", "ws://host:123456/", "ws://host:8x/", "ws://user@host/",
-        "ws://host/#frag", "ws://[::1/", "ws://[::1]x/"}) {
+  for (const char* bad : {"127.0.0.1:80/x", "ftp://host/", "ws://", "ws://:80/", "ws://host:/",
+                          "ws://host:0/", "ws://host:65536/", "ws://host:123456/", "ws://host:8x/",
+                          "ws://user@host/", "ws://host/#frag", "ws://[::1/", "ws://[::1]x/"}) {
     auto u = ParseUrl(bad);
     ASSERT_FALSE(u.ok()) << bad;
     EXPECT_EQ(u.status().code(), StatusCode::kInvalidArgument);

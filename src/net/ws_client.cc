@@ -1,6 +1,8 @@
 // WebSocket client (Beast). The only Beast translation unit on the client side.
 
+// clang-format off
 #include <utility>  // must precede Boost.Asio with GCC 12 + C++20 (see PLATFORM.md)
+// clang-format on
 
 #include "net/ws_client.h"
 
@@ -34,15 +36,20 @@ using tcp = asio::ip::tcp;
 
 // Maps a close frame from the server to on_closed's reason.
 Status CloseReasonToStatus(const websocket::close_reason& cr, const std::string& url) {
-  std::string msg = "connection to " + url + " closed by the server with code " +
-                    std::to_string(cr.code);
+  std::string msg =
+      "connection to " + url + " closed by the server with code " + std::to_string(cr.code);
   if (!cr.reason.empty()) msg += " (" + std::string(cr.reason.data(), cr.reason.size()) + ")";
   switch (cr.code) {
-    case websocket::close_code::normal: return Status::Ok();
-    case websocket::close_code::too_big: return Status::ResourceExhausted(msg);
-    case websocket::close_code::policy_error: return Status::ResourceExhausted(msg);
-    case websocket::close_code::unknown_data: return Status::InvalidArgument(msg);
-    default: return Status::Unavailable(msg);
+    case websocket::close_code::normal:
+      return Status::Ok();
+    case websocket::close_code::too_big:
+      return Status::ResourceExhausted(msg);
+    case websocket::close_code::policy_error:
+      return Status::ResourceExhausted(msg);
+    case websocket::close_code::unknown_data:
+      return Status::InvalidArgument(msg);
+    default:
+      return Status::Unavailable(msg);
   }
 }
 
@@ -81,7 +88,8 @@ struct WsClient::Impl : public std::enable_shared_from_this<WsClient::Impl> {
     if (!parsed.ok()) {
       error = parsed.status();
     } else if (parsed->scheme != "ws") {
-      error = Status::InvalidArgument("bad WebSocket URL \"" + url_text + "\": only ws:// is supported");
+      error = Status::InvalidArgument("bad WebSocket URL \"" + url_text +
+                                      "\": only ws:// is supported");
     }
     asio::post(exec, [self = shared_from_this(), error, parsed = std::move(parsed),
                       extra = std::move(extra)]() mutable {
@@ -102,9 +110,9 @@ struct WsClient::Impl : public std::enable_shared_from_this<WsClient::Impl> {
         return false;
       case Outbox::PushResult::kOverflow:
         asio::post(exec, [self = shared_from_this()] {
-          self->DoClose(Status::ResourceExhausted(
-              "send queue to " + self->url + " exceeds " +
-              std::to_string(self->options.max_queued_bytes) + " bytes"));
+          self->DoClose(Status::ResourceExhausted("send queue to " + self->url + " exceeds " +
+                                                  std::to_string(self->options.max_queued_bytes) +
+                                                  " bytes"));
         });
         return false;
     }
@@ -180,16 +188,15 @@ struct WsClient::Impl : public std::enable_shared_from_this<WsClient::Impl> {
                                : websocket::stream_base::none();
     timeout.keep_alive_pings = options.idle_timeout.count() > 0;
     ws.set_option(timeout);
-    ws.set_option(websocket::stream_base::decorator(
-        [extra = headers](websocket::request_type& req) {
+    ws.set_option(
+        websocket::stream_base::decorator([extra = headers](websocket::request_type& req) {
           req.set(http::field::user_agent, "rota");
           for (const auto& [name, value] : extra) req.set(name, value);
         }));
     ws.read_message_max(options.max_message_bytes);
-    ws.async_handshake(response, host_header, target,
-                       [self = shared_from_this()](beast::error_code ec) {
-                         self->OnHandshake(ec);
-                       });
+    ws.async_handshake(
+        response, host_header, target,
+        [self = shared_from_this()](beast::error_code ec) { self->OnHandshake(ec); });
   }
 
   void OnHandshake(beast::error_code ec) {
@@ -225,9 +232,8 @@ struct WsClient::Impl : public std::enable_shared_from_this<WsClient::Impl> {
   }
 
   void Read() {
-    ws.async_read(buffer, [self = shared_from_this()](beast::error_code ec, size_t) {
-      self->OnRead(ec);
-    });
+    ws.async_read(buffer,
+                  [self = shared_from_this()](beast::error_code ec, size_t) { self->OnRead(ec); });
   }
 
   void OnRead(beast::error_code ec) {
@@ -258,15 +264,15 @@ struct WsClient::Impl : public std::enable_shared_from_this<WsClient::Impl> {
     }
     writing = true;
     ws.text(true);
-    ws.async_write(asio::buffer(current), [self = shared_from_this()](beast::error_code ec,
-                                                                      size_t) {
-      self->writing = false;
-      if (ec) {
-        self->outbox.Close();
-        return;  // the read side reports the broken connection
-      }
-      self->PumpWrites();
-    });
+    ws.async_write(asio::buffer(current),
+                   [self = shared_from_this()](beast::error_code ec, size_t) {
+                     self->writing = false;
+                     if (ec) {
+                       self->outbox.Close();
+                       return;  // the read side reports the broken connection
+                     }
+                     self->PumpWrites();
+                   });
   }
 
   // Graceful (OK): flush the queue first. Otherwise close at once.
@@ -304,9 +310,8 @@ struct WsClient::Impl : public std::enable_shared_from_this<WsClient::Impl> {
     outbox.Close();
     websocket::close_code code =
         close_status.ok() ? websocket::close_code::normal : websocket::close_code::policy_error;
-    ws.async_close(code, [self = shared_from_this()](beast::error_code) {
-      self->Finish(self->close_status);
-    });
+    ws.async_close(
+        code, [self = shared_from_this()](beast::error_code) { self->Finish(self->close_status); });
   }
 
   void Finish(const Status& why) {
@@ -339,9 +344,9 @@ struct WsClient::Impl : public std::enable_shared_from_this<WsClient::Impl> {
   bool close_requested = false;
   Status close_status;
 
-  std::recursive_mutex cb_mu;  // held while a callback runs
-  bool connect_called = false;  // GUARDED_BY(cb_mu)
-  bool detached = false;        // GUARDED_BY(cb_mu)
+  std::recursive_mutex cb_mu;                          // held while a callback runs
+  bool connect_called = false;                         // GUARDED_BY(cb_mu)
+  bool detached = false;                               // GUARDED_BY(cb_mu)
   std::function<void(const std::string&)> on_message;  // GUARDED_BY(cb_mu)
   std::function<void(const Status&)> on_closed;        // GUARDED_BY(cb_mu)
   std::function<void(const Status&)> on_connected;     // GUARDED_BY(cb_mu)
@@ -473,15 +478,15 @@ bool BlockingWsClient::Send(std::string text) { return client_->Send(std::move(t
 
 Result<std::string> BlockingWsClient::Receive(std::chrono::milliseconds timeout) {
   std::unique_lock<std::mutex> lock(state_->mu);
-  state_->cv.wait_for(lock, timeout, [this] {
-    return !state_->messages.empty() || state_->closed.has_value();
-  });
+  state_->cv.wait_for(lock, timeout,
+                      [this] { return !state_->messages.empty() || state_->closed.has_value(); });
   if (!state_->messages.empty()) {
     std::string text = std::move(state_->messages.front());
     state_->messages.pop_front();
     return text;
   }
-  if (state_->closed) return Status::Unavailable("connection closed: " + state_->closed->ToString());
+  if (state_->closed)
+    return Status::Unavailable("connection closed: " + state_->closed->ToString());
   return Status::Unavailable("no message within " + std::to_string(timeout.count()) + " ms");
 }
 

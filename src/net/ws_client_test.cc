@@ -66,13 +66,14 @@ class WsClientTest : public ::testing::Test {
  protected:
   void SetUp() override {
     EchoWs::closes = 0;
-    ASSERT_TRUE(server_
-                    .AddWebSocket("/echo",
-                                  [](const HttpRequest&)
-                                      -> std::variant<HttpResponse, std::shared_ptr<WsHandler>> {
-                                    return std::make_shared<EchoWs>();
-                                  })
-                    .ok());
+    ASSERT_TRUE(
+        server_
+            .AddWebSocket(
+                "/echo",
+                [](const HttpRequest&) -> std::variant<HttpResponse, std::shared_ptr<WsHandler>> {
+                  return std::make_shared<EchoWs>();
+                })
+            .ok());
     auto port = server_.Start();
     ASSERT_TRUE(port.ok());
     url_ = LocalUrl(*port, "/echo", "ws");
@@ -91,8 +92,8 @@ TEST_F(WsClientTest, ConnectionRefusedIsUnavailableNamingTheUrl) {
 
 // Bad inputs tried: http:// scheme, wss:// (unsupported), a port out of range, no scheme.
 TEST_F(WsClientTest, BadUrlsAreInvalidArgument) {
-  for (const char* bad : {"http://127.0.0.1:1/x", "wss://127.0.0.1:1/x", "ws://127.0.0.1:99999/",
-                          "127.0.0.1:80"}) {
+  for (const char* bad :
+       {"http://127.0.0.1:1/x", "wss://127.0.0.1:1/x", "ws://127.0.0.1:99999/", "127.0.0.1:80"}) {
     BlockingWsClient c;
     Status s = c.Connect(bad);
     EXPECT_EQ(s.code(), StatusCode::kInvalidArgument) << bad << ": " << s.ToString();
@@ -149,7 +150,7 @@ TEST_F(WsClientTest, MisuseIsReported) {
     auto c = loop.NewClient(o);
     EXPECT_TRUE(c->Send(std::string(600, 'a')));
     EXPECT_FALSE(c->Send(std::string(600, 'a')));  // over 1000 queued bytes
-    EXPECT_FALSE(c->Send("x"));                     // closed now
+    EXPECT_FALSE(c->Send("x"));                    // closed now
   }
   {
     auto c = loop.NewClient();

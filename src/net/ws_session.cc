@@ -1,7 +1,9 @@
 // The server side of a WebSocket connection (Beast). The second Beast translation unit of
 // HttpServer; http_server.cc hands accepted upgrade requests over to StartWebSocketSession.
 
+// clang-format off
 #include <utility>  // must precede Boost.Asio with GCC 12 + C++20 (see PLATFORM.md)
+// clang-format on
 
 #include <boost/asio/post.hpp>
 #include <boost/beast/core.hpp>
@@ -37,8 +39,8 @@ class WsConnectionImpl final : public WsConnection {
 
 class WsSession final : public Session, public std::enable_shared_from_this<WsSession> {
  public:
-  WsSession(beast::tcp_stream stream, http::request<http::string_body> upgrade,
-            HttpRequest request, SteadyTime request_time, std::shared_ptr<WsHandler> handler,
+  WsSession(beast::tcp_stream stream, http::request<http::string_body> upgrade, HttpRequest request,
+            SteadyTime request_time, std::shared_ptr<WsHandler> handler,
             std::shared_ptr<ServerState> state, ConnectionSlot slot)
       : exec_(stream.get_executor()),
         ws_(std::move(stream)),
@@ -68,9 +70,8 @@ class WsSession final : public Session, public std::enable_shared_from_this<WsSe
     ws_.set_option(websocket::stream_base::decorator(
         [](websocket::response_type& res) { res.set(http::field::server, "rota"); }));
     ws_.read_message_max(o.ws_max_message_bytes);
-    ws_.async_accept(upgrade_, [self = shared_from_this()](beast::error_code ec) {
-      self->OnAccept(ec);
-    });
+    ws_.async_accept(upgrade_,
+                     [self = shared_from_this()](beast::error_code ec) { self->OnAccept(ec); });
   }
 
   void Shutdown() override { CloseWith(kCloseGoingAway, "server stopping"); }
@@ -100,9 +101,8 @@ class WsSession final : public Session, public std::enable_shared_from_this<WsSe
   }
 
   void Read() {
-    ws_.async_read(buffer_, [self = shared_from_this()](beast::error_code ec, size_t) {
-      self->OnRead(ec);
-    });
+    ws_.async_read(buffer_,
+                   [self = shared_from_this()](beast::error_code ec, size_t) { self->OnRead(ec); });
   }
 
   void OnRead(beast::error_code ec) {
@@ -156,8 +156,8 @@ class WsSession final : public Session, public std::enable_shared_from_this<WsSe
     }
     if (code == kClosePolicy) {
       // The peer does not read: a close handshake would stall behind the unsent data.
-      ROTA_LOG(WARNING) << "dropping WebSocket " << request_.remote_addr << " on "
-                        << request_.path << ": " << reason;
+      ROTA_LOG(WARNING) << "dropping WebSocket " << request_.remote_addr << " on " << request_.path
+                        << ": " << reason;
       return Finish();
     }
     StartClose(code, std::move(reason));

@@ -167,7 +167,7 @@ TEST_F(WsServerTest, OversizedMessageClosesWith1009) {
   BlockingWsClient c;
   ASSERT_TRUE(c.Connect(Url("/ws/big"), Auth()).ok());
   ASSERT_TRUE(c.Receive(milliseconds(5000)).ok());  // hello
-  ASSERT_TRUE(c.Send(std::string(1024, 'a')));       // exactly the limit: fine
+  ASSERT_TRUE(c.Send(std::string(1024, 'a')));      // exactly the limit: fine
   auto echo = c.Receive(milliseconds(5000));
   ASSERT_TRUE(echo.ok()) << echo.status().ToString();
   ASSERT_TRUE(c.Send(std::string(1025, 'a')));
@@ -280,10 +280,14 @@ TEST_F(WsServerTest, ServerStopClosesClients) {
   EXPECT_LT(std::chrono::steady_clock::now() - start, milliseconds(2500));
   ASSERT_TRUE(WaitFor([&] { return closed == 5; }));
   EXPECT_EQ(seen_->closed, 5);
-  std::lock_guard<std::mutex> lock(mu);
-  for (const Status& why : reasons) {
-    EXPECT_EQ(why.code(), StatusCode::kUnavailable) << why.ToString();
-    EXPECT_NE(why.message().find("1001"), std::string::npos) << why.ToString();
+  {
+    // Not held while destroying clients: their destructor waits for running callbacks, which
+    // take `mu`.
+    std::lock_guard<std::mutex> lock(mu);
+    for (const Status& why : reasons) {
+      EXPECT_EQ(why.code(), StatusCode::kUnavailable) << why.ToString();
+      EXPECT_NE(why.message().find("1001"), std::string::npos) << why.ToString();
+    }
   }
   EXPECT_FALSE(seen_->Conn(0)->Send("after stop"));
   clients.clear();
@@ -307,6 +311,34 @@ TEST_F(WsServerTest, SlowPeerOverflowsQueueAndIsDropped) {
   EXPECT_LT(sent, 20000);
   EXPECT_TRUE(WaitFor([&] { return seen_->closed == 1; }));
   EXPECT_FALSE(ws->is_open());
+}
+
+// Bad input tried: a peer that completes the handshake and then never answers pings.
+TEST_F(WsServerTest, IdlePingsKeepLiveClientsAndDropSilentOnes) {
+  HttpServerOptions o;
+  o.ws_idle_timeout = milliseconds(400);
+  StartServer(o);
+  BlockingWsClient live;
+  ASSERT_TRUE(live.Connect(Url("/ws/live"), Auth()).ok());
+  ASSERT_TRUE(live.Receive(milliseconds(5000)).ok());
+  auto silent = RawConn::Connect(port_);
+  ASSERT_TRUE(silent);
+  std::string head =
+      testing::RawWsHandshake(*silent, "/ws/silent", "Authorization: Bearer secret\r\n");
+  ASSERT_EQ(head.rfind("HTTP/1.1 101", 0), 0u) << head;
+  // The silent peer gets a ping (opcode 0x9) and, never answering, is dropped.
+  std::string frames = silent->ReadUntil(
+      [](const std::string& s) { return s.find(static_cast<char>(0x89)) != std::string::npos; });
+  EXPECT_NE(frames.find(static_cast<char>(0x89)), std::string::npos);
+  EXPECT_TRUE(WaitFor([&] { return seen_->closed == 1; }));
+  EXPECT_EQ(seen_->Events().back(), "close silent");
+  // The live client answers pings (its reads are always pending): it survives several more
+  // idle periods (real time: asio timers take no fake clock) and still works.
+  EXPECT_FALSE(WaitFor([&] { return seen_->closed == 2; }, milliseconds(1200)));
+  ASSERT_TRUE(live.Send("still here"));
+  auto echo = live.Receive(milliseconds(5000));
+  ASSERT_TRUE(echo.ok()) << echo.status().ToString();
+  EXPECT_EQ(*echo, "echo:still here");
 }
 
 TEST_F(WsServerTest, ManyClientsOnOneLoop) {

@@ -1,0 +1,23 @@
+#!/usr/bin/env bash
+# Server ingest benchmark: starts `rota server` on loopback with a fresh data dir,
+# then runs the load generator with N agents (each 8 GPUs, one sample per second).
+#   bench/run_ingest.sh [BUILD_DIR] [N...]      e.g. bench/run_ingest.sh build 500 1000 2000
+set -euo pipefail
+BUILD=${1:-build}; shift || true
+COUNTS=${*:-"500 1000 2000"}
+SECONDS_PER_RUN=${SECONDS_PER_RUN:-30}
+ulimit -n 65536 || true
+for n in $COUNTS; do
+  dir=$(mktemp -d /tmp/rota-ingest-XXXXXX)
+  token=$(head -c 24 /dev/urandom | od -An -tx1 | tr -d ' \n')
+  "$BUILD/bin/rota" server --listen 127.0.0.1:0 --data-dir "$dir" --join-token "$token" \
+      --log-level warning >"$dir.log" 2>&1 &
+  pid=$!
+  for _ in $(seq 100); do [ -s "$dir/server.url" ] && break; sleep 0.1; done
+  url=$(cat "$dir/server.url")
+  echo "== $n agents against $url (server pid $pid)" >&2
+  "$BUILD/bin/rota_ingest_load" --server "$url" --token "$token" --server-pid "$pid" \
+      --agents "$n" --seconds "$SECONDS_PER_RUN" --ramp-seconds 10
+  kill "$pid"; wait "$pid" || true
+  rm -rf "$dir" "$dir.log"
+done
