@@ -31,6 +31,14 @@ double ThreadCpuMs() {
   return static_cast<double>(ts.tv_sec) * 1e3 + static_cast<double>(ts.tv_nsec) / 1e6;
 }
 
+// User and system CPU of this thread, ms.
+void ThreadUserSysMs(double* user, double* sys) {
+  rusage ru{};
+  getrusage(RUSAGE_THREAD, &ru);
+  *user = static_cast<double>(ru.ru_utime.tv_sec) * 1e3 + static_cast<double>(ru.ru_utime.tv_usec) / 1e3;
+  *sys = static_cast<double>(ru.ru_stime.tv_sec) * 1e3 + static_cast<double>(ru.ru_stime.tv_usec) / 1e3;
+}
+
 double RssMb() {
   auto statm = rota::ReadFile("/proc/self/statm");
   unsigned long long size = 0, res = 0;
@@ -83,14 +91,22 @@ int main(int argc, char** argv) {
   rota::host::HostMonitor host;
   rota::agent::Collector collector(provider->get(), &host, &rota::RealClock::Get());
   std::vector<double> cpu;
+  double user_total = 0, sys_total = 0;
   size_t procs_seen = 0, bytes = 0;
   for (int i = 0; i < samples + 2; ++i) {
     std::this_thread::sleep_for(std::chrono::milliseconds(interval_ms));
+    double u0, s0, u1, s1;
+    ThreadUserSysMs(&u0, &s0);
     double t0 = ThreadCpuMs();
     auto s = collector.Sample();
     std::string msg = rota::api::Encode(rota::api::SamplesMsg{static_cast<uint64_t>(i + 1), {*s}});
     double t1 = ThreadCpuMs();
-    if (i >= 2) cpu.push_back(t1 - t0);  // the first samples fill caches
+    ThreadUserSysMs(&u1, &s1);
+    if (i >= 2) {  // the first samples fill caches
+      cpu.push_back(t1 - t0);
+      user_total += u1 - u0;
+      sys_total += s1 - s0;
+    }
     procs_seen = 0;
     for (const auto& g : s->gpus) procs_seen += g.processes.size();
     bytes = msg.size();
@@ -108,6 +124,8 @@ int main(int argc, char** argv) {
                       {"cpu_ms_per_sample_mean", mean},
                       {"cpu_ms_per_sample_p50", cpu[cpu.size() / 2]},
                       {"cpu_ms_per_sample_max", cpu.back()},
+                      {"user_ms_per_sample_mean", user_total / static_cast<double>(cpu.size())},
+                      {"sys_ms_per_sample_mean", sys_total / static_cast<double>(cpu.size())},
                       {"message_bytes", bytes},
                       {"rss_mb_before_nvml", rss_before},
                       {"rss_mb", rss_after}};

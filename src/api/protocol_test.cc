@@ -27,6 +27,41 @@ TEST(ProtocolTest, SamplesRoundTrip) {
   EXPECT_EQ(std::get<SamplesMsg>(*back).samples.size(), 2u);
 }
 
+// The DOM-free sample encoder must write exactly the document the DOM codec writes.
+TEST(ProtocolTest, SamplesEncoderMatchesDomCodec) {
+  NodeSample s;
+  s.time_ms = 1'700'000'000'123;
+  s.host.cpu_percent = 12.5;
+  s.host.per_core_percent = {0, 100, 33.333333333333336};
+  s.host.mem_total_bytes = 1ull << 40;
+  s.host.mem_available_bytes = 3;
+  s.host.load1 = 2;
+  GpuSample failed;
+  failed.index = 3;
+  failed.failed = true;
+  failed.error = "gpu is lost";
+  GpuSample g;
+  g.index = 1;
+  g.uuid = "GPU-\"quoted\"\\";
+  g.util_gpu_pct = 0;
+  g.energy_mj = 18'000'000'000'000ull;
+  GpuProcess p;
+  p.pid = 7;
+  p.command = "python3 train.py --name=\xc3\xa9t\xc3\xa9 \x01\n\t";
+  p.cpu_percent = 0.1;
+  p.start_time_ms = 1'700'000'000'000;
+  g.processes = {p, p};
+  s.gpus = {g, failed};
+  SamplesMsg m{99, {s, s}};
+  Json fast = Json::parse(Encode(m));
+  Json dom{{"v", kProtocolVersion}, {"type", "samples"}, {"seq", 99},
+           {"samples", Json::array({ToJson(s), ToJson(s)})}};
+  EXPECT_EQ(fast, dom) << fast.dump() << "\n" << dom.dump();
+  auto back = DecodeAgentMessage(Encode(m));
+  ASSERT_TRUE(back.ok()) << back.status().ToString();
+  EXPECT_EQ(std::get<SamplesMsg>(*back).samples[0].gpus[0].processes[0].command, p.command);
+}
+
 TEST(ProtocolTest, ServerMessagesRoundTrip) {
   auto ack = DecodeServerMessage(Encode(AckMsg{7}));
   ASSERT_TRUE(ack.ok());

@@ -84,23 +84,22 @@ Status ReadAt(int dirfd, std::string_view dir, const char* name, size_t max_byte
 
 // Reads at most max_bytes of an open file from offset 0 into *out (/proc files are
 // regenerated on each read from 0). `path` names the file in errors.
-Status PreadAll(int fd, const std::string& path, size_t max_bytes, std::string* out) {
+// Reads the whole file open as fd from offset 0. `dir` and `name` only name it in errors (the
+// path is built only then: this runs for every GPU process on every sample).
+Status PreadAll(int fd, const std::string& dir, const char* name, size_t max_bytes,
+                std::string* out) {
   out->clear();
-  size_t chunk = 4096;
+  char chunk[4096];
   while (out->size() < max_bytes) {
-    size_t old = out->size();
-    size_t want = std::min(chunk, max_bytes - old);
-    out->resize(old + want);
-    ssize_t n = ::pread(fd, out->data() + old, want, static_cast<off_t>(old));
+    size_t want = std::min(sizeof(chunk), max_bytes - out->size());
+    ssize_t n = ::pread(fd, chunk, want, static_cast<off_t>(out->size()));
     if (n < 0) {
-      out->resize(old);
       if (errno == EINTR) continue;
-      return ErrnoStatus("cannot read", "", path, errno);
+      return ErrnoStatus("cannot read", dir, name, errno);
     }
-    out->resize(old + static_cast<size_t>(n));
+    out->append(chunk, static_cast<size_t>(n));
     // A short read of a /proc seq file means the whole record was returned.
     if (static_cast<size_t>(n) < want) break;
-    chunk = std::min<size_t>(chunk * 2, 1 << 20);
   }
   return Status::Ok();
 }
@@ -298,11 +297,11 @@ HostMonitor::PidFiles::~PidFiles() {
 Result<HostMonitor::Counters> HostMonitor::ReadCounters(const PidFiles& files,
                                                         const std::string& dir) {
   Counters c;
-  RETURN_IF_ERROR(PreadAll(files.stat, JoinPath(dir, "stat"), kMaxSmallFileBytes, &buf_));
+  RETURN_IF_ERROR(PreadAll(files.stat, dir, "stat", kMaxSmallFileBytes, &buf_));
   auto stat = ParsePidStat(buf_);
   if (!stat.ok()) return stat.status().WithContext(JoinPath(dir, "stat"));
   c.stat = std::move(stat).value();
-  RETURN_IF_ERROR(PreadAll(files.statm, JoinPath(dir, "statm"), kMaxSmallFileBytes, &buf_));
+  RETURN_IF_ERROR(PreadAll(files.statm, dir, "statm", kMaxSmallFileBytes, &buf_));
   auto pages = ParseStatmResidentPages(buf_);
   if (!pages.ok()) return pages.status().WithContext(JoinPath(dir, "statm"));
   c.rss_pages = *pages;
