@@ -6,7 +6,7 @@ set -euo pipefail
 BUILD=${1:-build}; shift || true
 COUNTS=${*:-"500 1000 2000"}
 SECONDS_PER_RUN=${SECONDS_PER_RUN:-30}
-ulimit -n 65536 || true
+ulimit -n 20000 2>/dev/null || true
 for n in $COUNTS; do
   dir=$(mktemp -d /tmp/rota-ingest-XXXXXX)
   token=$(head -c 24 /dev/urandom | od -An -tx1 | tr -d ' \n')

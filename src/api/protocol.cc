@@ -1,6 +1,7 @@
 #include "api/protocol.h"
 
 #include "api/json_writer.h"
+#include "api/sample_writer.h"
 
 namespace rota::api {
 namespace {
@@ -41,94 +42,6 @@ std::string Encode(const RegisterMsg& m) {
   return j.dump();
 }
 
-namespace {
-
-template <typename T>
-void OptInt(JsonWriter& w, std::string_view key, const std::optional<T>& v) {
-  if (!v.has_value()) return;
-  w.Key(key);
-  w.Int(*v);
-}
-
-void Write(JsonWriter& w, const GpuProcess& p) {
-  w.BeginObject();
-  w.Key("pid");
-  w.Int(p.pid);
-  w.Key("type");
-  w.String(p.type);
-  OptInt(w, "gpu_memory_bytes", p.gpu_memory_bytes);
-  OptInt(w, "uid", p.uid);
-  if (!p.user.empty()) w.Key("user"), w.String(p.user);
-  if (!p.command.empty()) w.Key("command"), w.String(p.command);
-  OptInt(w, "start_time_ms", p.start_time_ms);
-  if (p.cpu_percent.has_value()) w.Key("cpu_percent"), w.Double(*p.cpu_percent);
-  OptInt(w, "rss_bytes", p.rss_bytes);
-  if (!p.cgroup.empty()) w.Key("cgroup"), w.String(p.cgroup);
-  w.EndObject();
-}
-
-void Write(JsonWriter& w, const GpuSample& g) {
-  w.BeginObject();
-  w.Key("index");
-  w.Int(g.index);
-  w.Key("uuid");
-  w.String(g.uuid);
-  if (g.failed) {
-    w.Key("failed");
-    w.Bool(true);
-    w.Key("error");
-    w.String(g.error);
-  }
-  OptInt(w, "memory_total_bytes", g.memory_total_bytes);
-  OptInt(w, "memory_used_bytes", g.memory_used_bytes);
-  OptInt(w, "util_gpu_pct", g.util_gpu_pct);
-  OptInt(w, "util_memory_pct", g.util_memory_pct);
-  OptInt(w, "temperature_c", g.temperature_c);
-  OptInt(w, "power_mw", g.power_mw);
-  OptInt(w, "power_limit_mw", g.power_limit_mw);
-  OptInt(w, "energy_mj", g.energy_mj);
-  OptInt(w, "sm_clock_mhz", g.sm_clock_mhz);
-  OptInt(w, "mem_clock_mhz", g.mem_clock_mhz);
-  OptInt(w, "fan_pct", g.fan_pct);
-  w.Key("processes");
-  w.BeginArray();
-  for (const auto& p : g.processes) Write(w, p);
-  w.EndArray();
-  w.EndObject();
-}
-
-void Write(JsonWriter& w, const NodeSample& s) {
-  w.BeginObject();
-  w.Key("time_ms");
-  w.Int(s.time_ms);
-  w.Key("host");
-  w.BeginObject();
-  w.Key("cpu_percent");
-  w.Double(s.host.cpu_percent);
-  w.Key("per_core_percent");
-  w.BeginArray();
-  for (double c : s.host.per_core_percent) w.Double(c);
-  w.EndArray();
-  w.Key("mem_total_bytes");
-  w.Int(s.host.mem_total_bytes);
-  w.Key("mem_available_bytes");
-  w.Int(s.host.mem_available_bytes);
-  w.Key("load1");
-  w.Double(s.host.load1);
-  w.Key("load5");
-  w.Double(s.host.load5);
-  w.Key("load15");
-  w.Double(s.host.load15);
-  w.EndObject();
-  w.Key("gpus");
-  w.BeginArray();
-  for (const auto& g : s.gpus) Write(w, g);
-  w.EndArray();
-  w.EndObject();
-}
-
-}  // namespace
-
 // Written without a DOM: the agent encodes every sample (see bench/agent_sample_bench.cc).
 std::string Encode(const SamplesMsg& m) {
   std::string out;
@@ -143,7 +56,7 @@ std::string Encode(const SamplesMsg& m) {
   w.Int(m.seq);
   w.Key("samples");
   w.BeginArray();
-  for (const auto& s : m.samples) Write(w, s);
+  for (const auto& s : m.samples) WriteNodeSample(w, s);
   w.EndArray();
   w.EndObject();
   return out;

@@ -76,10 +76,9 @@ void ClusterState::RecordSample(const std::string& name, uint64_t session,
       e.view.unreachable_reason.clear();
       became_ready = true;
     }
-    if (e.view.latest.has_value() && e.view.latest->time_ms >= sample.time_ms && !became_ready) {
-      return;
-    }
-    if (!e.view.latest.has_value() || e.view.latest->time_ms < sample.time_ms) e.view.latest = sample;
+    bool newer = !e.view.latest || e.view.latest->time_ms < sample.time_ms;
+    if (!newer && !became_ready) return;
+    if (newer) e.view.latest = std::make_shared<const api::NodeSample>(sample);
     if (listeners_.empty()) return;
     copy = e.view;
   }

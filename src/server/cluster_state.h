@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <memory>
 #include <mutex>
 #include <optional>
 #include <string>
@@ -28,7 +29,8 @@ struct NodeView {
   int64_t last_seen_ms = 0;         // last message from the agent (0: never this run)
   int64_t state_since_ms = 0;       // when `state` last changed
   std::string unreachable_reason;   // e.g. "no sample for 6.2 s (3 intervals)"
-  std::optional<api::NodeSample> latest;
+  // Shared and immutable: copying a view does not copy the sample.
+  std::shared_ptr<const api::NodeSample> latest;
 };
 
 class ClusterState {

@@ -25,18 +25,22 @@ Status RegisterNodeRoutes(net::HttpServer& http, ApiContext& ctx) {
   }));
 
   RETURN_IF_ERROR(http.Route("GET", "/api/v1/gpus", [&ctx](const net::HttpRequest& req) {
-    auto only = req.query.find("node");
-    api::Json gpus = api::Json::array();
+    const std::string only = req.Query("node");
+    std::string body;
+    api::JsonWriter w(&body);
+    w.BeginObject();
+    w.Key("gpus");
+    w.BeginArray();
     bool found = false;
     for (const auto& n : ctx.cluster->Nodes()) {
-      if (only != req.query.end() && only->second != n.info.name) continue;
+      if (!only.empty() && only != n.info.name) continue;
       found = true;
-      for (auto& row : GpuRowsJson(n)) gpus.push_back(std::move(row));
+      WriteGpuRows(n, w);
     }
-    if (only != req.query.end() && !found) {
-      return net::HttpResponse::Error(404, "node '" + only->second + "' not found");
-    }
-    return net::HttpResponse::Json(200, api::Json{{"gpus", std::move(gpus)}}.dump());
+    w.EndArray();
+    w.EndObject();
+    if (!only.empty() && !found) return net::HttpResponse::Error(404, "node '" + only + "' not found");
+    return net::HttpResponse::Json(200, std::move(body));
   }));
   return Status::Ok();
 }

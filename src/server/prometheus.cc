@@ -103,7 +103,7 @@ Status RegisterPrometheusRoutes(net::HttpServer& http, ApiContext& ctx) {
       std::string nl = "node=\"" + Escape(n.info.name) + "\"";
       up.Add(nl, n.state == NodeState::kReady ? 1 : 0);
       ngpus.Add(nl, static_cast<double>(n.info.gpus.size()));
-      if (!n.latest.has_value()) continue;
+      if (n.latest == nullptr) continue;
       const auto& h = n.latest->host;
       cpu.Add(nl, h.cpu_percent);
       nmem_used.Add(nl, static_cast<double>(h.mem_total_bytes - std::min(h.mem_total_bytes, h.mem_available_bytes)));

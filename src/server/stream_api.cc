@@ -6,6 +6,7 @@
 
 #include <atomic>
 
+#include "api/sample_writer.h"
 #include "common/time_util.h"
 #include "net/http_server.h"
 #include "server/api_context.h"
@@ -15,13 +16,23 @@ namespace rota::server {
 namespace {
 
 std::string SampleEvent(const NodeView& n) {
-  api::Json j{{"node", n.info.name}};
-  if (n.latest.has_value()) {
-    j["time"] = FormatRfc3339Ms(n.latest->time_ms);
-    j["host"] = api::ToJson(n.latest->host);
+  std::string out;
+  api::JsonWriter w(&out);
+  w.BeginObject();
+  w.Key("node");
+  w.String(n.info.name);
+  if (n.latest != nullptr) {
+    w.Key("time");
+    w.String(FormatRfc3339Ms(n.latest->time_ms));
+    w.Key("host");
+    api::WriteHostSample(w, n.latest->host);
   }
-  j["gpus"] = GpuRowsJson(n);
-  return j.dump();
+  w.Key("gpus");
+  w.BeginArray();
+  WriteGpuRows(n, w);
+  w.EndArray();
+  w.EndObject();
+  return out;
 }
 
 }  // namespace
@@ -38,7 +49,7 @@ Status RegisterStreamRoutes(net::HttpServer& http, ApiContext& ctx) {
         for (const auto& n : ctx.cluster->Nodes()) {
           if (!node_filter.empty() && n.info.name != node_filter) continue;
           sink->Send("node", NodeJson(n, false).dump());
-          if (n.latest.has_value()) sink->Send("sample", SampleEvent(n));
+          if (n.latest != nullptr) sink->Send("sample", SampleEvent(n));
         }
         // The listener removes itself once the client is gone.
         auto id = std::make_shared<std::atomic<int>>(0);

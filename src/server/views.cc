@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <set>
 
+#include "api/sample_writer.h"
 #include "common/time_util.h"
 
 namespace rota::server {
@@ -16,13 +17,13 @@ api::Json NodeJson(const NodeView& node, bool with_latest) {
       node.state_since_ms > 0 ? api::Json(FormatRfc3339Ms(node.state_since_ms)) : api::Json();
   if (!node.unreachable_reason.empty()) j["unreachable_reason"] = node.unreachable_reason;
   size_t failed = 0;
-  if (node.latest.has_value()) {
+  if (node.latest != nullptr) {
     for (const auto& g : node.latest->gpus) failed += g.failed ? 1 : 0;
   }
   j["gpu_count"] = node.info.gpus.size();
   j["failed_gpu_count"] = failed;
   if (with_latest) {
-    if (node.latest.has_value()) {
+    if (node.latest != nullptr) {
       api::Json latest = api::ToJson(*node.latest);
       latest["time"] = FormatRfc3339Ms(node.latest->time_ms);
       j["latest"] = std::move(latest);
@@ -42,35 +43,55 @@ std::vector<std::string> GpuUsers(const api::GpuSample& gpu) {
   return {users.begin(), users.end()};
 }
 
-std::vector<api::Json> GpuRowsJson(const NodeView& node) {
-  std::vector<api::Json> rows;
+void WriteGpuRows(const NodeView& node, api::JsonWriter& w) {
   for (const auto& info : node.info.gpus) {
-    api::Json row = api::ToJson(info);
-    row["node"] = node.info.name;
     const api::GpuSample* sample = nullptr;
-    if (node.latest.has_value()) {
+    if (node.latest != nullptr) {
       for (const auto& g : node.latest->gpus) {
         if (g.index == info.index) sample = &g;
       }
     }
-    std::string state = "ok";
+    const char* state = "ok";
     if (node.state != NodeState::kReady) state = "unreachable";
     else if (sample != nullptr && sample->failed) state = "failed";
-    row["state"] = state;
-    if (sample != nullptr) {
-      api::Json s = api::ToJson(*sample);
-      for (auto it = s.begin(); it != s.end(); ++it) {
-        if (it.key() != "index" && it.key() != "uuid") row[it.key()] = it.value();
-      }
-      row["users"] = GpuUsers(*sample);
-      row["time"] = FormatRfc3339Ms(node.latest->time_ms);
-    } else {
-      row["processes"] = api::Json::array();
-      row["users"] = api::Json::array();
+    w.BeginObject();
+    w.Key("node");
+    w.String(node.info.name);
+    w.Key("index");
+    w.Int(info.index);
+    w.Key("uuid");
+    w.String(info.uuid);
+    w.Key("name");
+    w.String(info.name);
+    w.Key("pci_bus_id");
+    w.String(info.pci_bus_id);
+    if (info.power_limit_mw.has_value() && (sample == nullptr || !sample->power_limit_mw)) {
+      w.Key("power_limit_mw");
+      w.Int(*info.power_limit_mw);
     }
-    rows.push_back(std::move(row));
+    if (info.memory_total_bytes.has_value() && (sample == nullptr || !sample->memory_total_bytes)) {
+      w.Key("memory_total_bytes");
+      w.Int(*info.memory_total_bytes);
+    }
+    w.Key("state");
+    w.String(state);
+    w.Key("users");
+    w.BeginArray();
+    if (sample != nullptr) {
+      for (const auto& u : GpuUsers(*sample)) w.String(u);
+    }
+    w.EndArray();
+    if (sample != nullptr) {
+      w.Key("time");
+      w.String(FormatRfc3339Ms(node.latest->time_ms));
+      api::WriteGpuSampleReadings(w, *sample);
+    } else {
+      w.Key("processes");
+      w.BeginArray();
+      w.EndArray();
+    }
+    w.EndObject();
   }
-  return rows;
 }
 
 }  // namespace rota::server
