@@ -24,21 +24,21 @@ Status RegisterNodeRoutes(net::HttpServer& http, ApiContext& ctx) {
     return net::HttpResponse::Json(200, NodeJson(*node, /*with_latest=*/true).dump());
   }));
 
-  RETURN_IF_ERROR(http.Route("GET", "/api/v1/gpus", [&ctx](const net::HttpRequest& req) {
+  auto cache = std::make_shared<GpuRowsCache>();
+  RETURN_IF_ERROR(http.Route("GET", "/api/v1/gpus", [&ctx, cache](const net::HttpRequest& req) {
     const std::string only = req.Query("node");
-    std::string body;
-    api::JsonWriter w(&body);
-    w.BeginObject();
-    w.Key("gpus");
-    w.BeginArray();
-    bool found = false;
+    std::string body = "{\"gpus\":[";
+    bool found = false, first = true;
     for (const auto& n : ctx.cluster->Nodes()) {
       if (!only.empty() && only != n.info.name) continue;
       found = true;
-      WriteGpuRows(n, w);
+      std::string rows = cache->Rows(n);
+      if (rows.empty()) continue;
+      if (!first) body += ',';
+      body += rows;
+      first = false;
     }
-    w.EndArray();
-    w.EndObject();
+    body += "]}";
     if (!only.empty() && !found) return net::HttpResponse::Error(404, "node '" + only + "' not found");
     return net::HttpResponse::Json(200, std::move(body));
   }));

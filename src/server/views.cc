@@ -94,4 +94,28 @@ void WriteGpuRows(const NodeView& node, api::JsonWriter& w) {
   }
 }
 
+std::string GpuRowsCache::Rows(const NodeView& node) {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    auto it = entries_.find(node.info.name);
+    if (it != entries_.end() && it->second.sample == node.latest.get() &&
+        it->second.state == node.state && it->second.node_id == node.info.node_id &&
+        it->second.gpus == node.info.gpus.size()) {
+      return it->second.text;
+    }
+  }
+  std::string text;
+  api::JsonWriter w(&text);
+  WriteGpuRows(node, w);
+  std::lock_guard<std::mutex> lock(mu_);
+  Entry& e = entries_[node.info.name];
+  e.sample = node.latest.get();
+  e.keep = node.latest;
+  e.state = node.state;
+  e.node_id = node.info.node_id;
+  e.gpus = node.info.gpus.size();
+  e.text = text;
+  return text;
+}
+
 }  // namespace rota::server

@@ -1,6 +1,9 @@
 #pragma once
 // JSON views of cluster state returned by the API and the live stream.
 
+#include <map>
+#include <memory>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -18,6 +21,27 @@ api::Json NodeJson(const NodeView& node, bool with_latest);
 // "ok", "failed" or "unreachable" (node not ready). DOM-free: GET /api/v1/gpus
 // writes thousands of these.
 void WriteGpuRows(const NodeView& node, api::JsonWriter& w);
+
+// Remembers each node's rendered GPU rows until the node's sample or state
+// changes, so a listing of a large cluster renders only what changed since the
+// previous listing. Thread-safe.
+class GpuRowsCache {
+ public:
+  // The rows of `node` as JSON object texts joined by commas ("" for no GPUs).
+  std::string Rows(const NodeView& node);
+
+ private:
+  struct Entry {
+    const api::NodeSample* sample = nullptr;
+    std::shared_ptr<const api::NodeSample> keep;  // keeps `sample` from being reused
+    NodeState state = NodeState::kUnreachable;
+    std::string node_id;
+    size_t gpus = 0;
+    std::string text;
+  };
+  std::mutex mu_;
+  std::map<std::string, Entry> entries_;  // GUARDED_BY(mu_)
+};
 
 // Sorted unique user names of the processes on a GPU.
 std::vector<std::string> GpuUsers(const api::GpuSample& gpu);
