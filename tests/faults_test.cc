@@ -19,13 +19,6 @@ namespace {
 using std::chrono::milliseconds;
 using std::chrono::seconds;
 
-api::Json FindGpu(const api::Json& gpus, const std::string& node, int index) {
-  for (const auto& g : gpus) {
-    if (g["node"] == node && g["index"] == index) return g;
-  }
-  return api::Json();
-}
-
 std::string WsUrl(const ServerProcess& s) {
   return "ws://127.0.0.1:" + std::to_string(s.port()) + "/api/v1/agent/connect";
 }

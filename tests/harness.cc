@@ -205,4 +205,11 @@ bool NodeReady(const ServerProcess& server, const std::string& name) {
   return n.is_object() && n.value("state", "") == "ready";
 }
 
+api::Json FindGpu(const api::Json& gpus, const std::string& node, int index) {
+  for (const auto& g : gpus) {
+    if (g["node"] == node && g["index"] == index) return g;
+  }
+  return api::Json();
+}
+
 }  // namespace rota::testing

@@ -121,5 +121,7 @@ CliResult RunCli(const std::vector<std::string>& args, const std::map<std::strin
 // The node's JSON from the server, or null when unknown.
 api::Json NodeJson(const ServerProcess& server, const std::string& name);
 bool NodeReady(const ServerProcess& server, const std::string& name);
+// The row of GPU `index` of `node` in a GET /api/v1/gpus answer, or null.
+api::Json FindGpu(const api::Json& gpus, const std::string& node, int index);
 
 }  // namespace rota::testing

@@ -38,13 +38,6 @@ class MonitoringTest : public ::testing::Test {
   std::unique_ptr<AgentProcess> a_, b_;
 };
 
-api::Json FindGpu(const api::Json& gpus, const std::string& node, int index) {
-  for (const auto& g : gpus) {
-    if (g["node"] == node && g["index"] == index) return g;
-  }
-  return api::Json();
-}
-
 TEST_F(MonitoringTest, NodesAndGpusAreListedWithReadings) {
   auto nodes = server_->GetJson("/api/v1/nodes");
   ASSERT_TRUE(nodes.ok());
