@@ -9,7 +9,7 @@ PACKAGES=(
   nlohmann-json3-dev libsqlite3-dev libcli11-dev libyaml-cpp-dev
   libcurl4-openssl-dev libsodium-dev
   libgtest-dev libgmock-dev libbenchmark-dev
-  prometheus python3-aiosmtpd openssh-server openssh-client procps iproute2
+  prometheus procps
 )
 
 missing=()

@@ -135,7 +135,7 @@ int RunDev(const DevOptions& options) {
   }
   std::cout << "\n\nIn another terminal:\n"
             << "  export ROTA_SERVER=" << url << "\n"
-            << "  rota nodes; rota gpus; rota top\n\n"
+            << "  " << *exe << " nodes     (also: gpus, top)\n\n"
             << "Pretend to be a CUDA job on GPU 2 of gpu-a (the simulated GPUs see it):\n"
             << "  CUDA_VISIBLE_DEVICES=2 sleep 600 &\n"
             << "  on another node:  ROTA_SIM_NODE=gpu-b CUDA_VISIBLE_DEVICES=0,1 sleep 600 &\n\n"

@@ -22,7 +22,7 @@ namespace rota::host {
 namespace {
 
 constexpr size_t kMaxProcStatBytes = 16 << 20;   // /proc/stat: intr line grows with IRQs
-constexpr size_t kMaxSmallFileBytes = 64 << 10;  // meminfo, loadavg, pid stat/statm/status
+constexpr size_t kMaxSmallFileBytes = 64 << 10;  // meminfo, loadavg, pid stat/status
 constexpr size_t kMaxCgroupFileBytes = 64 << 10;
 
 // Closes a file descriptor on scope exit.
@@ -282,16 +282,13 @@ const std::string& HostMonitor::UserFor(uint32_t uid, int64_t now_ms) {
 HostMonitor::PidFiles& HostMonitor::PidFiles::operator=(PidFiles&& o) noexcept {
   if (this != &o) {
     if (stat >= 0) ::close(stat);
-    if (statm >= 0) ::close(statm);
     stat = std::exchange(o.stat, -1);
-    statm = std::exchange(o.statm, -1);
   }
   return *this;
 }
 
 HostMonitor::PidFiles::~PidFiles() {
   if (stat >= 0) ::close(stat);
-  if (statm >= 0) ::close(statm);
 }
 
 Result<HostMonitor::Counters> HostMonitor::ReadCounters(const PidFiles& files,
@@ -301,10 +298,6 @@ Result<HostMonitor::Counters> HostMonitor::ReadCounters(const PidFiles& files,
   auto stat = ParsePidStat(buf_);
   if (!stat.ok()) return stat.status().WithContext(JoinPath(dir, "stat"));
   c.stat = std::move(stat).value();
-  RETURN_IF_ERROR(PreadAll(files.statm, dir, "statm", kMaxSmallFileBytes, &buf_));
-  auto pages = ParseStatmResidentPages(buf_);
-  if (!pages.ok()) return pages.status().WithContext(JoinPath(dir, "statm"));
-  c.rss_pages = *pages;
   return c;
 }
 
@@ -365,7 +358,6 @@ HostMonitor::ProcView HostMonitor::Inspect(uint32_t pid, int64_t now_ms, int* re
     PidFiles files;
     if (dirfd.get() >= 0) {
       files.stat = ::openat(dirfd.get(), "stat", O_RDONLY | O_CLOEXEC);
-      files.statm = ::openat(dirfd.get(), "statm", O_RDONLY | O_CLOEXEC);
     }
     auto c = files.open() ? ReadCounters(files, dir) : Result<Counters>(Status::NotFound(dir));
     if (!c.ok()) {
@@ -404,7 +396,7 @@ HostMonitor::ProcView HostMonitor::Inspect(uint32_t pid, int64_t now_ms, int* re
   ProcView v;
   v.alive = true;
   v.entry = &e;
-  v.rss_bytes = counters->rss_pages * static_cast<uint64_t>(page_size_);
+  v.rss_bytes = counters->stat.rss_pages * static_cast<uint64_t>(page_size_);
   uint64_t ticks = counters->stat.utime_ticks + counters->stat.stime_ticks;
   if (!e.cpu_baseline || now_ms > e.seen_ms) {
     if (e.cpu_baseline) {

@@ -77,9 +77,9 @@ class HostMonitor {
   //  - cpu_percent: CPU time (user + system) since the previous Describe that saw the
   //    same process (same pid and start time), over the clock's monotonic time between
   //    the two calls, in % of one core; absent on the first sight or when no time passed.
-  //  - A process that is gone (or whose stat/statm cannot be read) has all host fields
+  //  - A process that is gone (or whose stat cannot be read) has all host fields
   //    unset ("" / nullopt).
-  //  - stat and statm are read on every call, through descriptors kept open per process
+  //  - stat is read on every call, through descriptors kept open per process
   //    (re-read with pread: ~3x cheaper than open/read/close, and a descriptor stays
   //    bound to its process, so a reused pid is never mixed up with its predecessor).
   //  - uid, user, command, start time and cgroup are cached per (pid, start time).
@@ -98,20 +98,18 @@ class HostMonitor {
   size_t cached_processes() const { return procs_.size(); }
 
  private:
-  // stat and statm of one process, kept open.
+  // /proc/<pid>/stat of one process, kept open. (RSS comes from its field 24, so
+  // statm is not read: one syscall per process and sample instead of two.)
   struct PidFiles {
     PidFiles() = default;
-    PidFiles(PidFiles&& o) noexcept
-        : stat(std::exchange(o.stat, -1)), statm(std::exchange(o.statm, -1)) {}
+    PidFiles(PidFiles&& o) noexcept : stat(std::exchange(o.stat, -1)) {}
     PidFiles& operator=(PidFiles&& o) noexcept;
     ~PidFiles();
-    bool open() const { return stat >= 0 && statm >= 0; }
+    bool open() const { return stat >= 0; }
     int stat = -1;
-    int statm = -1;
   };
   struct Counters {
     PidStat stat;
-    uint64_t rss_pages = 0;
   };
   struct ProcEntry {
     uint64_t start_ticks = 0;
@@ -141,7 +139,7 @@ class HostMonitor {
   };
 
   ProcView Inspect(uint32_t pid, int64_t now_ms, int* refreshes_left);
-  // Reads stat and statm from open files. Error when the process is gone.
+  // Reads stat from its open file. Error when the process is gone.
   Result<Counters> ReadCounters(const PidFiles& files, const std::string& dir);
   // Reads uid/user, command and cgroup of the process open as dirfd into *e. False if
   // the process is gone.

@@ -46,7 +46,6 @@ class FakeProc {
   // with ESRCH; here they read the emptied files. Then the directory goes away.
   void Kill(uint32_t pid) {
     Write(std::to_string(pid) + "/stat", "");
-    Write(std::to_string(pid) + "/statm", "");
     Remove(std::to_string(pid));
   }
 
@@ -55,11 +54,11 @@ class FakeProc {
 };
 
 std::string StatLine(uint32_t pid, const std::string& comm, uint64_t utime, uint64_t stime,
-                     uint64_t start, uint64_t flags = 4194304) {
+                     uint64_t start, uint64_t flags = 4194304, uint64_t rss_pages = 250) {
   return std::to_string(pid) + " (" + comm + ") S 1 4242 4242 0 -1 " + std::to_string(flags) +
          " 100 0 0 0 " + std::to_string(utime) + " " + std::to_string(stime) + " 0 0 20 0 1 0 " +
-         std::to_string(start) +
-         " 3133440 388 18446744073709551615 1 2 3 0 0 0 0 0 0 0 0 0 17 1 0 0 0 0 0 4 5 6 7 8 "
+         std::to_string(start) + " 3133440 " + std::to_string(rss_pages) +
+         " 18446744073709551615 1 2 3 0 0 0 0 0 0 0 0 0 17 1 0 0 0 0 0 4 5 6 7 8 "
          "9 10 0\n";
 }
 
@@ -78,15 +77,14 @@ struct FakePid {
   std::string cmdline =
       "python3\0train.py\0--lr\0"
       "0.1\0"s;
-  std::string statm = "1000 250 100 10 0 200 0\n";
+  uint64_t rss_pages = 250;
   std::string cgroup = "0::/user.slice/user-0.slice/session-1.scope\n";
 
   void WriteTo(FakeProc& proc) const {
     std::string dir = std::to_string(pid) + "/";
-    proc.Write(dir + "stat", StatLine(pid, comm, utime, stime, start, flags));
+    proc.Write(dir + "stat", StatLine(pid, comm, utime, stime, start, flags, rss_pages));
     proc.Write(dir + "status", status);
     proc.Write(dir + "cmdline", cmdline);
-    proc.Write(dir + "statm", statm);
     proc.Write(dir + "cgroup", cgroup);
   }
 };
@@ -225,7 +223,7 @@ TEST(HostMonitorSampleTest, BadFilesGiveErrorsNamingTheFile) {
 // ---------------------------------------------------------------------------------------
 // Describe() on a fake /proc.
 
-// Runs with stat/statm descriptors kept open across calls (the default) and with them
+// Runs with stat descriptors kept open across calls (the default) and with them
 // reopened on every call (more processes than the descriptor budget).
 class DescribeModeTest : public ::testing::TestWithParam<bool> {
  protected:
@@ -371,13 +369,13 @@ TEST_P(DescribeModeTest, CachesSlowFieldsAndRefreshesThem) {
   // The process execs and moves cgroup: the cache holds until kRefreshMs.
   fp.cmdline = "python3\0eval.py\0"s;
   fp.cgroup = "0::/moved\n";
-  fp.statm = "1000 300 100 10 0 200 0\n";
+  fp.rss_pages = 300;
   fp.WriteTo(proc);
   clock.AdvanceMs(HostMonitor::kRefreshMs - 1);
   mon.Describe(ps);
   EXPECT_EQ(p.command, "python3 train.py --lr 0.1");
   EXPECT_EQ(p.cgroup, "/user.slice/user-0.slice/session-1.scope");
-  EXPECT_EQ(p.rss_bytes, 300 * kPage);  // statm is read every time
+  EXPECT_EQ(p.rss_bytes, 300 * kPage);  // stat is read every time
   clock.AdvanceMs(1);
   mon.Describe(ps);
   EXPECT_EQ(p.command, "python3 eval.py");
@@ -465,7 +463,7 @@ TEST_P(DescribeModeTest, GoneProcessesAreUnsetAndForgotten) {
 }
 
 // Bad inputs tried, per file of /proc/<pid>: empty stat, garbage stat, stat truncated
-// before the start time, statm missing, statm garbage, status or cmdline missing (the
+// before the start time or the rss field, garbage rss, status or cmdline missing (the
 // process vanished between reads) -- all: process treated as gone; status without Uid
 // (uid unset, rest filled); empty cmdline ("[comm]"); cgroup missing (kernel without
 // cgroups) or garbage ("").
@@ -481,8 +479,10 @@ TEST_P(DescribeModeTest, BadPidFiles) {
       {"garbage stat", "stat", "4242 (x) S 1 2 3 4 5 6 7 8 9 10 ten 12 13 14 15 16 17 18 19\n",
        true},
       {"truncated stat", "stat", "4242 (python3) S 1 4242 4242 0 -1 4194304", true},
-      {"missing statm", "statm", std::nullopt, true},
-      {"garbage statm", "statm", "1000 x\n", true},
+      {"stat without the rss field", "stat",
+       "4242 (python3) S 1 4242 4242 0 -1 4194304 100 0 0 0 1 2 0 0 20 0 1 0 12345 3133440\n", true},
+      {"garbage rss", "stat",
+       "4242 (python3) S 1 4242 4242 0 -1 4194304 100 0 0 0 1 2 0 0 20 0 1 0 12345 3133440 x\n", true},
       {"missing status", "status", std::nullopt, true},
       {"status without Uid", "status", "Name:\tpython3\n", false},
       {"missing cmdline", "cmdline", std::nullopt, true},

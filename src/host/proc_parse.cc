@@ -236,12 +236,12 @@ Result<PidStat> ParsePidStat(std::string_view text) {
   std::string_view rest = text.substr(close + 1);
   // Tokens after ')' start at field 3 (state).
   constexpr int kFirstField = 3;
-  constexpr int kFlags = 9, kUtime = 14, kStime = 15, kStart = 22;
-  for (int field = kFirstField; field <= kStart; ++field) {
+  constexpr int kFlags = 9, kUtime = 14, kStime = 15, kStart = 22, kRss = 24;
+  for (int field = kFirstField; field <= kRss; ++field) {
     std::string_view tok = NextToken(&rest);
     if (tok.empty()) {
       return Status::InvalidArgument("truncated: " + std::to_string(field - 1) + " fields, need " +
-                                     std::to_string(kStart));
+                                     std::to_string(kRss));
     }
     uint64_t* dest = nullptr;
     if (field == kFirstField) {
@@ -255,6 +255,8 @@ Result<PidStat> ParsePidStat(std::string_view text) {
       dest = &out.stime_ticks;
     } else if (field == kStart) {
       dest = &out.start_ticks;
+    } else if (field == kRss) {
+      dest = &out.rss_pages;
     }
     if (dest != nullptr && !ParseNumber(tok, dest)) {
       return Status::InvalidArgument("field " + std::to_string(field) + ": bad number " +
@@ -283,14 +285,6 @@ Result<uint32_t> ParseStatusUid(std::string_view text) {
   if (bad) return Status::InvalidArgument("bad Uid " + Quote(bad_tok));
   if (!uid) return Status::InvalidArgument("no Uid line");
   return *uid;
-}
-
-Result<uint64_t> ParseStatmResidentPages(std::string_view text) {
-  NextToken(&text);  // size
-  std::string_view tok = NextToken(&text);
-  uint64_t v;
-  if (!ParseNumber(tok, &v)) return Status::InvalidArgument("bad resident " + Quote(tok));
-  return v;
 }
 
 std::string FormatCommand(std::string_view raw, std::string_view comm, size_t max_bytes) {

@@ -57,6 +57,7 @@ struct PidStat {
   uint64_t utime_ticks = 0;  // field 14
   uint64_t stime_ticks = 0;  // field 15
   uint64_t start_ticks = 0;  // field 22, clock ticks after boot
+  uint64_t rss_pages = 0;    // field 24, resident set size in pages
 };
 
 // PF_KTHREAD in PidStat::flags: a kernel thread (no command line).
@@ -68,9 +69,6 @@ Result<PidStat> ParsePidStat(std::string_view text);
 
 // The real uid from the "Uid:" line of /proc/<pid>/status.
 Result<uint32_t> ParseStatusUid(std::string_view text);
-
-// The resident set size in pages (second field) of /proc/<pid>/statm.
-Result<uint64_t> ParseStatmResidentPages(std::string_view text);
 
 // The command line from raw /proc/<pid>/cmdline bytes: NUL separators become spaces,
 // trailing NULs are dropped. Empty raw text (kernel threads, zombies) gives "[comm]".

@@ -178,6 +178,7 @@ TEST(ParsePidStatTest, CommWithSpacesAndParens) {
   for (const std::string comm : {"sleep", "my prog", "a) (b", ") S 1 2 3 (", "((", "))", ""}) {
     auto r = ParsePidStat(StatLine(comm, 11, 22, 12345));
     ASSERT_TRUE(r.ok()) << "comm \"" << comm << "\": " << r.status().ToString();
+    EXPECT_EQ(r->rss_pages, 388u);
     EXPECT_EQ(r->comm, comm);
     EXPECT_EQ(r->state, 'S');
     EXPECT_EQ(r->flags, 4194304u);
@@ -187,11 +188,13 @@ TEST(ParsePidStatTest, CommWithSpacesAndParens) {
   }
 }
 
-TEST(ParsePidStatTest, StopsAtStartTime) {
-  // Older kernels have fewer trailing fields; everything after field 22 is optional.
-  auto r = ParsePidStat("1 (init) S 0 1 1 0 -1 0 0 0 0 0 7 8 0 0 20 0 1 0 99");
+TEST(ParsePidStatTest, StopsAtRss) {
+  // Kernels differ in trailing fields; everything after field 24 (rss) is optional.
+  auto r = ParsePidStat("1 (init) S 0 1 1 0 -1 0 0 0 0 0 7 8 0 0 20 0 1 0 99 4096 12");
   ASSERT_TRUE(r.ok()) << r.status().ToString();
   EXPECT_EQ(r->start_ticks, 99u);
+  EXPECT_EQ(r->rss_pages, 12u);
+  EXPECT_FALSE(ParsePidStat("1 (init) S 0 1 1 0 -1 0 0 0 0 0 7 8 0 0 20 0 1 0 99").ok());
 }
 
 // Bad inputs tried: empty, no parentheses, ')' before '(', truncated after comm,
@@ -234,19 +237,6 @@ TEST(ParseStatusUidTest, RejectsJunk) {
   for (const char* text : {"", "Name:\tx\nGid:\t1\t1\t1\t1\n", "Uid:\tabc\t0\t0\t0\n", "Uid:\n",
                            "Uid:\t4294967296\t0\t0\t0\n"}) {
     EXPECT_FALSE(ParseStatusUid(text).ok()) << text;
-  }
-}
-
-TEST(ParseStatmTest, ReadsResidentPages) {
-  auto r = ParseStatmResidentPages("765 437 408 5 0 123 0\n");
-  ASSERT_TRUE(r.ok()) << r.status().ToString();
-  EXPECT_EQ(*r, 437u);
-}
-
-// Bad inputs tried: empty, one field, negative, garbage.
-TEST(ParseStatmTest, RejectsJunk) {
-  for (const char* text : {"", "765", "765 -3 1", "765 lots 1"}) {
-    EXPECT_FALSE(ParseStatmResidentPages(text).ok()) << text;
   }
 }
 
