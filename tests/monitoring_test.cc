@@ -92,7 +92,8 @@ TEST_F(MonitoringTest, ProcessOnSimulatedGpuShowsWithUserAndCommand) {
   ASSERT_TRUE(all.ok());
   EXPECT_TRUE(FindGpu((*all)["gpus"], "node-b", 0)["processes"].empty());
   for (int i = 0; i < 8; ++i) {
-    for (const auto& q : FindGpu((*all)["gpus"], "node-a", i)["processes"]) EXPECT_NE(q["pid"], *pid);
+    const api::Json row = FindGpu((*all)["gpus"], "node-a", i);  // keep the row alive for the loop
+    for (const auto& q : row["processes"]) EXPECT_NE(q["pid"], *pid);
   }
 }
 
