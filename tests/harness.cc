@@ -59,6 +59,7 @@ Status Child::Start() {
   SpawnOptions opts;
   opts.env = env_;
   opts.output_path = log_path_;
+  opts.die_with_parent = true;  // never outlive a crashed test
   ASSIGN_OR_RETURN(pid_, SpawnProcess(argv_, opts));
   return Status::Ok();
 }
@@ -182,6 +183,7 @@ CliResult RunCli(const std::vector<std::string>& args, const std::map<std::strin
   std::string out_path = tmp.path() + "/out", err_path = tmp.path() + "/err";
   opts.output_path = out_path;
   opts.error_path = err_path;
+  opts.die_with_parent = true;
   auto spawned = SpawnProcess(argv, opts);
   if (!spawned.ok()) return CliResult{-1, "", spawned.status().message()};
   pid_t pid = *spawned;

@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <signal.h>
 #include <spawn.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -14,6 +15,75 @@
 extern char** environ;
 
 namespace rota {
+
+namespace {
+
+// fork + exec for what posix_spawn cannot do (PR_SET_PDEATHSIG). Between fork and exec
+// the child only makes async-signal-safe calls; an exec failure is reported back
+// through a close-on-exec pipe.
+Result<pid_t> ForkExec(std::vector<char*>& args, std::vector<char*>& envp,
+                       const SpawnOptions& options) {
+  int pipefd[2];
+  if (::pipe2(pipefd, O_CLOEXEC) != 0) {
+    return Status::IoError(std::string("pipe: ") + std::strerror(errno));
+  }
+  const pid_t parent = ::getpid();
+  const char* out_path = options.output_path.empty() ? nullptr : options.output_path.c_str();
+  const char* err_path = options.error_path.empty() ? nullptr : options.error_path.c_str();
+  pid_t pid = ::fork();
+  if (pid < 0) {
+    int err = errno;
+    ::close(pipefd[0]);
+    ::close(pipefd[1]);
+    return Status::Unavailable(std::string("fork: ") + std::strerror(err));
+  }
+  if (pid == 0) {
+    ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+    if (::getppid() != parent) ::_exit(127);  // the parent is already gone
+    sigset_t empty;
+    sigemptyset(&empty);
+    ::sigprocmask(SIG_SETMASK, &empty, nullptr);
+    struct sigaction dfl {};
+    dfl.sa_handler = SIG_DFL;
+    for (int sig = 1; sig < NSIG; ++sig) ::sigaction(sig, &dfl, nullptr);
+    if (options.new_process_group) ::setpgid(0, 0);
+    if (out_path != nullptr) {
+      int fd = ::open(out_path, O_WRONLY | O_CREAT | O_APPEND, 0644);
+      if (fd >= 0) {
+        ::dup2(fd, STDOUT_FILENO);
+        if (err_path == nullptr) ::dup2(fd, STDERR_FILENO);
+        ::close(fd);
+      }
+    }
+    if (err_path != nullptr) {
+      int fd = ::open(err_path, O_WRONLY | O_CREAT | O_APPEND, 0644);
+      if (fd >= 0) {
+        ::dup2(fd, STDERR_FILENO);
+        ::close(fd);
+      }
+    }
+    ::execvpe(args[0], args.data(), envp.data());
+    int err = errno;
+    ssize_t ignored = ::write(pipefd[1], &err, sizeof(err));
+    (void)ignored;
+    ::_exit(127);
+  }
+  ::close(pipefd[1]);
+  int child_errno = 0;
+  ssize_t n;
+  do {
+    n = ::read(pipefd[0], &child_errno, sizeof(child_errno));
+  } while (n < 0 && errno == EINTR);
+  ::close(pipefd[0]);
+  if (n == sizeof(child_errno)) {
+    ::waitpid(pid, nullptr, 0);
+    return Status::Unavailable(std::string("cannot start ") + args[0] + ": " +
+                               std::strerror(child_errno));
+  }
+  return pid;
+}
+
+}  // namespace
 
 Result<pid_t> SpawnProcess(const std::vector<std::string>& argv, const SpawnOptions& options) {
   if (argv.empty()) return Status::InvalidArgument("empty command");
@@ -32,6 +102,8 @@ Result<pid_t> SpawnProcess(const std::vector<std::string>& argv, const SpawnOpti
   std::vector<std::string> argv_copy = argv;
   for (auto& s : argv_copy) args.push_back(s.data());
   args.push_back(nullptr);
+
+  if (options.die_with_parent) return ForkExec(args, envp, options);
 
   posix_spawn_file_actions_t actions;
   posix_spawn_file_actions_init(&actions);

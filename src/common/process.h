@@ -20,6 +20,10 @@ struct SpawnOptions {
   std::string error_path;
   // Start in a new process group (so a signal to -pid reaches its children).
   bool new_process_group = false;
+  // The child gets SIGKILL when the spawning *thread* exits (PR_SET_PDEATHSIG), so
+  // helpers started by a test or by `rota dev` never outlive a crashed parent. Spawn
+  // from a long-lived thread (e.g. main) when this is set.
+  bool die_with_parent = false;
 };
 
 // Starts argv[0] (searched in PATH when it has no '/') with argv. The child

@@ -117,6 +117,7 @@ int RunDev(const DevOptions& options) {
                        {"ROTA_JOIN_TOKEN", (*server)->join_token()},
                        {"ROTA_LOG_LEVEL", options.log_level}};
     child.spawn.output_path = node_dir + "/agent.log";
+    child.spawn.die_with_parent = true;  // agents stop if `rota dev` is killed
     auto pid = SpawnProcess(child.argv, child.spawn);
     if (!pid.ok()) return Fail(pid.status());
     child.pid = *pid;

@@ -1,0 +1,83 @@
+#include "common/process.h"
+
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <thread>
+
+#include "common/file_util.h"
+
+namespace rota {
+namespace {
+
+// Running and not a zombie (a killed orphan may wait a moment for its reaper).
+bool Alive(pid_t pid) {
+  if (::kill(pid, 0) != 0) return false;
+  auto stat = ReadFile("/proc/" + std::to_string(pid) + "/stat");
+  if (!stat.ok()) return false;
+  size_t close = stat->rfind(')');
+  return close == std::string::npos || close + 2 >= stat->size() || (*stat)[close + 2] != 'Z';
+}
+
+TEST(ProcessTest, SpawnWaitAndOutput) {
+  char tmpl[] = "/tmp/rota_process_XXXXXX";
+  std::string dir = ::mkdtemp(tmpl);
+  for (bool die_with_parent : {false, true}) {
+    SpawnOptions o;
+    o.env = {{"ROTA_PROCESS_TEST", "hello world"}};
+    o.output_path = dir + "/out" + std::to_string(die_with_parent);
+    o.die_with_parent = die_with_parent;
+    auto pid = SpawnProcess({"printenv", "ROTA_PROCESS_TEST"}, o);
+    ASSERT_TRUE(pid.ok()) << pid.status().ToString();
+    auto st = WaitProcess(*pid, 10000);
+    ASSERT_TRUE(st.ok());
+    EXPECT_TRUE(WIFEXITED(*st) && WEXITSTATUS(*st) == 0);
+    EXPECT_EQ(*ReadFile(o.output_path), "hello world\n");
+  }
+}
+
+// Bad inputs tried: empty argv, a command that does not exist (both spawn paths).
+TEST(ProcessTest, BadCommandsAreErrors) {
+  EXPECT_EQ(SpawnProcess({}).status().code(), StatusCode::kInvalidArgument);
+  for (bool die_with_parent : {false, true}) {
+    SpawnOptions o;
+    o.die_with_parent = die_with_parent;
+    auto pid = SpawnProcess({"/nonexistent/rota-no-such-command"}, o);
+    ASSERT_FALSE(pid.ok());
+    EXPECT_NE(pid.status().message().find("cannot start"), std::string::npos);
+  }
+}
+
+TEST(ProcessTest, ChildDiesWithItsParent) {
+  int fds[2];
+  ASSERT_EQ(::pipe(fds), 0);
+  pid_t middle = ::fork();
+  ASSERT_GE(middle, 0);
+  if (middle == 0) {
+    SpawnOptions o;
+    o.die_with_parent = true;
+    auto pid = SpawnProcess({"sleep", "60"}, o);
+    pid_t v = pid.ok() ? *pid : -1;
+    ssize_t ignored = ::write(fds[1], &v, sizeof(v));
+    (void)ignored;
+    ::_exit(0);  // the "parent" dies without stopping its child
+  }
+  pid_t grandchild = -1;
+  ASSERT_EQ(::read(fds[0], &grandchild, sizeof(grandchild)), static_cast<ssize_t>(sizeof(grandchild)));
+  ::waitpid(middle, nullptr, 0);
+  ASSERT_GT(grandchild, 0);
+  bool gone = false;
+  for (int i = 0; i < 100 && !gone; ++i) {
+    // The grandchild is reparented to init (or a subreaper) which reaps it.
+    gone = !Alive(grandchild);
+    if (!gone) std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  if (!gone) ::kill(grandchild, SIGKILL);
+  EXPECT_TRUE(gone) << "child outlived its parent";
+}
+
+}  // namespace
+}  // namespace rota
