@@ -23,6 +23,25 @@ std::string WsUrl(const ServerProcess& s) {
   return "ws://127.0.0.1:" + std::to_string(s.port()) + "/api/v1/agent/connect";
 }
 
+// A server and one agent on simulated GPUs, on loopback in a temporary directory.
+struct OneNodeCluster {
+  TempDir dir;
+  ServerProcess server{dir.path() + "/server"};
+  std::unique_ptr<AgentProcess> agent;
+
+  // Starts the server and the agent and waits until the node is ready.
+  ::testing::AssertionResult Start(SimGpuNode node, std::vector<std::string> extra_args = {}) {
+    if (Status st = server.Start(); !st.ok()) return ::testing::AssertionFailure() << st.ToString();
+    std::string name = node.name;
+    agent = std::make_unique<AgentProcess>(dir.path(), std::move(node), server, std::move(extra_args));
+    if (Status st = agent->Start(); !st.ok()) return ::testing::AssertionFailure() << st.ToString();
+    if (!WaitFor([&] { return NodeReady(server, name); }, seconds(20))) {
+      return ::testing::AssertionFailure() << name << " not ready; agent log:\n" << agent->child().Log();
+    }
+    return ::testing::AssertionSuccess();
+  }
+};
+
 TEST(AgentProtocolFaultTest, BadMessagesAreRejectedAndNothingStoredChanges) {
   TempDir dir;
   ServerProcess server(dir.path() + "/server");
@@ -94,12 +113,10 @@ TEST(AgentProtocolFaultTest, BadMessagesAreRejectedAndNothingStoredChanges) {
 }
 
 TEST(ServerCrashTest, HistorySurvivesSigkillAndAgentsBackfillTheGap) {
-  TempDir dir;
-  ServerProcess server(dir.path() + "/server");
-  ASSERT_TRUE(server.Start().ok());
-  AgentProcess agent(dir.path(), SimGpuNode{.name = "node-a", .gpus = 2}, server);
-  ASSERT_TRUE(agent.Start().ok());
-  ASSERT_TRUE(WaitFor([&] { return NodeReady(server, "node-a"); }, seconds(20)));
+  OneNodeCluster c;
+  ASSERT_TRUE(c.Start(SimGpuNode{.name = "node-a", .gpus = 2}));
+  ServerProcess& server = c.server;
+  AgentProcess& agent = *c.agent;
   // Let history accumulate, remember what was committed, then SIGKILL the server.
   std::this_thread::sleep_for(seconds(3));
   int64_t t0 = RealClock::Get().NowMs() - 60'000;
@@ -129,12 +146,11 @@ TEST(ServerCrashTest, HistorySurvivesSigkillAndAgentsBackfillTheGap) {
 }
 
 TEST(AgentRestartTest, NodeComesBackUnderTheSameIdentity) {
-  TempDir dir;
-  ServerProcess server(dir.path() + "/server");
-  ASSERT_TRUE(server.Start().ok());
-  AgentProcess agent(dir.path(), SimGpuNode{.name = "node-a", .gpus = 2}, server);
-  ASSERT_TRUE(agent.Start().ok());
-  ASSERT_TRUE(WaitFor([&] { return NodeReady(server, "node-a"); }, seconds(20)));
+  OneNodeCluster c;
+  ASSERT_TRUE(c.Start(SimGpuNode{.name = "node-a", .gpus = 2}));
+  TempDir& dir = c.dir;
+  ServerProcess& server = c.server;
+  AgentProcess& agent = *c.agent;
   std::string id = NodeJson(server, "node-a")["node_id"];
   agent.child().Kill();
   ASSERT_TRUE(WaitFor([&] { return NodeJson(server, "node-a")["state"] == "unreachable"; }, seconds(10)));
@@ -154,12 +170,10 @@ TEST(AgentRestartTest, NodeComesBackUnderTheSameIdentity) {
 }
 
 TEST(LivenessTest, SilentNodeBecomesUnreachableThenReadyAgain) {
-  TempDir dir;
-  ServerProcess server(dir.path() + "/server");
-  ASSERT_TRUE(server.Start().ok());
-  AgentProcess agent(dir.path(), SimGpuNode{.name = "node-a", .gpus = 1}, server);
-  ASSERT_TRUE(agent.Start().ok());
-  ASSERT_TRUE(WaitFor([&] { return NodeReady(server, "node-a"); }, seconds(20)));
+  OneNodeCluster c;
+  ASSERT_TRUE(c.Start(SimGpuNode{.name = "node-a", .gpus = 1}));
+  ServerProcess& server = c.server;
+  AgentProcess& agent = *c.agent;
   agent.child().Signal(SIGSTOP);  // connection stays open, reports stop
   auto start = std::chrono::steady_clock::now();
   ASSERT_TRUE(WaitFor([&] { return NodeJson(server, "node-a")["state"] == "unreachable"; }, seconds(10)));
@@ -173,12 +187,10 @@ TEST(LivenessTest, SilentNodeBecomesUnreachableThenReadyAgain) {
 }
 
 TEST(GpuFaultTest, LostGpuIsShownFailedWhileOthersKeepReporting) {
-  TempDir dir;
-  ServerProcess server(dir.path() + "/server");
-  ASSERT_TRUE(server.Start().ok());
-  AgentProcess agent(dir.path(), SimGpuNode{.name = "node-a", .gpus = 4}, server);
-  ASSERT_TRUE(agent.Start().ok());
-  ASSERT_TRUE(WaitFor([&] { return NodeReady(server, "node-a"); }, seconds(20)));
+  OneNodeCluster c;
+  ASSERT_TRUE(c.Start(SimGpuNode{.name = "node-a", .gpus = 4}));
+  ServerProcess& server = c.server;
+  AgentProcess& agent = *c.agent;
   ASSERT_TRUE(agent.SetFaults({{"2", "gpu_lost"}}).ok());
   api::Json gpus;
   ASSERT_TRUE(WaitFor([&] {
@@ -198,12 +210,10 @@ TEST(GpuFaultTest, LostGpuIsShownFailedWhileOthersKeepReporting) {
 }
 
 TEST(NoNvmlTest, NodeWithoutNvmlReportsHostAndSaysWhy) {
-  TempDir dir;
-  ServerProcess server(dir.path() + "/server");
-  ASSERT_TRUE(server.Start().ok());
-  AgentProcess agent(dir.path(), SimGpuNode{.name = "cpu-only", .gpus = 1}, server,
-                     {"--nvml-lib", "/nonexistent/libnvidia-ml.so.1"});
-  ASSERT_TRUE(agent.Start().ok());
+  OneNodeCluster c;
+  ASSERT_TRUE(c.Start(SimGpuNode{.name = "cpu-only", .gpus = 1}, {"--nvml-lib", "/nonexistent/libnvidia-ml.so.1"}));
+  ServerProcess& server = c.server;
+  AgentProcess& agent = *c.agent;
   ASSERT_TRUE(WaitFor([&] { return !NodeJson(server, "cpu-only")["latest"].is_null(); }, seconds(20)))
       << agent.child().Log();
   api::Json n = NodeJson(server, "cpu-only");
@@ -215,12 +225,9 @@ TEST(NoNvmlTest, NodeWithoutNvmlReportsHostAndSaysWhy) {
 // Bad inputs tried: unknown route, wrong method, unknown node, bad GPU index, malformed and
 // reversed time ranges, bad step, too many points, oversized body.
 TEST(ApiBadInputTest, ErrorsAreJsonWithFittingStatus) {
-  TempDir dir;
-  ServerProcess server(dir.path() + "/server");
-  ASSERT_TRUE(server.Start().ok());
-  AgentProcess agent(dir.path(), SimGpuNode{.name = "node-a", .gpus = 1}, server);
-  ASSERT_TRUE(agent.Start().ok());
-  ASSERT_TRUE(WaitFor([&] { return NodeReady(server, "node-a"); }, seconds(20)));
+  OneNodeCluster c;
+  ASSERT_TRUE(c.Start(SimGpuNode{.name = "node-a", .gpus = 1}));
+  ServerProcess& server = c.server;
   struct Case {
     std::string method, path;
     int status;

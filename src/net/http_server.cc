@@ -670,34 +670,37 @@ Status HttpServer::Route(const std::string& method, const std::string& pattern, 
   return impl_->state->router.Add(method, pattern, std::move(handler));
 }
 
-Status HttpServer::AddWebSocket(const std::string& pattern, WsAcceptor acceptor) {
-  std::lock_guard<std::mutex> lock(impl_->mu);
-  if (impl_->started) return Status::Conflict("route " + pattern + ": server already started");
-  if (!acceptor) return Status::InvalidArgument("WebSocket route " + pattern + ": no acceptor");
+namespace {
+
+// Adds an upgrade-style route (WebSocket or event stream) to `routes`, refusing a pattern of
+// the same shape as one already there. `kind` names the route in errors.
+template <typename Acceptor>
+Status AddPatternRoute(const char* kind, const std::string& pattern, Acceptor acceptor,
+                       std::vector<std::pair<PathPattern, Acceptor>>* routes) {
+  if (!acceptor) return Status::InvalidArgument(std::string(kind) + " route " + pattern + ": no acceptor");
   ASSIGN_OR_RETURN(PathPattern parsed, PathPattern::Parse(pattern));
-  for (const auto& [other, unused] : impl_->state->ws_routes) {
+  for (const auto& [other, unused] : *routes) {
     if (other.SameShape(parsed)) {
-      return Status::AlreadyExists("WebSocket route " + pattern + " conflicts with " +
+      return Status::AlreadyExists(std::string(kind) + " route " + pattern + " conflicts with " +
                                    other.text());
     }
   }
-  impl_->state->ws_routes.emplace_back(std::move(parsed), std::move(acceptor));
+  routes->emplace_back(std::move(parsed), std::move(acceptor));
   return Status::Ok();
+}
+
+}  // namespace
+
+Status HttpServer::AddWebSocket(const std::string& pattern, WsAcceptor acceptor) {
+  std::lock_guard<std::mutex> lock(impl_->mu);
+  if (impl_->started) return Status::Conflict("route " + pattern + ": server already started");
+  return AddPatternRoute("WebSocket", pattern, std::move(acceptor), &impl_->state->ws_routes);
 }
 
 Status HttpServer::AddEventStream(const std::string& pattern, StreamAcceptor acceptor) {
   std::lock_guard<std::mutex> lock(impl_->mu);
   if (impl_->started) return Status::Conflict("route " + pattern + ": server already started");
-  if (!acceptor) return Status::InvalidArgument("event-stream route " + pattern + ": no acceptor");
-  ASSIGN_OR_RETURN(PathPattern parsed, PathPattern::Parse(pattern));
-  for (const auto& [other, unused] : impl_->state->sse_routes) {
-    if (other.SameShape(parsed)) {
-      return Status::AlreadyExists("event-stream route " + pattern + " conflicts with " +
-                                   other.text());
-    }
-  }
-  impl_->state->sse_routes.emplace_back(std::move(parsed), std::move(acceptor));
-  return Status::Ok();
+  return AddPatternRoute("event-stream", pattern, std::move(acceptor), &impl_->state->sse_routes);
 }
 
 void HttpServer::SetObserver(AccessObserver observer) {
