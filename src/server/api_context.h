@@ -16,6 +16,8 @@ class HttpServer;
 namespace rota::server {
 
 class RequestMetrics;
+class Accounts;
+class AgentGateway;
 
 struct ApiContext {
   const ServerConfig* config = nullptr;
@@ -25,6 +27,8 @@ struct ApiContext {
   RequestMetrics* request_metrics = nullptr;
   const Clock* clock = nullptr;
   std::atomic<bool>* ready = nullptr;
+  Accounts* accounts = nullptr;
+  AgentGateway* gateway = nullptr;
 };
 
 // Route groups, one file each.
@@ -34,5 +38,6 @@ Status RegisterHistoryRoutes(net::HttpServer& http, ApiContext& ctx);    // hist
 Status RegisterStreamRoutes(net::HttpServer& http, ApiContext& ctx);     // stream_api.cc
 Status RegisterPrometheusRoutes(net::HttpServer& http, ApiContext& ctx); // prometheus.cc
 Status RegisterOpenApiRoutes(net::HttpServer& http, ApiContext& ctx);    // openapi.cc
+Status RegisterAccountRoutes(net::HttpServer& http, ApiContext& ctx);    // accounts_api.cc
 
 }  // namespace rota::server

@@ -84,7 +84,119 @@ CREATE TABLE node_minutes (
 ) WITHOUT ROWID;
 )sql";
 
-constexpr std::array<Migration, 1> kAll = {{{kV1}}};
+
+// Version 2: accounts, reservations, policies, violations (issue: reservations
+// and enforcement). Times are UTC milliseconds. A reservation covers GPUs of one
+// node; reservation_gpus holds one row per GPU with the reservation's interval
+// copied, so the overlap check is one indexed range scan per GPU. Cancelled
+// reservations keep their row in `reservations` (history) and lose their
+// reservation_gpus rows (the slot is free again).
+constexpr const char* kV2 = R"sql(
+CREATE TABLE users (
+  id            INTEGER PRIMARY KEY,
+  username      TEXT NOT NULL UNIQUE,
+  display_name  TEXT NOT NULL DEFAULT '',
+  email         TEXT NOT NULL DEFAULT '',
+  unix_user     TEXT NOT NULL DEFAULT '',
+  unix_users_json TEXT NOT NULL DEFAULT '{}',
+  role          TEXT NOT NULL CHECK (role IN ('admin', 'user')),
+  password_hash TEXT,
+  disabled      INTEGER NOT NULL DEFAULT 0,
+  created_ms    INTEGER NOT NULL,
+  updated_ms    INTEGER NOT NULL
+);
+CREATE TABLE groups (
+  id          INTEGER PRIMARY KEY,
+  name        TEXT NOT NULL UNIQUE,
+  description TEXT NOT NULL DEFAULT '',
+  created_ms  INTEGER NOT NULL
+);
+CREATE TABLE group_members (
+  group_id INTEGER NOT NULL REFERENCES groups(id) ON DELETE CASCADE,
+  user_id  INTEGER NOT NULL REFERENCES users(id) ON DELETE CASCADE,
+  PRIMARY KEY (group_id, user_id)
+) WITHOUT ROWID;
+CREATE INDEX group_members_user ON group_members(user_id);
+CREATE TABLE tokens (
+  id           TEXT PRIMARY KEY,
+  user_id      INTEGER NOT NULL REFERENCES users(id) ON DELETE CASCADE,
+  kind         TEXT NOT NULL CHECK (kind IN ('session', 'api')),
+  name         TEXT NOT NULL DEFAULT '',
+  secret_mac   TEXT NOT NULL,
+  created_ms   INTEGER NOT NULL,
+  expires_ms   INTEGER,
+  last_used_ms INTEGER
+);
+CREATE INDEX tokens_user ON tokens(user_id);
+CREATE TABLE reservations (
+  id           INTEGER PRIMARY KEY,
+  owner_id     INTEGER NOT NULL REFERENCES users(id),
+  node         TEXT NOT NULL,
+  title        TEXT NOT NULL,
+  description  TEXT NOT NULL DEFAULT '',
+  start_ms     INTEGER NOT NULL,
+  end_ms       INTEGER NOT NULL,
+  cancelled_ms INTEGER,
+  created_ms   INTEGER NOT NULL,
+  updated_ms   INTEGER NOT NULL,
+  enforcement_json TEXT NOT NULL DEFAULT '{}',
+  avg_util_gpu REAL,
+  avg_util_mem REAL,
+  idle_notified_ms INTEGER,
+  CHECK (end_ms > start_ms)
+);
+CREATE INDEX reservations_owner ON reservations(owner_id, end_ms);
+CREATE INDEX reservations_time ON reservations(end_ms, start_ms);
+CREATE TABLE reservation_gpus (
+  reservation_id INTEGER NOT NULL REFERENCES reservations(id) ON DELETE CASCADE,
+  node     TEXT NOT NULL,
+  gpu      INTEGER NOT NULL,
+  uuid     TEXT NOT NULL DEFAULT '',
+  start_ms INTEGER NOT NULL,
+  end_ms   INTEGER NOT NULL,
+  PRIMARY KEY (reservation_id, gpu)
+) WITHOUT ROWID;
+CREATE INDEX reservation_gpus_slot ON reservation_gpus(node, gpu, end_ms, start_ms);
+CREATE TABLE policies (
+  id         INTEGER PRIMARY KEY,
+  name       TEXT NOT NULL UNIQUE,
+  spec_json  TEXT NOT NULL,
+  created_ms INTEGER NOT NULL,
+  updated_ms INTEGER NOT NULL
+);
+CREATE TABLE violations (
+  id             INTEGER PRIMARY KEY,
+  node           TEXT NOT NULL,
+  gpu            INTEGER NOT NULL,
+  gpu_uuid       TEXT NOT NULL DEFAULT '',
+  uid            INTEGER,
+  unix_user      TEXT NOT NULL DEFAULT '',
+  user_id        INTEGER,
+  reservation_id INTEGER,
+  reservation_owner_id INTEGER,
+  mode           TEXT NOT NULL,
+  dry_run        INTEGER NOT NULL DEFAULT 0,
+  state          TEXT NOT NULL CHECK (state IN ('open', 'resolved')),
+  opened_ms      INTEGER NOT NULL,
+  closed_ms      INTEGER,
+  processes_json TEXT NOT NULL DEFAULT '[]',
+  resolution     TEXT NOT NULL DEFAULT ''
+);
+CREATE INDEX violations_time ON violations(opened_ms);
+CREATE INDEX violations_open ON violations(state, node);
+CREATE TABLE violation_events (
+  id           INTEGER PRIMARY KEY,
+  violation_id INTEGER NOT NULL REFERENCES violations(id) ON DELETE CASCADE,
+  t_ms         INTEGER NOT NULL,
+  action       TEXT NOT NULL,
+  outcome      TEXT NOT NULL DEFAULT '',
+  detail       TEXT NOT NULL DEFAULT '',
+  pids_json    TEXT NOT NULL DEFAULT '[]'
+);
+CREATE INDEX violation_events_violation ON violation_events(violation_id, t_ms);
+)sql";
+
+constexpr std::array<Migration, 2> kAll = {{{kV1}, {kV2}}};
 
 std::string Hex(int64_t v) {
   char buf[32];

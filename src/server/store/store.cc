@@ -219,6 +219,16 @@ void Store::Append(const std::string& node, std::vector<api::NodeSample> samples
 
 Status Store::Flush() { return impl_->writer->Flush(); }
 
+Status Store::Write(const DbTask& task) {
+  if (!task) return Status::InvalidArgument("store: empty write task");
+  return impl_->writer->Run(task);
+}
+
+Status Store::Read(const DbTask& task) {
+  std::lock_guard<std::mutex> lock(impl_->read_mu);
+  return task(impl_->rdb);
+}
+
 Status Store::RunRetention(int64_t now_ms) { return impl_->writer->RunRetention(now_ms); }
 
 }  // namespace rota::store

@@ -20,6 +20,7 @@
 #include "common/status.h"
 #include "server/store/history.h"
 #include "server/store/options.h"
+#include "server/store/sqlite.h"
 
 namespace rota::store {
 
@@ -98,6 +99,19 @@ class Store {
   // As GpuHistory for the node's host: cpu_pct, mem_used_bytes, load1 (avg, max).
   Result<Series> NodeHistory(const std::string& node, int64_t from_ms, int64_t to_ms,
                              int64_t step_ms);
+
+  // ---- Generic access for the domain stores (accounts, reservations, audit) ----
+
+  using DbTask = std::function<Status(Db&)>;
+  // Runs `task` on the writer thread inside a savepoint of a write transaction
+  // and returns once that transaction committed: its writes are rolled back when
+  // it returns an error (which Write returns). Tasks run one at a time, so a
+  // check-then-insert inside one task is serializable. Blocks; must not be
+  // called from an Append callback.
+  Status Write(const DbTask& task);
+  // Runs `task` on the read connection (query_only; sees every committed
+  // write) under the read mutex and returns its status.
+  Status Read(const DbTask& task);
 
   StoreStats Stats() const;
   // <data_dir>/rota.db

@@ -1,0 +1,136 @@
+#pragma once
+// Accounts: users, groups and tokens, kept in the store (tables users, groups,
+// group_members, tokens). Passwords are argon2id hashes (libsodium); tokens are
+// "rota_<id>_<secret>" where only a keyed MAC of the secret is stored, so the
+// database alone cannot mint or verify a token.
+//
+// Thread-safe: every method goes through store::Store::Read / Write.
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "common/status.h"
+#include "server/store/store.h"
+
+namespace rota::server {
+
+enum class Role { kUser, kAdmin };
+const char* RoleName(Role role);                     // "user", "admin"
+Result<Role> ParseRole(const std::string& text);     // InvalidArgument otherwise
+
+struct User {
+  int64_t id = 0;
+  std::string username;      // [a-z_][a-z0-9_.-]{0,31}
+  std::string display_name;  // free text, <= 200 bytes
+  std::string email;         // "" or local@domain
+  // Unix account on every node ("" = same as username), and per-node overrides.
+  std::string unix_user;
+  std::map<std::string, std::string> unix_users;  // node -> unix account
+  Role role = Role::kUser;
+  std::vector<std::string> groups;  // group names, sorted
+  bool disabled = false;
+  bool has_password = false;
+  int64_t created_ms = 0;
+  int64_t updated_ms = 0;
+
+  // The Unix account this user has on `node`.
+  const std::string& UnixUserOn(const std::string& node) const;
+};
+
+// Fields a create/update may set; absent fields keep their value (update) or
+// default (create).
+struct UserPatch {
+  std::optional<std::string> username;  // create only
+  std::optional<std::string> display_name;
+  std::optional<std::string> email;
+  std::optional<std::string> unix_user;
+  std::optional<std::map<std::string, std::string>> unix_users;
+  std::optional<Role> role;
+  std::optional<std::string> password;  // 8..1024 bytes
+  std::optional<bool> disabled;
+  std::optional<std::vector<std::string>> groups;  // must exist
+};
+
+struct Group {
+  int64_t id = 0;
+  std::string name;
+  std::string description;
+  std::vector<std::string> members;  // usernames, sorted
+  int64_t created_ms = 0;
+};
+
+struct TokenInfo {
+  std::string id;  // public part, shown in lists
+  int64_t user_id = 0;
+  std::string kind;  // "session" or "api"
+  std::string name;
+  int64_t created_ms = 0;
+  std::optional<int64_t> expires_ms;
+  std::optional<int64_t> last_used_ms;
+};
+
+// Validation shared by the API and the store (InvalidArgument naming the field).
+Status ValidateUsername(const std::string& name);
+Status ValidateEmail(const std::string& email);
+Status ValidateUnixUser(const std::string& name);
+
+class Accounts {
+ public:
+  // `key` (>= 32 bytes) keys the token MACs; `hash_cost` is "interactive"
+  // (default; ~0.3 s per hash), "moderate" or "min" (tests only).
+  // All pointers borrowed.
+  Accounts(store::Store* store, std::string key, std::string hash_cost);
+
+  // ---- users ----
+  // InvalidArgument for bad fields, Conflict when the username is taken.
+  Result<User> CreateUser(const UserPatch& patch, int64_t now_ms);
+  Result<User> UpdateUser(int64_t id, const UserPatch& patch, int64_t now_ms);
+  // Deletes the user and its tokens. FailedPrecondition when it owns
+  // reservations (disable it instead).
+  Status DeleteUser(int64_t id);
+  Result<User> GetUser(int64_t id);
+  Result<User> FindUser(const std::string& username);
+  // The enabled user whose Unix account on `node` is `unix_user`; NotFound otherwise.
+  Result<User> FindByUnixUser(const std::string& node, const std::string& unix_user);
+  Result<std::vector<User>> ListUsers();
+  Result<int64_t> CountUsers();
+  // Checks a password. Unauthenticated ("invalid username or password") for an
+  // unknown user, a wrong password or a disabled user.
+  Result<User> CheckPassword(const std::string& username, const std::string& password);
+
+  // ---- groups ----
+  Result<Group> CreateGroup(const std::string& name, const std::string& description,
+                            int64_t now_ms);
+  Status DeleteGroup(const std::string& name);
+  Result<std::vector<Group>> ListGroups();
+
+  // ---- tokens ----
+  // Issues a token for `user_id`; returns the full secret token (shown once)
+  // and its info. `ttl_ms` 0: never expires.
+  Result<std::pair<std::string, TokenInfo>> IssueToken(int64_t user_id, const std::string& kind,
+                                                       const std::string& name, int64_t ttl_ms,
+                                                       int64_t now_ms);
+  // The user holding `token`. Unauthenticated for a malformed, unknown,
+  // forged, expired or revoked token, or a disabled user.
+  Result<User> VerifyToken(const std::string& token, int64_t now_ms);
+  Result<std::vector<TokenInfo>> ListTokens(int64_t user_id);
+  // NotFound if `token_id` is not a token of `user_id` (any user when user_id is 0).
+  Status RevokeToken(int64_t user_id, const std::string& token_id);
+
+ private:
+  Result<std::string> HashPassword(const std::string& password) const;
+  std::string Mac(const std::string& secret) const;
+
+  store::Store* const store_;
+  const std::string key_;
+  const std::string hash_cost_;
+};
+
+// Loads <data_dir>/auth-key (32 random bytes, hex), creating it with mode 0600
+// on first start.
+Result<std::string> LoadOrCreateAuthKey(const std::string& data_dir);
+
+}  // namespace rota::server
