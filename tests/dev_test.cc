@@ -23,16 +23,20 @@ TEST(DevTest, StartsServerAndThreeSimulatedNodesThenStopsCleanly) {
              "--interval", "0.5s"},
             {}, dir.path() + "/dev.log");
   ASSERT_TRUE(dev.Start().ok());
-  std::string url;
+  std::string url, token;
   ASSERT_TRUE(WaitFor([&] {
     std::smatch m;
     std::string log = dev.Log();
-    static const std::regex re("export ROTA_SERVER=(http://127\\.0\\.0\\.1:[0-9]+)");
+    static const std::regex re(
+        "export ROTA_SERVER=(http://127\\.0\\.0\\.1:[0-9]+) ROTA_TOKEN=(rota_[0-9a-f_]+)");
     if (!std::regex_search(log, m, re)) return false;
     url = m[1];
+    token = m[2];
     return true;
   }, seconds(30))) << dev.Log();
-  std::map<std::string, std::string> env = {{"ROTA_SERVER", url}};
+  // The first printed token is the demo user's; without it reads are refused.
+  EXPECT_NE(RunCli({"nodes"}, {{"ROTA_SERVER", url}}).exit_code, 0);
+  std::map<std::string, std::string> env = {{"ROTA_SERVER", url}, {"ROTA_TOKEN", token}};
   api::Json nodes;
   ASSERT_TRUE(WaitFor([&] {
     CliResult r = RunCli({"nodes", "-o", "json"}, env);

@@ -108,9 +108,13 @@ ServerProcess::ServerProcess(std::string data_dir, uint16_t port)
 
 Status ServerProcess::Start() {
   ::unlink((data_dir_ + "/server.url").c_str());
+  std::map<std::string, std::string> env = {{"ROTA_RETENTION_INTERVAL", "1m"},
+                                            {"ROTA_PASSWORD_HASH_COST", "min"},
+                                            {"ROTA_ADMIN_PASSWORD", kAdminPassword}};
+  for (const auto& [k, v] : extra_env_) env[k] = v;
   child_ = Child({RotaBinary(), "server", "--listen", "127.0.0.1:" + std::to_string(port_),
                   "--data-dir", data_dir_, "--join-token", token_},
-                 {{"ROTA_RETENTION_INTERVAL", "1m"}}, data_dir_ + ".server.log");
+                 env, data_dir_ + ".server.log");
   RETURN_IF_ERROR(child_.Start());
   std::string url;
   bool up = WaitFor(
@@ -129,12 +133,51 @@ Status ServerProcess::Start() {
     return r.ok() && r->status == 200;
   }, std::chrono::seconds(20));
   if (!ready) return Status::Unavailable("server not ready; log:\n" + child_.Log());
+  ASSIGN_OR_RETURN(admin_token_, Login("admin", kAdminPassword));
   return Status::Ok();
 }
 
 Result<net::ClientResponse> ServerProcess::Call(const std::string& method, const std::string& path,
                                                 const std::string& body) const {
-  return net::HttpCall(method, url_ + path, body, {"Content-Type: application/json"}, 10000);
+  return CallAs(admin_token_, method, path, body);
+}
+
+Result<net::ClientResponse> ServerProcess::CallAs(const std::string& token,
+                                                  const std::string& method,
+                                                  const std::string& path,
+                                                  const std::string& body) const {
+  std::vector<std::string> headers = {"Content-Type: application/json"};
+  if (!token.empty()) headers.push_back("Authorization: Bearer " + token);
+  return net::HttpCall(method, url_ + path, body, headers, 10000);
+}
+
+Result<std::string> ServerProcess::Login(const std::string& username,
+                                         const std::string& password) const {
+  api::Json body{{"username", username}, {"password", password}};
+  ASSIGN_OR_RETURN(auto resp, CallAs("", "POST", "/api/v1/auth/login", body.dump()));
+  if (resp.status != 200) {
+    return Status::Unauthenticated("login as " + username + " -> " +
+                                   std::to_string(resp.status) + ": " + resp.body);
+  }
+  ASSIGN_OR_RETURN(api::Json j, api::ParseJson(resp.body));
+  return j.value("token", "");
+}
+
+Result<std::string> ServerProcess::CreateUser(const std::string& username, const std::string& role,
+                                              const api::Json& extra) const {
+  api::Json body{{"username", username}, {"role", role}, {"password", kUserPassword},
+                 {"email", username + "@example.test"}};
+  for (const auto& [k, v] : extra.items()) body[k] = v;
+  ASSIGN_OR_RETURN(auto resp, Call("POST", "/api/v1/users", body.dump()));
+  if (resp.status != 201) {
+    return Status::Internal("create user " + username + " -> " + std::to_string(resp.status) +
+                            ": " + resp.body);
+  }
+  return Login(username, kUserPassword);
+}
+
+std::map<std::string, std::string> ServerProcess::CliEnv() const {
+  return {{"ROTA_SERVER", url_}, {"ROTA_TOKEN", admin_token_}};
 }
 
 Result<api::Json> ServerProcess::GetJson(const std::string& path) const {

@@ -70,16 +70,37 @@ class ServerProcess {
   Child& child() { return child_; }
   const std::string& data_dir() const { return data_dir_; }
 
-  // GET url() + path as JSON; fails the Result on transport errors or non-2xx.
+  // GET url() + path as JSON (as the admin); fails the Result on transport
+  // errors or non-2xx.
   Result<api::Json> GetJson(const std::string& path) const;
+  // A request as the admin.
   Result<net::ClientResponse> Call(const std::string& method, const std::string& path,
                                    const std::string& body = "") const;
+  // A request with `token` ("" = anonymous).
+  Result<net::ClientResponse> CallAs(const std::string& token, const std::string& method,
+                                     const std::string& path, const std::string& body = "") const;
+  // Creates a user (role "user" or "admin") with `extra` fields (email,
+  // unix_user, ...) merged into the request and returns a session token for it.
+  Result<std::string> CreateUser(const std::string& username, const std::string& role = "user",
+                                 const api::Json& extra = api::Json::object()) const;
+  // Signs in and returns a session token.
+  Result<std::string> Login(const std::string& username, const std::string& password) const;
+  // The first admin's session token (set by Start).
+  const std::string& admin_token() const { return admin_token_; }
+  static constexpr const char* kAdminPassword = "admin-test-password";
+  static constexpr const char* kUserPassword = "user-test-password";
+  // {ROTA_SERVER, ROTA_TOKEN (admin)} for RunCli.
+  std::map<std::string, std::string> CliEnv() const;
+  // Extra environment for the server process (set before Start).
+  void SetEnv(const std::string& key, const std::string& value) { extra_env_[key] = value; }
 
  private:
   std::string data_dir_;
   uint16_t port_;
   std::string url_;
   std::string token_ = "test-join-token-0123456789";
+  std::string admin_token_;
+  std::map<std::string, std::string> extra_env_;
   Child child_;
 };
 

@@ -169,7 +169,7 @@ TEST_F(MonitoringTest, LiveStreamDeliversSamples) {
 }
 
 TEST_F(MonitoringTest, CliCommandsShowTheCluster) {
-  std::map<std::string, std::string> env = {{"ROTA_SERVER", server_->url()}};
+  std::map<std::string, std::string> env = server_->CliEnv();
   CliResult nodes = RunCli({"nodes"}, env);
   ASSERT_EQ(nodes.exit_code, 0) << nodes.err;
   EXPECT_NE(nodes.out.find("node-a"), std::string::npos);

@@ -66,8 +66,13 @@ std::vector<std::string> ApiClient::Headers() const {
   return h;
 }
 
-Result<api::Json> ApiClient::Get(const std::string& path) const {
-  auto resp = net::HttpCall("GET", base_url_ + path, "", Headers(), timeout_ms_);
+Result<api::Json> ApiClient::Get(const std::string& path) const { return Call("GET", path); }
+
+Result<api::Json> ApiClient::Call(const std::string& method, const std::string& path,
+                                  const std::string& request_body) const {
+  std::vector<std::string> headers = Headers();
+  if (!request_body.empty()) headers.push_back("Content-Type: application/json");
+  auto resp = net::HttpCall(method, base_url_ + path, request_body, headers, timeout_ms_);
   if (!resp.ok()) {
     return Status::Unavailable("cannot reach the rota server at " + base_url_ + " (" +
                                resp.status().message() +
@@ -81,6 +86,7 @@ Result<api::Json> ApiClient::Get(const std::string& path) const {
     }
     return Status::FromCode(net::StatusCodeForHttp(resp->status), message);
   }
+  if (resp->status == 204 || resp->body.empty()) return api::Json();
   if (!body.ok()) return body.status().WithContext("server answered " + path + " with");
   return body;
 }

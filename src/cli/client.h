@@ -28,6 +28,15 @@ class ApiClient {
   // message (404 -> NotFound, 400 -> InvalidArgument, ...). Unreachable server ->
   // Unavailable naming the URL and how to point the CLI elsewhere.
   Result<api::Json> Get(const std::string& path) const;
+  // Any method with an optional JSON body (sent with Content-Type
+  // application/json when not empty). Errors as for Get; a 204 answer or an
+  // empty body gives a null Json.
+  Result<api::Json> Call(const std::string& method, const std::string& path,
+                         const std::string& body = "") const;
+  Result<api::Json> Post(const std::string& path, const api::Json& body) const {
+    return Call("POST", path, body.dump());
+  }
+  Result<api::Json> Delete(const std::string& path) const { return Call("DELETE", path); }
 
   // Headers to send (Authorization when a token is set).
   std::vector<std::string> Headers() const;

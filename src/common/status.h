@@ -23,6 +23,7 @@ enum class StatusCode {
   kIoError,             // file system, database
   kUnimplemented,       // not supported (e.g. an NVML field on this GPU)
   kInternal,            // a bug: an invariant did not hold
+  kDeadlineExceeded,    // no answer in time (e.g. an agent command)
 };
 
 // Returns a stable lower-case name of the code ("invalid_argument").
@@ -44,6 +45,7 @@ class [[nodiscard]] Status {
   static Status IoError(std::string m) { return {StatusCode::kIoError, std::move(m)}; }
   static Status Unimplemented(std::string m) { return {StatusCode::kUnimplemented, std::move(m)}; }
   static Status Internal(std::string m) { return {StatusCode::kInternal, std::move(m)}; }
+  static Status DeadlineExceeded(std::string m) { return {StatusCode::kDeadlineExceeded, std::move(m)}; }
   // A status with an explicit code (e.g. mapped back from an HTTP status).
   static Status FromCode(StatusCode c, std::string m) { return {c, std::move(m)}; }
 

@@ -1,5 +1,6 @@
 #include "dev/dev_cluster.h"
 
+#include <pwd.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <sys/wait.h>
@@ -12,6 +13,7 @@
 #include "common/file_util.h"
 #include "common/log.h"
 #include "common/process.h"
+#include "server/accounts.h"
 #include "server/server.h"
 
 namespace rota::dev {
@@ -64,6 +66,40 @@ struct AgentChild {
   pid_t pid = 0;
 };
 
+struct DemoAccount {
+  std::string username, password, token;
+};
+
+// Creates (or, in a reused data dir, resets) the demo admin and user and gives
+// each a fresh API token.
+Result<std::vector<DemoAccount>> SetUpDemoAccounts(server::Accounts& accounts,
+                                                   const std::string& admin_password) {
+  std::string me = "rota";
+  if (const passwd* pw = ::getpwuid(::geteuid()); pw != nullptr) me = pw->pw_name;
+  ASSIGN_OR_RETURN(std::string alice_password, RandomHex(8));
+  std::vector<DemoAccount> out = {{"alice", alice_password, ""}, {"admin", admin_password, ""}};
+  const int64_t now = RealClock::Get().NowMs();
+  for (auto& account : out) {
+    server::UserPatch patch;
+    patch.password = account.password;
+    auto user = accounts.FindUser(account.username);
+    if (user.ok()) {
+      ASSIGN_OR_RETURN(*user, accounts.UpdateUser(user->id, patch, now));
+    } else {
+      patch.username = account.username;
+      patch.display_name = account.username == "alice" ? "Alice (demo user)" : "Administrator";
+      patch.email = account.username + "@localhost";
+      // The demo user is you on every node, so your processes are hers.
+      if (account.username == "alice") patch.unix_user = me;
+      patch.role = account.username == "admin" ? server::Role::kAdmin : server::Role::kUser;
+      ASSIGN_OR_RETURN(user, accounts.CreateUser(patch, now));
+    }
+    ASSIGN_OR_RETURN(auto token, accounts.IssueToken(user->id, "api", "rota dev", 0, now));
+    account.token = token.first;
+  }
+  return out;
+}
+
 int Fail(const Status& st) {
   std::cerr << "rota dev: " << st.message() << "\n";
   return 1;
@@ -96,12 +132,17 @@ int RunDev(const DevOptions& options) {
   Status st = server::ApplySetting(&config, "listen", options.listen, "--listen");
   if (st.ok()) st = server::ApplySetting(&config, "log_level", options.log_level, "--log-level");
   if (!st.ok()) return Fail(st);
+  auto admin_password = RandomHex(8);
+  if (!admin_password.ok()) return Fail(admin_password.status());
+  config.admin_password = *admin_password;
   auto server = server::Server::Start(config, RealClock::Get());
   if (!server.ok()) {
     return Fail(server.status().WithContext("cannot start the server (another rota dev running? "
                                             "try --listen 127.0.0.1:0)"));
   }
   const std::string url = (*server)->url();
+  auto demo = SetUpDemoAccounts((*server)->accounts(), *admin_password);
+  if (!demo.ok()) return Fail(demo.status().WithContext("demo accounts"));
 
   std::vector<AgentChild> agents;
   for (const auto& spec : DefaultNodes()) {
@@ -134,9 +175,16 @@ int RunDev(const DevOptions& options) {
     std::cout << (i ? ", " : "") << agents[i].spec.name << " (" << agents[i].spec.gpus << " x "
               << agents[i].spec.model << ")";
   }
-  std::cout << "\n\nIn another terminal:\n"
-            << "  export ROTA_SERVER=" << url << "\n"
-            << "  " << *exe << " nodes     (also: gpus, top)\n\n"
+  std::cout << "\n  accounts:  ";
+  for (const auto& a : *demo) {
+    std::cout << a.username << " / " << a.password << (a.username == "admin" ? " (admin)" : "")
+              << "   ";
+  }
+  std::cout << "\n\nIn another terminal, as the demo user alice (your Unix account):\n"
+            << "  export ROTA_SERVER=" << url << " ROTA_TOKEN=" << (*demo)[0].token << "\n"
+            << "  " << *exe << " nodes     (also: gpus, top)\n"
+            << "as the admin:\n"
+            << "  export ROTA_SERVER=" << url << " ROTA_TOKEN=" << (*demo)[1].token << "\n\n"
             << "Pretend to be a CUDA job on GPU 2 of gpu-a (the simulated GPUs see it):\n"
             << "  CUDA_VISIBLE_DEVICES=2 sleep 600 &\n"
             << "  on another node:  ROTA_SIM_NODE=gpu-b CUDA_VISIBLE_DEVICES=0,1 sleep 600 &\n\n"

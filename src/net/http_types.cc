@@ -71,6 +71,8 @@ int HttpStatusFor(StatusCode code) {
       return 501;
     case StatusCode::kInternal:
       return 500;
+    case StatusCode::kDeadlineExceeded:
+      return 504;
   }
   return 500;
 }
@@ -101,6 +103,8 @@ StatusCode StatusCodeForHttp(int s) {
       return StatusCode::kInternal;
     case 501:
       return StatusCode::kUnimplemented;
+    case 504:
+      return StatusCode::kDeadlineExceeded;
     default:
       break;
   }
@@ -134,6 +138,8 @@ Status MakeStatus(StatusCode code, std::string m) {
       return Status::Unimplemented(std::move(m));
     case StatusCode::kInternal:
       return Status::Internal(std::move(m));
+    case StatusCode::kDeadlineExceeded:
+      return Status::DeadlineExceeded(std::move(m));
   }
   return Status::Internal(std::move(m));
 }

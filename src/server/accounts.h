@@ -88,7 +88,7 @@ class Accounts {
   // InvalidArgument for bad fields, Conflict when the username is taken.
   Result<User> CreateUser(const UserPatch& patch, int64_t now_ms);
   Result<User> UpdateUser(int64_t id, const UserPatch& patch, int64_t now_ms);
-  // Deletes the user and its tokens. FailedPrecondition when it owns
+  // Deletes the user and its tokens. Conflict when it owns
   // reservations (disable it instead).
   Status DeleteUser(int64_t id);
   Result<User> GetUser(int64_t id);

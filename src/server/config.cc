@@ -33,6 +33,26 @@ const std::vector<KeyDef>& Keys() {
       {"max_body_bytes", "ROTA_MAX_BODY_BYTES"},
       {"max_agent_message_bytes", "ROTA_MAX_AGENT_MESSAGE_BYTES"},
       {"log_level", "ROTA_LOG_LEVEL"},
+      {"anonymous_read", "ROTA_ANONYMOUS_READ"},
+      {"session_ttl", "ROTA_SESSION_TTL"},
+      {"password_hash_cost", "ROTA_PASSWORD_HASH_COST"},
+      {"admin_password", "ROTA_ADMIN_PASSWORD"},
+      {"public_url", "ROTA_PUBLIC_URL"},
+      {"smtp_url", "ROTA_SMTP_URL"},
+      {"smtp_tls", "ROTA_SMTP_TLS"},
+      {"smtp_username", "ROTA_SMTP_USERNAME"},
+      {"smtp_password", "ROTA_SMTP_PASSWORD"},
+      {"smtp_from", "ROTA_SMTP_FROM"},
+      {"smtp_ca_file", "ROTA_SMTP_CA_FILE"},
+      {"smtp_insecure_skip_verify", "ROTA_SMTP_INSECURE_SKIP_VERIFY"},
+      {"smtp_rate_limit_per_hour", "ROTA_SMTP_RATE_LIMIT_PER_HOUR"},
+      {"enforcement_mode", "ROTA_ENFORCEMENT_MODE"},
+      {"enforcement_dry_run", "ROTA_ENFORCEMENT_DRY_RUN"},
+      {"grace_email", "ROTA_GRACE_EMAIL"},
+      {"grace_term", "ROTA_GRACE_TERM"},
+      {"grace_kill", "ROTA_GRACE_KILL"},
+      {"exempt_users", "ROTA_EXEMPT_USERS"},
+      {"exempt_commands", "ROTA_EXEMPT_COMMANDS"},
   };
   return keys;
 }
@@ -52,6 +72,31 @@ Result<int64_t> ParseInt(const std::string& value, int64_t min, int64_t max) {
                                    std::to_string(max) + "]");
   }
   return v;
+}
+
+Result<bool> ParseBool(const std::string& value) {
+  if (value == "true" || value == "yes" || value == "on" || value == "1") return true;
+  if (value == "false" || value == "no" || value == "off" || value == "0") return false;
+  return Status::InvalidArgument("'" + value + "' must be true or false");
+}
+
+// "a, b,c" -> {"a", "b", "c"}; empty items dropped.
+std::vector<std::string> SplitList(const std::string& value) {
+  std::vector<std::string> out;
+  std::string item;
+  std::istringstream in(value);
+  while (std::getline(in, item, ',')) {
+    size_t b = item.find_first_not_of(" \t");
+    size_t e = item.find_last_not_of(" \t");
+    if (b != std::string::npos) out.push_back(item.substr(b, e - b + 1));
+  }
+  return out;
+}
+
+std::string JoinList(const std::vector<std::string>& items) {
+  std::string out;
+  for (const auto& i : items) out += (out.empty() ? "" : ",") + i;
+  return out;
 }
 
 std::string FormatDuration(int64_t ms) {
@@ -121,6 +166,74 @@ Status ApplySetting(ServerConfig* c, const std::string& key, const std::string& 
       return err(Status::InvalidArgument("'" + value + "' must be debug, info, warning or error"));
     }
     c->log_level = value;
+  } else if (key == "anonymous_read" || key == "enforcement_dry_run" ||
+             key == "smtp_insecure_skip_verify") {
+    auto v = ParseBool(value);
+    if (!v.ok()) return err(v.status());
+    (key == "anonymous_read"        ? c->anonymous_read
+     : key == "enforcement_dry_run" ? c->enforcement_dry_run
+                                    : c->smtp_insecure_skip_verify) = *v;
+  } else if (key == "session_ttl") {
+    auto ms = ParseDurationMs(value);
+    if (!ms.ok()) return err(ms.status());
+    if (*ms < 60'000 || *ms > 366LL * 86'400'000) {
+      return err(Status::InvalidArgument("must be between 1m and 366d"));
+    }
+    c->session_ttl_ms = *ms;
+  } else if (key == "password_hash_cost") {
+    if (value != "interactive" && value != "moderate" && value != "min") {
+      return err(Status::InvalidArgument("'" + value + "' must be interactive, moderate or min"));
+    }
+    c->password_hash_cost = value;
+  } else if (key == "admin_password") {
+    if (!value.empty() && (value.size() < 8 || value.size() > 1024)) {
+      return err(Status::InvalidArgument("must be 8 to 1024 characters"));
+    }
+    c->admin_password = value;
+  } else if (key == "public_url") {
+    if (!value.empty() && value.rfind("http://", 0) != 0 && value.rfind("https://", 0) != 0) {
+      return err(Status::InvalidArgument("'" + value + "' must start with http:// or https://"));
+    }
+    c->public_url = value;
+  } else if (key == "smtp_url") {
+    if (!value.empty() && value.rfind("smtp://", 0) != 0 && value.rfind("smtps://", 0) != 0) {
+      return err(Status::InvalidArgument("'" + value + "' must start with smtp:// or smtps://"));
+    }
+    c->smtp_url = value;
+  } else if (key == "smtp_tls") {
+    if (value != "off" && value != "starttls" && value != "auto") {
+      return err(Status::InvalidArgument("'" + value + "' must be off, starttls or auto"));
+    }
+    c->smtp_tls = value;
+  } else if (key == "smtp_username") {
+    c->smtp_username = value;
+  } else if (key == "smtp_password") {
+    c->smtp_password = value;
+  } else if (key == "smtp_from") {
+    if (value.find('@') == std::string::npos || value.find_first_of("\r\n") != std::string::npos) {
+      return err(Status::InvalidArgument("'" + value + "' is not an email address"));
+    }
+    c->smtp_from = value;
+  } else if (key == "smtp_ca_file") {
+    c->smtp_ca_file = value;
+  } else if (key == "smtp_rate_limit_per_hour") {
+    auto v = ParseInt(value, 1, 100000);
+    if (!v.ok()) return err(v.status());
+    c->smtp_rate_limit_per_hour = static_cast<int>(*v);
+  } else if (key == "enforcement_mode") {
+    if (value != "off" && value != "reserved" && value != "strict") {
+      return err(Status::InvalidArgument("'" + value + "' must be off, reserved or strict"));
+    }
+    c->enforcement_mode = value;
+  } else if (key == "grace_email" || key == "grace_term" || key == "grace_kill") {
+    auto ms = ParseDurationMs(value);
+    if (!ms.ok()) return err(ms.status());
+    if (*ms < 0 || *ms > 7LL * 86'400'000) return err(Status::InvalidArgument("must be 0 to 7d"));
+    (key == "grace_email" ? c->grace_email_ms
+     : key == "grace_term" ? c->grace_term_ms
+                           : c->grace_kill_ms) = *ms;
+  } else if (key == "exempt_users" || key == "exempt_commands") {
+    (key == "exempt_users" ? c->exempt_users : c->exempt_commands) = SplitList(value);
   } else {
     return Status::InvalidArgument("unknown setting '" + key + "' (" + source + ")");
   }
@@ -188,6 +301,27 @@ std::string ConfigToYaml(const ServerConfig& c, bool show_secrets) {
   out << YAML::Key << "max_body_bytes" << YAML::Value << c.max_body_bytes;
   out << YAML::Key << "max_agent_message_bytes" << YAML::Value << c.max_agent_message_bytes;
   out << YAML::Key << "log_level" << YAML::Value << c.log_level;
+  auto secret = [&](const std::string& v) { return v.empty() ? "" : (show_secrets ? v : "<set>"); };
+  out << YAML::Key << "anonymous_read" << YAML::Value << c.anonymous_read;
+  out << YAML::Key << "session_ttl" << YAML::Value << FormatDuration(c.session_ttl_ms);
+  out << YAML::Key << "password_hash_cost" << YAML::Value << c.password_hash_cost;
+  out << YAML::Key << "admin_password" << YAML::Value << secret(c.admin_password);
+  out << YAML::Key << "public_url" << YAML::Value << c.public_url;
+  out << YAML::Key << "smtp_url" << YAML::Value << c.smtp_url;
+  out << YAML::Key << "smtp_tls" << YAML::Value << c.smtp_tls;
+  out << YAML::Key << "smtp_username" << YAML::Value << c.smtp_username;
+  out << YAML::Key << "smtp_password" << YAML::Value << secret(c.smtp_password);
+  out << YAML::Key << "smtp_from" << YAML::Value << c.smtp_from;
+  out << YAML::Key << "smtp_ca_file" << YAML::Value << c.smtp_ca_file;
+  out << YAML::Key << "smtp_insecure_skip_verify" << YAML::Value << c.smtp_insecure_skip_verify;
+  out << YAML::Key << "smtp_rate_limit_per_hour" << YAML::Value << c.smtp_rate_limit_per_hour;
+  out << YAML::Key << "enforcement_mode" << YAML::Value << c.enforcement_mode;
+  out << YAML::Key << "enforcement_dry_run" << YAML::Value << c.enforcement_dry_run;
+  out << YAML::Key << "grace_email" << YAML::Value << FormatDuration(c.grace_email_ms);
+  out << YAML::Key << "grace_term" << YAML::Value << FormatDuration(c.grace_term_ms);
+  out << YAML::Key << "grace_kill" << YAML::Value << FormatDuration(c.grace_kill_ms);
+  out << YAML::Key << "exempt_users" << YAML::Value << JoinList(c.exempt_users);
+  out << YAML::Key << "exempt_commands" << YAML::Value << JoinList(c.exempt_commands);
   out << YAML::EndMap;
   return std::string(out.c_str()) + "\n";
 }

@@ -28,6 +28,37 @@ struct ServerConfig {
   uint64_t max_body_bytes = 1 << 20;
   uint64_t max_agent_message_bytes = 4 << 20;
   std::string log_level = "info";
+
+  // ---- Accounts ----
+  // Anonymous callers may read cluster state, reservations and violations.
+  bool anonymous_read = false;
+  int64_t session_ttl_ms = 12LL * 3600 * 1000;
+  // argon2id cost: "interactive" (~0.3 s per hash), "moderate" or "min" (tests).
+  std::string password_hash_cost = "interactive";
+  // Password of the first admin, created when the store has no user. Empty:
+  // generated and written to <data_dir>/initial-admin-password (0600).
+  std::string admin_password;
+  // URL users reach the server at, for links in emails ("" = the listen address).
+  std::string public_url;
+
+  // ---- Email (SMTP); empty smtp_url disables mail ----
+  std::string smtp_url;                // smtp://host:port or smtps://host:port
+  std::string smtp_tls = "auto";       // off | starttls | auto
+  std::string smtp_username;
+  std::string smtp_password;
+  std::string smtp_from = "rota@localhost";
+  std::string smtp_ca_file;
+  bool smtp_insecure_skip_verify = false;
+  int smtp_rate_limit_per_hour = 20;   // per recipient
+
+  // ---- Enforcement defaults (policies may override) ----
+  std::string enforcement_mode = "reserved";  // off | reserved | strict
+  bool enforcement_dry_run = false;
+  int64_t grace_email_ms = 60'000;       // G1: email after
+  int64_t grace_term_ms = 5 * 60'000;    // G2: SIGTERM after (from the violation's start)
+  int64_t grace_kill_ms = 30'000;        // G3: SIGKILL after the SIGTERM
+  std::vector<std::string> exempt_users;     // e.g. root? (none by default)
+  std::vector<std::string> exempt_commands;  // e.g. Xorg
 };
 
 // Applies one setting by its config-file key ("listen", "data_dir", ...).

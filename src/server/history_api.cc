@@ -6,6 +6,7 @@
 #include "api/codec.h"
 #include "net/http_server.h"
 #include "server/api_context.h"
+#include "server/auth.h"
 
 namespace rota::server {
 namespace {
@@ -66,6 +67,7 @@ net::HttpResponse SeriesResponse(api::Json head, const Range& range, const store
 
 Status RegisterHistoryRoutes(net::HttpServer& http, ApiContext& ctx) {
   RETURN_IF_ERROR(http.Route("GET", "/api/v1/nodes/{name}/metrics", [&ctx](const net::HttpRequest& req) {
+    if (auto who = RequireReader(ctx, req); !who.ok()) return net::HttpResponse::FromStatus(who.status());
     const std::string& name = req.Param("name");
     auto range = ParseRange(req, ctx.clock->NowMs());
     if (!range.ok()) return net::HttpResponse::FromStatus(range.status());
@@ -75,6 +77,7 @@ Status RegisterHistoryRoutes(net::HttpServer& http, ApiContext& ctx) {
   }));
   RETURN_IF_ERROR(http.Route(
       "GET", "/api/v1/nodes/{name}/gpus/{index}/metrics", [&ctx](const net::HttpRequest& req) {
+    if (auto who = RequireReader(ctx, req); !who.ok()) return net::HttpResponse::FromStatus(who.status());
         const std::string& name = req.Param("name");
         const std::string& index_text = req.Param("index");
         uint32_t index = 0;

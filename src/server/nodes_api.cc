@@ -2,12 +2,14 @@
 
 #include "net/http_server.h"
 #include "server/api_context.h"
+#include "server/auth.h"
 #include "server/views.h"
 
 namespace rota::server {
 
 Status RegisterNodeRoutes(net::HttpServer& http, ApiContext& ctx) {
   RETURN_IF_ERROR(http.Route("GET", "/api/v1/nodes", [&ctx](const net::HttpRequest& req) {
+    if (auto who = RequireReader(ctx, req); !who.ok()) return net::HttpResponse::FromStatus(who.status());
     auto state = req.query.find("state");
     api::Json nodes = api::Json::array();
     for (const auto& n : ctx.cluster->Nodes()) {
@@ -18,6 +20,7 @@ Status RegisterNodeRoutes(net::HttpServer& http, ApiContext& ctx) {
   }));
 
   RETURN_IF_ERROR(http.Route("GET", "/api/v1/nodes/{name}", [&ctx](const net::HttpRequest& req) {
+    if (auto who = RequireReader(ctx, req); !who.ok()) return net::HttpResponse::FromStatus(who.status());
     const std::string& name = req.path_params.at("name");
     auto node = ctx.cluster->Node(name);
     if (!node.has_value()) return net::HttpResponse::Error(404, "node '" + name + "' not found");
@@ -26,6 +29,7 @@ Status RegisterNodeRoutes(net::HttpServer& http, ApiContext& ctx) {
 
   auto cache = std::make_shared<GpuRowsCache>();
   RETURN_IF_ERROR(http.Route("GET", "/api/v1/gpus", [&ctx, cache](const net::HttpRequest& req) {
+    if (auto who = RequireReader(ctx, req); !who.ok()) return net::HttpResponse::FromStatus(who.status());
     const std::string only = req.Query("node");
     std::string body = "{\"gpus\":[";
     bool found = false, first = true;

@@ -5,6 +5,7 @@
 
 #include "net/http_server.h"
 #include "server/api_context.h"
+#include "server/auth.h"
 #include "server/request_metrics.h"
 #include "server/views.h"
 
@@ -81,7 +82,8 @@ void RequestMetrics::AppendText(std::string* out) const {
 }
 
 Status RegisterPrometheusRoutes(net::HttpServer& http, ApiContext& ctx) {
-  RETURN_IF_ERROR(http.Route("GET", "/metrics", [&ctx](const net::HttpRequest&) {
+  RETURN_IF_ERROR(http.Route("GET", "/metrics", [&ctx](const net::HttpRequest& req) {
+    if (auto who = RequireReader(ctx, req); !who.ok()) return net::HttpResponse::FromStatus(who.status());
     Family util("rota_gpu_utilization_percent", "gauge", "GPU utilisation (percent of time busy).");
     Family mem_util("rota_gpu_memory_utilization_percent", "gauge", "GPU memory controller utilisation.");
     Family mem_used("rota_gpu_memory_used_bytes", "gauge", "GPU memory in use.");

@@ -6,6 +6,7 @@
 #include "common/log.h"
 #include "common/strings.h"
 #include "net/http_server.h"
+#include "server/accounts.h"
 #include "server/agent_gateway.h"
 #include "server/api_context.h"
 #include "server/cluster_state.h"
@@ -21,6 +22,7 @@ struct Server::Impl {
   std::string join_token;
   std::unique_ptr<store::Store> store;
   std::unique_ptr<ClusterState> cluster;
+  std::unique_ptr<Accounts> accounts;
   IngestStats stats;
   RequestMetrics request_metrics;
   std::atomic<bool> ready{false};
@@ -69,6 +71,33 @@ Result<std::string> LoadOrCreateJoinToken(const ServerConfig& config) {
   return token;
 }
 
+// Creates the first admin when the store has no user yet.
+Status BootstrapAdmin(const ServerConfig& config, Accounts& accounts, int64_t now_ms) {
+  ASSIGN_OR_RETURN(int64_t users, accounts.CountUsers());
+  if (users > 0) return Status::Ok();
+  std::string password = config.admin_password;
+  const bool generated = password.empty();
+  if (generated) {
+    ASSIGN_OR_RETURN(password, RandomHex(12));
+  }
+  UserPatch admin;
+  admin.username = "admin";
+  admin.display_name = "Administrator";
+  admin.role = Role::kAdmin;
+  admin.password = password;
+  RETURN_IF_ERROR(accounts.CreateUser(admin, now_ms).status().WithContext("first admin"));
+  const std::string file = config.data_dir + "/initial-admin-password";
+  if (generated) {
+    RETURN_IF_ERROR(WriteFileAtomic(file, password + "\n", 0600));
+    ROTA_LOG(INFO) << "created the first admin 'admin'; its password is in " << file
+                   << " (mode 0600). Sign in with: rota login --user admin";
+  } else {
+    ROTA_LOG(INFO) << "created the first admin 'admin' with the configured admin_password. "
+                      "Sign in with: rota login --user admin";
+  }
+  return Status::Ok();
+}
+
 Result<std::unique_ptr<Server>> Server::Start(const ServerConfig& config, Clock& clock) {
   auto impl = std::make_unique<Impl>();
   impl->config = config;
@@ -84,6 +113,11 @@ Result<std::unique_ptr<Server>> Server::Start(const ServerConfig& config, Clock&
   store_options.agg_retention_ms = config.aggregate_retention_ms;
   ASSIGN_OR_RETURN(impl->store, store::Store::Open(config.data_dir, store_options, clock));
 
+  ASSIGN_OR_RETURN(std::string auth_key, LoadOrCreateAuthKey(config.data_dir));
+  impl->accounts = std::make_unique<Accounts>(impl->store.get(), std::move(auth_key),
+                                              config.password_hash_cost);
+  RETURN_IF_ERROR(BootstrapAdmin(config, *impl->accounts, clock.NowMs()));
+
   impl->cluster = std::make_unique<ClusterState>(config.missed_heartbeats);
   ASSIGN_OR_RETURN(auto known, impl->store->ListNodes());
   std::vector<api::NodeInfo> infos;
@@ -97,9 +131,12 @@ Result<std::unique_ptr<Server>> Server::Start(const ServerConfig& config, Clock&
   impl->ctx.request_metrics = &impl->request_metrics;
   impl->ctx.clock = &clock;
   impl->ctx.ready = &impl->ready;
+  impl->ctx.accounts = impl->accounts.get();
+  impl->ctx.gateway = nullptr;  // set below
   impl->gateway = std::make_unique<AgentGateway>(impl->store.get(), impl->cluster.get(), &impl->stats,
                                                  &clock, impl->join_token);
 
+  impl->ctx.gateway = impl->gateway.get();
   net::HttpServerOptions http_options;
   http_options.bind_address = config.listen_address;
   http_options.port = config.listen_port;
@@ -115,6 +152,7 @@ Result<std::unique_ptr<Server>> Server::Start(const ServerConfig& config, Clock&
   RETURN_IF_ERROR(RegisterStreamRoutes(http, ctx));
   RETURN_IF_ERROR(RegisterPrometheusRoutes(http, ctx));
   RETURN_IF_ERROR(RegisterOpenApiRoutes(http, ctx));
+  RETURN_IF_ERROR(RegisterAccountRoutes(http, ctx));
   RETURN_IF_ERROR(http.AddWebSocket("/api/v1/agent/connect", impl->gateway->Acceptor()));
   RequestMetrics* metrics = &impl->request_metrics;
   http.SetObserver([metrics](const net::HttpRequest& req, int status, double seconds) {
@@ -167,5 +205,6 @@ std::string Server::url() const {
 
 const std::string& Server::join_token() const { return impl_->join_token; }
 const ServerConfig& Server::config() const { return impl_->config; }
+Accounts& Server::accounts() { return *impl_->accounts; }
 
 }  // namespace rota::server

@@ -18,6 +18,8 @@
 
 namespace rota::server {
 
+class Accounts;
+
 class Server {
  public:
   // Opens the store in config.data_dir, loads or generates the join token,
@@ -33,6 +35,8 @@ class Server {
   std::string url() const;
   const std::string& join_token() const;
   const ServerConfig& config() const;
+  // The account service (rota dev creates its demo users through it).
+  Accounts& accounts();
 
  private:
   struct Impl;

@@ -10,6 +10,7 @@
 #include "common/time_util.h"
 #include "net/http_server.h"
 #include "server/api_context.h"
+#include "server/auth.h"
 #include "server/views.h"
 
 namespace rota::server {
@@ -42,6 +43,9 @@ Status RegisterStreamRoutes(net::HttpServer& http, ApiContext& ctx) {
       "/api/v1/stream",
       [&ctx](const net::HttpRequest& req,
              std::shared_ptr<net::EventSink> sink) -> std::optional<net::HttpResponse> {
+        if (auto who = RequireReader(ctx, req); !who.ok()) {
+          return net::HttpResponse::FromStatus(who.status());
+        }
         std::string node_filter = req.Query("node");
         if (!node_filter.empty() && !ctx.cluster->Node(node_filter).has_value()) {
           return net::HttpResponse::Error(404, "node '" + node_filter + "' not found");

@@ -13,6 +13,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <type_traits>
 
 #include "common/status.h"
 
@@ -62,7 +63,9 @@ class Stmt {
   explicit Stmt(sqlite3_stmt* s) : stmt_(s) {}
   template <typename T>
   Stmt& BindValue(int i, T v) {
-    if constexpr (std::is_floating_point_v<T>) {
+    if constexpr (std::is_same_v<T, std::string>) {
+      return Bind(i, std::string_view(v));
+    } else if constexpr (std::is_floating_point_v<T>) {
       return Bind(i, static_cast<double>(v));
     } else {
       return Bind(i, static_cast<int64_t>(v));
