@@ -217,7 +217,8 @@ Status AgentProcess::Start() {
   return child_.Start();
 }
 
-CliResult RunCli(const std::vector<std::string>& args, const std::map<std::string, std::string>& env) {
+CliResult RunCli(const std::vector<std::string>& args, const std::map<std::string, std::string>& env,
+                 const std::string& input) {
   TempDir tmp;
   std::vector<std::string> argv = {RotaBinary()};
   argv.insert(argv.end(), args.begin(), args.end());
@@ -226,6 +227,8 @@ CliResult RunCli(const std::vector<std::string>& args, const std::map<std::strin
   std::string out_path = tmp.path() + "/out", err_path = tmp.path() + "/err";
   opts.output_path = out_path;
   opts.error_path = err_path;
+  opts.input_path = tmp.path() + "/in";
+  if (!WriteFileAtomic(opts.input_path, input).ok()) return CliResult{-1, "", "cannot write stdin"};
   opts.die_with_parent = true;
   auto spawned = SpawnProcess(argv, opts);
   if (!spawned.ok()) return CliResult{-1, "", spawned.status().message()};

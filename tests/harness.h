@@ -137,7 +137,9 @@ struct CliResult {
   std::string out;
   std::string err;
 };
-CliResult RunCli(const std::vector<std::string>& args, const std::map<std::string, std::string>& env = {});
+// `input` is fed to its stdin.
+CliResult RunCli(const std::vector<std::string>& args, const std::map<std::string, std::string>& env = {},
+                 const std::string& input = "");
 
 // The node's JSON from the server, or null when unknown.
 api::Json NodeJson(const ServerProcess& server, const std::string& name);

@@ -153,7 +153,8 @@ TEST_F(MonitoringTest, PrometheusExpositionPassesPromtool) {
 TEST_F(MonitoringTest, LiveStreamDeliversSamples) {
   int samples = 0;
   std::set<std::string> nodes;
-  Status st = net::ReadEventStream(server_->url() + "/api/v1/stream", {},
+  Status st = net::ReadEventStream(server_->url() + "/api/v1/stream",
+                                   {"Authorization: Bearer " + server_->admin_token()},
                                    [&](const std::string& event, const std::string& data) {
                                      auto j = api::ParseJson(data);
                                      if (!j.ok()) return false;

@@ -18,13 +18,8 @@ std::string Env(const char* name) {
 
 // Reads `key` from the CLI config file, "" if absent.
 Result<std::string> ConfigValue(const std::string& key) {
-  std::string dir = Env("XDG_CONFIG_HOME");
-  if (dir.empty()) {
-    std::string home = Env("HOME");
-    if (home.empty()) return std::string();
-    dir = home + "/.config";
-  }
-  std::string path = dir + "/rota/cli.yaml";
+  const std::string path = CliConfigPath();
+  if (path.empty()) return std::string();
   auto text = ReadFile(path);
   if (!text.ok()) {
     if (text.status().code() == StatusCode::kNotFound) return std::string();
@@ -41,6 +36,27 @@ Result<std::string> ConfigValue(const std::string& key) {
 
 }  // namespace
 
+std::string CliConfigPath() {
+  std::string dir = Env("XDG_CONFIG_HOME");
+  if (dir.empty()) {
+    std::string home = Env("HOME");
+    if (home.empty()) return "";
+    dir = home + "/.config";
+  }
+  return dir + "/rota/cli.yaml";
+}
+
+Status SaveCliConfig(const std::string& server, const std::string& token) {
+  const std::string path = CliConfigPath();
+  if (path.empty()) return Status::InvalidArgument("neither XDG_CONFIG_HOME nor HOME is set");
+  RETURN_IF_ERROR(MakeDirs(path.substr(0, path.rfind('/')), 0700));
+  YAML::Emitter out;
+  out << YAML::BeginMap << YAML::Key << "server" << YAML::Value << server;
+  if (!token.empty()) out << YAML::Key << "token" << YAML::Value << token;
+  out << YAML::EndMap;
+  return WriteFileAtomic(path, std::string(out.c_str()) + "\n", 0600);
+}
+
 Result<ApiClient> ApiClient::Create(const ClientOptions& options) {
   std::string server = options.server;
   if (server.empty()) server = Env("ROTA_SERVER");
@@ -52,9 +68,9 @@ Result<ApiClient> ApiClient::Create(const ClientOptions& options) {
   if (server.rfind("http://", 0) != 0 && server.rfind("https://", 0) != 0) {
     return Status::InvalidArgument("server URL '" + server + "' must start with http:// or https://");
   }
-  std::string token = options.token;
-  if (token.empty()) token = Env("ROTA_TOKEN");
-  if (token.empty()) {
+  std::string token = options.anonymous ? "" : options.token;
+  if (token.empty() && !options.anonymous) token = Env("ROTA_TOKEN");
+  if (token.empty() && !options.anonymous) {
     ASSIGN_OR_RETURN(token, ConfigValue("token"));
   }
   return ApiClient(server, token, options.timeout_ms);

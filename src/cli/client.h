@@ -14,7 +14,15 @@ struct ClientOptions {
   std::string server;  // from --server; "" to look further
   std::string token;   // from --token; "" to look further
   int timeout_ms = 10000;
+  bool anonymous = false;  // send no token at all (rota login)
 };
+
+// Path of the CLI config file ($XDG_CONFIG_HOME or ~/.config)/rota/cli.yaml;
+// "" when neither variable is set.
+std::string CliConfigPath();
+// Writes `server` and `token` to the CLI config file (mode 0600, directory
+// created 0700). An empty token removes it.
+Status SaveCliConfig(const std::string& server, const std::string& token);
 
 class ApiClient {
  public:

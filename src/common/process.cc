@@ -30,6 +30,7 @@ Result<pid_t> ForkExec(std::vector<char*>& args, std::vector<char*>& envp,
   const pid_t parent = ::getpid();
   const char* out_path = options.output_path.empty() ? nullptr : options.output_path.c_str();
   const char* err_path = options.error_path.empty() ? nullptr : options.error_path.c_str();
+  const char* in_path = options.input_path.empty() ? nullptr : options.input_path.c_str();
   pid_t pid = ::fork();
   if (pid < 0) {
     int err = errno;
@@ -47,6 +48,13 @@ Result<pid_t> ForkExec(std::vector<char*>& args, std::vector<char*>& envp,
     dfl.sa_handler = SIG_DFL;
     for (int sig = 1; sig < NSIG; ++sig) ::sigaction(sig, &dfl, nullptr);
     if (options.new_process_group) ::setpgid(0, 0);
+    if (in_path != nullptr) {
+      int fd = ::open(in_path, O_RDONLY);
+      if (fd >= 0) {
+        ::dup2(fd, STDIN_FILENO);
+        ::close(fd);
+      }
+    }
     if (out_path != nullptr) {
       int fd = ::open(out_path, O_WRONLY | O_CREAT | O_APPEND, 0644);
       if (fd >= 0) {
@@ -107,6 +115,10 @@ Result<pid_t> SpawnProcess(const std::vector<std::string>& argv, const SpawnOpti
 
   posix_spawn_file_actions_t actions;
   posix_spawn_file_actions_init(&actions);
+  if (!options.input_path.empty()) {
+    posix_spawn_file_actions_addopen(&actions, STDIN_FILENO, options.input_path.c_str(), O_RDONLY,
+                                     0);
+  }
   if (!options.output_path.empty()) {
     posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, options.output_path.c_str(),
                                      O_WRONLY | O_CREAT | O_APPEND, 0644);

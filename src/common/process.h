@@ -18,6 +18,8 @@ struct SpawnOptions {
   std::string output_path;
   // When set, stderr goes to this file instead (stdout still to output_path).
   std::string error_path;
+  // When set, stdin is read from this file; else inherited.
+  std::string input_path;
   // Start in a new process group (so a signal to -pid reaches its children).
   bool new_process_group = false;
   // The child gets SIGKILL when the spawning *thread* exits (PR_SET_PDEATHSIG), so

@@ -40,12 +40,18 @@ TEST_F(SchemaTest, CreatesCurrentVersionOnceAndIsIdempotent) {
 
 TEST_F(SchemaTest, UpgradesStepByStep) {
   Db db = Open();
-  std::vector<Migration> v1(Migrations().begin(), Migrations().end());
+  // A version-1 store (as the first release wrote it) upgrades to the current version.
+  std::vector<Migration> v1(Migrations().begin(), Migrations().begin() + 1);
   ASSERT_TRUE(ApplySchema(db, 1, v1).ok());
-  auto v2 = v1;
-  v2.push_back({"CREATE TABLE extra (x INTEGER)"});
-  ASSERT_TRUE(ApplySchema(db, 2, v2).ok());
-  EXPECT_EQ(*SchemaVersion(db), 2);
+  EXPECT_EQ(*SchemaVersion(db), 1);
+  std::vector<Migration> all(Migrations().begin(), Migrations().end());
+  ASSERT_TRUE(ApplySchema(db, 2, all).ok());
+  EXPECT_EQ(*SchemaVersion(db), kSchemaVersion);
+  EXPECT_EQ(*db.QueryInt("SELECT count(*) FROM reservations"), 0);
+  auto next = all;
+  next.push_back({"CREATE TABLE extra (x INTEGER)"});
+  ASSERT_TRUE(ApplySchema(db, 3, next).ok());
+  EXPECT_EQ(*SchemaVersion(db), kSchemaVersion + 1);
   EXPECT_EQ(*db.QueryInt("SELECT count(*) FROM extra"), 0);
 }
 
@@ -57,8 +63,10 @@ TEST_F(SchemaTest, FailedMigrationLeavesOldVersionAndNoPartialChanges) {
   broken.push_back({"CREATE TABLE half (x INTEGER); CREATE TABLE oops ("});
   Status st = ApplySchema(db, 2, broken);
   ASSERT_FALSE(st.ok());
-  EXPECT_NE(st.message().find("schema migration to version 2"), std::string::npos) << st.message();
-  EXPECT_EQ(*SchemaVersion(db), 1);
+  EXPECT_NE(st.message().find("schema migration to version " + std::to_string(kSchemaVersion + 1)),
+            std::string::npos)
+      << st.message();
+  EXPECT_EQ(*SchemaVersion(db), kSchemaVersion);
   EXPECT_EQ(*db.QueryInt("SELECT count(*) FROM sqlite_schema WHERE name = 'half'"), 0);
 }
 
@@ -70,7 +78,9 @@ TEST_F(SchemaTest, RefusesNewerVersion) {
   Status st = ApplySchema(db, 2);
   EXPECT_EQ(st.code(), StatusCode::kConflict);
   EXPECT_NE(st.message().find("schema version 7"), std::string::npos) << st.message();
-  EXPECT_NE(st.message().find("supports up to version 1"), std::string::npos) << st.message();
+  EXPECT_NE(st.message().find("supports up to version " + std::to_string(kSchemaVersion)),
+            std::string::npos)
+      << st.message();
   EXPECT_EQ(*SchemaVersion(db), 7);
 }
 
