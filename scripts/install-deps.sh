@@ -10,6 +10,7 @@ PACKAGES=(
   libcurl4-openssl-dev libsodium-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   prometheus procps
+  python3-aiosmtpd openssl
 )
 
 missing=()

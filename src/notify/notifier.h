@@ -1,0 +1,79 @@
+#pragma once
+// Notifier: asynchronous email delivery. Enqueue() never blocks; one worker thread sends
+// through SmtpMailer. Per-recipient rate limit, bounded queue, one attempt per email.
+// See docs/design-notify.md.
+
+#include <condition_variable>
+#include <cstdint>
+#include <deque>
+#include <mutex>
+#include <thread>
+
+#include "common/clock.h"
+#include "notify/rate_limiter.h"
+#include "notify/smtp_mailer.h"
+
+namespace rota::notify {
+
+struct NotifierOptions {
+  size_t queue_capacity = 1000;  // emails waiting; more are dropped
+  // The destructor waits this long for the queue to drain, then aborts the send in
+  // progress and drops what is left.
+  int64_t drain_timeout_ms = 2000;
+  int64_t rate_window_ms = 3'600'000;  // SmtpConfig::rate_limit_per_hour counts per window
+};
+
+// Counters since construction. Each enqueued email ends in exactly one of sent, failed,
+// dropped, or (when every recipient was over its limit) nowhere but rate_limited.
+struct NotifierStats {
+  uint64_t queued = 0;        // emails accepted into the queue
+  uint64_t sent = 0;          // emails the server accepted
+  uint64_t failed = 0;        // emails rejected as invalid or failed to send (not retried)
+  uint64_t rate_limited = 0;  // recipients removed from an email by the rate limit
+  uint64_t dropped = 0;       // emails dropped: queue full, or left over at shutdown
+  uint64_t disabled = 0;      // emails ignored because mail is disabled (empty smtp.url)
+};
+
+// Thread-safe: Enqueue, Flush and Stats may be called from any thread.
+class Notifier {
+ public:
+  // An invalid config is logged once and treated like mail disabled. `clock` drives the
+  // rate limit (MonotonicMs) and Date headers (NowMs), and must outlive the Notifier.
+  Notifier(SmtpConfig config, Clock& clock, NotifierOptions options = {});
+  // Drains for up to options.drain_timeout_ms, aborts the send in progress, joins.
+  ~Notifier();
+  Notifier(const Notifier&) = delete;
+  Notifier& operator=(const Notifier&) = delete;
+
+  // Never blocks on the network. Validates the email (invalid: logged, counted failed),
+  // applies the per-recipient rate limit at the current clock time (recipients over their
+  // limit are removed, counted, logged), and queues it (queue full: logged, dropped).
+  void Enqueue(Email email);
+
+  // Waits until the queue is empty and no send is in progress, up to timeout_ms of real
+  // time. Returns true when drained.
+  bool Flush(int64_t timeout_ms);
+
+  NotifierStats Stats() const;
+  bool enabled() const { return enabled_; }
+
+ private:
+  void Run();
+
+  Clock& clock_;
+  const NotifierOptions options_;
+  const bool enabled_;
+  SmtpMailer mailer_;
+
+  mutable std::mutex mu_;
+  std::condition_variable work_cv_;  // queue non-empty or stopping
+  std::condition_variable idle_cv_;  // queue empty and no send in progress
+  std::deque<Email> queue_;          // GUARDED_BY(mu_)
+  bool busy_ = false;                // GUARDED_BY(mu_): the worker is sending
+  bool stopping_ = false;            // GUARDED_BY(mu_)
+  RateLimiter limiter_;              // GUARDED_BY(mu_)
+  NotifierStats stats_;              // GUARDED_BY(mu_)
+  std::thread worker_;               // last: started after everything above exists
+};
+
+}  // namespace rota::notify
