@@ -49,6 +49,50 @@ Json Obj(Json props) { return Json{{"type", "object"}, {"properties", std::move(
 Json T(const char* type) { return Json{{"type", type}}; }
 Json Arr(Json items) { return Json{{"type", "array"}, {"items", std::move(items)}}; }
 
+// Accounts: login, users, groups, tokens (accounts_api.cc).
+Json AccountPaths() {
+  Json user = Obj({{"id", T("integer")}, {"username", T("string")}, {"display_name", T("string")},
+                   {"email", T("string")}, {"unix_user", T("string")}, {"unix_users", T("object")},
+                   {"role", {{"type", "string"}, {"enum", {"user", "admin"}}}},
+                   {"groups", Arr(T("string"))}, {"disabled", T("boolean")},
+                   {"has_password", T("boolean")}, {"created_at", T("string")},
+                   {"updated_at", T("string")}});
+  Json token = Obj({{"id", T("string")}, {"kind", T("string")}, {"name", T("string")},
+                    {"created_at", T("string")}, {"expires_at", T("string")},
+                    {"last_used_at", T("string")}, {"token", T("string")}});
+  Json name = Json::array({PathParam("name", "string", "username or group name")});
+  return Json{
+      {"/api/v1/auth/login",
+       {{"post", Op("Sign in with username and password; returns a session token", 
+                    Obj({{"token", T("string")}, {"token_id", T("string")}, {"expires_at", T("string")},
+                         {"user", user}}),
+                    {400, 401})}}},
+      {"/api/v1/auth/logout", {{"post", Op("End the calling session", T("object"), {401})}}},
+      {"/api/v1/auth/whoami", {{"get", Op("The signed-in user", user, {401})}}},
+      {"/api/v1/users",
+       {{"get", Op("List users (admin)", Obj({{"users", Arr(user)}}), {401, 403})},
+        {"post", Op("Create a user (admin)", user, {400, 401, 403, 409})}}},
+      {"/api/v1/users/{name}",
+       {{"get", Op("A user (itself or admin)", user, {401, 403, 404}, name)},
+        {"patch", Op("Change a user: itself (display_name, email, password) or admin (all)", user,
+                     {400, 401, 403, 404, 409}, name)},
+        {"delete", Op("Delete a user without reservations (admin)", T("object"), {401, 403, 404, 409},
+                      name)}}},
+      {"/api/v1/groups",
+       {{"get", Op("List groups", Obj({{"groups", Arr(T("object"))}}), {401})},
+        {"post", Op("Create a group (admin)", T("object"), {400, 401, 403, 409})}}},
+      {"/api/v1/groups/{name}",
+       {{"delete", Op("Delete a group (admin)", T("object"), {401, 403, 404}, name)}}},
+      {"/api/v1/tokens",
+       {{"get", Op("The caller's tokens", Obj({{"tokens", Arr(token)}}), {401})},
+        {"post", Op("Create an API token {name, ttl}; the secret is in the answer only", token,
+                    {400, 401})}}},
+      {"/api/v1/tokens/{id}",
+       {{"delete", Op("Revoke a token (own; admins: any)", T("object"), {401, 404},
+                      Json::array({PathParam("id", "string", "token id")}))}}},
+  };
+}
+
 Json BuildSpec() {
   Json range = Json::array({QueryParam("from", "string", "RFC 3339 start (default: to - 1h)"),
                             QueryParam("to", "string", "RFC 3339 end (default: now)"),
@@ -112,11 +156,18 @@ Json BuildSpec() {
        {{"get", Op("Agent WebSocket (protocol v1); Authorization: Bearer <join token>", T("string"),
                    {401})}}},
   };
+  paths.update(AccountPaths());
   return Json{{"openapi", "3.0.3"},
               {"info", {{"title", "rota API"}, {"version", "1"},
                         {"description", "GPU cluster manager: nodes, GPUs, metrics history, live updates."}}},
               {"paths", paths},
-              {"components", {{"schemas", schemas}}}};
+              {"security", Json::array({{{"bearer", Json::array()}}})},
+              {"components",
+               {{"schemas", schemas},
+                {"securitySchemes",
+                 {{"bearer", {{"type", "http"}, {"scheme", "bearer"},
+                              {"description", "Session token (POST /api/v1/auth/login) or API "
+                                              "token (POST /api/v1/tokens)"}}}}}}}};
 }
 
 const char kDocsPage[] = R"HTML(<!doctype html>
