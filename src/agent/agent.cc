@@ -31,9 +31,16 @@ Agent::Agent(AgentOptions options, api::NodeInfo info, Collector* collector, Clo
       loop_(std::make_unique<net::WsClientLoop>(1)) {
   auto url = AgentConnectUrl(options_.server_url);
   ws_url_ = url.ok() ? *url : "";
+  cmd_thread_ = std::thread([this] { CommandLoop(); });
 }
 
 Agent::~Agent() {
+  {
+    std::lock_guard<std::mutex> lock(cmd_mu_);
+    cmd_stop_ = true;
+  }
+  cmd_cv_.notify_all();
+  cmd_thread_.join();
   std::unique_ptr<net::WsClient> client;
   {
     std::lock_guard<std::mutex> lock(mu_);
@@ -123,6 +130,13 @@ void Agent::OnMessage(uint64_t attempt, const std::string& text) {
   if (attempt != attempt_) return;
   if (!msg.ok()) {
     ROTA_LOG(WARNING) << "bad message from server: " << msg.status().message();
+    // A command we cannot run still gets an answer, so the server need not time out.
+    if (auto id = api::CommandIdOf(text)) {
+      api::CommandResultMsg r;
+      r.id = *id;
+      r.error = "agent refused the command: " + msg.status().message();
+      SendOn(attempt, api::Encode(r));
+    }
     return;
   }
   if (std::holds_alternative<api::RegisteredMsg>(*msg)) {
@@ -136,8 +150,48 @@ void Agent::OnMessage(uint64_t attempt, const std::string& text) {
     buffer_.Ack(ack->seq);
   } else if (auto* err = std::get_if<api::ErrorMsg>(&*msg)) {
     ROTA_LOG(WARNING) << "server: " << err->message;
+  } else if (auto* cmd = std::get_if<api::CommandMsg>(&*msg)) {
+    QueueCommand(attempt, std::move(*cmd));
   }
   cv_.notify_all();
+}
+
+void Agent::SendOn(uint64_t attempt, std::string text) {
+  if (attempt == attempt_ && client_) client_->Send(std::move(text));
+}
+
+void Agent::QueueCommand(uint64_t attempt, api::CommandMsg cmd) {
+  std::unique_lock<std::mutex> lock(cmd_mu_);
+  if (commands_.size() >= options_.max_queued_commands) {
+    lock.unlock();
+    api::CommandResultMsg r;
+    r.id = cmd.id;
+    r.error = "agent busy: " + std::to_string(options_.max_queued_commands) + " commands queued";
+    ROTA_LOG(WARNING) << "command " << cmd.id << " refused: " << r.error;
+    SendOn(attempt, api::Encode(r));
+    return;
+  }
+  commands_.emplace_back(attempt, std::move(cmd));
+  cmd_cv_.notify_one();
+}
+
+void Agent::CommandLoop() {
+  std::unique_lock<std::mutex> lock(cmd_mu_);
+  while (true) {
+    cmd_cv_.wait(lock, [this] { return cmd_stop_ || !commands_.empty(); });
+    if (cmd_stop_) return;
+    auto [attempt, cmd] = std::move(commands_.front());
+    commands_.pop_front();
+    lock.unlock();
+    ROTA_LOG(INFO) << "command " << cmd.id << ": " << api::CommandActionName(cmd.action) << " uid "
+                   << cmd.uid << ", " << cmd.targets.size() << " target(s)";
+    std::string reply = api::Encode(executor_.Execute(cmd));
+    {
+      std::lock_guard<std::mutex> mu_lock(mu_);
+      SendOn(attempt, std::move(reply));
+    }
+    lock.lock();
+  }
 }
 
 void Agent::OnClosed(uint64_t attempt, const Status& reason) {

@@ -4,19 +4,28 @@
 // leaves no gap in history), and keeps one WebSocket to the server open,
 // reconnecting with exponential backoff.
 //
+// Commands from the server (api::CommandMsg: warn a user, signal processes) run on
+// a worker thread of their own, in arrival order, and are answered with a
+// command_result on the connection they came on.
+//
 // Threading: Run() is the sampling/connection loop on the caller's thread;
-// network callbacks arrive on the WebSocket client's thread. Shared state is
-// guarded by mu_.
+// network callbacks arrive on the WebSocket client's thread; commands run on the
+// command thread. Shared state is guarded by mu_; the command queue by cmd_mu_
+// (lock order: mu_ before cmd_mu_).
 
 #include <atomic>
 #include <condition_variable>
 #include <cstdint>
+#include <deque>
 #include <memory>
 #include <mutex>
 #include <string>
+#include <thread>
+#include <utility>
 #include <vector>
 
 #include "agent/collector.h"
+#include "agent/command_executor.h"
 #include "agent/sample_buffer.h"
 #include "api/types.h"
 #include "common/clock.h"
@@ -37,6 +46,8 @@ struct AgentOptions {
   int64_t min_backoff_ms = 500;
   int64_t max_backoff_ms = 10'000;
   size_t max_samples_per_message = 32;
+  // Commands waiting for the command thread; more are refused with an error result.
+  size_t max_queued_commands = 64;
 };
 
 class Agent {
@@ -60,6 +71,11 @@ class Agent {
   void OnMessage(uint64_t attempt, const std::string& text);
   void OnClosed(uint64_t attempt, const Status& reason);
   void ScheduleReconnect();      // REQUIRES: mu_ held
+  // Queues a command from connection `attempt`. REQUIRES: mu_ held.
+  void QueueCommand(uint64_t attempt, api::CommandMsg cmd);
+  // Sends `text` if connection `attempt` is still the current one. REQUIRES: mu_ held.
+  void SendOn(uint64_t attempt, std::string text);
+  void CommandLoop();            // the command thread
 
   const AgentOptions options_;
   const api::NodeInfo info_;
@@ -79,6 +95,13 @@ class Agent {
   int64_t next_connect_ms_ = 0;                  // GUARDED_BY(mu_), monotonic
   int64_t backoff_ms_ = 0;                       // GUARDED_BY(mu_)
   std::string last_error_;                       // GUARDED_BY(mu_)
+
+  const CommandExecutor executor_;
+  std::mutex cmd_mu_;
+  std::condition_variable cmd_cv_;
+  std::deque<std::pair<uint64_t, api::CommandMsg>> commands_;  // GUARDED_BY(cmd_mu_): (attempt, command)
+  bool cmd_stop_ = false;                                      // GUARDED_BY(cmd_mu_)
+  std::thread cmd_thread_;  // started last, joined first
 };
 
 // ws://host:port/api/v1/agent/connect from an http(s)/ws(s) base URL.

@@ -2,6 +2,7 @@
 // Client commands. Each returns the process exit status: 0 success, 1 error
 // reported on stderr (server unreachable, not found, ...), 2 usage error.
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -53,6 +54,74 @@ struct TokenEdit {
   std::string name, ttl, id;
 };
 int RunTokens(const ClientOptions& client, const OutputOptions& out, const TokenEdit& edit);
+
+// ---- Reservations and policies (reserve_cmd.cc, exec_cmd.cc) ----
+
+// rota reserve: times as reserve::ParseCliTime accepts ("now", "+2h",
+// "tomorrow 09:00", "2026-11-23 14:00" local, RFC 3339).
+struct ReserveOptions {
+  std::string node;
+  std::string gpus;  // "0,1"
+  int count = 0;
+  bool whole_node = false;
+  std::string start = "now";
+  std::string end, duration;  // exactly one
+  std::string title, description;
+};
+int RunReserve(const ClientOptions& client, const OutputOptions& out, const ReserveOptions& o);
+
+// rota reservations: without --from/--to/--state/--all, current and future ones.
+struct ReservationListOptions {
+  bool mine = false;
+  bool all = false;
+  std::string user, node, from, to, state;
+  int limit = 0;  // 0: the server's default
+};
+int RunReservations(const ClientOptions& client, const OutputOptions& out,
+                    const ReservationListOptions& o);
+
+// rota reservation show|edit|cancel ID
+struct ReservationEdit {
+  std::string action;  // "show", "edit", "cancel"
+  std::string id;
+  std::optional<std::string> start, end, title, description;  // edit
+};
+int RunReservationCommand(const ClientOptions& client, const OutputOptions& out,
+                          const ReservationEdit& e);
+
+// rota policies; rota policy create|update|delete (admin; spec from a JSON or
+// YAML file; update/delete take an id or a name).
+int RunPolicies(const ClientOptions& client, const OutputOptions& out);
+struct PolicyEdit {
+  std::string action;  // "create", "update", "delete"
+  std::string ref;     // id or name (update, delete)
+  std::string file;    // create, update
+};
+int RunPolicyCommand(const ClientOptions& client, const OutputOptions& out, const PolicyEdit& e);
+
+// rota exec [--node N] -- CMD ARGS...: execvp's CMD with CUDA_VISIBLE_DEVICES
+// set to the GPUs the caller holds on the node now (CUDA_DEVICE_ORDER=PCI_BUS_ID).
+// Returns only on failure: 1 when no GPUs are held (or the server says no),
+// 127 when CMD cannot be run, 2 for usage errors.
+struct ExecOptions {
+  std::string node;  // "" -> $ROTA_NODE -> hostname
+  std::vector<std::string> command;
+};
+int RunExec(const ClientOptions& client, const ExecOptions& o);
+// The node `rota exec` asks about: `flag`, else $ROTA_NODE, else the hostname.
+std::string ExecNode(const std::string& flag);
+
+// ---- Enforcement audit log (violations_cmd.cc) ----
+
+// rota violations [ID]: a list, or one violation with its events when `id` is
+// set. --from/--to take a duration ago ("2h") or an RFC 3339 time.
+struct ViolationsOptions {
+  std::string id;
+  std::string node, user, from, to;
+  bool open = false, resolved = false;
+  int limit = 0;  // 0: the server's default
+};
+int RunViolations(const ClientOptions& client, const OutputOptions& out, const ViolationsOptions& o);
 
 // Renders the GPU table of `gpus` (array of GPU rows as GET /api/v1/gpus returns).
 std::string RenderGpuTable(const api::Json& gpus, bool show_processes);

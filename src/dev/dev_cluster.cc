@@ -135,6 +135,10 @@ int RunDev(const DevOptions& options) {
   auto admin_password = RandomHex(8);
   if (!admin_password.ok()) return Fail(admin_password.status());
   config.admin_password = *admin_password;
+  // Short enforcement graces so the demo shows the whole ladder in about a minute.
+  config.grace_email_ms = 20'000;
+  config.grace_term_ms = 45'000;
+  config.grace_kill_ms = 10'000;
   auto server = server::Server::Start(config, RealClock::Get());
   if (!server.ok()) {
     return Fail(server.status().WithContext("cannot start the server (another rota dev running? "
@@ -188,6 +192,12 @@ int RunDev(const DevOptions& options) {
             << "Pretend to be a CUDA job on GPU 2 of gpu-a (the simulated GPUs see it):\n"
             << "  CUDA_VISIBLE_DEVICES=2 sleep 600 &\n"
             << "  on another node:  ROTA_SIM_NODE=gpu-b CUDA_VISIBLE_DEVICES=0,1 sleep 600 &\n\n"
+            << "Reserve a GPU as alice and run on it:\n"
+            << "  " << *exe << " reserve --node gpu-a --gpus 1 --duration 2h --title demo\n"
+            << "  ROTA_NODE=gpu-a ROTA_SIM_NODE=gpu-a " << *exe << " exec -- sleep 600 &\n"
+            << "See enforcement: as the admin reserve GPU 3 of gpu-a, then as alice\n"
+            << "  CUDA_VISIBLE_DEVICES=3 sleep 600 &   (warned now, SIGTERM after 45 s)\n"
+            << "  " << *exe << " violations\n\n"
             << "Press Ctrl-C to stop.\n"
             << std::flush;
 

@@ -72,6 +72,133 @@ int main(int argc, char** argv) {
   top->add_option("--frames", top_options.frames, "Exit after this many frames (default: run until Ctrl-C)");
   top->add_option("--refresh", top_options.refresh_s, "Seconds between redraws (default 1)");
 
+  // Accounts.
+  rota::cli::LoginOptions login_options;
+  auto* login = app.add_subcommand("login", "Sign in and save an API token for the CLI");
+  login->add_option("--server", client.server, "Server URL (or ROTA_SERVER)");
+  login->add_option("-u,--user", login_options.username, "Username (prompted when absent)");
+  login->add_option("--ttl", login_options.ttl, "Token lifetime, e.g. 90d (default: no expiry)");
+  auto* logout = app.add_subcommand("logout", "Revoke the saved CLI token and forget it");
+  logout->add_option("--server", client.server, "Server URL (or ROTA_SERVER)");
+  auto* whoami = app.add_subcommand("whoami", "Show the signed-in user");
+  add_client_flags(whoami);
+  auto* users = app.add_subcommand("users", "List users (admin)");
+  add_client_flags(users);
+  rota::cli::UserEdit user_edit;
+  auto* user = app.add_subcommand("user", "Add, change or remove a user (admin; users may change "
+                                          "their own name, email and password)");
+  user->require_subcommand(1);
+  auto add_user_flags = [&](CLI::App* cmd, bool with_fields) {
+    add_client_flags(cmd);
+    cmd->add_option("username", user_edit.username, "Username")->required();
+    if (!with_fields) return;
+    cmd->add_option("--display-name", user_edit.display_name, "Display name");
+    cmd->add_option("--email", user_edit.email, "Email address");
+    cmd->add_option("--unix-user", user_edit.unix_user, "Unix account on the nodes (default: the username)");
+    cmd->add_option("--role", user_edit.role, "user or admin");
+    cmd->add_option("--group", user_edit.groups, "Group membership (repeatable; replaces all)")
+        ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
+    cmd->add_flag("--password-stdin", user_edit.password_stdin, "Read the password from stdin");
+  };
+  auto* user_add = user->add_subcommand("add", "Create a user (prints a generated password "
+                                               "unless --password-stdin)");
+  add_user_flags(user_add, true);
+  auto* user_set = user->add_subcommand("set", "Change a user");
+  add_user_flags(user_set, true);
+  user_set->add_flag("--disable", user_edit.disable, "Disable the account (ends its sessions)");
+  user_set->add_flag("--enable", user_edit.enable, "Enable the account");
+  auto* user_rm = user->add_subcommand("rm", "Delete a user without reservations");
+  add_user_flags(user_rm, false);
+  rota::cli::TokenEdit token_edit;
+  auto* tokens = app.add_subcommand("tokens", "List your API tokens");
+  add_client_flags(tokens);
+  auto* token = app.add_subcommand("token", "Create or revoke an API token");
+  token->require_subcommand(1);
+  auto* token_create = token->add_subcommand("create", "Create an API token (printed once)");
+  add_client_flags(token_create);
+  token_create->add_option("--name", token_edit.name, "What the token is for");
+  token_create->add_option("--ttl", token_edit.ttl, "Lifetime, e.g. 30d (default: no expiry)");
+  auto* token_revoke = token->add_subcommand("revoke", "Revoke a token by id");
+  add_client_flags(token_revoke);
+  token_revoke->add_option("id", token_edit.id, "Token id (rota tokens)")->required();
+
+  // Enforcement audit log.
+  rota::cli::ViolationsOptions violations_options;
+  auto* violations = app.add_subcommand("violations", "GPU-usage violations and the enforcement "
+                                                      "steps taken (audit log)");
+  add_client_flags(violations);
+  violations->add_option("id", violations_options.id, "Show this violation with its events");
+  violations->add_option("--node", violations_options.node, "Only this node");
+  violations->add_option("--user", violations_options.user, "Only this offender (Unix user or rota username)");
+  violations->add_flag("--open", violations_options.open, "Only open violations");
+  violations->add_flag("--resolved", violations_options.resolved, "Only resolved violations");
+  violations->add_option("--from", violations_options.from, "Open at or after: 2h (ago) or RFC 3339");
+  violations->add_option("--to", violations_options.to, "Opened before: 2h (ago) or RFC 3339");
+  violations->add_option("--limit", violations_options.limit, "At most this many (1..1000, default 100)");
+
+  // Reservations and policies.
+  rota::cli::ReserveOptions reserve_options;
+  auto* reserve = app.add_subcommand("reserve", "Reserve GPUs of one node for a time range");
+  add_client_flags(reserve);
+  reserve->add_option("--node", reserve_options.node, "Node name")->required();
+  reserve->add_option("--gpus", reserve_options.gpus, "GPU indices, e.g. 0,1");
+  reserve->add_option("--count", reserve_options.count, "Any N free GPUs of the node");
+  reserve->add_flag("--whole-node", reserve_options.whole_node, "Every GPU of the node");
+  reserve->add_option("--start", reserve_options.start,
+                      "now (default), +2h, tomorrow 09:00, 2026-11-23 14:00 (local) or RFC 3339");
+  reserve->add_option("--end", reserve_options.end, "End time (same forms as --start)");
+  reserve->add_option("--duration", reserve_options.duration, "Length instead of --end, e.g. 2h, 1h30m");
+  reserve->add_option("--title", reserve_options.title, "What it is for")->required();
+  reserve->add_option("--description", reserve_options.description, "Details");
+  rota::cli::ReservationListOptions res_list;
+  auto* reservations = app.add_subcommand("reservations", "List reservations (default: current and future)");
+  add_client_flags(reservations);
+  reservations->add_flag("--mine", res_list.mine, "Only mine");
+  reservations->add_option("--user", res_list.user, "Only this user's");
+  reservations->add_option("--node", res_list.node, "Only on this node");
+  reservations->add_option("--from", res_list.from, "Overlapping this time or later");
+  reservations->add_option("--to", res_list.to, "Overlapping this time or earlier");
+  reservations->add_option("--state", res_list.state, "upcoming, running, ended or cancelled");
+  reservations->add_flag("--all", res_list.all, "Include past reservations");
+  reservations->add_option("--limit", res_list.limit, "At most this many (1..1000, default 100)");
+  rota::cli::ReservationEdit res_edit;
+  auto* reservation = app.add_subcommand("reservation", "Show, edit or cancel one reservation");
+  reservation->require_subcommand(1);
+  auto* res_show = reservation->add_subcommand("show", "Show a reservation");
+  auto* res_edit_cmd = reservation->add_subcommand("edit", "Move, extend, shorten or retitle a reservation");
+  auto* res_cancel = reservation->add_subcommand("cancel", "Cancel (or, when running, end now)");
+  std::string edit_start, edit_end, edit_title, edit_description;
+  for (auto* cmd : {res_show, res_edit_cmd, res_cancel}) {
+    add_client_flags(cmd);
+    cmd->add_option("id", res_edit.id, "Reservation id")->required();
+  }
+  auto* edit_start_opt = res_edit_cmd->add_option("--start", edit_start, "New start");
+  auto* edit_end_opt = res_edit_cmd->add_option("--end", edit_end, "New end (now: end it now)");
+  auto* edit_title_opt = res_edit_cmd->add_option("--title", edit_title, "New title");
+  auto* edit_desc_opt = res_edit_cmd->add_option("--description", edit_description, "New description");
+  auto* policies = app.add_subcommand("policies", "List reservation policies");
+  add_client_flags(policies);
+  rota::cli::PolicyEdit policy_edit;
+  auto* policy = app.add_subcommand("policy", "Create, update or delete a reservation policy (admin)");
+  policy->require_subcommand(1);
+  auto* policy_create = policy->add_subcommand("create", "Create a policy from a JSON or YAML file");
+  auto* policy_update = policy->add_subcommand("update", "Replace a policy from a JSON or YAML file");
+  auto* policy_delete = policy->add_subcommand("delete", "Delete a policy");
+  for (auto* cmd : {policy_create, policy_update, policy_delete}) add_client_flags(cmd);
+  for (auto* cmd : {policy_update, policy_delete}) {
+    cmd->add_option("policy", policy_edit.ref, "Policy id or name")->required();
+  }
+  for (auto* cmd : {policy_create, policy_update}) {
+    cmd->add_option("-f,--file", policy_edit.file, "Policy file (JSON or YAML)")->required();
+  }
+  rota::cli::ExecOptions exec_options;
+  auto* exec = app.add_subcommand("exec", "Run a command on the GPUs you hold on this node now "
+                                          "(sets CUDA_VISIBLE_DEVICES)");
+  exec->add_option("--server", client.server, "Server URL (or ROTA_SERVER)");
+  exec->add_option("--node", exec_options.node, "Node (default: $ROTA_NODE, else the hostname)");
+  exec->add_option("command", exec_options.command, "CMD ARGS... (after --)");
+  exec->positionals_at_end();  // everything from CMD on belongs to CMD
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -84,5 +211,35 @@ int main(int argc, char** argv) {
   if (nodes->parsed()) return rota::cli::RunNodes(client, output);
   if (gpus->parsed()) return rota::cli::RunGpus(client, output, gpus_node);
   if (top->parsed()) return rota::cli::RunTop(client, output, top_options);
+  if (login->parsed()) return rota::cli::RunLogin(client, login_options);
+  if (logout->parsed()) return rota::cli::RunLogout(client);
+  if (whoami->parsed()) return rota::cli::RunWhoami(client, output);
+  if (users->parsed()) return rota::cli::RunUsers(client, output);
+  if (user->parsed()) {
+    user_edit.action = user_add->parsed() ? "add" : user_set->parsed() ? "set" : "rm";
+    return rota::cli::RunUserEdit(client, output, user_edit);
+  }
+  if (tokens->parsed()) return rota::cli::RunTokens(client, output, {"list", "", "", ""});
+  if (token->parsed()) {
+    token_edit.action = token_create->parsed() ? "create" : "revoke";
+    return rota::cli::RunTokens(client, output, token_edit);
+  }
+  if (violations->parsed()) return rota::cli::RunViolations(client, output, violations_options);
+  if (reserve->parsed()) return rota::cli::RunReserve(client, output, reserve_options);
+  if (reservations->parsed()) return rota::cli::RunReservations(client, output, res_list);
+  if (reservation->parsed()) {
+    res_edit.action = res_show->parsed() ? "show" : res_edit_cmd->parsed() ? "edit" : "cancel";
+    if (edit_start_opt->count()) res_edit.start = edit_start;
+    if (edit_end_opt->count()) res_edit.end = edit_end;
+    if (edit_title_opt->count()) res_edit.title = edit_title;
+    if (edit_desc_opt->count()) res_edit.description = edit_description;
+    return rota::cli::RunReservationCommand(client, output, res_edit);
+  }
+  if (policies->parsed()) return rota::cli::RunPolicies(client, output);
+  if (policy->parsed()) {
+    policy_edit.action = policy_create->parsed() ? "create" : policy_update->parsed() ? "update" : "delete";
+    return rota::cli::RunPolicyCommand(client, output, policy_edit);
+  }
+  if (exec->parsed()) return rota::cli::RunExec(client, exec_options);
   return 2;
 }

@@ -2,6 +2,7 @@
 
 #include <mutex>
 #include <variant>
+#include <vector>
 
 #include "api/protocol.h"
 #include "common/log.h"
@@ -41,6 +42,8 @@ class AgentGateway::Session : public net::WsHandler,
     }
     if (auto* reg = std::get_if<api::RegisterMsg>(&*msg)) {
       HandleRegister(reg->node);
+    } else if (auto* result = std::get_if<api::CommandResultMsg>(&*msg)) {
+      gw_->CommandAnswered(Who(), id_, std::move(*result));
     } else {
       HandleSamples(std::get<api::SamplesMsg>(std::move(*msg)));
     }
@@ -55,8 +58,19 @@ class AgentGateway::Session : public net::WsHandler,
     }
     if (!name.empty()) {
       gw_->cluster_->Disconnect(name, id_, gw_->clock_->NowMs());
+      gw_->SessionClosed(name, id_);
       ROTA_LOG(INFO) << "agent " << name << " disconnected";
     }
+  }
+
+  // Queues `text` on the connection; false when it is closed or closing.
+  bool Send(std::string text) {
+    std::shared_ptr<net::WsConnection> conn;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      conn = conn_;
+    }
+    return conn && conn->Send(std::move(text));
   }
 
  private:
@@ -95,6 +109,7 @@ class AgentGateway::Session : public net::WsHandler,
       std::lock_guard<std::mutex> lock(mu_);
       node_ = info.name;
     }
+    gw_->SessionRegistered(info.name, id_, weak_from_this());
     ROTA_LOG(INFO) << "agent " << info.name << " (" << remote_ << ") registered with "
                    << info.gpus.size() << " GPUs"
                    << (info.gpu_status == "ok" ? "" : " (" + info.gpu_status + ")");
@@ -149,6 +164,132 @@ class AgentGateway::Session : public net::WsHandler,
 AgentGateway::AgentGateway(store::Store* store, ClusterState* cluster, IngestStats* stats,
                            const Clock* clock, std::string join_token)
     : store_(store), cluster_(cluster), stats_(stats), clock_(clock), join_token_(std::move(join_token)) {}
+
+AgentGateway::~AgentGateway() {
+  std::map<uint64_t, PendingCommand> pending;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    pending.swap(pending_);
+  }
+  for (auto& [id, p] : pending) {
+    p.done(Status::Unavailable("server stopping before node " + p.node + " answered command " +
+                               std::to_string(id)));
+  }
+}
+
+uint64_t AgentGateway::SendCommand(const std::string& node, api::CommandMsg cmd, CommandCallback done) {
+  cmd.id = next_command_++;
+  const uint64_t id = cmd.id;
+  if (Status st = api::ValidateCommand(cmd); !st.ok()) {
+    done(st.WithContext("command for node " + node));
+    return id;
+  }
+  std::shared_ptr<Session> session;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    auto it = sessions_.find(node);
+    if (it != sessions_.end()) session = it->second.session.lock();
+    if (session) {
+      pending_[id] = PendingCommand{node, it->second.id, clock_->MonotonicMs() + command_timeout_ms_.load(),
+                                    std::move(done)};
+    }
+  }
+  if (!session) {
+    done(Status::Unavailable("node " + node + " is not connected"));
+    return id;
+  }
+  ROTA_LOG(INFO) << "command " << id << " to " << node << ": " << api::CommandActionName(cmd.action)
+                 << " uid " << cmd.uid << ", " << cmd.targets.size() << " target(s)";
+  if (!session->Send(api::Encode(cmd))) {
+    CommandCallback cb;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      auto it = pending_.find(id);
+      if (it != pending_.end()) {
+        cb = std::move(it->second.done);
+        pending_.erase(it);
+      }
+    }
+    // Else SessionClosed already answered it.
+    if (cb) cb(Status::Unavailable("node " + node + " is not connected (connection closing)"));
+  }
+  return id;
+}
+
+void AgentGateway::CheckCommandTimeouts() {
+  const int64_t now = clock_->MonotonicMs();
+  std::vector<std::pair<uint64_t, PendingCommand>> expired;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    for (auto it = pending_.begin(); it != pending_.end();) {
+      if (it->second.deadline_ms <= now) {
+        expired.emplace_back(it->first, std::move(it->second));
+        it = pending_.erase(it);
+      } else {
+        ++it;
+      }
+    }
+  }
+  for (auto& [id, p] : expired) {
+    ROTA_LOG(WARNING) << "node " << p.node << " did not answer command " << id << " in time";
+    p.done(Status::DeadlineExceeded("node " + p.node + " did not answer command " + std::to_string(id) +
+                                    " in time"));
+  }
+}
+
+size_t AgentGateway::pending_commands() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return pending_.size();
+}
+
+void AgentGateway::SessionRegistered(const std::string& node, uint64_t session, std::weak_ptr<Session> s) {
+  std::lock_guard<std::mutex> lock(mu_);
+  sessions_[node] = LiveSession{session, std::move(s)};
+}
+
+void AgentGateway::SessionClosed(const std::string& node, uint64_t session) {
+  std::vector<std::pair<uint64_t, PendingCommand>> orphaned;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    auto it = sessions_.find(node);
+    if (it != sessions_.end() && it->second.id == session) sessions_.erase(it);
+    for (auto p = pending_.begin(); p != pending_.end();) {
+      if (p->second.session == session) {
+        orphaned.emplace_back(p->first, std::move(p->second));
+        p = pending_.erase(p);
+      } else {
+        ++p;
+      }
+    }
+  }
+  for (auto& [id, p] : orphaned) {
+    p.done(Status::Unavailable("node " + node + " disconnected before answering command " + std::to_string(id)));
+  }
+}
+
+void AgentGateway::CommandAnswered(const std::string& who, uint64_t session, api::CommandResultMsg result) {
+  CommandCallback cb;
+  std::string node;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    auto it = pending_.find(result.id);
+    if (it != pending_.end() && it->second.session == session) {
+      cb = std::move(it->second.done);
+      node = it->second.node;
+      pending_.erase(it);
+    }
+  }
+  if (!cb) {
+    ROTA_LOG(WARNING) << "agent " << who << ": ignored result of unknown or expired command " << result.id;
+    return;
+  }
+  if (!result.error.empty()) {
+    cb(Status::InvalidArgument("node " + node + " refused command " + std::to_string(result.id) + ": " +
+                               result.error));
+    return;
+  }
+  cb(std::move(result));
+}
 
 net::WsAcceptor AgentGateway::Acceptor() {
   return [this](const net::HttpRequest& req) -> std::variant<net::HttpResponse, std::shared_ptr<net::WsHandler>> {

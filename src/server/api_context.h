@@ -4,6 +4,7 @@
 #include <atomic>
 
 #include "common/clock.h"
+#include "enforce/types.h"
 #include "server/cluster_state.h"
 #include "server/config.h"
 #include "server/ingest_stats.h"
@@ -18,6 +19,8 @@ namespace rota::server {
 class RequestMetrics;
 class Accounts;
 class AgentGateway;
+class AuditLog;
+class Reservations;
 
 struct ApiContext {
   const ServerConfig* config = nullptr;
@@ -29,6 +32,10 @@ struct ApiContext {
   std::atomic<bool>* ready = nullptr;
   Accounts* accounts = nullptr;
   AgentGateway* gateway = nullptr;
+  AuditLog* audit = nullptr;
+  Reservations* reservations = nullptr;
+  // Server-wide enforcement settings (policies validate against them).
+  enforce::EnforcementSettings enforcement_defaults;
 };
 
 // Route groups, one file each.
@@ -39,5 +46,8 @@ Status RegisterStreamRoutes(net::HttpServer& http, ApiContext& ctx);     // stre
 Status RegisterPrometheusRoutes(net::HttpServer& http, ApiContext& ctx); // prometheus.cc
 Status RegisterOpenApiRoutes(net::HttpServer& http, ApiContext& ctx);    // openapi.cc
 Status RegisterAccountRoutes(net::HttpServer& http, ApiContext& ctx);    // accounts_api.cc
+Status RegisterViolationRoutes(net::HttpServer& http, ApiContext& ctx);  // violations_api.cc
+Status RegisterReservationRoutes(net::HttpServer& http, ApiContext& ctx); // reservations_api.cc
+Status RegisterPolicyRoutes(net::HttpServer& http, ApiContext& ctx);     // policies_api.cc
 
 }  // namespace rota::server

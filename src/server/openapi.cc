@@ -93,6 +93,106 @@ Json AccountPaths() {
   };
 }
 
+// The enforcement audit log (violations_api.cc).
+Json ViolationPaths() {
+  Json pids = Arr(Obj({{"pid", T("integer")}, {"start_time_ms", T("integer")},
+                       {"outcome", T("string")}, {"detail", T("string")}}));
+  Json event = Obj({{"id", T("integer")}, {"time", T("string")}, {"t_ms", T("integer")},
+                    {"action", T("string")}, {"outcome", T("string")}, {"detail", T("string")},
+                    {"pids", pids}});
+  Json violation = Obj(
+      {{"id", T("integer")}, {"node", T("string")}, {"gpu", T("integer")}, {"gpu_uuid", T("string")},
+       {"uid", T("integer")}, {"unix_user", T("string")}, {"user", T("string")},
+       {"reservation_id", T("integer")}, {"reservation_owner", T("string")},
+       {"mode", {{"type", "string"}, {"enum", {"reserved", "strict"}}}}, {"dry_run", T("boolean")},
+       {"state", {{"type", "string"}, {"enum", {"open", "resolved"}}}}, {"opened", T("string")},
+       {"opened_ms", T("integer")}, {"closed", T("string")}, {"closed_ms", T("integer")},
+       {"processes", Arr(Obj({{"pid", T("integer")}, {"start_time_ms", T("integer")},
+                              {"command", T("string")}}))},
+       {"resolution", T("string")}, {"last_action", T("string")}, {"events", Arr(event)}});
+  Json list_params = Json::array(
+      {QueryParam("node", "string", "only this node"),
+       QueryParam("user", "string", "offender's Unix user or rota username"),
+       QueryParam("state", "string", "open or resolved"),
+       QueryParam("from", "string", "RFC 3339: violations open at or after"),
+       QueryParam("to", "string", "RFC 3339: violations opened before"),
+       QueryParam("limit", "integer", "1..1000 (default 100)"),
+       QueryParam("offset", "integer", "rows to skip (default 0)")});
+  return Json{
+      {"/api/v1/violations",
+       {{"get", Op("GPU-usage violations, newest first (audit log)",
+                   Obj({{"violations", Arr(violation)}, {"limit", T("integer")},
+                        {"offset", T("integer")}, {"next_offset", T("integer")}}),
+                   {400, 401}, list_params)}}},
+      {"/api/v1/violations/{id}",
+       {{"get", Op("A violation with every enforcement step (open, warn, email, term, kill, "
+                   "resolve and the agent's outcomes)",
+                   violation, {400, 401, 404},
+                   Json::array({PathParam("id", "integer", "violation id")}))}}},
+  };
+}
+
+// Reservations and policies (reservations_api.cc, policies_api.cc).
+Json ReservationPaths() {
+  Json reservation = Obj(
+      {{"id", T("integer")}, {"owner", T("string")}, {"owner_id", T("integer")},
+       {"node", T("string")}, {"gpus", Arr(T("integer"))}, {"gpu_uuids", Arr(T("string"))},
+       {"title", T("string")}, {"description", T("string")}, {"start", T("string")},
+       {"end", T("string")}, {"start_ms", T("integer")}, {"end_ms", T("integer")},
+       {"state", {{"type", "string"}, {"enum", {"upcoming", "running", "ended", "cancelled"}}}},
+       {"created", T("string")}, {"updated", T("string")}, {"cancelled", T("string")},
+       {"enforcement", T("object")}, {"avg_util_gpu", T("number")}, {"avg_util_mem", T("number")},
+       {"idle_notified", T("string")},
+       {"live", Obj({{"avg_util_gpu", T("number")}, {"avg_util_mem", T("number")},
+                     {"samples", T("integer")}, {"idle_since", T("string")}})}});
+  Json policy = Obj(
+      {{"id", T("integer")}, {"name", T("string")}, {"description", T("string")},
+       {"subjects", Obj({{"users", Arr(T("string"))}, {"groups", Arr(T("string"))}})},
+       {"targets", Obj({{"nodes", Arr(T("string"))}, {"gpu_models", Arr(T("string"))}})},
+       {"windows", Obj({{"zone", T("string")},
+                        {"allow", Arr(Obj({{"days", Arr(T("string"))}, {"from", T("string")},
+                                           {"to", T("string")}}))}})},
+       {"max_duration", T("string")}, {"max_ahead", T("string")}, {"max_gpus", T("integer")},
+       {"weekly_gpu_hours", T("number")}, {"enforcement", T("object")},
+       {"idle", Obj({{"threshold_pct", T("number")}, {"after", T("string")}, {"release", T("boolean")}})},
+       {"created", T("string")}, {"updated", T("string")}});
+  Json id = Json::array({PathParam("id", "integer", "reservation id")});
+  Json pid = Json::array({PathParam("id", "integer", "policy id")});
+  Json list_params = Json::array(
+      {QueryParam("mine", "boolean", "only the caller's"), QueryParam("user", "string", "only this user's"),
+       QueryParam("node", "string", "only on this node"),
+       QueryParam("from", "string", "RFC 3339: overlapping [from, to)"),
+       QueryParam("to", "string", "RFC 3339"),
+       QueryParam("state", "string", "upcoming, running, ended or cancelled"),
+       QueryParam("limit", "integer", "1..1000 (default 100): the latest-starting, in start order")});
+  return Json{
+      {"/api/v1/reservations",
+       {{"get", Op("Reservations", Obj({{"reservations", Arr(reservation)}}), {400, 401}, list_params)},
+        {"post", Op("Reserve GPUs of one node: {node, gpus | gpu_uuids | count | whole_node: true, "
+                    "start, end (RFC 3339), title, description?, enforcement?}; 409 names the "
+                    "conflicting reservations, 403 the refusing policy and rule",
+                    reservation, {400, 401, 403, 404, 409})}}},
+      {"/api/v1/reservations/held",
+       {{"get", Op("The caller's GPUs on a node now (rota exec)",
+                   Obj({{"node", T("string")}, {"user", T("string")}, {"gpus", Arr(T("integer"))},
+                        {"gpu_uuids", Arr(T("string"))}, {"reservations", Arr(reservation)}}),
+                   {400, 401, 404}, Json::array({QueryParam("node", "string", "node name (required)")}))}}},
+      {"/api/v1/reservations/{id}",
+       {{"get", Op("A reservation (live utilisation while running)", reservation, {400, 401, 404}, id)},
+        {"patch", Op("Edit {start?, end?, title?, description?, enforcement?} (owner or admin)",
+                     reservation, {400, 401, 403, 404, 409}, id)},
+        {"delete", Op("Cancel (upcoming) or end now (running) (owner or admin)", reservation,
+                      {400, 401, 403, 404, 409}, id)}}},
+      {"/api/v1/policies",
+       {{"get", Op("Reservation policies", Obj({{"policies", Arr(policy)}}), {401})},
+        {"post", Op("Create a policy (admin)", policy, {400, 401, 403, 409})}}},
+      {"/api/v1/policies/{id}",
+       {{"get", Op("A policy", policy, {400, 401, 404}, pid)},
+        {"put", Op("Replace a policy (admin)", policy, {400, 401, 403, 404, 409}, pid)},
+        {"delete", Op("Delete a policy (admin)", T("object"), {401, 403, 404}, pid)}}},
+  };
+}
+
 Json BuildSpec() {
   Json range = Json::array({QueryParam("from", "string", "RFC 3339 start (default: to - 1h)"),
                             QueryParam("to", "string", "RFC 3339 end (default: now)"),
@@ -157,6 +257,8 @@ Json BuildSpec() {
                    {401})}}},
   };
   paths.update(AccountPaths());
+  paths.update(ViolationPaths());
+  paths.update(ReservationPaths());
   return Json{{"openapi", "3.0.3"},
               {"info", {{"title", "rota API"}, {"version", "1"},
                         {"description", "GPU cluster manager: nodes, GPUs, metrics history, live updates."}}},

@@ -7,9 +7,14 @@
 #include "common/strings.h"
 #include "net/http_server.h"
 #include "server/accounts.h"
+#include "notify/notifier.h"
 #include "server/agent_gateway.h"
 #include "server/api_context.h"
+#include "server/audit.h"
 #include "server/cluster_state.h"
+#include "server/enforcement_binding.h"
+#include "server/enforcement_service.h"
+#include "server/reservations.h"
 #include "server/ingest_stats.h"
 #include "server/request_metrics.h"
 #include "server/store/store.h"
@@ -28,6 +33,11 @@ struct Server::Impl {
   std::atomic<bool> ready{false};
   ApiContext ctx;
   std::unique_ptr<AgentGateway> gateway;
+  std::unique_ptr<notify::Notifier> notifier;
+  std::unique_ptr<AuditLog> audit;
+  std::unique_ptr<Reservations> reservations;
+  std::unique_ptr<EnforcementService> enforcement;
+  std::unique_ptr<EnforcementRunner> enforcement_runner;
   std::unique_ptr<net::HttpServer> http;
 
   std::mutex mu;
@@ -40,12 +50,18 @@ struct Server::Impl {
 
 void Server::Impl::BackgroundLoop() {
   int64_t next_retention = clock->MonotonicMs() + 5'000;
+  int64_t next_tick = 0;
   std::unique_lock<std::mutex> lock(mu);
   while (!stopping) {
     cv.wait_for(lock, std::chrono::milliseconds(250));
     if (stopping) break;
     lock.unlock();
     cluster->CheckLiveness(clock->NowMs());
+    gateway->CheckCommandTimeouts();
+    if (clock->MonotonicMs() >= next_tick) {
+      reservations->Tick(clock->NowMs());
+      next_tick = clock->MonotonicMs() + 2'000;
+    }
     if (clock->MonotonicMs() >= next_retention) {
       Status st = store->RunRetention(clock->NowMs());
       if (!st.ok()) ROTA_LOG(WARNING) << "retention failed: " << st.message();
@@ -98,6 +114,17 @@ Status BootstrapAdmin(const ServerConfig& config, Accounts& accounts, int64_t no
   return Status::Ok();
 }
 
+// The parts of EnforcementDeps that come from the configuration.
+Result<EnforcementDeps> EnforcementDepsFor(const ServerConfig& config) {
+  EnforcementDeps deps;
+  ASSIGN_OR_RETURN(deps.defaults, DefaultEnforcementSettings(config));
+  deps.server_url = config.public_url;
+  if (deps.server_url.empty()) {
+    deps.server_url = "http://" + config.listen_address + ":" + std::to_string(config.listen_port);
+  }
+  return deps;
+}
+
 Result<std::unique_ptr<Server>> Server::Start(const ServerConfig& config, Clock& clock) {
   auto impl = std::make_unique<Impl>();
   impl->config = config;
@@ -137,6 +164,40 @@ Result<std::unique_ptr<Server>> Server::Start(const ServerConfig& config, Clock&
                                                  &clock, impl->join_token);
 
   impl->ctx.gateway = impl->gateway.get();
+
+  // Reservations, mail and enforcement.
+  ASSIGN_OR_RETURN(EnforcementDeps deps_defaults, EnforcementDepsFor(config));
+  notify::SmtpConfig smtp;
+  smtp.url = config.smtp_url;
+  smtp.tls = config.smtp_tls;
+  smtp.username = config.smtp_username;
+  smtp.password = config.smtp_password;
+  smtp.from = config.smtp_from;
+  smtp.ca_file = config.smtp_ca_file;
+  smtp.insecure_skip_verify = config.smtp_insecure_skip_verify;
+  smtp.rate_limit_per_hour = config.smtp_rate_limit_per_hour;
+  if (!config.smtp_url.empty()) impl->notifier = std::make_unique<notify::Notifier>(smtp, clock);
+  impl->audit = std::make_unique<AuditLog>(impl->store.get());
+  impl->reservations =
+      std::make_unique<Reservations>(impl->store.get(), impl->cluster.get(), &clock);
+  EnforcementDeps deps = deps_defaults;
+  deps.reservations = impl->reservations.get();
+  deps.accounts = impl->accounts.get();
+  deps.gateway = impl->gateway.get();
+  deps.cluster = impl->cluster.get();
+  deps.notifier = impl->notifier.get();
+  impl->reservations->SetIdleHook(MakeIdleMailer(deps));
+  impl->reservations->SetEnforcementCheck(MakeEnforcementCheck(deps.defaults));
+  RETURN_IF_ERROR(impl->reservations->Start().WithContext("reservations"));
+  impl->enforcement = std::make_unique<EnforcementService>(impl->audit.get(),
+                                                           MakeEnforcementHooks(deps), clock);
+  RETURN_IF_ERROR(impl->enforcement->Recover().WithContext("enforcement"));
+  impl->enforcement_runner =
+      std::make_unique<EnforcementRunner>(impl->enforcement.get(), impl->cluster.get());
+  impl->ctx.audit = impl->audit.get();
+  impl->ctx.reservations = impl->reservations.get();
+  impl->ctx.enforcement_defaults = deps.defaults;
+
   net::HttpServerOptions http_options;
   http_options.bind_address = config.listen_address;
   http_options.port = config.listen_port;
@@ -153,6 +214,9 @@ Result<std::unique_ptr<Server>> Server::Start(const ServerConfig& config, Clock&
   RETURN_IF_ERROR(RegisterPrometheusRoutes(http, ctx));
   RETURN_IF_ERROR(RegisterOpenApiRoutes(http, ctx));
   RETURN_IF_ERROR(RegisterAccountRoutes(http, ctx));
+  RETURN_IF_ERROR(RegisterReservationRoutes(http, ctx));
+  RETURN_IF_ERROR(RegisterPolicyRoutes(http, ctx));
+  RETURN_IF_ERROR(RegisterViolationRoutes(http, ctx));
   RETURN_IF_ERROR(http.AddWebSocket("/api/v1/agent/connect", impl->gateway->Acceptor()));
   RequestMetrics* metrics = &impl->request_metrics;
   http.SetObserver([metrics](const net::HttpRequest& req, int status, double seconds) {
@@ -189,6 +253,10 @@ void Server::Stop() {
   impl_->cv.notify_all();
   if (impl_->background.joinable()) impl_->background.join();
   impl_->http->Stop();
+  // Nothing feeds enforcement any more; stop it before what it uses.
+  impl_->enforcement_runner.reset();
+  impl_->enforcement.reset();
+  impl_->notifier.reset();  // drains queued mail for a moment
   Status st = impl_->store->Flush();
   if (!st.ok()) ROTA_LOG(WARNING) << "store flush at stop failed: " << st.message();
 }
@@ -206,5 +274,6 @@ std::string Server::url() const {
 const std::string& Server::join_token() const { return impl_->join_token; }
 const ServerConfig& Server::config() const { return impl_->config; }
 Accounts& Server::accounts() { return *impl_->accounts; }
+AgentGateway* Server::gateway() { return impl_->gateway.get(); }
 
 }  // namespace rota::server

@@ -19,6 +19,7 @@
 namespace rota::server {
 
 class Accounts;
+class AgentGateway;
 
 class Server {
  public:
@@ -37,6 +38,8 @@ class Server {
   const ServerConfig& config() const;
   // The account service (rota dev creates its demo users through it).
   Accounts& accounts();
+  // The agent gateway (commands to agents: AgentGateway::SendCommand).
+  AgentGateway* gateway();
 
  private:
   struct Impl;

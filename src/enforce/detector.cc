@@ -1,0 +1,97 @@
+#include "enforce/detector.h"
+
+#include <algorithm>
+#include <map>
+
+namespace rota::enforce {
+namespace {
+
+bool Contains(const std::vector<uint32_t>& v, uint32_t x) {
+  return std::find(v.begin(), v.end(), x) != v.end();
+}
+
+bool Contains(const std::vector<std::string>& v, const std::string& x) {
+  return std::find(v.begin(), v.end(), x) != v.end();
+}
+
+}  // namespace
+
+bool IsExemptCommand(const std::string& command, const std::vector<std::string>& exempt_commands) {
+  if (exempt_commands.empty()) return false;
+  size_t end = command.find(' ');
+  std::string argv0 = command.substr(0, end);
+  if (argv0.empty()) return false;
+  size_t slash = argv0.rfind('/');
+  std::string base = slash == std::string::npos ? argv0 : argv0.substr(slash + 1);
+  return Contains(exempt_commands, argv0) || (!base.empty() && Contains(exempt_commands, base));
+}
+
+std::vector<Offence> Detect(const std::string& node, const api::NodeSample& sample,
+                            const std::vector<ReservationView>& active,
+                            const std::vector<JobAllocationView>& jobs,
+                            const EnforcementSettings& node_default) {
+  std::vector<Offence> out;
+  for (const api::GpuSample& gpu : sample.gpus) {
+    // Reservations covering this GPU, lowest id first.
+    std::vector<const ReservationView*> covering;
+    for (const auto& r : active) {
+      if (r.node == node && Contains(r.gpus, gpu.index)) covering.push_back(&r);
+    }
+    std::sort(covering.begin(), covering.end(),
+              [](const ReservationView* a, const ReservationView* b) { return a->id < b->id; });
+    const ReservationView* charged = covering.empty() ? nullptr : covering.front();
+    const EnforcementSettings& settings = charged ? charged->settings : node_default;
+    if (settings.mode == "off") continue;
+    if (!charged && settings.mode != "strict") continue;
+    if (charged && charged->owner_unix_user.empty()) continue;
+
+    std::map<uint32_t, Offence> by_uid;
+    for (const api::GpuProcess& p : gpu.processes) {
+      if (!p.uid.has_value()) continue;
+      bool fine = false;
+      for (const ReservationView* r : covering) {
+        fine = fine || (!p.user.empty() && p.user == r->owner_unix_user);
+      }
+      for (const auto& j : jobs) {
+        fine = fine || (j.node == node && Contains(j.gpus, gpu.index) && !p.user.empty() &&
+                        p.user == j.unix_user);
+      }
+      fine = fine || (!p.user.empty() && Contains(settings.exempt_users, p.user)) ||
+             IsExemptCommand(p.command, settings.exempt_commands);
+      if (fine) continue;
+
+      auto [it, inserted] = by_uid.try_emplace(*p.uid);
+      Offence& o = it->second;
+      if (inserted) {
+        o.node = node;
+        o.gpu = gpu.index;
+        o.gpu_uuid = gpu.uuid;
+        o.uid = *p.uid;
+        o.unix_user = p.user;
+        o.settings = settings;
+        if (charged) {
+          o.reservation_id = charged->id;
+          o.reservation_owner_id = charged->owner_id;
+          o.reservation_owner_username = charged->owner_username;
+          o.reservation_title = charged->title;
+          o.reservation_end_ms = charged->end_ms;
+        }
+      }
+      if (o.unix_user.empty()) o.unix_user = p.user;
+      bool seen = false;
+      for (const auto& q : o.processes) seen = seen || q.pid == p.pid;
+      if (!seen) o.processes.push_back({p.pid, p.start_time_ms.value_or(0), p.command});
+    }
+    for (auto& [uid, o] : by_uid) {
+      std::sort(o.processes.begin(), o.processes.end(),
+                [](const OffendingProcess& a, const OffendingProcess& b) { return a.pid < b.pid; });
+      out.push_back(std::move(o));
+    }
+  }
+  std::stable_sort(out.begin(), out.end(), [](const Offence& a, const Offence& b) {
+    return a.gpu != b.gpu ? a.gpu < b.gpu : a.uid < b.uid;
+  });
+  return out;
+}
+
+}  // namespace rota::enforce

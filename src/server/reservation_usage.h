@@ -1,0 +1,81 @@
+#pragma once
+// UsageTracker: live GPU/memory utilisation of reservations and their idle
+// time, accumulated from the samples ClusterState receives. In memory only:
+// Reservations finalizes the averages into the store when a reservation ends
+// (falling back to the store's minute aggregates after a restart).
+//
+// Thread-safe (one mutex); OnSample is cheap enough for an io thread.
+
+#include <cstdint>
+#include <map>
+#include <mutex>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "api/types.h"
+#include "reserve/policy.h"
+
+namespace rota::server {
+
+// What a running reservation has used so far.
+struct LiveUsage {
+  double avg_util_gpu = 0;  // mean over samples of the mean over its GPUs, percent
+  double avg_util_mem = 0;
+  int64_t samples = 0;
+  std::optional<int64_t> idle_since_ms;  // under the lowest idle threshold since then
+};
+
+struct TrackedReservation {
+  int64_t id = 0;
+  std::string node;
+  std::vector<uint32_t> gpus;
+  int64_t start_ms = 0;
+  int64_t end_ms = 0;
+  std::vector<reserve::AppliedIdleRule> idle_rules;
+  bool idle_notified = false;
+};
+
+// An idle rule whose time is up.
+struct IdleDue {
+  int64_t id = 0;
+  std::string policy;
+  reserve::IdleRule rule;
+  int64_t idle_since_ms = 0;
+};
+
+class UsageTracker {
+ public:
+  // Adds or replaces (keeping accumulated usage) a reservation to follow.
+  void Track(const TrackedReservation& r);
+  void Forget(int64_t id);
+  // Accumulates one sample of `node` into reservations running at its time.
+  void OnSample(const std::string& node, const api::NodeSample& sample);
+  std::optional<LiveUsage> Usage(int64_t id) const;
+  // Removes and returns (with their usage, samples 0 when none) reservations
+  // with end_ms <= now_ms.
+  std::vector<std::pair<TrackedReservation, LiveUsage>> TakeEnded(int64_t now_ms);
+  // Rules idle for at least their `after` (measured to the latest sample), of
+  // reservations running at now_ms not yet notified: at most one per
+  // reservation, a releasing rule first.
+  std::vector<IdleDue> DueIdle(int64_t now_ms) const;
+  void MarkNotified(int64_t id);
+  // Replaces the idle rules of reservation `id` (policies changed).
+  void SetIdleRules(int64_t id, std::vector<reserve::AppliedIdleRule> rules);
+  std::vector<TrackedReservation> All() const;
+
+ private:
+  struct Entry {
+    TrackedReservation r;
+    double sum_gpu = 0, sum_mem = 0;
+    int64_t n_gpu = 0, n_mem = 0;
+    int64_t last_sample_ms = 0;
+    std::map<double, int64_t> idle_since;  // threshold -> first idle sample time
+  };
+  mutable std::mutex mu_;
+  std::map<int64_t, Entry> entries_;                 // GUARDED_BY(mu_)
+  std::map<std::string, std::set<int64_t>> by_node_;  // GUARDED_BY(mu_)
+};
+
+}  // namespace rota::server

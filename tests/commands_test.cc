@@ -1,0 +1,391 @@
+// Commands from server to agent, end to end: the server runs in this process (so the
+// test can call AgentGateway::SendCommand) and a real `rota agent` child on simulated
+// GPUs signals real processes. A fake server checks that the agent answers commands it
+// cannot run and keeps working.
+
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <condition_variable>
+#include <deque>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <thread>
+#include <variant>
+
+#include "api/protocol.h"
+#include "common/clock.h"
+#include "common/file_util.h"
+#include "common/process.h"
+#include "net/http_server.h"
+#include "server/agent_gateway.h"
+#include "server/server.h"
+#include "tests/harness.h"
+
+namespace rota::testing {
+namespace {
+
+using std::chrono::milliseconds;
+using std::chrono::seconds;
+
+constexpr char kToken[] = "test-join-token-0123456789";
+
+// Collects the answers of one SendCommand; counts calls to check "exactly once".
+struct Answer {
+  std::mutex mu;
+  std::condition_variable cv;
+  int calls = 0;
+  std::optional<Result<api::CommandResultMsg>> result;
+
+  server::AgentGateway::CommandCallback Callback() {
+    return [this](Result<api::CommandResultMsg> r) {
+      std::lock_guard<std::mutex> lock(mu);
+      ++calls;
+      result.emplace(std::move(r));
+      cv.notify_all();
+    };
+  }
+  // The answer, or Internal after `timeout`.
+  Result<api::CommandResultMsg> Wait(milliseconds timeout) {
+    std::unique_lock<std::mutex> lock(mu);
+    if (!cv.wait_for(lock, timeout, [&] { return result.has_value(); })) {
+      return Status::Internal("no answer");
+    }
+    return *result;
+  }
+  int Calls() {
+    std::lock_guard<std::mutex> lock(mu);
+    return calls;
+  }
+};
+
+// A spawned process, killed and reaped on destruction unless reaped before.
+struct Victim {
+  pid_t pid = -1;
+  ~Victim() {
+    if (pid > 0) StopProcess(pid, 0);
+  }
+  // The wait status once it exited within timeout_ms; nullopt if it still runs.
+  std::optional<int> WaitExit(int timeout_ms) {
+    auto st = WaitProcess(pid, timeout_ms);
+    if (!st.ok()) return std::nullopt;
+    pid = -1;
+    return *st;
+  }
+};
+
+api::CommandMsg SignalCommand(api::CommandSignal sig, const api::Json& process) {
+  api::CommandMsg cmd;
+  cmd.action = api::CommandAction::kSignal;
+  cmd.signal = sig;
+  cmd.uid = process.value("uid", 0u);
+  cmd.user = process.value("user", "");
+  cmd.targets = {{process["pid"].get<uint32_t>(), process["start_time_ms"].get<int64_t>(), 1}};
+  return cmd;
+}
+
+// Starts `rota agent` for `node` against `server_url` with a 2-GPU simulated node.
+Result<Child> StartAgent(const std::string& dir, const std::string& node, const std::string& server_url) {
+  std::string state = dir + "/agent-" + node;
+  RETURN_IF_ERROR(MakeDirs(state, 0700));
+  api::Json gpus = api::Json::array();
+  for (int i = 0; i < 2; ++i) {
+    gpus.push_back({{"model", "NVIDIA A100-SXM4-80GB"}, {"memory_mib", 81920}, {"power_limit_w", 400},
+                    {"idle_power_w", 50}});
+  }
+  api::Json sim{{"node", node}, {"default_node", false}, {"gpus", gpus}, {"faults", api::Json::object()}};
+  RETURN_IF_ERROR(WriteFileAtomic(state + "/sim-nvml.json", sim.dump(2)));
+  Child agent({RotaBinary(), "agent", "--server", server_url, "--token", kToken, "--name", node, "--state-dir",
+               state, "--interval", "0.5s", "--nvml-lib", SimNvmlLibrary()},
+              {{"ROTA_SIM_NVML_CONFIG", state + "/sim-nvml.json"}}, state + ".log");
+  RETURN_IF_ERROR(agent.Start());
+  return agent;
+}
+
+class CommandsTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    server::ServerConfig config;
+    config.listen_address = "127.0.0.1";
+    config.listen_port = 0;
+    config.data_dir = dir_.path() + "/server";
+    config.join_token = kToken;
+    config.anonymous_read = true;  // the test reads /api/v1/gpus without logging in
+    config.password_hash_cost = "min";
+    config.admin_password = "admin-password-for-tests";
+    config.log_level = "warning";
+    auto s = server::Server::Start(config, RealClock::Get());
+    ASSERT_TRUE(s.ok()) << s.status().ToString();
+    server_ = std::move(*s);
+    gateway_ = server_->gateway();
+    ASSERT_NE(gateway_, nullptr);
+    auto agent = StartAgent(dir_.path(), "node-a", server_->url());
+    ASSERT_TRUE(agent.ok()) << agent.status().ToString();
+    agent_ = std::move(*agent);
+    ASSERT_TRUE(WaitFor([&] {
+      api::Json node = GetJson("/api/v1/nodes/node-a");
+      return node.is_object() && node.value("state", "") == "ready";
+    }, seconds(20)))
+        << agent_.Log();
+  }
+
+  void TearDown() override {
+    agent_.Kill();
+    if (server_) server_->Stop();
+  }
+
+  api::Json GetJson(const std::string& path) {
+    auto r = net::HttpCall("GET", server_->url() + path, "", {}, 5000);
+    if (!r.ok() || r->status != 200) return api::Json();
+    auto j = api::ParseJson(r->body);
+    return j.ok() ? *j : api::Json();
+  }
+
+  // Starts `sleep 300` on simulated GPU 1 of node-a and waits until the server's
+  // latest sample shows it with its start time; returns its process row.
+  api::Json StartVictim(Victim* v) {
+    SpawnOptions opts;
+    opts.env = {{"CUDA_VISIBLE_DEVICES", "1"}, {"ROTA_SIM_NODE", "node-a"}};
+    opts.die_with_parent = true;
+    auto pid = SpawnProcess({"sleep", "300"}, opts);
+    EXPECT_TRUE(pid.ok());
+    if (!pid.ok()) return api::Json();
+    v->pid = *pid;
+    api::Json found;
+    WaitFor([&] {
+      api::Json gpu = FindGpu(GetJson("/api/v1/gpus?node=node-a")["gpus"], "node-a", 1);
+      if (!gpu.is_object()) return false;
+      for (const auto& p : gpu["processes"]) {
+        if (p["pid"] == *pid && p.contains("start_time_ms") && p.contains("uid")) found = p;
+      }
+      return found.is_object();
+    }, seconds(15));
+    return found;
+  }
+
+  // Sends and waits for the answer; checks done ran exactly once.
+  Result<api::CommandResultMsg> Run(const std::string& node, api::CommandMsg cmd,
+                                    milliseconds timeout = milliseconds(15'000)) {
+    auto answer = std::make_shared<Answer>();
+    gateway_->SendCommand(node, std::move(cmd), answer->Callback());
+    auto r = answer->Wait(timeout);
+    std::this_thread::sleep_for(milliseconds(50));
+    EXPECT_EQ(answer->Calls(), 1);
+    return r;
+  }
+
+  TempDir dir_;
+  std::unique_ptr<server::Server> server_;
+  server::AgentGateway* gateway_ = nullptr;
+  Child agent_;
+};
+
+TEST_F(CommandsTest, SignalStopsAProcessSeenOnASimulatedGpu) {
+  Victim v;
+  api::Json p = StartVictim(&v);
+  ASSERT_TRUE(p.is_object()) << "victim never showed on node-a GPU 1; agent log:\n" << agent_.Log();
+  EXPECT_EQ(p["uid"], ::getuid());
+
+  // The start time the server saw, off by a minute: a reused pid. Nothing is signalled.
+  api::CommandMsg wrong = SignalCommand(api::CommandSignal::kKill, p);
+  wrong.targets[0].start_time_ms -= 60'000;
+  auto mismatch = Run("node-a", wrong);
+  ASSERT_TRUE(mismatch.ok()) << mismatch.status().ToString();
+  ASSERT_EQ(mismatch->outcomes.size(), 1u);
+  EXPECT_EQ(mismatch->outcomes[0].outcome, api::TargetOutcome::kMismatch) << mismatch->outcomes[0].detail;
+  EXPECT_FALSE(v.WaitExit(200).has_value());
+
+  // A warning: the victim has no terminal, so nothing is written and nothing fails.
+  api::CommandMsg warn = SignalCommand(api::CommandSignal::kTerm, p);
+  warn.action = api::CommandAction::kWarn;
+  warn.message = "GPU 1 of node-a is reserved.";
+  auto warned = Run("node-a", warn);
+  ASSERT_TRUE(warned.ok()) << warned.status().ToString();
+  EXPECT_TRUE(warned->outcomes.empty());
+  EXPECT_FALSE(v.WaitExit(100).has_value());
+
+  auto term = Run("node-a", SignalCommand(api::CommandSignal::kTerm, p));
+  ASSERT_TRUE(term.ok()) << term.status().ToString();
+  EXPECT_GT(term->id, 0u);
+  ASSERT_EQ(term->outcomes.size(), 1u);
+  EXPECT_EQ(term->outcomes[0].pid, p["pid"].get<uint32_t>());
+  EXPECT_EQ(term->outcomes[0].outcome, api::TargetOutcome::kSignalled) << term->outcomes[0].detail;
+  auto st = v.WaitExit(5000);
+  ASSERT_TRUE(st.has_value()) << "victim survived SIGTERM";
+  EXPECT_TRUE(WIFSIGNALED(*st) && WTERMSIG(*st) == SIGTERM);
+
+  // Again: the process is gone now.
+  auto again = Run("node-a", SignalCommand(api::CommandSignal::kKill, p));
+  ASSERT_TRUE(again.ok());
+  EXPECT_EQ(again->outcomes.at(0).outcome, api::TargetOutcome::kGone);
+  EXPECT_EQ(gateway_->pending_commands(), 0u);
+}
+
+TEST_F(CommandsTest, UnknownNodeAndInvalidCommandFailAtOnce) {
+  api::CommandMsg cmd;
+  cmd.action = api::CommandAction::kSignal;
+  cmd.targets = {{12345, 1, 0}};
+  Answer unknown;
+  gateway_->SendCommand("node-x", cmd, unknown.Callback());
+  EXPECT_EQ(unknown.Calls(), 1) << "done must run before SendCommand returns";
+  auto r = unknown.Wait(milliseconds(0));
+  EXPECT_EQ(r.status().code(), StatusCode::kUnavailable);
+  EXPECT_EQ(r.status().message(), "node node-x is not connected");
+
+  api::CommandMsg invalid = cmd;
+  invalid.action = api::CommandAction::kWarn;  // without a message
+  auto bad = Run("node-a", invalid);
+  EXPECT_EQ(bad.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(bad.status().message().find("message is required"), std::string::npos) << bad.status().message();
+  EXPECT_EQ(gateway_->pending_commands(), 0u);
+}
+
+TEST_F(CommandsTest, SilentAgentTimesOutAndItsLateAnswerIsIgnored) {
+  gateway_->set_command_timeout_ms(1000);
+  agent_.Signal(SIGSTOP);
+  api::CommandMsg cmd;
+  cmd.action = api::CommandAction::kSignal;
+  cmd.uid = ::getuid();
+  cmd.targets = {{999'999, 1, 0}};
+  auto start = std::chrono::steady_clock::now();
+  auto r = Run("node-a", cmd);
+  auto took = std::chrono::duration_cast<milliseconds>(std::chrono::steady_clock::now() - start);
+  EXPECT_EQ(r.status().code(), StatusCode::kDeadlineExceeded) << r.status().ToString();
+  EXPECT_GE(took.count(), 1000);
+  EXPECT_LT(took.count(), 1000 + 250 + 1000);
+  EXPECT_EQ(gateway_->pending_commands(), 0u);
+  agent_.Signal(SIGCONT);
+  // The late answer is dropped; the agent keeps answering new commands.
+  gateway_->set_command_timeout_ms(10'000);
+  auto next = Run("node-a", cmd);
+  ASSERT_TRUE(next.ok()) << next.status().ToString();
+  EXPECT_EQ(next->outcomes.at(0).outcome, api::TargetOutcome::kGone);
+}
+
+TEST_F(CommandsTest, AgentDisconnectFailsPendingCommands) {
+  agent_.Signal(SIGSTOP);
+  api::CommandMsg cmd;
+  cmd.action = api::CommandAction::kSignal;
+  cmd.uid = ::getuid();
+  cmd.targets = {{999'999, 1, 0}};
+  auto answer = std::make_shared<Answer>();
+  gateway_->SendCommand("node-a", cmd, answer->Callback());
+  std::this_thread::sleep_for(milliseconds(200));
+  EXPECT_EQ(answer->Calls(), 0);
+  EXPECT_EQ(gateway_->pending_commands(), 1u);
+  agent_.Kill();  // the kernel closes its socket
+  auto r = answer->Wait(seconds(10));
+  EXPECT_EQ(r.status().code(), StatusCode::kUnavailable) << r.status().ToString();
+  EXPECT_NE(r.status().message().find("disconnected before answering"), std::string::npos) << r.status().message();
+  std::this_thread::sleep_for(milliseconds(300));  // a timeout check must not answer it again
+  EXPECT_EQ(answer->Calls(), 1);
+  auto after = Run("node-a", cmd);
+  EXPECT_EQ(after.status().code(), StatusCode::kUnavailable);
+}
+
+// ---- the agent against a fake server: commands it cannot run ----
+
+// Accepts one agent, answers its register, and records everything it sends.
+class FakeServer : public net::WsHandler {
+ public:
+  void OnOpen(std::shared_ptr<net::WsConnection> c) override {
+    std::lock_guard<std::mutex> lock(mu_);
+    conn_ = std::move(c);
+  }
+  void OnMessage(const std::string& text) override {
+    auto msg = api::DecodeAgentMessage(text);
+    std::lock_guard<std::mutex> lock(mu_);
+    if (msg.ok() && std::holds_alternative<api::RegisterMsg>(*msg)) {
+      conn_->Send(api::Encode(api::RegisteredMsg{std::get<api::RegisterMsg>(*msg).node.name, 0}));
+      registered_ = true;
+    } else if (msg.ok() && std::holds_alternative<api::CommandResultMsg>(*msg)) {
+      results_.push_back(std::get<api::CommandResultMsg>(*msg));
+    }
+    cv_.notify_all();
+  }
+  bool WaitRegistered(milliseconds timeout) {
+    std::unique_lock<std::mutex> lock(mu_);
+    return cv_.wait_for(lock, timeout, [&] { return registered_; });
+  }
+  bool Send(std::string text) {
+    std::lock_guard<std::mutex> lock(mu_);
+    return conn_ && conn_->Send(std::move(text));
+  }
+  std::optional<api::CommandResultMsg> NextResult(milliseconds timeout) {
+    std::unique_lock<std::mutex> lock(mu_);
+    if (!cv_.wait_for(lock, timeout, [&] { return !results_.empty(); })) return std::nullopt;
+    auto r = results_.front();
+    results_.pop_front();
+    return r;
+  }
+
+ private:
+  std::mutex mu_;
+  std::condition_variable cv_;
+  std::shared_ptr<net::WsConnection> conn_;
+  bool registered_ = false;
+  std::deque<api::CommandResultMsg> results_;
+};
+
+TEST(AgentCommandTest, MalformedCommandsAreAnsweredWithAnErrorAndTheAgentKeepsWorking) {
+  TempDir dir;
+  auto fake = std::make_shared<FakeServer>();
+  net::HttpServer http;
+  ASSERT_TRUE(http.AddWebSocket("/api/v1/agent/connect", [fake](const net::HttpRequest&)
+                                    -> std::variant<net::HttpResponse, std::shared_ptr<net::WsHandler>> {
+                                  return std::shared_ptr<net::WsHandler>(fake);
+                                }).ok());
+  auto port = http.Start();
+  ASSERT_TRUE(port.ok());
+  auto agent = StartAgent(dir.path(), "node-f", "http://127.0.0.1:" + std::to_string(*port));
+  ASSERT_TRUE(agent.ok());
+  ASSERT_TRUE(fake->WaitRegistered(seconds(20))) << agent->Log();
+
+  // Bad inputs tried: unknown action, pid 0 (a process group), too many targets, a
+  // command without an id (no answer possible), then a valid command.
+  const std::vector<std::pair<std::string, std::string>> bad = {
+      {R"({"v":1,"type":"command","id":5,"action":"reboot","uid":0,"targets":[{"pid":2,"start_time_ms":1,"gpu":0}]})",
+       "action must be"},
+      {R"({"v":1,"type":"command","id":6,"action":"signal","signal":"KILL","uid":0,"targets":[{"pid":0,"start_time_ms":1,"gpu":0}]})",
+       "targets[0].pid"},
+  };
+  for (const auto& [text, fragment] : bad) {
+    ASSERT_TRUE(fake->Send(text));
+    auto r = fake->NextResult(seconds(10));
+    ASSERT_TRUE(r.has_value()) << "no answer to " << text << "\n" << agent->Log();
+    EXPECT_EQ(r->id, api::Json::parse(text)["id"].get<uint64_t>());
+    EXPECT_NE(r->error.find(fragment), std::string::npos) << r->error;
+    EXPECT_TRUE(r->outcomes.empty());
+  }
+  api::Json many = api::Json::parse(bad[1].first);
+  many["id"] = 7;
+  many["targets"] = api::Json::array();
+  for (int i = 0; i < 1025; ++i) many["targets"].push_back({{"pid", 100000 + i}, {"start_time_ms", 1}, {"gpu", 0}});
+  ASSERT_TRUE(fake->Send(many.dump()));
+  auto r = fake->NextResult(seconds(10));
+  ASSERT_TRUE(r.has_value());
+  EXPECT_EQ(r->id, 7u);
+  EXPECT_NE(r->error.find("more than 1024"), std::string::npos) << r->error;
+  ASSERT_TRUE(fake->Send(R"({"v":1,"type":"command","action":"signal"})"));
+
+  api::CommandMsg ok;
+  ok.id = 8;
+  ok.action = api::CommandAction::kSignal;
+  ok.uid = ::getuid();
+  ok.targets = {{999'999, 1, 0}};
+  ASSERT_TRUE(fake->Send(api::Encode(ok)));
+  r = fake->NextResult(seconds(10));
+  ASSERT_TRUE(r.has_value()) << agent->Log();
+  EXPECT_EQ(r->id, 8u) << "the command without an id must get no answer";
+  EXPECT_TRUE(r->error.empty()) << r->error;
+  EXPECT_EQ(r->outcomes.at(0).outcome, api::TargetOutcome::kGone);
+  EXPECT_TRUE(agent->running());
+  agent->Kill();
+  http.Stop();
+}
+
+}  // namespace
+}  // namespace rota::testing
