@@ -375,8 +375,10 @@ void EnforcementService::Email(const Action& a, int64_t now_ms) {
   }
   if (a.dry_run)
     return Record(a.violation_id, now_ms, "email", "dry_run", "dry-run: would email " + detail);
-  if (!hooks_.send_email)
-    return Record(a.violation_id, now_ms, "email", "failed", "no mailer configured");
+  if (!hooks_.send_email) {
+    return Record(a.violation_id, now_ms, "email", "skipped",
+                  "mail is disabled (no smtp_url configured); would email " + detail);
+  }
   if (!to_offender.to.empty()) hooks_.send_email(std::move(to_offender));
   if (!to_owner.to.empty()) hooks_.send_email(std::move(to_owner));
   Record(a.violation_id, now_ms, "email", "sent", detail);

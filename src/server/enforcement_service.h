@@ -121,7 +121,7 @@ struct EnforcementHooks {
   std::function<void(const std::string& node, const CommandRequest& request,
                      std::function<void(CommandOutcome)> done)>
       send_command;
-  // REQUIRED. Queues a mail; must not block.
+  // Queues a mail; must not block. Unset: mail is disabled (recorded as skipped).
   std::function<void(EmailRequest)> send_email;
 };
 

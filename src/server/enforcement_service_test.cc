@@ -208,6 +208,21 @@ TEST_F(EnforcementServiceTest, DryRunRecordsWhatWouldHappen) {
   EXPECT_EQ(v.resolution, "killed");
 }
 
+TEST_F(EnforcementServiceTest, MailDisabledIsRecordedAsSkippedAndTheLadderGoesOn) {
+  EnforcementHooks hooks = fakes_.Hooks();
+  hooks.send_email = nullptr;  // no smtp_url
+  service_ = std::make_unique<EnforcementService>(audit_.get(), hooks, clock_);
+  for (int64_t t : {0, 60'000, 300'000}) SampleAt(t, {Proc(10, 1002, "bob")});
+  ViolationRecord v = Only();
+  std::vector<std::string> events = Events(v);
+  // open, warn (its answer is held by the fake agent), email, term.
+  ASSERT_EQ(events.size(), 4u);
+  EXPECT_EQ(events[2], "email:skipped");
+  EXPECT_NE(v.events[2].detail.find("mail is disabled"), std::string::npos) << v.events[2].detail;
+  EXPECT_NE(v.events[2].detail.find("bob@example.org"), std::string::npos) << v.events[2].detail;
+  EXPECT_EQ(events[3], "term:sent");
+}
+
 TEST_F(EnforcementServiceTest, ReplayedAndStaleSamplesAreNotJudged) {
   SampleAt(10'000, {});
   clock_.SetMs(kT0 + 20'000);
