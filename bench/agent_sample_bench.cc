@@ -89,8 +89,10 @@ int main(int argc, char** argv) {
     return 1;
   }
   rota::host::HostMonitor host;
-  rota::agent::Collector collector(provider->get(), &host, &rota::RealClock::Get());
-  std::vector<double> cpu;
+  // The steps of agent::Collector::Sample, timed apart: the NVML calls (through the
+  // simulated library, which scans /proc to find CUDA processes; a real driver does
+  // not) and the agent's own work (host monitor, process details, encoding).
+  std::vector<double> cpu, nvml, own, host_ms, describe_ms, encode_ms;
   double user_total = 0, sys_total = 0;
   size_t procs_seen = 0, bytes = 0;
   for (int i = 0; i < samples + 2; ++i) {
@@ -98,25 +100,46 @@ int main(int argc, char** argv) {
     double u0, s0, u1, s1;
     ThreadUserSysMs(&u0, &s0);
     double t0 = ThreadCpuMs();
-    auto s = collector.Sample();
-    std::string msg = rota::api::Encode(rota::api::SamplesMsg{static_cast<uint64_t>(i + 1), {*s}});
+    rota::api::NodeSample s;
+    s.time_ms = rota::RealClock::Get().NowMs();
+    auto h = host.Sample();
+    if (h.ok()) s.host = *h;
     double t1 = ThreadCpuMs();
+    auto g = (*provider)->Sample();
+    double t2 = ThreadCpuMs();
+    if (g.ok()) s.gpus = std::move(*g);
+    host.Describe(s.gpus);
+    double t25 = ThreadCpuMs();
+    std::string msg = rota::api::Encode(rota::api::SamplesMsg{static_cast<uint64_t>(i + 1), {s}});
+    double t3 = ThreadCpuMs();
     ThreadUserSysMs(&u1, &s1);
     if (i >= 2) {  // the first samples fill caches
-      cpu.push_back(t1 - t0);
+      cpu.push_back(t3 - t0);
+      nvml.push_back(t2 - t1);
+      own.push_back((t1 - t0) + (t3 - t2));
+      host_ms.push_back(t1 - t0);
+      describe_ms.push_back(t25 - t2);
+      encode_ms.push_back(t3 - t25);
       user_total += u1 - u0;
       sys_total += s1 - s0;
     }
     procs_seen = 0;
-    for (const auto& g : s->gpus) procs_seen += g.processes.size();
+    for (const auto& gs : s.gpus) procs_seen += gs.processes.size();
     bytes = msg.size();
   }
   double rss_after = RssMb();
   for (pid_t p : children) rota::StopProcess(p, 1000);
+  auto mean_of = [](const std::vector<double>& v) {
+    double m = 0;
+    for (double x : v) m += x;
+    return m / static_cast<double>(v.size());
+  };
+  auto p50_of = [](std::vector<double> v) {
+    std::sort(v.begin(), v.end());
+    return v[v.size() / 2];
+  };
+  const double mean = mean_of(cpu);
   std::sort(cpu.begin(), cpu.end());
-  double mean = 0;
-  for (double c : cpu) mean += c;
-  mean /= static_cast<double>(cpu.size());
   rota::api::Json out{{"gpus", gpus},
                       {"gpu_processes_spawned", processes},
                       {"gpu_processes_seen", procs_seen},
@@ -124,6 +147,13 @@ int main(int argc, char** argv) {
                       {"cpu_ms_per_sample_mean", mean},
                       {"cpu_ms_per_sample_p50", cpu[cpu.size() / 2]},
                       {"cpu_ms_per_sample_max", cpu.back()},
+                      {"agent_own_ms_per_sample_mean", mean_of(own)},
+                      {"agent_own_ms_per_sample_p50", p50_of(own)},
+                      {"nvml_ms_per_sample_mean", mean_of(nvml)},
+                      {"host_sample_ms_mean", mean_of(host_ms)},
+                      {"process_details_ms_mean", mean_of(describe_ms)},
+                      {"encode_ms_mean", mean_of(encode_ms)},
+                      {"nvml_ms_per_sample_p50", p50_of(nvml)},
                       {"user_ms_per_sample_mean", user_total / static_cast<double>(cpu.size())},
                       {"sys_ms_per_sample_mean", sys_total / static_cast<double>(cpu.size())},
                       {"message_bytes", bytes},
