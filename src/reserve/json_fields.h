@@ -1,6 +1,6 @@
 #pragma once
 // JsonFields: validated reads of one JSON object's fields, errors naming the
-// field ("policy.windows.allow[1].from: ..."). Internal to rota_reserve.
+// field ("policy.windows.allow[1].from: ..."). Used by rota_reserve and rota_jobs.
 
 #include <cstdint>
 #include <initializer_list>

@@ -1,0 +1,142 @@
+#include "jobs/placement.h"
+
+#include <algorithm>
+
+#include "common/strings.h"
+
+namespace rota::jobs {
+namespace {
+
+bool LabelsMatch(const NodeOffer& n, const TaskGroup& g) {
+  for (const auto& [k, v] : g.node_labels) {
+    auto it = n.labels.find(k);
+    if (it == n.labels.end() || it->second != v) return false;
+  }
+  return true;
+}
+
+bool Allowed(const NodeOffer& n, const TaskGroup& g) {
+  if (!g.nodes.empty() && std::find(g.nodes.begin(), g.nodes.end(), n.name) == g.nodes.end()) {
+    return false;
+  }
+  return LabelsMatch(n, g);
+}
+
+// Could a task of `g` ever run on `n` (were the node idle)?
+bool CouldFit(const NodeOffer& n, const TaskGroup& g) {
+  return Allowed(n, g) && g.gpus_per_task <= n.total_gpus &&
+         (n.cpus == 0 || g.cpus_per_task <= n.cpus) &&
+         (n.memory_bytes == 0 || g.memory_bytes_per_task <= n.memory_bytes);
+}
+
+// Fails when some task of a group can never be placed.
+Status CheckFeasible(const JobSpec& spec, const std::vector<NodeOffer>& nodes) {
+  std::set<std::string> known;
+  for (const auto& n : nodes) known.insert(n.name);
+  for (const auto& g : spec.groups) {
+    for (const auto& name : g.nodes) {
+      if (!known.count(name)) return Status::InvalidArgument("node '" + name + "' is not known");
+    }
+    const NodeOffer* largest = nullptr;
+    bool any_allowed = false;
+    for (const auto& n : nodes) {
+      if (!Allowed(n, g)) continue;
+      any_allowed = true;
+      if (CouldFit(n, g)) return Status::Ok();
+      if (largest == nullptr || n.total_gpus > largest->total_gpus) largest = &n;
+    }
+    if (!any_allowed) {
+      std::string labels;
+      for (const auto& [k, v] : g.node_labels) labels += (labels.empty() ? "" : ",") + k + "=" + v;
+      return Status::InvalidArgument("no node matches the " + g.role + " tasks' " +
+                                     (g.nodes.empty() ? "labels " + labels
+                                                      : "nodes " + Join(g.nodes, ",")) );
+    }
+    if (largest != nullptr && g.gpus_per_task > largest->total_gpus) {
+      return Status::InvalidArgument("a " + g.role + " task needs " +
+                                     std::to_string(g.gpus_per_task) + " GPUs; the largest node" +
+                                     (g.nodes.empty() && g.node_labels.empty() ? "" : " allowed") +
+                                     ", " + largest->name + ", has " +
+                                     std::to_string(largest->total_gpus));
+    }
+    return Status::InvalidArgument("a " + g.role + " task needs more CPUs or memory than any node has");
+  }
+  return Status::Ok();
+}
+
+struct NodeLeft {
+  const NodeOffer* offer;
+  std::vector<uint32_t> gpus;  // still free
+  uint32_t cpus;
+  uint64_t memory;
+};
+
+}  // namespace
+
+Result<std::vector<PlacedTask>> PlaceJob(const JobSpec& spec, const std::vector<NodeOffer>& all,
+                                         const PlacementOptions& options) {
+  RETURN_IF_ERROR(Validate(spec));
+  std::vector<NodeOffer> nodes;
+  for (const auto& n : all) {
+    if (n.ready) nodes.push_back(n);
+  }
+  if (nodes.empty()) return Status::ResourceExhausted("no node is ready");
+  RETURN_IF_ERROR(CheckFeasible(spec, nodes));
+
+  std::vector<NodeLeft> left;
+  for (const auto& n : nodes) left.push_back({&n, n.free_gpus, n.cpus, n.memory_bytes});
+  std::map<std::string, std::set<uint16_t>> used = options.used_ports;
+  std::vector<PlacedTask> out;
+  size_t next_node = 0;  // round robin cursor (spread)
+  for (const auto& g : spec.groups) {
+    for (uint32_t i = 0; i < g.replicas; ++i) {
+      NodeLeft* chosen = nullptr;
+      for (size_t k = 0; k < left.size(); ++k) {
+        NodeLeft& n = left[(options.spread ? next_node + k : k) % left.size()];
+        if (!Allowed(*n.offer, g) || n.gpus.size() < g.gpus_per_task) continue;
+        if (n.offer->cpus != 0 && g.cpus_per_task > n.cpus) continue;
+        if (n.offer->memory_bytes != 0 && g.memory_bytes_per_task > n.memory) continue;
+        chosen = &n;
+        next_node = (options.spread ? next_node + k : k) + 1;
+        break;
+      }
+      if (chosen == nullptr) {
+        uint32_t free = 0;
+        for (const auto& n : left) {
+          if (Allowed(*n.offer, g)) free = std::max<uint32_t>(free, static_cast<uint32_t>(n.gpus.size()));
+        }
+        return Status::ResourceExhausted(
+            "not enough free GPUs: " + g.role + "-" + std::to_string(i) + " needs " +
+            std::to_string(g.gpus_per_task) + " on one node, the most left on an allowed node is " +
+            std::to_string(free) + " (the job needs " + std::to_string(spec.GpuCount()) +
+            " GPUs in all)");
+      }
+      PlacedTask t;
+      t.role = g.role;
+      t.index = i;
+      t.node = chosen->offer->name;
+      t.address = chosen->offer->address.empty() ? chosen->offer->name : chosen->offer->address;
+      t.gpus.assign(chosen->gpus.begin(), chosen->gpus.begin() + g.gpus_per_task);
+      chosen->gpus.erase(chosen->gpus.begin(), chosen->gpus.begin() + g.gpus_per_task);
+      if (chosen->offer->cpus != 0) chosen->cpus -= g.cpus_per_task;
+      if (chosen->offer->memory_bytes != 0) chosen->memory -= g.memory_bytes_per_task;
+      std::set<uint16_t>& taken = used[t.address];
+      for (uint32_t p = options.ports.first; p <= options.ports.last; ++p) {
+        if (!taken.count(static_cast<uint16_t>(p))) {
+          t.port = static_cast<uint16_t>(p);
+          break;
+        }
+      }
+      if (t.port == 0) {
+        return Status::ResourceExhausted("no free port in " + std::to_string(options.ports.first) +
+                                         "-" + std::to_string(options.ports.last) + " on " +
+                                         t.address);
+      }
+      taken.insert(t.port);
+      out.push_back(std::move(t));
+    }
+  }
+  return out;
+}
+
+}  // namespace rota::jobs

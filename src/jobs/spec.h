@@ -1,0 +1,117 @@
+#pragma once
+// Job specifications: what a user submits (rota run, POST /api/v1/jobs, a job
+// file), as validated values. Pure: no store, no clock, no network.
+// See docs/design-jobs.md.
+//
+// A job is one or more task groups (role, replicas, resources per task, where
+// to run); a task is the unit of placement (it holds GPUs on one node and one
+// port), a process is the unit of execution (launch_env.h expands tasks into
+// processes: pytorch starts one process per GPU of a task by default).
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "api/codec.h"
+#include "common/status.h"
+
+namespace rota::jobs {
+
+// Limits on specifications from outside.
+inline constexpr size_t kMaxArgs = 4096;
+inline constexpr size_t kMaxArgBytes = 128 * 1024;
+inline constexpr size_t kMaxEnvVars = 1024;
+inline constexpr size_t kMaxGroups = 16;
+inline constexpr uint32_t kMaxReplicas = 1024;
+inline constexpr uint32_t kMaxGpusPerTask = 64;
+inline constexpr uint32_t kMaxRestarts = 1000;
+inline constexpr int64_t kMaxTimeLimitMs = 366LL * 24 * 3600 * 1000;
+
+enum class Framework { kGeneric, kTensorflow, kPytorch, kMpi, kJax };
+const char* FrameworkName(Framework f);  // "generic", "tensorflow", ...
+// InvalidArgument naming the known frameworks.
+Result<Framework> ParseFramework(const std::string& text);
+
+// Roles each framework accepts (generic: any name of [a-z][a-z0-9_-]{0,31}).
+//   tensorflow: chief, master, worker, ps, evaluator
+//   pytorch:    master, worker
+//   mpi:        launcher, worker   (the launcher runs the command; workers hold GPUs)
+//   jax:        worker
+Status ValidateRole(Framework f, const std::string& role);
+
+struct TaskGroup {
+  std::string role = "worker";
+  uint32_t replicas = 1;       // 1..kMaxReplicas
+  uint32_t gpus_per_task = 0;  // 0..kMaxGpusPerTask
+  uint32_t cpus_per_task = 0;  // 0: no limit
+  uint64_t memory_bytes_per_task = 0;  // 0: no limit
+  std::map<std::string, std::string> node_labels;  // every label must match
+  std::vector<std::string> nodes;                  // non-empty: only these nodes
+  // Replaces the job's command for this group (e.g. a parameter server script).
+  std::vector<std::string> command;
+
+  bool operator==(const TaskGroup&) const = default;
+};
+
+enum class RestartKind {
+  kNever,      // a failed task fails the job
+  kOnFailure,  // restart the gang after any failure, up to max_restarts
+  kExitCode,   // as Kubeflow: exit codes 1..127 are permanent, 128..255 retryable
+};
+const char* RestartKindName(RestartKind k);  // "never", "on-failure", "exit-code"
+
+struct RestartPolicy {
+  RestartKind kind = RestartKind::kNever;
+  uint32_t max_restarts = 3;
+  int64_t backoff_initial_ms = 1000;  // doubled after each restart
+  int64_t backoff_max_ms = 60'000;
+
+  bool operator==(const RestartPolicy&) const = default;
+  // The delay before restart number `restart` (1-based), or nullopt when the job
+  // must not restart after a task ended with `exit_code` (a signal counts as 128+n).
+  std::optional<int64_t> DelayBefore(uint32_t restart, int exit_code) const;
+};
+
+struct JobSpec {
+  std::string name;  // [A-Za-z0-9][A-Za-z0-9._-]{0,63}
+  // argv, never joined into a shell string. With `shell`, exactly one string,
+  // run as /bin/sh -c STRING.
+  std::vector<std::string> command;
+  bool shell = false;
+  std::map<std::string, std::string> env;
+  std::string workdir;  // absolute; "" = the user's home directory on the node
+  Framework framework = Framework::kGeneric;
+  std::vector<TaskGroup> groups;  // 1..kMaxGroups, distinct roles
+  RestartPolicy restart;
+  int64_t time_limit_ms = 0;  // 0: none
+  // pytorch: one process per task holding all its GPUs (for torchrun) instead of
+  // one process per GPU.
+  bool process_per_node = false;
+
+  bool operator==(const JobSpec&) const = default;
+  uint32_t TaskCount() const;
+  uint32_t GpuCount() const;
+};
+
+// Checks every field and the framework's rules (roles; tensorflow: at most one
+// chief/master; mpi: exactly one launcher replica, no GPUs for it; a command).
+// InvalidArgument naming the field ("job.groups[1].replicas: must be 1..1024").
+Status Validate(const JobSpec& spec);
+
+// JSON form (API and job files):
+// {name, command: [..], shell?, env?: {K: V}, workdir?, framework?,
+//  groups: [{role, replicas, gpus_per_task, cpus_per_task?, memory?: "16GiB"|bytes,
+//            node_labels?: {K: V}, nodes?: [..], command?: [..]}],
+//  restart?: {policy: never|on-failure|exit-code, max_restarts?, backoff?: "1s",
+//             max_backoff?: "1m"},
+//  time_limit?: "2h", process_per_node?}
+// Unknown keys are refused. Result is Validate()d.
+Result<JobSpec> JobSpecFromJson(const api::Json& j);
+api::Json ToJson(const JobSpec& spec);
+
+// "16GiB", "512MiB", "1.5G", "1000000" (bytes). InvalidArgument on junk.
+Result<uint64_t> ParseBytes(const std::string& text);
+
+}  // namespace rota::jobs
