@@ -5,6 +5,7 @@
 #include <iostream>
 
 #include "agent/agent_main.h"
+#include "agent/task_shim.h"
 #include "cli/commands.h"
 #include "dev/dev_cluster.h"
 #include "server/server_main.h"
@@ -199,12 +200,18 @@ int main(int argc, char** argv) {
   exec->add_option("command", exec_options.command, "CMD ARGS... (after --)");
   exec->positionals_at_end();  // everything from CMD on belongs to CMD
 
+  // The agent's per-task supervisor (not for users: the agent starts it).
+  std::string shim_spec;
+  auto* shim = app.add_subcommand("task-shim", "")->group("");
+  shim->add_option("spec", shim_spec, "Task spec file")->required();
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
     return app.exit(e);
   }
 
+  if (shim->parsed()) return rota::agent::RunTaskShim(shim_spec);
   if (server->parsed()) return rota::server::RunServer(server_flags);
   if (agent->parsed()) return rota::agent::RunAgent(agent_flags);
   if (dev->parsed()) return rota::dev::RunDev(dev_options);

@@ -1,0 +1,80 @@
+#pragma once
+// TaskRunner: the agent's side of job processes. Each task runs under a task
+// shim (task_shim.h) in <state_dir>/tasks/<id>/ (spec.json, pid, status.json,
+// stdout.log, stderr.log), so tasks survive an agent restart and a restarted
+// agent re-adopts them from that directory (Adopt).
+//
+// Thread-compatible: one thread at a time (the agent's task thread).
+
+#include <sys/types.h>
+
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "agent/task_shim.h"
+#include "common/status.h"
+
+namespace rota::agent {
+
+enum class TaskState { kRunning, kExited, kLost };
+const char* TaskStateName(TaskState s);  // "running", "exited", "lost"
+
+struct TaskStatus {
+  std::string id;
+  TaskState state = TaskState::kRunning;
+  pid_t pid = 0;                // the task's process (and process group)
+  std::optional<TaskExit> exit; // kExited
+  std::string error;            // kLost: why
+};
+
+// The launch of one task, before paths are filled in by the runner.
+struct TaskRequest {
+  std::string id;  // unique on this node: [A-Za-z0-9._-]{1,128}
+  std::vector<std::string> argv;
+  std::map<std::string, std::string> env;
+  std::string workdir;
+  std::optional<uint32_t> uid, gid;
+  std::string user;
+  // Files written into the task directory first (name -> content); each
+  // variable of file_env (variable -> file name) is set to the file's path and
+  // "{file:NAME}" in argv replaced by it.
+  std::map<std::string, std::string> files;
+  std::map<std::string, std::string> file_env;
+};
+
+class TaskRunner {
+ public:
+  // `shim_argv`: how to run the shim, e.g. {"/usr/bin/rota", "task-shim"} (the
+  // spec file is appended).
+  TaskRunner(std::vector<std::string> shim_argv, std::string state_dir);
+  ~TaskRunner();
+
+  // Starts the task and returns once its process exists (or the shim reported
+  // that it could not start: then the status is kExited with `error`).
+  // AlreadyExists for a known id; InvalidArgument for a bad id or request.
+  Result<TaskStatus> Start(const TaskRequest& request);
+  // The task's current state (reaps its shim when it ended).
+  Result<TaskStatus> Poll(const std::string& id);
+  // Sends `sig` to the task's process group. NotFound for an unknown id;
+  // FailedPrecondition-like Conflict when it already ended.
+  Status Signal(const std::string& id, int sig);
+  // Forgets a task that ended and removes its directory (logs included).
+  Status Remove(const std::string& id);
+  // Finds the tasks in the state directory (after an agent restart) and returns
+  // their ids; their shims are not this agent's children, so their end is seen
+  // through the status file.
+  std::vector<std::string> Adopt();
+  // Paths of a task's logs.
+  std::string StdoutPath(const std::string& id) const;
+  std::string StderrPath(const std::string& id) const;
+
+ private:
+  std::string Dir(const std::string& id) const;
+  std::vector<std::string> shim_argv_;
+  std::string state_dir_;
+  std::map<std::string, pid_t> shims_;  // id -> shim pid (0: adopted, not our child)
+};
+
+}  // namespace rota::agent

@@ -1,0 +1,239 @@
+// TaskRunner with the real `rota task-shim`: environment, logs, exit codes,
+// signals to the whole process group, start failures, running as another
+// user, and re-adoption by a new runner (an agent restart).
+
+#include "agent/task_runner.h"
+
+#include <pwd.h>
+#include <signal.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <filesystem>
+#include <thread>
+
+#include <gtest/gtest.h>
+
+#include "common/file_util.h"
+#include "common/process.h"
+
+namespace rota::agent {
+namespace {
+
+namespace fs = std::filesystem;
+
+class TempDir {
+ public:
+  TempDir() {
+    std::string tmpl = (fs::temp_directory_path() / "rota-task-test-XXXXXX").string();
+    if (::mkdtemp(tmpl.data()) == nullptr) ADD_FAILURE() << "mkdtemp";
+    path_ = tmpl;
+    ::chmod(path_.c_str(), 0755);
+  }
+  ~TempDir() {
+    std::error_code ec;
+    fs::remove_all(path_, ec);
+  }
+  const std::string& path() const { return path_; }
+
+ private:
+  std::string path_;
+};
+
+TaskRunner MakeRunner(const std::string& dir) { return TaskRunner({ROTA_BINARY, "task-shim"}, dir); }
+
+TaskStatus WaitEnded(TaskRunner& r, const std::string& id) {
+  for (int i = 0; i < 400; ++i) {
+    auto st = r.Poll(id);
+    if (!st.ok()) {
+      ADD_FAILURE() << st.status().ToString();
+      return {};
+    }
+    if (st->state != TaskState::kRunning) return *st;
+    std::this_thread::sleep_for(std::chrono::milliseconds(25));
+  }
+  ADD_FAILURE() << "task " << id << " did not end";
+  return {};
+}
+
+std::string Read(const std::string& path) {
+  auto t = ReadFile(path);
+  return t.ok() ? *t : "<" + t.status().message() + ">";
+}
+
+TEST(TaskRunnerTest, RunsWithExactlyTheGivenEnvironmentAndLogs) {
+  TempDir dir;
+  TaskRunner r = MakeRunner(dir.path());
+  ::setenv("ROTA_AGENT_SECRET", "must-not-leak", 1);
+  TaskRequest req;
+  req.id = "job1.worker-0";
+  req.argv = {"sh", "-c", "echo out:$ROTA_TASK_NAME:$ROTA_AGENT_SECRET:$(pwd); echo err >&2; exit 3"};
+  req.env = {{"PATH", "/usr/bin:/bin"}, {"ROTA_TASK_NAME", "worker-0"}};
+  req.workdir = "/tmp";
+  auto st = r.Start(req);
+  ASSERT_TRUE(st.ok()) << st.status().ToString();
+  TaskStatus end = WaitEnded(r, req.id);
+  ASSERT_EQ(end.state, TaskState::kExited);
+  EXPECT_EQ(end.exit->exit_code, 3);
+  EXPECT_EQ(end.exit->Code(), 3);
+  EXPECT_EQ(Read(r.StdoutPath(req.id)), "out:worker-0::/tmp\n");
+  EXPECT_EQ(Read(r.StderrPath(req.id)), "err\n");
+  EXPECT_EQ(r.Start(req).status().code(), StatusCode::kAlreadyExists);
+  ::unsetenv("ROTA_AGENT_SECRET");
+}
+
+TEST(TaskRunnerTest, SignalReachesTheWholeProcessGroup) {
+  TempDir dir;
+  TaskRunner r = MakeRunner(dir.path());
+  TaskRequest req;
+  req.id = "grp";
+  // A child in the background and one in the foreground, as a training script's
+  // data loaders would be.
+  req.argv = {"/bin/sh", "-c", "sleep 600 & echo $! > " + dir.path() + "/bg; sleep 600; wait"};
+  req.env = {{"PATH", "/usr/bin:/bin"}};
+  auto st = r.Start(req);
+  ASSERT_TRUE(st.ok()) << st.status().ToString();
+  ASSERT_EQ(st->state, TaskState::kRunning);
+  ASSERT_GT(st->pid, 1);
+  pid_t bg = 0;
+  for (int i = 0; i < 200 && bg == 0; ++i) {
+    auto t = ReadFile(dir.path() + "/bg");
+    if (t.ok() && !t->empty()) bg = std::stoi(*t);
+    else std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  ASSERT_GT(bg, 1);
+  ASSERT_TRUE(r.Signal("grp", SIGTERM).ok());
+  TaskStatus end = WaitEnded(r, "grp");
+  ASSERT_EQ(end.state, TaskState::kExited);
+  EXPECT_EQ(end.exit->signal, SIGTERM);
+  EXPECT_EQ(end.exit->Code(), 128 + SIGTERM);
+  bool bg_gone = false;
+  for (int i = 0; i < 200 && !bg_gone; ++i) {
+    bg_gone = ::kill(bg, 0) != 0;
+    if (!bg_gone) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  EXPECT_TRUE(bg_gone) << "the background child survived";
+  EXPECT_EQ(r.Signal("grp", SIGTERM).code(), StatusCode::kConflict);  // ended
+  EXPECT_EQ(r.Signal("nope", SIGTERM).code(), StatusCode::kNotFound);
+}
+
+TEST(TaskRunnerTest, CommandNotFoundAndBadWorkdirAreReported) {
+  TempDir dir;
+  TaskRunner r = MakeRunner(dir.path());
+  TaskRequest req;
+  req.id = "missing";
+  req.argv = {"no-such-command-rota", "x"};
+  req.env = {{"PATH", "/usr/bin:/bin"}};
+  auto st = r.Start(req);
+  ASSERT_TRUE(st.ok()) << st.status().ToString();
+  TaskStatus end = WaitEnded(r, "missing");
+  ASSERT_EQ(end.state, TaskState::kExited);
+  EXPECT_EQ(end.exit->exit_code, 127);
+  EXPECT_NE(end.exit->error.find("cannot run 'no-such-command-rota'"), std::string::npos)
+      << end.exit->error;
+  req.id = "baddir";
+  req.argv = {"true"};
+  req.workdir = "/nonexistent/dir";
+  ASSERT_TRUE(r.Start(req).ok());
+  end = WaitEnded(r, "baddir");
+  EXPECT_NE(end.exit->error.find("/nonexistent/dir"), std::string::npos) << end.exit->error;
+}
+
+TEST(TaskRunnerTest, FilesAndFilePlaceholders) {
+  TempDir dir;
+  TaskRunner r = MakeRunner(dir.path());
+  TaskRequest req;
+  req.id = "mpi.launcher-0";
+  req.argv = {"/bin/sh", "-c", "cat {file:hostfile}; cat $ROTA_HOSTFILE"};
+  req.env = {{"PATH", "/usr/bin:/bin"}};
+  req.files = {{"hostfile", "10.0.0.1 slots=2\n"}};
+  req.file_env = {{"ROTA_HOSTFILE", "hostfile"}};
+  ASSERT_TRUE(r.Start(req).ok());
+  TaskStatus end = WaitEnded(r, req.id);
+  EXPECT_EQ(end.exit->exit_code, 0);
+  EXPECT_EQ(Read(r.StdoutPath(req.id)), "10.0.0.1 slots=2\n10.0.0.1 slots=2\n");
+}
+
+// Bad requests: path tricks in ids and file names, empty argv, root as the user.
+TEST(TaskRunnerTest, BadRequestsAreRefused) {
+  TempDir dir;
+  TaskRunner r = MakeRunner(dir.path());
+  TaskRequest req;
+  req.argv = {"true"};
+  for (const char* id : {"", "..", "../x", "a/b", "a b"}) {
+    req.id = id;
+    EXPECT_EQ(r.Start(req).status().code(), StatusCode::kInvalidArgument) << id;
+  }
+  req.id = "f";
+  req.files = {{"../etc", "x"}};
+  EXPECT_EQ(r.Start(req).status().code(), StatusCode::kInvalidArgument);
+  req.id = "root";
+  req.files.clear();
+  req.uid = 0;
+  req.gid = 0;
+  EXPECT_EQ(r.Start(req).status().code(), StatusCode::kInvalidArgument);
+  req.id = "empty";
+  req.uid.reset();
+  req.gid.reset();
+  req.argv.clear();
+  EXPECT_EQ(r.Start(req).status().code(), StatusCode::kInvalidArgument);
+}
+
+TEST(TaskRunnerTest, RunsAsTheJobOwner) {
+  if (::geteuid() != 0) GTEST_SKIP() << "needs root (setuid to another user)";
+  if (::getpwnam("rota-task-u") == nullptr) {
+    SpawnOptions o;
+    o.output_path = "/dev/null";
+    auto pid = SpawnProcess({"useradd", "--no-create-home", "--shell", "/usr/sbin/nologin",
+                             "rota-task-u"}, o);
+    ASSERT_TRUE(pid.ok());
+    ASSERT_TRUE(WaitProcess(*pid, 30000).ok());
+  }
+  const passwd* pw = ::getpwnam("rota-task-u");
+  ASSERT_NE(pw, nullptr);
+  TempDir dir;
+  TaskRunner r = MakeRunner(dir.path());
+  TaskRequest req;
+  req.id = "as-user";
+  req.argv = {"id", "-u"};
+  req.env = {{"PATH", "/usr/bin:/bin"}};
+  req.uid = pw->pw_uid;
+  req.gid = pw->pw_gid;
+  req.user = "rota-task-u";
+  ASSERT_TRUE(r.Start(req).ok());
+  TaskStatus end = WaitEnded(r, req.id);
+  ASSERT_EQ(end.state, TaskState::kExited);
+  EXPECT_EQ(end.exit->exit_code, 0) << end.exit->error;
+  EXPECT_EQ(Read(r.StdoutPath(req.id)), std::to_string(pw->pw_uid) + "\n");
+}
+
+TEST(TaskRunnerTest, ARestartedAgentReadoptsRunningAndFinishedTasks) {
+  TempDir dir;
+  {
+    TaskRunner first = MakeRunner(dir.path());
+    TaskRequest quick;
+    quick.id = "quick";
+    quick.argv = {"/bin/sh", "-c", "exit 7"};
+    ASSERT_TRUE(first.Start(quick).ok());
+    WaitEnded(first, "quick");
+    TaskRequest slow;
+    slow.id = "slow";
+    slow.argv = {"/bin/sh", "-c", "sleep 0.5; exit 5"};
+    ASSERT_TRUE(first.Start(slow).ok());
+  }  // the agent goes away; the tasks do not
+  TaskRunner second = MakeRunner(dir.path());
+  EXPECT_EQ(second.Adopt(), (std::vector<std::string>{"quick", "slow"}));
+  auto quick = second.Poll("quick");
+  ASSERT_TRUE(quick.ok());
+  EXPECT_EQ(quick->state, TaskState::kExited);
+  EXPECT_EQ(quick->exit->exit_code, 7);
+  TaskStatus slow = WaitEnded(second, "slow");
+  ASSERT_EQ(slow.state, TaskState::kExited);
+  EXPECT_EQ(slow.exit->exit_code, 5);
+  ASSERT_TRUE(second.Remove("quick").ok());
+  EXPECT_FALSE(fs::exists(dir.path() + "/tasks/quick"));
+  EXPECT_EQ(second.Poll("quick").status().code(), StatusCode::kNotFound);
+}
+
+}  // namespace
+}  // namespace rota::agent

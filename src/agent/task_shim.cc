@@ -1,0 +1,234 @@
+#include "agent/task_shim.h"
+
+#include <fcntl.h>
+#include <grp.h>
+#include <signal.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <iostream>
+
+#include "common/file_util.h"
+
+namespace rota::agent {
+namespace {
+
+using api::Json;
+
+// Where the child failed before exec (reported through the pipe).
+enum Stage : int { kStageGroups = 1, kStageGid, kStageUid, kStageRoot, kStageChdir, kStageExec };
+
+const char* StageName(int stage) {
+  switch (stage) {
+    case kStageGroups: return "setting supplementary groups";
+    case kStageGid: return "setgid";
+    case kStageUid: return "setuid";
+    case kStageRoot: return "refusing to run as root";
+    case kStageChdir: return "changing to the working directory";
+    case kStageExec: return "starting the command";
+  }
+  return "starting";
+}
+
+int64_t NowMs() {
+  timespec ts{};
+  ::clock_gettime(CLOCK_REALTIME, &ts);
+  return static_cast<int64_t>(ts.tv_sec) * 1000 + ts.tv_nsec / 1'000'000;
+}
+
+Result<int> OpenLog(const std::string& path, const ShimSpec& s) {
+  int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC | O_NOFOLLOW, 0640);
+  if (fd < 0) return Status::IoError("cannot open " + path + ": " + std::strerror(errno));
+  if (s.uid && ::fchown(fd, *s.uid, s.gid.value_or(static_cast<gid_t>(-1))) != 0) {
+    // Not fatal: the agent reads the logs; the user just cannot read them on the node.
+  }
+  return fd;
+}
+
+}  // namespace
+
+Json ToJson(const ShimSpec& s) {
+  Json j{{"argv", s.argv},       {"env", s.env},
+         {"workdir", s.workdir}, {"user", s.user},
+         {"stdout", s.stdout_path}, {"stderr", s.stderr_path},
+         {"pid_file", s.pid_path}, {"status_file", s.status_path}};
+  if (s.uid) j["uid"] = *s.uid;
+  if (s.gid) j["gid"] = *s.gid;
+  return j;
+}
+
+Result<ShimSpec> ShimSpecFromJson(const Json& j) {
+  if (!j.is_object()) return Status::InvalidArgument("task spec: must be an object");
+  ShimSpec s;
+  try {
+    s.argv = j.at("argv").get<std::vector<std::string>>();
+    s.env = j.value("env", std::map<std::string, std::string>{});
+    s.workdir = j.value("workdir", "");
+    s.user = j.value("user", "");
+    s.stdout_path = j.at("stdout").get<std::string>();
+    s.stderr_path = j.at("stderr").get<std::string>();
+    s.pid_path = j.at("pid_file").get<std::string>();
+    s.status_path = j.at("status_file").get<std::string>();
+    if (j.contains("uid")) s.uid = j["uid"].get<uint32_t>();
+    if (j.contains("gid")) s.gid = j["gid"].get<uint32_t>();
+  } catch (const std::exception& e) {
+    return Status::InvalidArgument(std::string("task spec: ") + e.what());
+  }
+  if (s.argv.empty() || s.argv[0].empty()) return Status::InvalidArgument("task spec: empty argv");
+  if (s.uid && *s.uid == 0) return Status::InvalidArgument("task spec: tasks never run as root");
+  if (s.uid && !s.gid) return Status::InvalidArgument("task spec: uid without gid");
+  for (const std::string* p : {&s.stdout_path, &s.stderr_path, &s.pid_path, &s.status_path}) {
+    if (p->empty() || (*p)[0] != '/') return Status::InvalidArgument("task spec: paths must be absolute");
+  }
+  return s;
+}
+
+Json ToJson(const TaskExit& e) {
+  Json j{{"exit_code", e.exit_code}, {"signal", e.signal}, {"ended_ms", e.ended_ms}};
+  if (!e.error.empty()) j["error"] = e.error;
+  return j;
+}
+
+Result<TaskExit> TaskExitFromJson(const Json& j) {
+  TaskExit e;
+  try {
+    e.exit_code = j.at("exit_code").get<int>();
+    e.signal = j.at("signal").get<int>();
+    e.ended_ms = j.at("ended_ms").get<int64_t>();
+    e.error = j.value("error", "");
+  } catch (const std::exception& ex) {
+    return Status::InvalidArgument(std::string("task status: ") + ex.what());
+  }
+  return e;
+}
+
+int RunTaskShim(const std::string& spec_file) {
+  auto text = ReadFile(spec_file);
+  if (!text.ok()) {
+    std::cerr << "rota task-shim: " << text.status().message() << "\n";
+    return 2;
+  }
+  auto parsed = api::ParseJson(*text);
+  auto spec = parsed.ok() ? ShimSpecFromJson(*parsed) : Result<ShimSpec>(parsed.status());
+  if (!spec.ok()) {
+    std::cerr << "rota task-shim: " << spec.status().message() << "\n";
+    return 2;
+  }
+  const ShimSpec& s = *spec;
+  ::setsid();  // outlive the agent's session and its signals
+  // The shim outlives signals meant for the task; the child resets them.
+  struct sigaction ign {};
+  ign.sa_handler = SIG_IGN;
+  for (int sig : {SIGTERM, SIGINT, SIGHUP, SIGPIPE, SIGQUIT}) ::sigaction(sig, &ign, nullptr);
+
+  auto finish = [&](TaskExit e) {
+    Status st = WriteFileAtomic(s.status_path, ToJson(e).dump() + "\n", 0644);
+    if (!st.ok()) {
+      std::cerr << "rota task-shim: " << st.message() << "\n";
+      return 1;
+    }
+    return 0;
+  };
+  auto out = OpenLog(s.stdout_path, s);
+  auto err = out.ok() ? OpenLog(s.stderr_path, s) : Result<int>(out.status());
+  if (!out.ok() || !err.ok()) return finish({127, 0, NowMs(), (out.ok() ? err : out).status().message()});
+
+  // Everything the child needs, prepared before fork.
+  std::vector<std::string> env_strings;
+  for (const auto& [k, v] : s.env) env_strings.push_back(k + "=" + v);
+  std::vector<char*> envp, args;
+  for (auto& e : env_strings) envp.push_back(e.data());
+  envp.push_back(nullptr);
+  std::vector<std::string> argv = s.argv;
+  for (auto& a : argv) args.push_back(a.data());
+  args.push_back(nullptr);
+  std::vector<std::string> candidates;  // argv[0] resolved against the task's PATH
+  if (s.argv[0].find('/') != std::string::npos) {
+    candidates.push_back(s.argv[0]);
+  } else {
+    auto path = s.env.find("PATH");
+    std::string dirs = path == s.env.end() ? "/usr/local/bin:/usr/bin:/bin" : path->second;
+    size_t start = 0;
+    while (start <= dirs.size()) {
+      size_t end = dirs.find(':', start);
+      if (end == std::string::npos) end = dirs.size();
+      std::string dir = dirs.substr(start, end - start);
+      candidates.push_back((dir.empty() ? "." : dir) + "/" + s.argv[0]);
+      start = end + 1;
+    }
+  }
+  int pipefd[2];
+  if (::pipe2(pipefd, O_CLOEXEC) != 0) return finish({127, 0, NowMs(), "pipe failed"});
+  int devnull = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
+
+  const pid_t pid = ::fork();
+  if (pid < 0) return finish({127, 0, NowMs(), std::string("fork: ") + std::strerror(errno)});
+  if (pid == 0) {
+    auto fail = [&](int stage) {
+      int msg[2] = {stage, errno};
+      ssize_t ignored = ::write(pipefd[1], msg, sizeof msg);
+      (void)ignored;
+      ::_exit(127);
+    };
+    ::setpgid(0, 0);
+    sigset_t empty;
+    sigemptyset(&empty);
+    ::sigprocmask(SIG_SETMASK, &empty, nullptr);
+    struct sigaction dfl {};
+    dfl.sa_handler = SIG_DFL;
+    for (int sig = 1; sig < NSIG; ++sig) ::sigaction(sig, &dfl, nullptr);
+    ::dup2(devnull, STDIN_FILENO);
+    ::dup2(*out, STDOUT_FILENO);
+    ::dup2(*err, STDERR_FILENO);
+    if (s.uid) {
+      if (!s.user.empty() ? ::initgroups(s.user.c_str(), *s.gid) != 0 : ::setgroups(0, nullptr) != 0)
+        fail(kStageGroups);
+      if (::setgid(*s.gid) != 0) fail(kStageGid);
+      if (::setuid(*s.uid) != 0) fail(kStageUid);
+      if (::getuid() == 0 || ::geteuid() == 0) fail(kStageRoot);
+    }
+    if (!s.workdir.empty() && ::chdir(s.workdir.c_str()) != 0) fail(kStageChdir);
+    int last = ENOENT;
+    for (auto& c : candidates) {
+      ::execve(c.c_str(), args.data(), envp.data());
+      if (errno != ENOENT && errno != ENOTDIR) last = errno;
+    }
+    errno = last;
+    fail(kStageExec);
+  }
+  ::close(pipefd[1]);
+  ::close(*out);
+  ::close(*err);
+  if (devnull >= 0) ::close(devnull);
+  Status st = WriteFileAtomic(s.pid_path, std::to_string(pid) + "\n", 0644);
+  if (!st.ok()) std::cerr << "rota task-shim: " << st.message() << "\n";
+  int msg[2] = {0, 0};
+  ssize_t n;
+  do {
+    n = ::read(pipefd[0], msg, sizeof msg);
+  } while (n < 0 && errno == EINTR);
+  ::close(pipefd[0]);
+  int status = 0;
+  while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  if (n == sizeof msg) {
+    std::string why = std::string(StageName(msg[0])) + " failed: " + std::strerror(msg[1]);
+    if (msg[0] == kStageExec) why = "cannot run '" + s.argv[0] + "': " + std::strerror(msg[1]);
+    if (msg[0] == kStageChdir) why = "cannot change to " + s.workdir + ": " + std::strerror(msg[1]);
+    return finish({127, 0, NowMs(), why});
+  }
+  TaskExit e;
+  e.ended_ms = NowMs();
+  if (WIFEXITED(status)) {
+    e.exit_code = WEXITSTATUS(status);
+  } else if (WIFSIGNALED(status)) {
+    e.signal = WTERMSIG(status);
+  }
+  return finish(e);
+}
+
+}  // namespace rota::agent

@@ -1,0 +1,58 @@
+#pragma once
+// The task shim: a small supervisor process (`rota task-shim SPEC_FILE`) the agent
+// starts for every job process. It
+//  - starts the process in a process group of its own, as the job owner (setgid,
+//    initgroups, setuid when running as root; never as root), with exactly the
+//    given environment, working directory and stdout/stderr log files;
+//  - writes the process's pid to `pid_path` before it runs anything, waits for it,
+//    and writes how it ended to `status_path` (atomically);
+//  - survives the agent: an agent restarted later re-adopts the task from these
+//    files (its exit status is not lost, as it would be for a non-child).
+// Signals to the task go to its process group (-pid), never to the shim.
+
+#include <sys/types.h>
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "api/codec.h"
+#include "common/status.h"
+
+namespace rota::agent {
+
+struct ShimSpec {
+  std::vector<std::string> argv;           // argv[0]: absolute, or searched in env's PATH
+  std::map<std::string, std::string> env;  // the whole environment of the process
+  std::string workdir;                     // "" = stay in the shim's directory
+  std::optional<uint32_t> uid;             // run as this user (REQUIRES root); unset: as the shim
+  std::optional<uint32_t> gid;             // its primary group (with uid)
+  std::string user;                        // its name, for initgroups ("" = no supplementary groups)
+  std::string stdout_path, stderr_path;    // appended; created 0640
+  std::string pid_path, status_path;
+};
+
+api::Json ToJson(const ShimSpec& s);
+// InvalidArgument naming the field.
+Result<ShimSpec> ShimSpecFromJson(const api::Json& j);
+
+// How a task ended (the status file).
+struct TaskExit {
+  int exit_code = -1;   // 0..255 when it exited, -1 when killed by a signal
+  int signal = 0;       // the signal that killed it, 0 when it exited
+  int64_t ended_ms = 0;
+  std::string error;    // the process could not be started (exec failed, bad user, ...)
+
+  // Kubeflow-style code: exit status, or 128 + signal.
+  int Code() const { return signal != 0 ? 128 + signal : exit_code; }
+};
+api::Json ToJson(const TaskExit& e);
+Result<TaskExit> TaskExitFromJson(const api::Json& j);
+
+// `rota task-shim SPEC_FILE`: runs the task and returns the shim's exit status
+// (0 when the status file was written, whatever the task did).
+int RunTaskShim(const std::string& spec_file);
+
+}  // namespace rota::agent
