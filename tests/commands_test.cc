@@ -88,23 +88,6 @@ api::CommandMsg SignalCommand(api::CommandSignal sig, const api::Json& process) 
 }
 
 // Starts `rota agent` for `node` against `server_url` with a 2-GPU simulated node.
-Result<Child> StartAgent(const std::string& dir, const std::string& node, const std::string& server_url) {
-  std::string state = dir + "/agent-" + node;
-  RETURN_IF_ERROR(MakeDirs(state, 0700));
-  api::Json gpus = api::Json::array();
-  for (int i = 0; i < 2; ++i) {
-    gpus.push_back({{"model", "NVIDIA A100-SXM4-80GB"}, {"memory_mib", 81920}, {"power_limit_w", 400},
-                    {"idle_power_w", 50}});
-  }
-  api::Json sim{{"node", node}, {"default_node", false}, {"gpus", gpus}, {"faults", api::Json::object()}};
-  RETURN_IF_ERROR(WriteFileAtomic(state + "/sim-nvml.json", sim.dump(2)));
-  Child agent({RotaBinary(), "agent", "--server", server_url, "--token", kToken, "--name", node, "--state-dir",
-               state, "--interval", "0.5s", "--nvml-lib", SimNvmlLibrary()},
-              {{"ROTA_SIM_NVML_CONFIG", state + "/sim-nvml.json"}}, state + ".log");
-  RETURN_IF_ERROR(agent.Start());
-  return agent;
-}
-
 class CommandsTest : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -122,7 +105,7 @@ class CommandsTest : public ::testing::Test {
     server_ = std::move(*s);
     gateway_ = server_->gateway();
     ASSERT_NE(gateway_, nullptr);
-    auto agent = StartAgent(dir_.path(), "node-a", server_->url());
+    auto agent = StartSimAgent(dir_.path(), "node-a", server_->url(), kToken);
     ASSERT_TRUE(agent.ok()) << agent.status().ToString();
     agent_ = std::move(*agent);
     ASSERT_TRUE(WaitFor([&] {
@@ -340,7 +323,7 @@ TEST(AgentCommandTest, MalformedCommandsAreAnsweredWithAnErrorAndTheAgentKeepsWo
                                 }).ok());
   auto port = http.Start();
   ASSERT_TRUE(port.ok());
-  auto agent = StartAgent(dir.path(), "node-f", "http://127.0.0.1:" + std::to_string(*port));
+  auto agent = StartSimAgent(dir.path(), "node-f", "http://127.0.0.1:" + std::to_string(*port), kToken);
   ASSERT_TRUE(agent.ok());
   ASSERT_TRUE(fake->WaitRegistered(seconds(20))) << agent->Log();
 

@@ -260,4 +260,22 @@ api::Json FindGpu(const api::Json& gpus, const std::string& node, int index) {
   return api::Json();
 }
 
+Result<Child> StartSimAgent(const std::string& dir, const std::string& node,
+                            const std::string& server_url, const std::string& token) {
+  std::string state = dir + "/agent-" + node;
+  RETURN_IF_ERROR(MakeDirs(state, 0700));
+  api::Json gpus = api::Json::array();
+  for (int i = 0; i < 2; ++i) {
+    gpus.push_back({{"model", "NVIDIA A100-SXM4-80GB"}, {"memory_mib", 81920}, {"power_limit_w", 400},
+                    {"idle_power_w", 50}});
+  }
+  api::Json sim{{"node", node}, {"default_node", false}, {"gpus", gpus}, {"faults", api::Json::object()}};
+  RETURN_IF_ERROR(WriteFileAtomic(state + "/sim-nvml.json", sim.dump(2)));
+  Child agent({RotaBinary(), "agent", "--server", server_url, "--token", token, "--name", node,
+               "--state-dir", state, "--interval", "0.5s", "--nvml-lib", SimNvmlLibrary()},
+              {{"ROTA_SIM_NVML_CONFIG", state + "/sim-nvml.json"}}, state + ".log");
+  RETURN_IF_ERROR(agent.Start());
+  return agent;
+}
+
 }  // namespace rota::testing

@@ -131,6 +131,12 @@ class AgentProcess {
   Child child_;
 };
 
+// Starts `rota agent` for node `node` with 2 simulated GPUs (not the default
+// node: processes need ROTA_SIM_NODE), state in <dir>/agent-<node>, sampling
+// every 0.5 s, against `server_url` with join token `token`.
+Result<Child> StartSimAgent(const std::string& dir, const std::string& node,
+                            const std::string& server_url, const std::string& token);
+
 // Runs the rota CLI with args and env, returns (exit status, stdout).
 struct CliResult {
   int exit_code = -1;

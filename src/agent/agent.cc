@@ -31,6 +31,14 @@ Agent::Agent(AgentOptions options, api::NodeInfo info, Collector* collector, Clo
       loop_(std::make_unique<net::WsClientLoop>(1)) {
   auto url = AgentConnectUrl(options_.server_url);
   ws_url_ = url.ok() ? *url : "";
+  if (!options_.task_state_dir.empty()) {
+    tasks_ = std::make_unique<TaskManager>(
+        options_.task_shim_argv, options_.task_state_dir, [this](std::string text) {
+          std::lock_guard<std::mutex> lock(mu_);
+          if (!client_ || !registered_) return false;
+          return client_->Send(std::move(text));
+        });
+  }
   cmd_thread_ = std::thread([this] { CommandLoop(); });
 }
 
@@ -41,6 +49,7 @@ Agent::~Agent() {
   }
   cmd_cv_.notify_all();
   cmd_thread_.join();
+  tasks_.reset();  // before the connection it sends on goes away
   std::unique_ptr<net::WsClient> client;
   {
     std::lock_guard<std::mutex> lock(mu_);
@@ -146,12 +155,21 @@ void Agent::OnMessage(uint64_t attempt, const std::string& text) {
     sent_up_to_ = buffer_.first_seq() - 1;  // resend everything not yet acked
     ROTA_LOG(INFO) << "registered with " << options_.server_url << " as " << info_.name << "; "
                    << buffer_.size() << " buffered samples to send";
+    if (tasks_) tasks_->OnRegistered();
   } else if (auto* ack = std::get_if<api::AckMsg>(&*msg)) {
     buffer_.Ack(ack->seq);
   } else if (auto* err = std::get_if<api::ErrorMsg>(&*msg)) {
     ROTA_LOG(WARNING) << "server: " << err->message;
   } else if (auto* cmd = std::get_if<api::CommandMsg>(&*msg)) {
     QueueCommand(attempt, std::move(*cmd));
+  } else if (!tasks_) {
+    ROTA_LOG(WARNING) << "server sent a job task message; this agent runs no job tasks";
+  } else if (auto* start = std::get_if<api::TaskStartMsg>(&*msg)) {
+    tasks_->OnStart(std::move(*start));
+  } else if (auto* sig = std::get_if<api::TaskSignalMsg>(&*msg)) {
+    tasks_->OnSignal(std::move(*sig));
+  } else if (auto* logs = std::get_if<api::TaskLogsMsg>(&*msg)) {
+    tasks_->OnLogs(std::move(*logs));
   }
   cv_.notify_all();
 }

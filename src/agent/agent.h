@@ -26,6 +26,7 @@
 
 #include "agent/collector.h"
 #include "agent/command_executor.h"
+#include "agent/task_manager.h"
 #include "agent/sample_buffer.h"
 #include "api/types.h"
 #include "common/clock.h"
@@ -48,6 +49,10 @@ struct AgentOptions {
   size_t max_samples_per_message = 32;
   // Commands waiting for the command thread; more are refused with an error result.
   size_t max_queued_commands = 64;
+  // Job tasks: where their state lives (empty: this agent runs no job tasks) and
+  // how to start the task shim ({"/path/rota", "task-shim"}).
+  std::string task_state_dir;
+  std::vector<std::string> task_shim_argv;
 };
 
 class Agent {
@@ -101,6 +106,7 @@ class Agent {
   std::condition_variable cmd_cv_;
   std::deque<std::pair<uint64_t, api::CommandMsg>> commands_;  // GUARDED_BY(cmd_mu_): (attempt, command)
   bool cmd_stop_ = false;                                      // GUARDED_BY(cmd_mu_)
+  std::unique_ptr<TaskManager> tasks_;  // null when options_.task_state_dir is empty
   std::thread cmd_thread_;  // started last, joined first
 };
 

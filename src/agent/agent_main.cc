@@ -1,5 +1,7 @@
 #include "agent/agent_main.h"
 
+#include <sys/stat.h>
+
 #include <signal.h>
 
 #include <atomic>
@@ -12,6 +14,7 @@
 #include "api/codec.h"
 #include "common/file_util.h"
 #include "common/log.h"
+#include "common/process.h"
 #include "common/strings.h"
 #include "common/time_util.h"
 #include "gpu/gpu_provider.h"
@@ -99,10 +102,20 @@ int RunAgent(const AgentFlags& flags) {
   info.agent_version = kAgentVersion;
   info.sample_interval_ms = options.interval_ms;
 
-  if (Status st = MakeDirs(flags.state_dir, 0700); !st.ok()) {
+  // 0711: job tasks (running as their owners) reach their own task directories
+  // (e.g. an MPI hostfile) without being able to list the state directory.
+  if (Status st = MakeDirs(flags.state_dir, 0711); !st.ok()) {
     std::cerr << "rota agent: state directory: " << st.message() << "\n";
     return 1;
   }
+  ::chmod(flags.state_dir.c_str(), 0711);
+  auto self = SelfExecutable();
+  if (!self.ok()) {
+    std::cerr << "rota agent: " << self.status().message() << "\n";
+    return 1;
+  }
+  options.task_state_dir = flags.state_dir;
+  options.task_shim_argv = {*self, "task-shim"};
   auto node_id = LoadOrCreateNodeId(flags.state_dir);
   if (!node_id.ok()) {
     std::cerr << "rota agent: " << node_id.status().message() << "\n";

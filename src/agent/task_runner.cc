@@ -198,6 +198,12 @@ Status TaskRunner::Remove(const std::string& id) {
   return Status::Ok();
 }
 
+std::vector<std::string> TaskRunner::Ids() const {
+  std::vector<std::string> out;
+  for (const auto& [id, shim] : shims_) out.push_back(id);
+  return out;
+}
+
 std::vector<std::string> TaskRunner::Adopt() {
   std::vector<std::string> out;
   DIR* d = ::opendir((state_dir_ + "/tasks").c_str());

@@ -66,6 +66,8 @@ class TaskRunner {
   // their ids; their shims are not this agent's children, so their end is seen
   // through the status file.
   std::vector<std::string> Adopt();
+  // The ids of every known task, sorted.
+  std::vector<std::string> Ids() const;
   // Paths of a task's logs.
   std::string StdoutPath(const std::string& id) const;
   std::string StderrPath(const std::string& id) const;

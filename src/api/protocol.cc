@@ -293,6 +293,47 @@ std::string Encode(const CommandResultMsg& m) {
   return j.dump(-1, ' ', false, Json::error_handler_t::replace);
 }
 
+std::string Encode(const TaskStartMsg& m) {
+  Json j = Envelope("task_start");
+  j["task"] = ToJson(m.task);
+  return j.dump(-1, ' ', false, Json::error_handler_t::replace);
+}
+
+std::string Encode(const TaskSignalMsg& m) {
+  Json j = Envelope("task_signal");
+  j["id"] = m.id;
+  j["signal"] = m.signal;
+  return j.dump();
+}
+
+std::string Encode(const TaskLogsMsg& m) {
+  Json j = Envelope("task_logs");
+  j["req"] = m.req;
+  j["id"] = m.id;
+  j["stream"] = m.stream;
+  j["offset"] = m.offset;
+  j["max_bytes"] = m.max_bytes;
+  return j.dump();
+}
+
+std::string Encode(const TaskStatusMsg& m) {
+  Json j = Envelope("task_status");
+  Json tasks = Json::array();
+  for (const auto& t : m.tasks) tasks.push_back(ToJson(t));
+  j["tasks"] = std::move(tasks);
+  return j.dump(-1, ' ', false, Json::error_handler_t::replace);
+}
+
+std::string Encode(const TaskLogMsg& m) {
+  Json j = Envelope("task_log");
+  j["req"] = m.req;
+  j["data"] = m.data;
+  j["offset"] = m.offset;
+  j["size"] = m.size;
+  if (!m.error.empty()) j["error"] = m.error;
+  return j.dump(-1, ' ', false, Json::error_handler_t::replace);
+}
+
 std::optional<uint64_t> CommandIdOf(const std::string& text) {
   auto j = ParseJson(text);
   if (!j.ok() || !j->is_object()) return std::nullopt;
@@ -337,6 +378,16 @@ Result<AgentMessage> DecodeAgentMessage(const std::string& text) {
     if (!m.ok()) return m.status().WithContext("command_result");
     return AgentMessage{std::move(*m)};
   }
+  if (type == "task_status") {
+    auto m = TaskStatusFromJson(j);
+    if (!m.ok()) return m.status().WithContext("task_status");
+    return AgentMessage{std::move(*m)};
+  }
+  if (type == "task_log") {
+    auto m = TaskLogFromJson(j);
+    if (!m.ok()) return m.status().WithContext("task_log");
+    return AgentMessage{std::move(*m)};
+  }
   return Status::InvalidArgument("unknown message type '" + type + "'");
 }
 
@@ -365,6 +416,21 @@ Result<ServerMessage> DecodeServerMessage(const std::string& text) {
   if (type == "command") {
     auto m = CommandFromJson(j);
     if (!m.ok()) return m.status().WithContext("command");
+    return ServerMessage{std::move(*m)};
+  }
+  if (type == "task_start") {
+    auto m = TaskStartFromJson(j);
+    if (!m.ok()) return m.status().WithContext("task_start");
+    return ServerMessage{std::move(*m)};
+  }
+  if (type == "task_signal") {
+    auto m = TaskSignalFromJson(j);
+    if (!m.ok()) return m.status().WithContext("task_signal");
+    return ServerMessage{std::move(*m)};
+  }
+  if (type == "task_logs") {
+    auto m = TaskLogsFromJson(j);
+    if (!m.ok()) return m.status().WithContext("task_logs");
     return ServerMessage{std::move(*m)};
   }
   return Status::InvalidArgument("unknown message type '" + type + "'");

@@ -18,6 +18,8 @@
 //   command    {"id": N, "action": "warn"|"signal", "uid", "user", "message",
 //               "signal": "TERM"|"KILL", "targets": [{"pid", "start_time_ms", "gpu"}]}
 //              the agent answers every command it can identify with command_result
+// and the job task messages of task_protocol.h (task_start, task_signal, task_logs;
+// task_status, task_log).
 
 #include <cstdint>
 #include <optional>
@@ -26,6 +28,7 @@
 #include <vector>
 
 #include "api/codec.h"
+#include "api/task_protocol.h"
 #include "api/types.h"
 
 namespace rota::api {
@@ -114,8 +117,10 @@ struct CommandResultMsg {
 // size, warn needs a message, ...). InvalidArgument naming the field.
 Status ValidateCommand(const CommandMsg& m);
 
-using AgentMessage = std::variant<RegisterMsg, SamplesMsg, CommandResultMsg>;
-using ServerMessage = std::variant<RegisteredMsg, AckMsg, ErrorMsg, CommandMsg>;
+using AgentMessage =
+    std::variant<RegisterMsg, SamplesMsg, CommandResultMsg, TaskStatusMsg, TaskLogMsg>;
+using ServerMessage = std::variant<RegisteredMsg, AckMsg, ErrorMsg, CommandMsg, TaskStartMsg,
+                                   TaskSignalMsg, TaskLogsMsg>;
 
 std::string Encode(const RegisterMsg& m);
 std::string Encode(const SamplesMsg& m);
@@ -124,6 +129,11 @@ std::string Encode(const AckMsg& m);
 std::string Encode(const ErrorMsg& m);
 std::string Encode(const CommandMsg& m);
 std::string Encode(const CommandResultMsg& m);
+std::string Encode(const TaskStartMsg& m);
+std::string Encode(const TaskSignalMsg& m);
+std::string Encode(const TaskLogsMsg& m);
+std::string Encode(const TaskStatusMsg& m);
+std::string Encode(const TaskLogMsg& m);
 
 // Parse and validate a message. InvalidArgument with a reason a human can act on
 // ("unsupported protocol version 7 (this server speaks 1)"); the fatal flag in

@@ -44,8 +44,20 @@ class AgentGateway::Session : public net::WsHandler,
       HandleRegister(reg->node);
     } else if (auto* result = std::get_if<api::CommandResultMsg>(&*msg)) {
       gw_->CommandAnswered(Who(), id_, std::move(*result));
+    } else if (auto* samples = std::get_if<api::SamplesMsg>(&*msg)) {
+      HandleSamples(std::move(*samples));
     } else {
-      HandleSamples(std::get<api::SamplesMsg>(std::move(*msg)));
+      const std::string node = Registered();
+      if (node.empty()) {
+        gw_->stats_->messages_rejected++;
+        Reply(api::Encode(api::ErrorMsg{"send register before task messages", true}), true);
+        return;
+      }
+      if (auto* st = std::get_if<api::TaskStatusMsg>(&*msg)) {
+        if (gw_->task_status_listener_) gw_->task_status_listener_(node, std::move(*st));
+      } else if (auto* log = std::get_if<api::TaskLogMsg>(&*msg)) {
+        if (gw_->task_log_listener_) gw_->task_log_listener_(node, std::move(*log));
+      }
     }
   }
 
@@ -214,6 +226,35 @@ uint64_t AgentGateway::SendCommand(const std::string& node, api::CommandMsg cmd,
     if (cb) cb(Status::Unavailable("node " + node + " is not connected (connection closing)"));
   }
   return id;
+}
+
+Status AgentGateway::SendText(const std::string& node, std::string text) {
+  std::shared_ptr<Session> session;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    auto it = sessions_.find(node);
+    if (it != sessions_.end()) session = it->second.session.lock();
+  }
+  if (!session || !session->Send(std::move(text))) {
+    return Status::Unavailable("node " + node + " is not connected");
+  }
+  return Status::Ok();
+}
+
+Status AgentGateway::SendTask(const std::string& node, const api::TaskStartMsg& m) {
+  RETURN_IF_ERROR(api::Validate(m.task).WithContext("task for node " + node));
+  return SendText(node, api::Encode(m));
+}
+
+Status AgentGateway::SendTask(const std::string& node, const api::TaskSignalMsg& m) {
+  RETURN_IF_ERROR(api::ValidateTaskId(m.id));
+  if (m.signal != "TERM" && m.signal != "KILL") return Status::InvalidArgument("signal must be TERM or KILL");
+  return SendText(node, api::Encode(m));
+}
+
+Status AgentGateway::SendTask(const std::string& node, const api::TaskLogsMsg& m) {
+  RETURN_IF_ERROR(api::ValidateTaskId(m.id));
+  return SendText(node, api::Encode(m));
 }
 
 void AgentGateway::CheckCommandTimeouts() {

@@ -59,6 +59,21 @@ class AgentGateway {
   // background loop calls it every 250 ms.
   void CheckCommandTimeouts();
 
+  // ---- Job tasks (api/task_protocol.h) ----
+  using TaskStatusListener = std::function<void(const std::string& node, api::TaskStatusMsg)>;
+  using TaskLogListener = std::function<void(const std::string& node, api::TaskLogMsg)>;
+  // Called (on a network thread, without gateway locks; must not block) with every
+  // task_status / task_log a registered agent sends. Set before agents connect.
+  void SetTaskListeners(TaskStatusListener status, TaskLogListener log) {
+    task_status_listener_ = std::move(status);
+    task_log_listener_ = std::move(log);
+  }
+  // Sends a task message to the live session of `node`. Unavailable when the
+  // node is not connected; InvalidArgument when the message is invalid.
+  Status SendTask(const std::string& node, const api::TaskStartMsg& m);
+  Status SendTask(const std::string& node, const api::TaskSignalMsg& m);
+  Status SendTask(const std::string& node, const api::TaskLogsMsg& m);
+
   // Applies to commands sent afterwards. REQUIRES: ms > 0.
   void set_command_timeout_ms(int64_t ms) { command_timeout_ms_ = ms; }
   // Commands sent and not yet answered (for tests and metrics).
@@ -76,6 +91,7 @@ class AgentGateway {
   void SessionRegistered(const std::string& node, uint64_t session, std::weak_ptr<Session> s);
   void SessionClosed(const std::string& node, uint64_t session);
   void CommandAnswered(const std::string& node, uint64_t session, api::CommandResultMsg result);
+  Status SendText(const std::string& node, std::string text);
 
   store::Store* const store_;
   ClusterState* const cluster_;
@@ -85,6 +101,8 @@ class AgentGateway {
   std::atomic<uint64_t> next_session_{1};
   std::atomic<uint64_t> next_command_{1};
   std::atomic<int64_t> command_timeout_ms_{kDefaultCommandTimeoutMs};
+  TaskStatusListener task_status_listener_;  // set before serving
+  TaskLogListener task_log_listener_;        // set before serving
 
   struct LiveSession {
     uint64_t id = 0;

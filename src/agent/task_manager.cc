@@ -1,0 +1,202 @@
+#include "agent/task_manager.h"
+
+#include <fcntl.h>
+#include <pwd.h>
+#include <signal.h>
+#include <unistd.h>
+
+#include <chrono>
+
+#include "common/log.h"
+
+namespace rota::agent {
+namespace {
+
+api::TaskReport ToReport(const TaskStatus& st) {
+  api::TaskReport r;
+  r.id = st.id;
+  r.state = TaskStateName(st.state);
+  r.pid = st.pid;
+  if (st.exit) {
+    if (st.exit->signal != 0) r.signal = st.exit->signal;
+    else if (st.exit->exit_code >= 0 && st.exit->exit_code <= 255) r.exit_code = st.exit->exit_code;
+    r.error = st.exit->error;
+    r.ended_ms = st.exit->ended_ms;
+  }
+  if (!st.error.empty()) r.error = st.error;
+  return r;
+}
+
+bool SameReport(const api::TaskReport& a, const api::TaskReport& b) {
+  return a.state == b.state && a.pid == b.pid && a.exit_code == b.exit_code &&
+         a.signal == b.signal && a.error == b.error;
+}
+
+}  // namespace
+
+TaskManager::TaskManager(std::vector<std::string> shim_argv, std::string state_dir, SendFn send,
+                         int64_t poll_ms)
+    : runner_(std::move(shim_argv), std::move(state_dir)), send_(std::move(send)), poll_ms_(poll_ms) {
+  for (const auto& id : runner_.Adopt()) ROTA_LOG(INFO) << "task " << id << ": adopted";
+  thread_ = std::thread([this] { Run(); });
+}
+
+TaskManager::~TaskManager() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    stop_ = true;
+  }
+  cv_.notify_all();
+  thread_.join();
+}
+
+void TaskManager::OnStart(api::TaskStartMsg m) {
+  std::lock_guard<std::mutex> lock(mu_);
+  work_.emplace_back(std::move(m));
+  cv_.notify_all();
+}
+
+void TaskManager::OnSignal(api::TaskSignalMsg m) {
+  std::lock_guard<std::mutex> lock(mu_);
+  work_.emplace_back(std::move(m));
+  cv_.notify_all();
+}
+
+void TaskManager::OnLogs(api::TaskLogsMsg m) {
+  std::lock_guard<std::mutex> lock(mu_);
+  work_.emplace_back(std::move(m));
+  cv_.notify_all();
+}
+
+void TaskManager::OnRegistered() {
+  std::lock_guard<std::mutex> lock(mu_);
+  resend_ = true;
+  cv_.notify_all();
+}
+
+void TaskManager::Start(const api::TaskSpec& spec) {
+  // A start sent again (after a reconnect) for a task this node knows: nothing to do.
+  if (failed_.count(spec.id) || runner_.Poll(spec.id).ok()) return;
+  auto refuse = [&](const std::string& why) {
+    ROTA_LOG(WARNING) << "task " << spec.id << ": " << why;
+    api::TaskReport r;
+    r.id = spec.id;
+    r.state = "exited";
+    r.exit_code = 127;
+    r.error = why;
+    r.ended_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
+                     std::chrono::system_clock::now().time_since_epoch())
+                     .count();
+    failed_[spec.id] = r;
+  };
+  TaskRequest req;
+  req.id = spec.id;
+  req.argv = spec.argv;
+  req.env = spec.env;
+  req.workdir = spec.workdir;
+  req.files = spec.files;
+  req.file_env = spec.file_env;
+  const passwd* pw = nullptr;
+  if (::geteuid() == 0) {
+    if (spec.user.empty()) return refuse("no Unix user to run the task as");
+    pw = ::getpwnam(spec.user.c_str());
+    if (pw == nullptr) return refuse("Unix user '" + spec.user + "' does not exist on this node");
+    if (pw->pw_uid == 0) return refuse("refusing to run a job task as root");
+    req.uid = pw->pw_uid;
+    req.gid = pw->pw_gid;
+    req.user = spec.user;
+  } else {
+    pw = ::getpwuid(::geteuid());
+  }
+  if (pw != nullptr) {
+    req.env.try_emplace("HOME", pw->pw_dir);
+    req.env.try_emplace("USER", pw->pw_name);
+    req.env.try_emplace("LOGNAME", pw->pw_name);
+    req.env.try_emplace("SHELL", pw->pw_shell);
+    if (req.workdir.empty() && pw->pw_dir != nullptr && ::access(pw->pw_dir, F_OK) == 0) {
+      req.workdir = pw->pw_dir;
+    }
+  }
+  req.env.try_emplace("PATH", "/usr/local/bin:/usr/bin:/bin");
+  auto st = runner_.Start(req);
+  if (!st.ok()) return refuse(st.status().message());
+  ROTA_LOG(INFO) << "task " << spec.id << ": started, pid " << st->pid;
+}
+
+api::TaskReport TaskManager::Report(const std::string& id) {
+  if (auto f = failed_.find(id); f != failed_.end()) return f->second;
+  auto st = runner_.Poll(id);
+  if (!st.ok()) {
+    api::TaskReport r;
+    r.id = id;
+    r.state = "lost";
+    r.error = st.status().message();
+    return r;
+  }
+  return ToReport(*st);
+}
+
+void TaskManager::PollAll(bool send_all) {
+  api::TaskStatusMsg msg;
+  for (const auto& id : runner_.Ids()) {
+    auto it = last_.find(id);
+    // A task that ended and was reported is not polled again.
+    if (!send_all && it != last_.end() && it->second.state != "running") continue;
+    api::TaskReport r = Report(id);
+    if (send_all || it == last_.end() || !SameReport(it->second, r)) msg.tasks.push_back(r);
+    last_[id] = r;
+  }
+  for (const auto& [id, r] : failed_) {
+    if (send_all || !last_.count(id)) msg.tasks.push_back(r);
+    last_[id] = r;
+  }
+  if (msg.tasks.empty()) return;
+  if (!send_(api::Encode(msg))) {
+    // Not connected: everything is reported after the next registration.
+    std::lock_guard<std::mutex> lock(mu_);
+    resend_ = true;
+  }
+}
+
+void TaskManager::Run() {
+  std::unique_lock<std::mutex> lock(mu_);
+  while (!stop_) {
+    cv_.wait_for(lock, std::chrono::milliseconds(poll_ms_),
+                 [&] { return stop_ || !work_.empty() || resend_; });
+    if (stop_) return;
+    std::deque<Work> work = std::move(work_);
+    work_.clear();
+    const bool send_all = std::exchange(resend_, false);
+    lock.unlock();
+    for (auto& w : work) {
+      if (auto* start = std::get_if<api::TaskStartMsg>(&w)) {
+        Start(start->task);
+      } else if (auto* sig = std::get_if<api::TaskSignalMsg>(&w)) {
+        Status st = runner_.Signal(sig->id, sig->signal == "KILL" ? SIGKILL : SIGTERM);
+        if (!st.ok()) ROTA_LOG(INFO) << "task " << sig->id << ": SIG" << sig->signal << ": " << st.message();
+      } else if (auto* logs = std::get_if<api::TaskLogsMsg>(&w)) {
+        api::TaskLogMsg out;
+        out.req = logs->req;
+        const std::string path =
+            logs->stream == "stderr" ? runner_.StderrPath(logs->id) : runner_.StdoutPath(logs->id);
+        int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+        if (fd < 0) {
+          out.error = "no log for task " + logs->id;
+        } else {
+          const off_t size = ::lseek(fd, 0, SEEK_END);
+          out.size = size < 0 ? 0 : static_cast<uint64_t>(size);
+          out.offset = std::min<uint64_t>(logs->offset, out.size);
+          out.data.resize(std::min<uint64_t>(logs->max_bytes, out.size - out.offset));
+          const ssize_t n = ::pread(fd, out.data.data(), out.data.size(), static_cast<off_t>(out.offset));
+          out.data.resize(n < 0 ? 0 : static_cast<size_t>(n));
+          ::close(fd);
+        }
+        send_(api::Encode(out));
+      }
+    }
+    PollAll(send_all);
+    lock.lock();
+  }
+}
+
+}  // namespace rota::agent

@@ -1,0 +1,71 @@
+#pragma once
+// TaskManager: runs the server's job task messages (api/task_protocol.h) on a
+// thread of its own with a TaskRunner, and reports every task's state: on every
+// change, and all of them after each (re)registration so the server can
+// reconcile. Tasks found in the state directory at start (a restarted agent)
+// are adopted and reported like the others.
+//
+// Who a task runs as: when the agent runs as root, the task spec's Unix user
+// (setgid/initgroups/setuid; root and unknown users are refused); otherwise the
+// agent's own user. HOME, USER, LOGNAME and SHELL come from that account unless
+// the spec sets them; PATH defaults to /usr/local/bin:/usr/bin:/bin.
+//
+// Thread-safe: the On* methods may be called from any thread and never block on
+// a task.
+
+#include <condition_variable>
+#include <deque>
+#include <functional>
+#include <map>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <variant>
+
+#include "agent/task_runner.h"
+#include "api/protocol.h"
+
+namespace rota::agent {
+
+class TaskManager {
+ public:
+  // Sends one encoded message to the server; false when not connected (the
+  // report is then sent again after the next registration).
+  using SendFn = std::function<bool(std::string)>;
+
+  // `shim_argv` and `state_dir` as for TaskRunner. Polls running tasks every
+  // `poll_ms`.
+  TaskManager(std::vector<std::string> shim_argv, std::string state_dir, SendFn send,
+              int64_t poll_ms = 250);
+  ~TaskManager();  // stops the thread; tasks keep running
+  TaskManager(const TaskManager&) = delete;
+  TaskManager& operator=(const TaskManager&) = delete;
+
+  void OnStart(api::TaskStartMsg m);
+  void OnSignal(api::TaskSignalMsg m);
+  void OnLogs(api::TaskLogsMsg m);
+  // The agent (re)registered: every task is reported again.
+  void OnRegistered();
+
+ private:
+  using Work = std::variant<api::TaskStartMsg, api::TaskSignalMsg, api::TaskLogsMsg>;
+  void Run();
+  void Start(const api::TaskSpec& spec);
+  api::TaskReport Report(const std::string& id);
+  void PollAll(bool send_all);
+
+  TaskRunner runner_;  // used by the thread only
+  SendFn send_;
+  const int64_t poll_ms_;
+  std::map<std::string, api::TaskReport> last_;  // thread only: last report sent per task
+  std::map<std::string, api::TaskReport> failed_;  // thread only: tasks that never started
+
+  std::mutex mu_;
+  std::condition_variable cv_;
+  std::deque<Work> work_;   // GUARDED_BY(mu_)
+  bool resend_ = true;      // GUARDED_BY(mu_)
+  bool stop_ = false;       // GUARDED_BY(mu_)
+  std::thread thread_;      // last
+};
+
+}  // namespace rota::agent

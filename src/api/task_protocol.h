@@ -1,0 +1,95 @@
+#pragma once
+// Job task messages of the agent protocol (see protocol.h for the envelope).
+//
+// server -> agent
+//   task_start  {"task": TaskSpec}            start one process of a job
+//   task_signal {"id": ID, "signal": "TERM"|"KILL"}   to the task's process group
+//   task_logs   {"req": N, "id": ID, "stream": "stdout"|"stderr", "offset": O,
+//                "max_bytes": M}              read part of a task's log
+// agent -> server
+//   task_status {"tasks": [TaskReport]}       on every change, and all tasks after
+//                                             each register (the server reconciles)
+//   task_log    {"req": N, "data": "...", "offset": O, "size": S, "error": E}
+//
+// Task ids are "<job id>.<process name>" ([A-Za-z0-9._-]{1,128}), unique per node.
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "api/codec.h"
+#include "common/status.h"
+
+namespace rota::api {
+
+inline constexpr size_t kMaxTaskArgs = 4096;
+inline constexpr size_t kMaxTaskBytes = 1 << 20;  // argv + env + files
+inline constexpr size_t kMaxTasksPerStatus = 4096;
+inline constexpr uint64_t kMaxLogChunk = 1 << 20;
+
+struct TaskSpec {
+  std::string id;
+  std::string job_id;
+  std::string name;  // process name within the job ("worker-1.0")
+  std::vector<std::string> argv;
+  std::map<std::string, std::string> env;
+  std::string workdir;
+  std::string user;  // Unix account to run as (the agent refuses root)
+  std::map<std::string, std::string> files;     // written into the task directory
+  std::map<std::string, std::string> file_env;  // variable -> file name
+};
+
+struct TaskStartMsg {
+  TaskSpec task;
+};
+struct TaskSignalMsg {
+  std::string id;
+  std::string signal;  // "TERM" or "KILL"
+};
+struct TaskLogsMsg {
+  uint64_t req = 0;
+  std::string id;
+  std::string stream = "stdout";
+  uint64_t offset = 0;
+  uint64_t max_bytes = 65536;  // 1..kMaxLogChunk
+};
+
+struct TaskReport {
+  std::string id;
+  std::string state;  // "running", "exited", "lost"
+  int64_t pid = 0;
+  std::optional<int> exit_code;  // exited normally
+  std::optional<int> signal;     // killed by a signal
+  std::string error;             // could not start, or lost
+  int64_t ended_ms = 0;
+};
+struct TaskStatusMsg {
+  std::vector<TaskReport> tasks;
+};
+struct TaskLogMsg {
+  uint64_t req = 0;
+  std::string data;
+  uint64_t offset = 0;  // of `data` in the file
+  uint64_t size = 0;    // the file's size now
+  std::string error;
+};
+
+// InvalidArgument naming the field. Shared by the decoders and the senders.
+Status ValidateTaskId(const std::string& id);
+Status Validate(const TaskSpec& t);
+
+Json ToJson(const TaskSpec& t);
+Result<TaskSpec> TaskSpecFromJson(const Json& j);
+Json ToJson(const TaskReport& r);
+Result<TaskReport> TaskReportFromJson(const Json& j);
+
+// Body codecs without the envelope (protocol.cc wraps them).
+Result<TaskStartMsg> TaskStartFromJson(const Json& j);
+Result<TaskSignalMsg> TaskSignalFromJson(const Json& j);
+Result<TaskLogsMsg> TaskLogsFromJson(const Json& j);
+Result<TaskStatusMsg> TaskStatusFromJson(const Json& j);
+Result<TaskLogMsg> TaskLogFromJson(const Json& j);
+
+}  // namespace rota::api

@@ -1,0 +1,121 @@
+#include "api/task_protocol.h"
+
+#include <gtest/gtest.h>
+
+#include "api/protocol.h"
+
+namespace rota::api {
+namespace {
+
+TaskSpec Spec() {
+  TaskSpec t;
+  t.id = "j42.worker-1.0";
+  t.job_id = "j42";
+  t.name = "worker-1.0";
+  t.argv = {"python", "train.py", "--lr", "0.1", "a b; c"};
+  t.env = {{"RANK", "1"}, {"TF_CONFIG", "{\"cluster\":{}}"}};
+  t.workdir = "/home/alice";
+  t.user = "alice";
+  t.files = {{"hostfile", "10.0.0.1 slots=2\n"}};
+  t.file_env = {{"ROTA_HOSTFILE", "hostfile"}};
+  return t;
+}
+
+TEST(TaskProtocolTest, MessagesRoundTrip) {
+  auto start = DecodeServerMessage(Encode(TaskStartMsg{Spec()}));
+  ASSERT_TRUE(start.ok()) << start.status().ToString();
+  const TaskSpec& t = std::get<TaskStartMsg>(*start).task;
+  EXPECT_EQ(t.argv, Spec().argv);
+  EXPECT_EQ(t.env, Spec().env);
+  EXPECT_EQ(t.files, Spec().files);
+  EXPECT_EQ(t.file_env, Spec().file_env);
+  EXPECT_EQ(t.user, "alice");
+
+  auto sig = DecodeServerMessage(Encode(TaskSignalMsg{"j42.worker-1.0", "KILL"}));
+  ASSERT_TRUE(sig.ok()) << sig.status().ToString();
+  EXPECT_EQ(std::get<TaskSignalMsg>(*sig).signal, "KILL");
+
+  auto logs = DecodeServerMessage(Encode(TaskLogsMsg{7, "j42.worker-1.0", "stderr", 100, 4096}));
+  ASSERT_TRUE(logs.ok()) << logs.status().ToString();
+  EXPECT_EQ(std::get<TaskLogsMsg>(*logs).offset, 100u);
+
+  TaskReport running{"j42.a", "running", 123, std::nullopt, std::nullopt, "", 0};
+  TaskReport killed{"j42.b", "exited", 124, std::nullopt, 9, "", 1000};
+  TaskReport failed{"j42.c", "exited", 0, 127, std::nullopt, "cannot run 'x'", 1000};
+  auto status = DecodeAgentMessage(Encode(TaskStatusMsg{{running, killed, failed}}));
+  ASSERT_TRUE(status.ok()) << status.status().ToString();
+  const auto& tasks = std::get<TaskStatusMsg>(*status).tasks;
+  ASSERT_EQ(tasks.size(), 3u);
+  EXPECT_EQ(tasks[1].signal, 9);
+  EXPECT_FALSE(tasks[1].exit_code.has_value());
+  EXPECT_EQ(tasks[2].exit_code, 127);
+  EXPECT_EQ(tasks[2].error, "cannot run 'x'");
+
+  auto log = DecodeAgentMessage(Encode(TaskLogMsg{7, "hello\n", 100, 106, ""}));
+  ASSERT_TRUE(log.ok()) << log.status().ToString();
+  EXPECT_EQ(std::get<TaskLogMsg>(*log).data, "hello\n");
+}
+
+// Tried: path tricks and junk in ids, empty argv, a relative workdir, bad env
+// names, file names with '/', file_env naming no file, a user name with a
+// slash, unknown signals, bad states, exit codes and signals out of range,
+// max_bytes 0 and over the limit, wrong types.
+TEST(TaskProtocolTest, BadMessagesAreRefusedNamingTheField) {
+  auto server = [](const Json& j) { return DecodeServerMessage(j.dump()); };
+  auto agent = [](const Json& j) { return DecodeAgentMessage(j.dump()); };
+  auto with = [&](Json j, const char* type) {
+    j["v"] = 1;
+    j["type"] = type;
+    return j;
+  };
+  const Json good = ToJson(Spec());
+  auto start = [&](const char* key, Json value) {
+    Json t = good;
+    t[key] = std::move(value);
+    return with(Json{{"task", t}}, "task_start");
+  };
+  const std::vector<std::pair<Json, std::string>> bad_server = {
+      {start("id", "../etc"), "id"},
+      {start("id", ""), "id"},
+      {start("id", std::string(200, 'a')), "id"},
+      {start("argv", Json::array()), "argv"},
+      {start("argv", "python train.py"), "argv"},
+      {start("workdir", "relative/dir"), "workdir"},
+      {start("env", {{"A=B", "x"}}), "env"},
+      {start("files", {{"../x", "y"}}), "files"},
+      {start("file_env", {{"F", "missing"}}), "file_env"},
+      {start("user", "../root"), "user"},
+      {with(Json::object(), "task_start"), "task"},
+      {with(Json{{"id", "a"}, {"signal", "HUP"}}, "task_signal"), "signal"},
+      {with(Json{{"id", "a/b"}, {"signal", "TERM"}}, "task_signal"), "id"},
+      {with(Json{{"req", 1}, {"id", "a"}, {"max_bytes", 0}}, "task_logs"), "max_bytes"},
+      {with(Json{{"req", 1}, {"id", "a"}, {"max_bytes", 1 << 30}}, "task_logs"), "max_bytes"},
+      {with(Json{{"req", 1}, {"id", "a"}, {"stream", "stdin"}}, "task_logs"), "stream"},
+      {with(Json{{"req", "one"}, {"id", "a"}}, "task_logs"), "req"},
+  };
+  for (const auto& [msg, field] : bad_server) {
+    auto r = server(msg);
+    ASSERT_FALSE(r.ok()) << msg.dump();
+    EXPECT_NE(r.status().message().find(field), std::string::npos)
+        << msg.dump() << " -> " << r.status().message();
+  }
+  auto report = [&](Json r) { return with(Json{{"tasks", Json::array({std::move(r)})}}, "task_status"); };
+  const std::vector<std::pair<Json, std::string>> bad_agent = {
+      {with(Json::object(), "task_status"), "tasks"},
+      {report(Json{{"id", "a"}, {"state", "sleeping"}}), "state"},
+      {report(Json{{"id", "a"}, {"state", "exited"}, {"exit_code", 300}}), "exit_code"},
+      {report(Json{{"id", "a"}, {"state", "exited"}, {"signal", 0}}), "signal"},
+      {report(Json{{"id", "a b"}, {"state", "running"}}), "id"},
+      {report(Json{{"id", "a"}, {"state", "running"}, {"pid", "x"}}), "pid"},
+      {with(Json{{"data", "x"}}, "task_log"), "req"},
+  };
+  for (const auto& [msg, field] : bad_agent) {
+    auto r = agent(msg);
+    ASSERT_FALSE(r.ok()) << msg.dump();
+    EXPECT_NE(r.status().message().find(field), std::string::npos)
+        << msg.dump() << " -> " << r.status().message();
+  }
+}
+
+}  // namespace
+}  // namespace rota::api
