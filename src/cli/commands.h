@@ -123,6 +123,33 @@ struct ViolationsOptions {
 };
 int RunViolations(const ClientOptions& client, const OutputOptions& out, const ViolationsOptions& o);
 
+// ---- Jobs (jobs_cmd.cc) ----
+
+// rota run [flags] -- CMD ARGS...  (or -f job.yaml)
+struct RunOptions {
+  std::string file;  // a job spec (JSON or YAML) instead of the flags
+  std::string name, framework = "generic";
+  int workers = 0, ps = 0, nodes = 0, gpus_per_task = 0, gpus_per_node = 0;
+  bool chief = false;
+  std::vector<std::string> nodes_list, labels, env;
+  std::string workdir, restart, time_limit;
+  int max_restarts = -1;
+  bool shell = false, process_per_node = false, wait = false;
+  std::vector<std::string> command;
+};
+// Prints the job id (-o json: the job); with --wait follows it and exits 0 only
+// when it succeeded.
+int RunRun(const ClientOptions& client, const OutputOptions& out, const RunOptions& o);
+int RunJobs(const ClientOptions& client, const OutputOptions& out, bool mine, const std::string& state);
+// action: "show" or "cancel".
+int RunJobCommand(const ClientOptions& client, const OutputOptions& out, const std::string& action,
+                  const std::string& id);
+struct LogsOptions {
+  std::string id, task;
+  bool use_stderr = false, follow = false;
+};
+int RunLogs(const ClientOptions& client, const LogsOptions& o);
+
 // Renders the GPU table of `gpus` (array of GPU rows as GET /api/v1/gpus returns).
 std::string RenderGpuTable(const api::Json& gpus, bool show_processes);
 

@@ -200,6 +200,58 @@ int main(int argc, char** argv) {
   exec->add_option("command", exec_options.command, "CMD ARGS... (after --)");
   exec->positionals_at_end();  // everything from CMD on belongs to CMD
 
+  // Jobs.
+  rota::cli::RunOptions run_options;
+  auto* run = app.add_subcommand("run", "Run a (distributed) job: rota run [flags] -- CMD ARGS...");
+  add_client_flags(run);
+  run->add_option("-f,--file", run_options.file, "Job spec file (JSON or YAML) instead of the flags");
+  run->add_option("--name", run_options.name, "Job name");
+  run->add_option("--framework", run_options.framework, "generic (default), tensorflow, pytorch, mpi or jax");
+  run->add_option("--workers", run_options.workers, "Worker tasks");
+  run->add_option("--ps", run_options.ps, "Parameter servers (tensorflow)");
+  run->add_flag("--chief", run_options.chief, "Add a chief task (tensorflow)");
+  run->add_option("--nodes", run_options.nodes, "Nodes (pytorch)");
+  run->add_option("--gpus-per-node", run_options.gpus_per_node, "GPUs per node (pytorch)");
+  run->add_option("--gpus-per-task", run_options.gpus_per_task, "GPUs per task");
+  run->add_option("--node", run_options.nodes_list, "Only on these nodes (repeatable)")
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
+  run->add_option("--label", run_options.labels, "Only on nodes with KEY=VALUE (repeatable)")
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
+  run->add_option("--env", run_options.env, "NAME=VALUE for every task (repeatable)")
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
+  run->add_option("--workdir", run_options.workdir, "Working directory (default: your home on the node)");
+  run->add_option("--restart", run_options.restart, "never (default), on-failure or exit-code");
+  run->add_option("--max-restarts", run_options.max_restarts, "Restarts allowed (default 3)");
+  run->add_option("--time-limit", run_options.time_limit, "Stop the job after this long, e.g. 12h");
+  run->add_flag("--shell", run_options.shell, "Run the command as one string through /bin/sh -c");
+  run->add_flag("--process-per-node", run_options.process_per_node,
+                "pytorch: one process per node holding all its GPUs (for torchrun)");
+  run->add_flag("--wait", run_options.wait, "Follow the job to its end; exit 0 only if it succeeded");
+  run->add_option("command", run_options.command, "CMD ARGS... (after --)");
+  run->positionals_at_end();
+  bool jobs_mine = false;
+  std::string jobs_state;
+  auto* jobs_cmd = app.add_subcommand("jobs", "List jobs");
+  add_client_flags(jobs_cmd);
+  jobs_cmd->add_flag("--mine", jobs_mine, "Only mine");
+  jobs_cmd->add_option("--state", jobs_state, "pending, starting, running, succeeded, failed or cancelled");
+  std::string job_id;
+  auto* job_cmd = app.add_subcommand("job", "Show a job");
+  job_cmd->require_subcommand(1);
+  auto* job_show = job_cmd->add_subcommand("show", "Show a job with its tasks and events");
+  add_client_flags(job_show);
+  job_show->add_option("id", job_id, "Job id")->required();
+  auto* cancel = app.add_subcommand("cancel", "Cancel a job (SIGTERM, then SIGKILL)");
+  add_client_flags(cancel);
+  cancel->add_option("id", job_id, "Job id")->required();
+  rota::cli::LogsOptions logs_options;
+  auto* logs = app.add_subcommand("logs", "Print a job task's log");
+  logs->add_option("--server", client.server, "Server URL (or ROTA_SERVER)");
+  logs->add_option("id", logs_options.id, "Job id")->required();
+  logs->add_option("--task", logs_options.task, "Task, e.g. worker-1 (default: the first)");
+  logs->add_flag("--stderr", logs_options.use_stderr, "stderr instead of stdout");
+  logs->add_flag("-f,--follow", logs_options.follow, "Keep printing until the job ends");
+
   // The agent's per-task supervisor (not for users: the agent starts it).
   std::string shim_spec;
   auto* shim = app.add_subcommand("task-shim", "")->group("");
@@ -248,5 +300,10 @@ int main(int argc, char** argv) {
     return rota::cli::RunPolicyCommand(client, output, policy_edit);
   }
   if (exec->parsed()) return rota::cli::RunExec(client, exec_options);
+  if (run->parsed()) return rota::cli::RunRun(client, output, run_options);
+  if (jobs_cmd->parsed()) return rota::cli::RunJobs(client, output, jobs_mine, jobs_state);
+  if (job_cmd->parsed()) return rota::cli::RunJobCommand(client, output, "show", job_id);
+  if (cancel->parsed()) return rota::cli::RunJobCommand(client, output, "cancel", job_id);
+  if (logs->parsed()) return rota::cli::RunLogs(client, logs_options);
   return 2;
 }

@@ -21,6 +21,7 @@ class Accounts;
 class AgentGateway;
 class AuditLog;
 class Reservations;
+class JobService;
 
 struct ApiContext {
   const ServerConfig* config = nullptr;
@@ -34,6 +35,7 @@ struct ApiContext {
   AgentGateway* gateway = nullptr;
   AuditLog* audit = nullptr;
   Reservations* reservations = nullptr;
+  JobService* jobs = nullptr;
   // Server-wide enforcement settings (policies validate against them).
   enforce::EnforcementSettings enforcement_defaults;
 };
@@ -49,5 +51,6 @@ Status RegisterAccountRoutes(net::HttpServer& http, ApiContext& ctx);    // acco
 Status RegisterViolationRoutes(net::HttpServer& http, ApiContext& ctx);  // violations_api.cc
 Status RegisterReservationRoutes(net::HttpServer& http, ApiContext& ctx); // reservations_api.cc
 Status RegisterPolicyRoutes(net::HttpServer& http, ApiContext& ctx);     // policies_api.cc
+Status RegisterJobRoutes(net::HttpServer& http, ApiContext& ctx);        // jobs_api.cc
 
 }  // namespace rota::server

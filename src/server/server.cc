@@ -14,6 +14,7 @@
 #include "server/cluster_state.h"
 #include "server/enforcement_binding.h"
 #include "server/enforcement_service.h"
+#include "server/jobs.h"
 #include "server/reservations.h"
 #include "server/ingest_stats.h"
 #include "server/request_metrics.h"
@@ -38,6 +39,7 @@ struct Server::Impl {
   std::unique_ptr<Reservations> reservations;
   std::unique_ptr<EnforcementService> enforcement;
   std::unique_ptr<EnforcementRunner> enforcement_runner;
+  std::unique_ptr<JobService> jobs;
   std::unique_ptr<net::HttpServer> http;
 
   std::mutex mu;
@@ -189,13 +191,26 @@ Result<std::unique_ptr<Server>> Server::Start(const ServerConfig& config, Clock&
   impl->reservations->SetIdleHook(MakeIdleMailer(deps));
   impl->reservations->SetEnforcementCheck(MakeEnforcementCheck(deps.defaults));
   RETURN_IF_ERROR(impl->reservations->Start().WithContext("reservations"));
-  impl->enforcement = std::make_unique<EnforcementService>(impl->audit.get(),
-                                                           MakeEnforcementHooks(deps), clock);
+  impl->jobs = std::make_unique<JobService>(impl->store.get(), impl->cluster.get(),
+                                            impl->gateway.get(), impl->reservations.get(),
+                                            impl->accounts.get(), &clock);
+  RETURN_IF_ERROR(impl->jobs->Start().WithContext("jobs"));
+  EnforcementHooks hooks = MakeEnforcementHooks(deps);
+  JobService* job_service = impl->jobs.get();
+  hooks.active_jobs = [job_service](const std::string& node, int64_t) {
+    std::vector<enforce::JobAllocationView> out;
+    for (auto& a : job_service->AllocationsOn(node)) {
+      out.push_back(enforce::JobAllocationView{a.job_id, node, a.gpus, a.unix_user});
+    }
+    return out;
+  };
+  impl->enforcement = std::make_unique<EnforcementService>(impl->audit.get(), std::move(hooks), clock);
   RETURN_IF_ERROR(impl->enforcement->Recover().WithContext("enforcement"));
   impl->enforcement_runner =
       std::make_unique<EnforcementRunner>(impl->enforcement.get(), impl->cluster.get());
   impl->ctx.audit = impl->audit.get();
   impl->ctx.reservations = impl->reservations.get();
+  impl->ctx.jobs = impl->jobs.get();
   impl->ctx.enforcement_defaults = deps.defaults;
 
   net::HttpServerOptions http_options;
@@ -217,6 +232,7 @@ Result<std::unique_ptr<Server>> Server::Start(const ServerConfig& config, Clock&
   RETURN_IF_ERROR(RegisterReservationRoutes(http, ctx));
   RETURN_IF_ERROR(RegisterPolicyRoutes(http, ctx));
   RETURN_IF_ERROR(RegisterViolationRoutes(http, ctx));
+  RETURN_IF_ERROR(RegisterJobRoutes(http, ctx));
   RETURN_IF_ERROR(http.AddWebSocket("/api/v1/agent/connect", impl->gateway->Acceptor()));
   RequestMetrics* metrics = &impl->request_metrics;
   http.SetObserver([metrics](const net::HttpRequest& req, int status, double seconds) {
@@ -256,6 +272,7 @@ void Server::Stop() {
   // Nothing feeds enforcement any more; stop it before what it uses.
   impl_->enforcement_runner.reset();
   impl_->enforcement.reset();
+  impl_->jobs.reset();
   impl_->notifier.reset();  // drains queued mail for a moment
   Status st = impl_->store->Flush();
   if (!st.ok()) ROTA_LOG(WARNING) << "store flush at stop failed: " << st.message();

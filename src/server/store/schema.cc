@@ -196,7 +196,36 @@ CREATE TABLE violation_events (
 CREATE INDEX violation_events_violation ON violation_events(violation_id, t_ms);
 )sql";
 
-constexpr std::array<Migration, 2> kAll = {{{kV1}, {kV2}}};
+// Version 3: jobs. A job row carries its spec, state and the tasks of its
+// current attempt (tasks_json: placement and last report of each process);
+// job_events records every state change with its reason.
+constexpr const char* kV3 = R"sql(
+CREATE TABLE jobs (
+  id            INTEGER PRIMARY KEY,
+  owner_id      INTEGER NOT NULL REFERENCES users(id),
+  name          TEXT NOT NULL,
+  spec_json     TEXT NOT NULL,
+  state         TEXT NOT NULL,
+  reason        TEXT NOT NULL DEFAULT '',
+  restart_count INTEGER NOT NULL DEFAULT 0,
+  tasks_json    TEXT NOT NULL DEFAULT '[]',
+  created_ms    INTEGER NOT NULL,
+  updated_ms    INTEGER NOT NULL,
+  ended_ms      INTEGER
+);
+CREATE INDEX jobs_state ON jobs(state);
+CREATE INDEX jobs_owner ON jobs(owner_id, id);
+CREATE TABLE job_events (
+  id      INTEGER PRIMARY KEY,
+  job_id  INTEGER NOT NULL REFERENCES jobs(id) ON DELETE CASCADE,
+  t_ms    INTEGER NOT NULL,
+  state   TEXT NOT NULL,
+  reason  TEXT NOT NULL DEFAULT ''
+);
+CREATE INDEX job_events_job ON job_events(job_id, t_ms);
+)sql";
+
+constexpr std::array<Migration, 3> kAll = {{{kV1}, {kV2}, {kV3}}};
 
 std::string Hex(int64_t v) {
   char buf[32];

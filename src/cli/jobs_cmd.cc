@@ -1,0 +1,259 @@
+// rota run, rota jobs, rota job show, rota cancel, rota logs.
+
+#include <yaml-cpp/yaml.h>
+
+#include <chrono>
+#include <iostream>
+#include <thread>
+
+#include "cli/client.h"
+#include "cli/commands.h"
+#include "cli/format.h"
+#include "common/file_util.h"
+#include "common/strings.h"
+
+namespace rota::cli {
+namespace {
+
+using api::Json;
+
+int Fail(const Status& st) {
+  std::cerr << "rota: " << st.message() << "\n";
+  return 1;
+}
+
+int Usage(const std::string& msg) {
+  std::cerr << "rota: " << msg << "\n";
+  return 2;
+}
+
+Json YamlToJson(const YAML::Node& n) {
+  if (n.IsMap()) {
+    Json j = Json::object();
+    for (const auto& kv : n) j[kv.first.as<std::string>()] = YamlToJson(kv.second);
+    return j;
+  }
+  if (n.IsSequence()) {
+    Json j = Json::array();
+    for (const auto& e : n) j.push_back(YamlToJson(e));
+    return j;
+  }
+  if (n.IsNull()) return nullptr;
+  const std::string s = n.Scalar();
+  if (n.Tag() != "!") {  // unquoted: numbers and booleans as such
+    if (s == "true" || s == "false") return s == "true";
+    if (!s.empty() && s.find_first_not_of("0123456789") == std::string::npos && s.size() < 18) {
+      return std::stoll(s);
+    }
+  }
+  return s;
+}
+
+// The job spec from a file (JSON or YAML).
+Result<Json> LoadSpecFile(const std::string& path) {
+  ASSIGN_OR_RETURN(std::string text, ReadFile(path));
+  if (auto j = api::ParseJson(text); j.ok()) return *j;
+  try {
+    return YamlToJson(YAML::Load(text));
+  } catch (const std::exception& e) {
+    return Status::InvalidArgument(path + ": neither JSON nor YAML: " + e.what());
+  }
+}
+
+Json Group(const std::string& role, int replicas, int gpus) {
+  return Json{{"role", role}, {"replicas", replicas}, {"gpus_per_task", gpus}};
+}
+
+// The spec from `rota run` flags.
+Result<Json> SpecFromFlags(const RunOptions& o) {
+  if (o.command.empty()) return Status::InvalidArgument("give the command after --, e.g. rota run -- python train.py");
+  Json spec{{"name", o.name.empty() ? "job" : o.name}, {"framework", o.framework}};
+  Json groups = Json::array();
+  const int gpus = o.gpus_per_task;
+  if (o.framework == "tensorflow") {
+    if (o.chief) groups.push_back(Group("chief", 1, gpus));
+    if (o.ps > 0) groups.push_back(Group("ps", o.ps, 0));
+    groups.push_back(Group("worker", o.workers > 0 ? o.workers : 1, gpus));
+  } else if (o.framework == "pytorch") {
+    const int nodes = o.nodes > 0 ? o.nodes : (o.workers > 0 ? o.workers : 1);
+    groups.push_back(Group("worker", nodes, o.gpus_per_node > 0 ? o.gpus_per_node : gpus));
+  } else if (o.framework == "mpi") {
+    Json launcher = Group("launcher", 1, 0);
+    launcher["command"] = o.command;
+    groups.push_back(launcher);
+    groups.push_back(Group("worker", o.workers > 0 ? o.workers : 1, gpus));
+  } else {
+    groups.push_back(Group("worker", o.workers > 0 ? o.workers : 1, gpus));
+  }
+  for (auto& g : groups) {
+    if (!o.nodes_list.empty()) g["nodes"] = o.nodes_list;
+    if (!o.labels.empty()) {
+      Json labels = Json::object();
+      for (const auto& l : o.labels) {
+        const size_t eq = l.find('=');
+        if (eq == std::string::npos || eq == 0) return Status::InvalidArgument("--label " + l + ": use KEY=VALUE");
+        labels[l.substr(0, eq)] = l.substr(eq + 1);
+      }
+      g["node_labels"] = labels;
+    }
+  }
+  spec["groups"] = groups;
+  if (o.framework != "mpi") spec["command"] = o.command;
+  if (o.shell) {
+    spec["shell"] = true;
+    std::string joined = Join(o.command, " ");
+    if (o.framework == "mpi") spec["groups"][0]["command"] = Json::array({joined});
+    else spec["command"] = Json::array({joined});
+  }
+  if (!o.env.empty()) {
+    Json env = Json::object();
+    for (const auto& e : o.env) {
+      const size_t eq = e.find('=');
+      if (eq == std::string::npos || eq == 0) return Status::InvalidArgument("--env " + e + ": use NAME=VALUE");
+      env[e.substr(0, eq)] = e.substr(eq + 1);
+    }
+    spec["env"] = env;
+  }
+  if (!o.workdir.empty()) spec["workdir"] = o.workdir;
+  if (!o.restart.empty()) {
+    spec["restart"] = Json{{"policy", o.restart}};
+    if (o.max_restarts >= 0) spec["restart"]["max_restarts"] = o.max_restarts;
+  }
+  if (!o.time_limit.empty()) spec["time_limit"] = o.time_limit;
+  if (o.process_per_node) spec["process_per_node"] = true;
+  return spec;
+}
+
+void PrintJob(const Json& j) {
+  std::cout << "Job " << j.value("id", 0) << " (" << j.value("name", "") << ")\n"
+            << "  Owner:     " << j.value("owner", "") << "\n"
+            << "  State:     " << j.value("state", "") << (j.contains("stopping") ? " (stopping)" : "")
+            << " — " << j.value("reason", "") << "\n"
+            << "  Framework: " << j.value("framework", "") << ", restarts "
+            << j.value("restart_count", 0) << "\n"
+            << "  Created:   " << j.value("created", "") << "\n";
+  Table t({"TASK", "NODE", "GPUS", "PORT", "STATE", "PID", "EXIT", "ERROR"});
+  for (const auto& task : j.value("tasks", Json::array())) {
+    std::string gpus;
+    for (const auto& g : task.value("gpus", Json::array())) gpus += (gpus.empty() ? "" : ",") + g.dump();
+    std::string exit = task.contains("signal") ? "signal " + task["signal"].dump()
+                       : task.contains("exit_code") ? task["exit_code"].dump() : "-";
+    t.Add({task.value("name", ""), task.value("node", ""), gpus.empty() ? "-" : gpus,
+           std::to_string(task.value("port", 0)), task.value("state", ""),
+           std::to_string(task.value("pid", 0)), exit, Str(task, "error")});
+  }
+  std::cout << t.Render();
+  if (j.contains("events")) {
+    std::cout << "Events:\n";
+    for (const auto& e : j["events"]) {
+      std::cout << "  " << e.value("time", "") << "  " << e.value("state", "") << "  "
+                << e.value("reason", "") << "\n";
+    }
+  }
+}
+
+bool FinalState(const std::string& s) { return s == "succeeded" || s == "failed" || s == "cancelled"; }
+
+}  // namespace
+
+int RunRun(const ClientOptions& client, const OutputOptions& out, const RunOptions& o) {
+  if (!ValidOutput(out)) return 2;
+  Result<Json> spec = o.file.empty() ? SpecFromFlags(o) : LoadSpecFile(o.file);
+  if (!spec.ok()) return Usage(spec.status().message());
+  if (!o.file.empty() && !o.command.empty()) (*spec)["command"] = o.command;
+  auto api = ApiClient::Create(client);
+  if (!api.ok()) return Fail(api.status());
+  auto job = api->Post("/api/v1/jobs", *spec);
+  if (!job.ok()) return Fail(job.status());
+  const std::string id = std::to_string(job->value("id", 0));
+  if (out.format == "json" && !o.wait) {
+    std::cout << job->dump(2) << "\n";
+    return 0;
+  }
+  if (out.format != "json") std::cout << "Submitted job " << id << "\n" << std::flush;
+  if (!o.wait) return 0;
+  std::string last;
+  while (true) {
+    auto j = api->Get("/api/v1/jobs/" + id);
+    if (!j.ok()) return Fail(j.status());
+    const std::string state = j->value("state", "");
+    const std::string line = state + " — " + j->value("reason", "");
+    if (line != last && out.format != "json") std::cout << "job " << id << ": " << line << "\n" << std::flush;
+    last = line;
+    if (FinalState(state)) {
+      if (out.format == "json") std::cout << j->dump(2) << "\n";
+      return state == "succeeded" ? 0 : 1;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  }
+}
+
+int RunJobs(const ClientOptions& client, const OutputOptions& out, bool mine, const std::string& state) {
+  if (!ValidOutput(out)) return 2;
+  auto api = ApiClient::Create(client);
+  if (!api.ok()) return Fail(api.status());
+  std::string q = "/api/v1/jobs?limit=100";
+  if (mine) q += "&mine=true";
+  if (!state.empty()) q += "&state=" + state;
+  auto list = api->Get(q);
+  if (!list.ok()) return Fail(list.status());
+  if (out.format == "json") {
+    std::cout << (*list)["jobs"].dump(2) << "\n";
+    return 0;
+  }
+  Table t({"ID", "NAME", "OWNER", "FRAMEWORK", "STATE", "TASKS", "RESTARTS", "REASON"});
+  for (const auto& j : (*list)["jobs"]) {
+    t.Add({std::to_string(j.value("id", 0)), j.value("name", ""), j.value("owner", ""),
+           j.value("framework", ""), j.value("state", ""), std::to_string(j["tasks"].size()),
+           std::to_string(j.value("restart_count", 0)), j.value("reason", "")});
+  }
+  std::cout << t.Render();
+  return 0;
+}
+
+int RunJobCommand(const ClientOptions& client, const OutputOptions& out, const std::string& action,
+                  const std::string& id) {
+  if (!ValidOutput(out)) return 2;
+  if (id.empty() || id.find_first_not_of("0123456789") != std::string::npos) {
+    return Usage("job id '" + id + "' must be a number");
+  }
+  auto api = ApiClient::Create(client);
+  if (!api.ok()) return Fail(api.status());
+  auto j = action == "cancel" ? api->Post("/api/v1/jobs/" + id + "/cancel", Json::object())
+                              : api->Get("/api/v1/jobs/" + id);
+  if (!j.ok()) return Fail(j.status());
+  if (out.format == "json") {
+    std::cout << j->dump(2) << "\n";
+  } else if (action == "cancel") {
+    std::cout << "Cancelling job " << id << " (" << j->value("state", "") << ")\n";
+  } else {
+    PrintJob(*j);
+  }
+  return 0;
+}
+
+int RunLogs(const ClientOptions& client, const LogsOptions& o) {
+  if (o.id.empty() || o.id.find_first_not_of("0123456789") != std::string::npos) {
+    return Usage("job id '" + o.id + "' must be a number");
+  }
+  auto api = ApiClient::Create(client);
+  if (!api.ok()) return Fail(api.status());
+  uint64_t offset = 0;
+  while (true) {
+    std::string q = "/api/v1/jobs/" + o.id + "/logs?stream=" + (o.use_stderr ? "stderr" : "stdout") +
+                    "&offset=" + std::to_string(offset) + "&max_bytes=1048576";
+    if (!o.task.empty()) q += "&task=" + o.task;
+    auto chunk = api->Get(q);
+    if (!chunk.ok()) return Fail(chunk.status());
+    const std::string data = chunk->value("data", "");
+    std::cout << data << std::flush;
+    offset = chunk->value("offset", uint64_t{0}) + data.size();
+    if (offset < chunk->value("size", uint64_t{0})) continue;  // more right now
+    if (!o.follow) return 0;
+    auto job = api->Get("/api/v1/jobs/" + o.id);
+    if (job.ok() && FinalState(job->value("state", ""))) return 0;
+    std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  }
+}
+
+}  // namespace rota::cli

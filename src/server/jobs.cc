@@ -1,0 +1,692 @@
+#include "server/jobs.h"
+
+#include <sqlite3.h>
+
+#include <algorithm>
+#include <set>
+
+#include "common/log.h"
+#include "common/time_util.h"
+#include "server/accounts.h"
+#include "server/agent_gateway.h"
+#include "server/reservations.h"
+
+namespace rota::server {
+namespace {
+
+using api::Json;
+using store::Db;
+using store::Stmt;
+
+constexpr const char* kSelect =
+    "SELECT j.id, j.owner_id, coalesce(u.username, ''), j.spec_json, j.state, j.reason, "
+    "j.restart_count, j.tasks_json, j.created_ms, j.updated_ms, j.ended_ms "
+    "FROM jobs j LEFT JOIN users u ON u.id = j.owner_id ";
+
+Json TaskJson(const JobTask& t) {
+  Json j{{"id", t.id},     {"name", t.name},   {"role", t.role},   {"index", t.index},
+         {"node", t.node}, {"address", t.address}, {"gpus", t.gpus}, {"port", t.port},
+         {"runs", t.runs}, {"state", t.state}, {"pid", t.pid}};
+  if (t.exit_code) j["exit_code"] = *t.exit_code;
+  if (t.signal) j["signal"] = *t.signal;
+  if (!t.error.empty()) j["error"] = t.error;
+  return j;
+}
+
+JobTask TaskFromJson(const Json& j) {
+  JobTask t;
+  t.id = j.value("id", "");
+  t.name = j.value("name", "");
+  t.role = j.value("role", "");
+  t.index = j.value("index", 0u);
+  t.node = j.value("node", "");
+  t.address = j.value("address", "");
+  t.gpus = j.value("gpus", std::vector<uint32_t>{});
+  t.port = j.value("port", uint16_t{0});
+  t.runs = j.value("runs", true);
+  t.state = j.value("state", "created");
+  t.pid = j.value("pid", int64_t{0});
+  if (j.contains("exit_code")) t.exit_code = j["exit_code"].get<int>();
+  if (j.contains("signal")) t.signal = j["signal"].get<int>();
+  t.error = j.value("error", "");
+  return t;
+}
+
+Result<Job> JobFromRow(Stmt& s) {
+  Job job;
+  job.id = s.Int(0);
+  job.owner_id = s.Int(1);
+  job.owner = s.Text(2);
+  auto spec_json = api::ParseJson(s.Text(3));
+  if (!spec_json.ok()) return spec_json.status().WithContext("job " + std::to_string(job.id));
+  auto spec = jobs::JobSpecFromJson(*spec_json);
+  if (!spec.ok()) return spec.status().WithContext("job " + std::to_string(job.id));
+  job.spec = *spec;
+  job.state = s.Text(4);
+  job.reason = s.Text(5);
+  job.restart_count = static_cast<uint32_t>(s.Int(6));
+  auto tasks = api::ParseJson(s.Text(7));
+  if (tasks.ok() && tasks->is_array()) {
+    for (const auto& t : *tasks) job.tasks.push_back(TaskFromJson(t));
+  }
+  job.created_ms = s.Int(8);
+  job.updated_ms = s.Int(9);
+  if (!s.IsNull(10)) job.ended_ms = s.Int(10);
+  return job;
+}
+
+// "job-12.r0.worker-1" -> 12.
+std::optional<int64_t> JobIdOfTask(const std::string& task) {
+  if (task.rfind("job-", 0) != 0) return std::nullopt;
+  const size_t dot = task.find('.', 4);
+  if (dot == std::string::npos || dot == 4 || dot > 22) return std::nullopt;
+  int64_t id = 0;
+  for (size_t i = 4; i < dot; ++i) {
+    if (task[i] < '0' || task[i] > '9') return std::nullopt;
+    id = id * 10 + (task[i] - '0');
+  }
+  return id;
+}
+
+bool Ended(const JobTask& t) { return t.state == "exited" || t.state == "lost" || t.state == "unstarted"; }
+bool Failed(const JobTask& t) {
+  return t.state == "lost" || (t.state == "exited" && (t.signal || t.exit_code.value_or(1) != 0));
+}
+int Code(const JobTask& t) { return t.signal ? 128 + *t.signal : t.exit_code.value_or(255); }
+
+std::string Describe(const JobTask& t) {
+  std::string s = t.name + " on " + t.node;
+  if (t.state == "lost") return s + " was lost" + (t.error.empty() ? "" : ": " + t.error);
+  if (!t.error.empty()) return s + " failed: " + t.error;
+  if (t.signal) return s + " was killed by signal " + std::to_string(*t.signal);
+  return s + " exited with status " + std::to_string(t.exit_code.value_or(-1));
+}
+
+// The tasks whose success ends the job: chief/master/launcher when there is
+// one, else every running task but parameter servers and evaluators.
+bool Decisive(const Job& job, const JobTask& t) {
+  bool has_lead = false;
+  for (const auto& x : job.tasks) {
+    has_lead = has_lead || x.role == "chief" || x.role == "master" || x.role == "launcher";
+  }
+  if (!t.runs) return false;
+  if (has_lead) return t.role == "chief" || t.role == "master" || t.role == "launcher";
+  return t.role != "ps" && t.role != "evaluator";
+}
+
+}  // namespace
+
+Json ToJson(const Job& j, const std::vector<JobEvent>* events) {
+  Json tasks = Json::array();
+  for (const auto& t : j.tasks) tasks.push_back(TaskJson(t));
+  Json out{{"id", j.id},
+           {"name", j.spec.name},
+           {"owner", j.owner},
+           {"state", j.state},
+           {"reason", j.reason},
+           {"restart_count", j.restart_count},
+           {"framework", jobs::FrameworkName(j.spec.framework)},
+           {"spec", jobs::ToJson(j.spec)},
+           {"tasks", std::move(tasks)},
+           {"created", FormatRfc3339(j.created_ms)},
+           {"updated", FormatRfc3339(j.updated_ms)}};
+  if (j.ended_ms) out["ended"] = FormatRfc3339(*j.ended_ms);
+  if (!j.stop_to.empty()) out["stopping"] = true;
+  if (events != nullptr) {
+    Json ev = Json::array();
+    for (const auto& e : *events) {
+      ev.push_back(Json{{"time", FormatRfc3339(e.t_ms)}, {"state", e.state}, {"reason", e.reason}});
+    }
+    out["events"] = std::move(ev);
+  }
+  return out;
+}
+
+JobService::JobService(store::Store* store, ClusterState* cluster, AgentGateway* gateway,
+                       Reservations* reservations, Accounts* accounts, const Clock* clock,
+                       JobServiceOptions options)
+    : store_(store),
+      cluster_(cluster),
+      gateway_(gateway),
+      reservations_(reservations),
+      accounts_(accounts),
+      clock_(clock),
+      options_(options) {
+  gateway_->SetTaskListeners(
+      [this](const std::string& node, api::TaskStatusMsg m) {
+        std::lock_guard<std::mutex> lock(mu_);
+        for (auto& r : m.tasks) reports_.emplace_back(node, std::move(r));
+        cv_.notify_all();
+      },
+      [this](const std::string&, api::TaskLogMsg m) {
+        std::lock_guard<std::mutex> lock(mu_);
+        auto it = log_answers_.find(m.req);
+        if (it != log_answers_.end()) it->second = std::move(m);
+        cv_.notify_all();
+      });
+}
+
+JobService::~JobService() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    stop_ = true;
+  }
+  cv_.notify_all();
+  if (thread_.joinable()) thread_.join();
+}
+
+Status JobService::Start() {
+  std::vector<Job> loaded;
+  RETURN_IF_ERROR(store_->Read([&](Db& db) -> Status {
+    ASSIGN_OR_RETURN(Stmt s, db.Prepare(std::string(kSelect) +
+                                        "WHERE j.state NOT IN ('succeeded', 'failed', 'cancelled')"));
+    while (true) {
+      ASSIGN_OR_RETURN(bool row, s.Step());
+      if (!row) break;
+      auto job = JobFromRow(s);
+      if (!job.ok()) {
+        ROTA_LOG(WARNING) << "jobs: skipping a stored job: " << job.status().message();
+        continue;
+      }
+      loaded.push_back(std::move(*job));
+    }
+    return Status::Ok();
+  }));
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    for (auto& j : loaded) {
+      j.started_ms = clock_->NowMs();  // time limits restart counting from here
+      active_[j.id] = std::move(j);
+    }
+  }
+  if (!loaded.empty()) ROTA_LOG(INFO) << "jobs: " << loaded.size() << " unfinished job(s) restored";
+  thread_ = std::thread([this] { Run(); });
+  return Status::Ok();
+}
+
+std::vector<jobs::NodeOffer> JobService::Offers(const Job& job, int64_t now_ms,
+                                                std::map<std::string, std::set<uint16_t>>* used) {
+  // GPUs and ports held by other unfinished jobs.
+  std::map<std::string, std::set<uint32_t>> busy;
+  for (const auto& [id, other] : active_) {
+    if (id == job.id) continue;
+    for (const auto& t : other.tasks) {
+      if (Ended(t)) continue;
+      busy[t.node].insert(t.gpus.begin(), t.gpus.end());
+      if (used != nullptr) (*used)[t.address].insert(t.port);
+    }
+  }
+  std::vector<jobs::NodeOffer> out;
+  for (const auto& view : cluster_->Nodes()) {
+    jobs::NodeOffer n;
+    n.name = view.info.name;
+    n.address = view.info.addresses.empty() ? view.info.hostname : view.info.addresses.front();
+    if (n.address.empty()) n.address = n.name;
+    n.labels = view.info.labels;
+    n.total_gpus = static_cast<uint32_t>(view.info.gpus.size());
+    n.cpus = view.info.cpus;
+    n.memory_bytes = view.info.memory_bytes;
+    n.ready = view.state == NodeState::kReady && view.connected;
+    std::set<uint32_t> taken = busy[n.name];
+    if (reservations_ != nullptr) {
+      auto active = reservations_->ActiveOn(n.name, now_ms);
+      if (active.ok()) {
+        for (const auto& r : *active) {
+          if (r.owner_id != job.owner_id) taken.insert(r.gpus.begin(), r.gpus.end());
+        }
+      }
+    }
+    for (const auto& g : view.info.gpus) {
+      if (!taken.count(g.index)) n.free_gpus.push_back(g.index);
+    }
+    out.push_back(std::move(n));
+  }
+  return out;
+}
+
+Result<Job> JobService::Submit(int64_t owner_id, const std::string& owner, const jobs::JobSpec& spec) {
+  RETURN_IF_ERROR(jobs::Validate(spec));
+  // A job that could never be placed is refused now, naming why.
+  {
+    std::vector<jobs::NodeOffer> idle;
+    for (const auto& view : cluster_->Nodes()) {
+      jobs::NodeOffer n;
+      n.name = view.info.name;
+      n.address = "x";
+      n.labels = view.info.labels;
+      n.total_gpus = static_cast<uint32_t>(view.info.gpus.size());
+      for (const auto& g : view.info.gpus) n.free_gpus.push_back(g.index);
+      idle.push_back(std::move(n));
+    }
+    if (idle.empty()) return Status::InvalidArgument("no node has joined the cluster");
+    jobs::PlacementOptions o;
+    o.ports = {1, 65535};
+    auto p = jobs::PlaceJob(spec, idle, o);
+    if (!p.ok() && p.status().code() == StatusCode::kInvalidArgument) return p.status();
+  }
+  Job job;
+  job.owner_id = owner_id;
+  job.owner = owner;
+  job.spec = spec;
+  job.created_ms = job.updated_ms = clock_->NowMs();
+  job.reason = "submitted";
+  RETURN_IF_ERROR(store_->Write([&](Db& db) -> Status {
+    ASSIGN_OR_RETURN(Stmt ins, db.Prepare("INSERT INTO jobs (owner_id, name, spec_json, state, reason, "
+                                          "created_ms, updated_ms) VALUES (?1, ?2, ?3, 'pending', "
+                                          "'submitted', ?4, ?4)"));
+    RETURN_IF_ERROR(ins.Bind(1, owner_id).Bind(2, spec.name).Bind(3, jobs::ToJson(spec).dump())
+                        .Bind(4, job.created_ms).Run());
+    job.id = sqlite3_last_insert_rowid(db.raw());
+    ASSIGN_OR_RETURN(Stmt ev, db.Prepare("INSERT INTO job_events (job_id, t_ms, state, reason) "
+                                         "VALUES (?1, ?2, 'pending', 'submitted')"));
+    return ev.Bind(1, job.id).Bind(2, job.created_ms).Run();
+  }));
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    active_[job.id] = job;
+    cv_.notify_all();
+  }
+  ROTA_LOG(INFO) << "job " << job.id << " (" << spec.name << ") submitted by " << owner << ": "
+                 << spec.TaskCount() << " task(s), " << spec.GpuCount() << " GPU(s)";
+  return job;
+}
+
+Status JobService::Persist(const Job& job, const std::string& event_state, const std::string& reason) {
+  Json tasks = Json::array();
+  for (const auto& t : job.tasks) tasks.push_back(TaskJson(t));
+  return store_->Write([&](Db& db) -> Status {
+    ASSIGN_OR_RETURN(Stmt up, db.Prepare("UPDATE jobs SET state = ?2, reason = ?3, restart_count = ?4, "
+                                         "tasks_json = ?5, updated_ms = ?6, ended_ms = ?7 WHERE id = ?1"));
+    up.Bind(1, job.id).Bind(2, job.state).Bind(3, job.reason).Bind(4, int64_t{job.restart_count});
+    up.Bind(5, tasks.dump()).Bind(6, job.updated_ms);
+    if (job.ended_ms) up.Bind(7, *job.ended_ms);
+    else up.BindNull(7);
+    RETURN_IF_ERROR(up.Run());
+    if (event_state.empty()) return Status::Ok();
+    ASSIGN_OR_RETURN(Stmt ev, db.Prepare("INSERT INTO job_events (job_id, t_ms, state, reason) "
+                                         "VALUES (?1, ?2, ?3, ?4)"));
+    return ev.Bind(1, job.id).Bind(2, job.updated_ms).Bind(3, event_state).Bind(4, reason).Run();
+  });
+}
+
+void JobService::SetState(Job& job, const std::string& state, const std::string& reason, int64_t now_ms) {
+  const bool changed = job.state != state || job.reason != reason;
+  job.state = state;
+  job.reason = reason;
+  job.updated_ms = now_ms;
+  Status st = Persist(job, changed ? state : "", reason);
+  if (!st.ok()) ROTA_LOG(WARNING) << "job " << job.id << ": cannot store its state: " << st.message();
+  if (changed) ROTA_LOG(INFO) << "job " << job.id << ": " << state << " (" << reason << ")";
+}
+
+void JobService::Finish(Job& job, const std::string& state, const std::string& reason, int64_t now_ms) {
+  job.ended_ms = now_ms;
+  job.stop_to.clear();
+  SetState(job, state, reason, now_ms);
+}
+
+void JobService::TryPlace(Job& job, int64_t now_ms) {
+  std::map<std::string, std::set<uint16_t>> used;
+  jobs::PlacementOptions o;
+  o.ports = options_.ports;
+  auto offers = Offers(job, now_ms, &used);
+  o.used_ports = std::move(used);
+  auto placed = jobs::PlaceJob(job.spec, offers, o);
+  if (!placed.ok()) {
+    if (placed.status().code() == StatusCode::kInvalidArgument) {
+      return Finish(job, "failed", placed.status().message(), now_ms);
+    }
+    if (job.reason != placed.status().message()) SetState(job, "pending", placed.status().message(), now_ms);
+    job.retry_at_ms = now_ms + 1000;
+    return;
+  }
+  Launch(job, *placed, now_ms);
+}
+
+void JobService::Launch(Job& job, const std::vector<jobs::PlacedTask>& placed, int64_t now_ms) {
+  const std::string job_key = "job-" + std::to_string(job.id);
+  auto plan = jobs::BuildLaunch(job.spec, placed, {job_key, job.restart_count});
+  if (!plan.ok()) return Finish(job, "failed", plan.status().message(), now_ms);
+  job.tasks.clear();
+  auto owner = accounts_->GetUser(job.owner_id);
+  std::string failure;
+  for (const auto& p : *plan) {
+    JobTask t;
+    t.id = job_key + ".r" + std::to_string(job.restart_count) + "." + p.name;
+    t.name = p.name;
+    t.role = p.role;
+    t.index = p.task_index;
+    t.node = p.node;
+    for (const auto& pt : placed) {
+      if (pt.Name() == p.task) {
+        t.address = pt.address;
+        t.port = pt.port;
+      }
+    }
+    t.gpus = p.gpus;
+    t.runs = p.runs;
+    if (!p.runs) t.state = "running";  // holds its GPUs; nothing to start
+    if (p.runs && failure.empty()) {
+      api::TaskStartMsg m;
+      m.task.id = t.id;
+      m.task.job_id = job_key;
+      m.task.name = p.name;
+      m.task.argv = p.argv;
+      m.task.env = p.env;
+      m.task.workdir = job.spec.workdir;
+      m.task.user = owner.ok() ? owner->UnixUserOn(p.node) : "";
+      m.task.files = p.files;
+      m.task.file_env = p.file_env;
+      Status st = gateway_->SendTask(p.node, m);
+      if (!st.ok()) failure = "cannot start " + p.name + " on " + p.node + ": " + st.message();
+    }
+    if (p.runs && !failure.empty() && t.state == "created") t.state = "unstarted";
+    job.tasks.push_back(std::move(t));
+  }
+  job.started_ms = now_ms;
+  if (!failure.empty()) {
+    // Gang: what started is stopped; the job goes back to pending.
+    for (auto& t : job.tasks) {
+      if (t.runs && t.state == "created") {
+        (void)gateway_->SendTask(t.node, api::TaskSignalMsg{t.id, "KILL"});
+        t.state = "unstarted";
+      }
+    }
+    job.retry_at_ms = now_ms + 2000;
+    return SetState(job, "pending", failure, now_ms);
+  }
+  SetState(job, "starting",
+           job.restart_count == 0 ? "placed" : "restart " + std::to_string(job.restart_count), now_ms);
+}
+
+void JobService::StopGang(Job& job, const std::string& to_state, const std::string& reason, int64_t now_ms) {
+  job.stop_to = to_state;
+  job.stop_reason = reason;
+  job.kill_at_ms = now_ms + options_.stop_grace_ms;
+  for (auto& t : job.tasks) {
+    if (!t.runs && !Ended(t)) {  // placeholders just end
+      t.state = "exited";
+      t.exit_code = 0;
+    }
+    if (t.runs && t.state == "running") {
+      Status st = gateway_->SendTask(t.node, api::TaskSignalMsg{t.id, "TERM"});
+      if (!st.ok()) ROTA_LOG(INFO) << "job " << job.id << ": SIGTERM " << t.name << ": " << st.message();
+    }
+  }
+  SetState(job, job.state, "stopping: " + reason, now_ms);
+  AfterTaskChange(job, now_ms);
+}
+
+void JobService::AfterTaskChange(Job& job, int64_t now_ms) {
+  const bool all_ended = std::all_of(job.tasks.begin(), job.tasks.end(),
+                                     [](const JobTask& t) { return !t.runs || Ended(t); });
+  if (!job.stop_to.empty()) {
+    if (!std::all_of(job.tasks.begin(), job.tasks.end(), [](const JobTask& t) { return Ended(t); }) &&
+        !all_ended) {
+      return;
+    }
+    const std::string to = job.stop_to, reason = job.stop_reason;
+    job.stop_to.clear();
+    if (to == "restart") {
+      ++job.restart_count;
+      return SetState(job, "pending", reason, now_ms);  // retry_at_ms set by the caller
+    }
+    return Finish(job, to, reason, now_ms);
+  }
+  // A failure: restart the gang when the policy allows, else fail.
+  for (const auto& t : job.tasks) {
+    if (!t.runs || !Failed(t)) continue;
+    const std::string why = Describe(t);
+    if (auto delay = job.spec.restart.DelayBefore(job.restart_count + 1, Code(t))) {
+      job.retry_at_ms = now_ms + *delay;
+      return StopGang(job, "restart", why + "; restarting the gang", now_ms);
+    }
+    return StopGang(job, "failed", why, now_ms);
+  }
+  // Success of the decisive tasks ends the job.
+  bool any_decisive = false, decided = true;
+  for (const auto& t : job.tasks) {
+    if (!Decisive(job, t)) continue;
+    any_decisive = true;
+    decided = decided && t.state == "exited" && !Failed(t);
+  }
+  if (any_decisive && decided) {
+    if (all_ended) return Finish(job, "succeeded", "every task succeeded", now_ms);
+    return StopGang(job, "succeeded", "the decisive tasks succeeded", now_ms);
+  }
+  if (job.state == "starting" &&
+      std::all_of(job.tasks.begin(), job.tasks.end(), [](const JobTask& t) {
+        return t.state == "running" || t.state == "exited";
+      })) {
+    SetState(job, "running", "every task started", now_ms);
+  }
+}
+
+void JobService::HandleReport(const std::string& node, const api::TaskReport& r) {
+  auto id = JobIdOfTask(r.id);
+  auto it = id ? active_.find(*id) : active_.end();
+  JobTask* task = nullptr;
+  if (it != active_.end()) {
+    for (auto& t : it->second.tasks) {
+      if (t.id == r.id && t.node == node) task = &t;
+    }
+  }
+  if (task == nullptr) {
+    // A task of an earlier attempt or of a job that ended: make sure it stops.
+    if (r.state == "running") (void)gateway_->SendTask(node, api::TaskSignalMsg{r.id, "KILL"});
+    return;
+  }
+  if (task->state == r.state && task->exit_code == r.exit_code && task->signal == r.signal) return;
+  task->state = r.state;
+  task->pid = r.pid;
+  task->exit_code = r.exit_code;
+  task->signal = r.signal;
+  task->error = r.error;
+  const int64_t now = clock_->NowMs();
+  Job& job = it->second;
+  job.updated_ms = now;
+  (void)Persist(job, "", "");
+  AfterTaskChange(job, now);
+  if (job.Final()) active_.erase(it);
+}
+
+void JobService::Tick(int64_t now_ms) {
+  std::vector<int64_t> done;
+  for (auto& [id, job] : active_) {
+    if (!job.stop_to.empty() && now_ms >= job.kill_at_ms) {
+      for (auto& t : job.tasks) {
+        if (!t.runs || Ended(t)) continue;
+        auto view = cluster_->Node(t.node);
+        if (!view || !view->connected) {
+          t.state = "lost";  // its node is gone: nothing more to wait for
+          t.error = "node " + t.node + " is unreachable";
+          continue;
+        }
+        (void)gateway_->SendTask(t.node, api::TaskSignalMsg{t.id, "KILL"});
+      }
+      job.kill_at_ms = now_ms + options_.stop_grace_ms;
+      AfterTaskChange(job, now_ms);
+    } else if (job.state == "pending" && job.stop_to.empty() && now_ms >= job.retry_at_ms) {
+      TryPlace(job, now_ms);
+    } else if ((job.state == "running" || job.state == "starting") && job.stop_to.empty()) {
+      if (job.spec.time_limit_ms > 0 && now_ms - job.started_ms > job.spec.time_limit_ms) {
+        StopGang(job, "failed", "time limit " + std::to_string(job.spec.time_limit_ms / 1000) +
+                                    " s reached", now_ms);
+      } else {
+        // Tasks on nodes that went away are lost.
+        bool changed = false;
+        for (auto& t : job.tasks) {
+          if (!t.runs || Ended(t)) continue;
+          auto view = cluster_->Node(t.node);
+          if (view && view->state == NodeState::kUnreachable && now_ms - view->state_since_ms > 10'000) {
+            t.state = "lost";
+            t.error = "node " + t.node + " unreachable since " + FormatRfc3339(view->state_since_ms);
+            changed = true;
+          }
+        }
+        if (changed) AfterTaskChange(job, now_ms);
+      }
+    }
+    if (job.Final()) done.push_back(id);
+  }
+  for (int64_t id : done) active_.erase(id);
+}
+
+void JobService::Run() {
+  std::unique_lock<std::mutex> lock(mu_);
+  while (!stop_) {
+    cv_.wait_for(lock, std::chrono::milliseconds(options_.tick_ms),
+                 [&] { return stop_ || !reports_.empty(); });
+    if (stop_) return;
+    while (!reports_.empty()) {
+      auto [node, r] = std::move(reports_.front());
+      reports_.pop_front();
+      HandleReport(node, r);
+    }
+    Tick(clock_->NowMs());
+  }
+}
+
+Result<Job> JobService::Cancel(int64_t user_id, bool admin, int64_t id) {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    auto it = active_.find(id);
+    if (it != active_.end()) {
+      Job& job = it->second;
+      if (!admin && job.owner_id != user_id) {
+        return Status::PermissionDenied("job " + std::to_string(id) + " belongs to " + job.owner);
+      }
+      if (job.stop_to != "cancelled") {
+        const int64_t now = clock_->NowMs();
+        if (job.state == "pending" && job.stop_to.empty()) {
+          Finish(job, "cancelled", "cancelled by " + std::to_string(user_id), now);
+        } else {
+          StopGang(job, "cancelled", "cancelled", now);
+        }
+        if (job.Final()) {
+          Job copy = job;
+          active_.erase(it);
+          return copy;
+        }
+      }
+      return job;
+    }
+  }
+  ASSIGN_OR_RETURN(Job job, Get(id));
+  if (!admin && job.owner_id != user_id) {
+    return Status::PermissionDenied("job " + std::to_string(id) + " belongs to " + job.owner);
+  }
+  return Status::Conflict("job " + std::to_string(id) + " already ended: " + job.state);
+}
+
+Result<Job> JobService::Get(int64_t id, std::vector<JobEvent>* events) {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    auto it = active_.find(id);
+    if (it != active_.end() && events == nullptr) return it->second;
+  }
+  std::optional<Job> out;
+  RETURN_IF_ERROR(store_->Read([&](Db& db) -> Status {
+    ASSIGN_OR_RETURN(Stmt s, db.Prepare(std::string(kSelect) + "WHERE j.id = ?1"));
+    s.Bind(1, id);
+    ASSIGN_OR_RETURN(bool row, s.Step());
+    if (!row) return Status::NotFound("job " + std::to_string(id) + " not found");
+    ASSIGN_OR_RETURN(Job job, JobFromRow(s));
+    out = std::move(job);
+    if (events == nullptr) return Status::Ok();
+    ASSIGN_OR_RETURN(Stmt e, db.Prepare("SELECT t_ms, state, reason FROM job_events WHERE job_id = ?1 "
+                                        "ORDER BY t_ms, id"));
+    e.Bind(1, id);
+    while (true) {
+      ASSIGN_OR_RETURN(bool more, e.Step());
+      if (!more) break;
+      events->push_back(JobEvent{e.Int(0), e.Text(1), e.Text(2)});
+    }
+    return Status::Ok();
+  }));
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = active_.find(id);
+  if (it != active_.end()) return it->second;  // fresher than the store
+  return *out;
+}
+
+Result<std::vector<Job>> JobService::List(int64_t owner_id, const std::string& state, int limit) {
+  if (limit < 1 || limit > 1000) return Status::InvalidArgument("limit: must be 1..1000");
+  static const std::set<std::string> kStates = {"pending", "starting", "running", "succeeded",
+                                                "failed", "cancelled"};
+  if (!state.empty() && !kStates.count(state)) {
+    return Status::InvalidArgument("state '" + state + "': use pending, starting, running, "
+                                   "succeeded, failed or cancelled");
+  }
+  std::vector<Job> out;
+  RETURN_IF_ERROR(store_->Read([&](Db& db) -> Status {
+    ASSIGN_OR_RETURN(Stmt s, db.Prepare(std::string(kSelect) +
+                                        "WHERE (?1 = 0 OR j.owner_id = ?1) AND (?2 = '' OR j.state = ?2) "
+                                        "ORDER BY j.id DESC LIMIT ?3"));
+    s.Bind(1, owner_id).Bind(2, state).Bind(3, int64_t{limit});
+    while (true) {
+      ASSIGN_OR_RETURN(bool row, s.Step());
+      if (!row) break;
+      auto job = JobFromRow(s);
+      if (job.ok()) out.push_back(std::move(*job));
+    }
+    return Status::Ok();
+  }));
+  std::lock_guard<std::mutex> lock(mu_);
+  for (auto& j : out) {
+    auto it = active_.find(j.id);
+    if (it != active_.end()) j = it->second;
+  }
+  return out;
+}
+
+Result<api::TaskLogMsg> JobService::Logs(int64_t id, const std::string& task, const std::string& stream,
+                                         uint64_t offset, uint64_t max_bytes) {
+  ASSIGN_OR_RETURN(Job job, Get(id));
+  const JobTask* found = nullptr;
+  for (const auto& t : job.tasks) {
+    if (t.name == task) found = &t;
+  }
+  if (found == nullptr) {
+    std::string names;
+    for (const auto& t : job.tasks) {
+      if (t.runs) names += (names.empty() ? "" : ", ") + t.name;
+    }
+    return Status::NotFound("job " + std::to_string(id) + " has no task '" + task + "'" +
+                            (names.empty() ? "" : " (tasks: " + names + ")"));
+  }
+  if (!found->runs) return Status::NotFound("task " + task + " runs nothing and has no log");
+  uint64_t req;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    req = next_log_req_++;
+    log_answers_[req] = std::nullopt;
+  }
+  Status st = gateway_->SendTask(found->node, api::TaskLogsMsg{req, found->id, stream, offset, max_bytes});
+  std::unique_lock<std::mutex> lock(mu_);
+  if (st.ok()) {
+    cv_.wait_for(lock, std::chrono::milliseconds(options_.log_timeout_ms),
+                 [&] { return log_answers_[req].has_value(); });
+  }
+  std::optional<api::TaskLogMsg> answer = std::move(log_answers_[req]);
+  log_answers_.erase(req);
+  if (!st.ok()) return st.WithContext("logs of " + task);
+  if (!answer) return Status::Unavailable("node " + found->node + " did not send the log in time");
+  if (!answer->error.empty()) return Status::NotFound(answer->error);
+  return *answer;
+}
+
+std::vector<JobService::Allocation> JobService::AllocationsOn(const std::string& node) const {
+  std::vector<Allocation> out;
+  std::lock_guard<std::mutex> lock(mu_);
+  for (const auto& [id, job] : active_) {
+    for (const auto& t : job.tasks) {
+      if (t.node != node || t.gpus.empty() || Ended(t)) continue;
+      auto u = accounts_->GetUser(job.owner_id);
+      out.push_back(Allocation{"job-" + std::to_string(id), t.gpus, u.ok() ? u->UnixUserOn(node) : ""});
+    }
+  }
+  return out;
+}
+
+}  // namespace rota::server

@@ -1,0 +1,165 @@
+#pragma once
+// JobService: submitted jobs from pending to their end. It places a pending job
+// (jobs::PlaceJob over the ready nodes' free GPUs: GPUs reserved by others and
+// GPUs of other jobs are not free), builds its launch plan (jobs::BuildLaunch),
+// starts every process through the agents (gang: all or none), follows the
+// agents' task reports, restarts the whole gang after a failure when the
+// restart policy allows, and stops it on cancel or time limit (SIGTERM, SIGKILL
+// after a grace period). Every state change is kept in the store with its
+// reason (tables jobs, job_events).
+//
+// States: pending -> starting -> running -> succeeded | failed | cancelled;
+// a failure with restarts left goes back to starting after the backoff.
+// See docs/design-jobs.md.
+//
+// Thread-safe. Task reports are queued and handled on the service's own
+// thread, which also places pending jobs and enforces deadlines.
+
+#include <condition_variable>
+#include <cstdint>
+#include <deque>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <set>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "api/codec.h"
+#include "api/task_protocol.h"
+#include "common/clock.h"
+#include "common/status.h"
+#include "jobs/launch_env.h"
+#include "jobs/placement.h"
+#include "jobs/spec.h"
+#include "server/cluster_state.h"
+#include "server/store/store.h"
+
+namespace rota::server {
+
+class AgentGateway;
+class Accounts;
+class Reservations;
+
+// One process of the current attempt and what its agent last said.
+struct JobTask {
+  std::string id;  // agent task id: "job-<id>.r<attempt>.<process name>"
+  std::string name;
+  std::string role;
+  uint32_t index = 0;
+  std::string node;
+  std::string address;
+  std::vector<uint32_t> gpus;
+  uint16_t port = 0;
+  bool runs = true;                // false: holds GPUs only (MPI workers)
+  std::string state = "created";   // created, running, exited, lost, unstarted
+  int64_t pid = 0;
+  std::optional<int> exit_code;
+  std::optional<int> signal;
+  std::string error;
+};
+
+struct Job {
+  int64_t id = 0;
+  int64_t owner_id = 0;
+  std::string owner;  // username
+  jobs::JobSpec spec;
+  std::string state = "pending";
+  std::string reason;
+  uint32_t restart_count = 0;
+  std::vector<JobTask> tasks;
+  int64_t created_ms = 0, updated_ms = 0;
+  std::optional<int64_t> ended_ms;
+  int64_t started_ms = 0;        // current attempt started (time limit)
+  int64_t retry_at_ms = 0;       // restart / placement retry not before
+  int64_t kill_at_ms = 0;        // stopping: SIGKILL at
+  std::string stop_to;           // stopping: the state to end in
+  std::string stop_reason;
+
+  bool Final() const { return state == "succeeded" || state == "failed" || state == "cancelled"; }
+};
+
+struct JobEvent {
+  int64_t t_ms = 0;
+  std::string state, reason;
+};
+
+api::Json ToJson(const Job& j, const std::vector<JobEvent>* events = nullptr);
+
+struct JobServiceOptions {
+  jobs::PortRange ports;
+  int64_t stop_grace_ms = 10'000;  // SIGTERM -> SIGKILL
+  int64_t tick_ms = 250;
+  int64_t log_timeout_ms = 10'000;
+};
+
+class JobService {
+ public:
+  // All pointers borrowed; they must outlive the service. Registers the
+  // gateway's task listeners.
+  JobService(store::Store* store, ClusterState* cluster, AgentGateway* gateway,
+             Reservations* reservations, Accounts* accounts, const Clock* clock,
+             JobServiceOptions options = {});
+  ~JobService();
+  JobService(const JobService&) = delete;
+  JobService& operator=(const JobService&) = delete;
+
+  // Loads unfinished jobs and starts the service thread.
+  Status Start();
+
+  // Validates and stores the job (pending) and returns it. InvalidArgument for a
+  // job that can never be placed (names the largest node).
+  Result<Job> Submit(int64_t owner_id, const std::string& owner, const jobs::JobSpec& spec);
+  // Cancels a job: PermissionDenied unless owner or admin; Conflict when it ended.
+  Result<Job> Cancel(int64_t user_id, bool admin, int64_t id);
+  Result<Job> Get(int64_t id, std::vector<JobEvent>* events = nullptr);
+  // Newest first. owner_id 0: everyone's. state "": any.
+  Result<std::vector<Job>> List(int64_t owner_id, const std::string& state, int limit);
+  // Part of a task's log from its node. NotFound for an unknown task;
+  // Unavailable when the node does not answer.
+  Result<api::TaskLogMsg> Logs(int64_t id, const std::string& task, const std::string& stream,
+                               uint64_t offset, uint64_t max_bytes);
+  // The GPUs of running job processes on `node` with their Unix users (enforcement).
+  struct Allocation {
+    std::string job_id;
+    std::vector<uint32_t> gpus;
+    std::string unix_user;
+  };
+  std::vector<Allocation> AllocationsOn(const std::string& node) const;
+
+ private:
+  void Run();
+  void HandleReport(const std::string& node, const api::TaskReport& r);
+  void Tick(int64_t now_ms);
+  void TryPlace(Job& job, int64_t now_ms);
+  void Launch(Job& job, const std::vector<jobs::PlacedTask>& placed, int64_t now_ms);
+  void StopGang(Job& job, const std::string& to_state, const std::string& reason, int64_t now_ms);
+  void Finish(Job& job, const std::string& state, const std::string& reason, int64_t now_ms);
+  void SetState(Job& job, const std::string& state, const std::string& reason, int64_t now_ms);
+  void AfterTaskChange(Job& job, int64_t now_ms);
+  Status Persist(const Job& job, const std::string& event_state, const std::string& reason);
+  std::vector<jobs::NodeOffer> Offers(const Job& job, int64_t now_ms,
+                                      std::map<std::string, std::set<uint16_t>>* used_ports);
+
+  store::Store* const store_;
+  ClusterState* const cluster_;
+  AgentGateway* const gateway_;
+  Reservations* const reservations_;
+  Accounts* const accounts_;
+  const Clock* const clock_;
+  const JobServiceOptions options_;
+
+  mutable std::mutex mu_;
+  std::condition_variable cv_;
+  std::map<int64_t, Job> active_;  // GUARDED_BY(mu_): unfinished jobs
+  std::deque<std::pair<std::string, api::TaskReport>> reports_;  // GUARDED_BY(mu_)
+  bool stop_ = false;  // GUARDED_BY(mu_)
+  // Log requests waiting for their answer.
+  uint64_t next_log_req_ = 1;                        // GUARDED_BY(mu_)
+  std::map<uint64_t, std::optional<api::TaskLogMsg>> log_answers_;  // GUARDED_BY(mu_)
+  std::thread thread_;
+};
+
+}  // namespace rota::server

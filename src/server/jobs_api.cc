@@ -1,0 +1,151 @@
+// Jobs API:
+//
+//   POST /api/v1/jobs                 a job spec (jobs/spec.h)          user -> 201 Job
+//   GET  /api/v1/jobs                 ?mine=&state=&limit=             reader
+//   GET  /api/v1/jobs/{id}            with its state changes           reader
+//   POST /api/v1/jobs/{id}/cancel                                      owner or admin
+//   GET  /api/v1/jobs/{id}/logs       ?task=worker-0&stream=stdout|stderr&offset=&max_bytes=
+//                                                                      owner or admin
+
+#include "api/codec.h"
+#include "net/http_server.h"
+#include "server/api_context.h"
+#include "server/auth.h"
+#include "server/jobs.h"
+
+namespace rota::server {
+namespace {
+
+using net::HttpRequest;
+using net::HttpResponse;
+
+HttpResponse Fail(const Status& st) { return HttpResponse::FromStatus(st); }
+
+Result<int64_t> ParseJobId(const std::string& text) {
+  bool ok = !text.empty() && text.size() <= 18;
+  for (char c : text) ok = ok && c >= '0' && c <= '9';
+  if (!ok || std::stoll(text) <= 0) {
+    return Status::InvalidArgument("job id '" + text + "' must be a positive integer");
+  }
+  return std::stoll(text);
+}
+
+Result<uint64_t> UintParam(const HttpRequest& req, const char* key, uint64_t def, uint64_t max) {
+  const std::string v = req.Query(key);
+  if (v.empty()) return def;
+  bool ok = v.size() <= 19;
+  for (char c : v) ok = ok && c >= '0' && c <= '9';
+  if (!ok || std::stoull(v) > max) {
+    return Status::InvalidArgument(std::string(key) + ": '" + v + "' must be a number up to " +
+                                   std::to_string(max));
+  }
+  return std::stoull(v);
+}
+
+Status OnlyParams(const HttpRequest& req, std::initializer_list<const char*> allowed) {
+  for (const auto& [key, value] : req.query) {
+    bool ok = false;
+    for (const char* a : allowed) ok = ok || key == a;
+    if (!ok) return Status::InvalidArgument("unknown query parameter '" + key + "'");
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
+Status RegisterJobRoutes(net::HttpServer& http, ApiContext& ctx) {
+  if (ctx.jobs == nullptr) return Status::Internal("job routes need ctx.jobs");
+
+  RETURN_IF_ERROR(http.Route("POST", "/api/v1/jobs", [&ctx](const HttpRequest& req) {
+    auto who = RequireUser(ctx, req);
+    if (!who.ok()) return Fail(who.status());
+    auto body = api::ParseJson(req.body);
+    if (!body.ok()) return Fail(body.status().WithContext("request body"));
+    auto spec = jobs::JobSpecFromJson(*body);
+    if (!spec.ok()) return Fail(spec.status());
+    auto job = ctx.jobs->Submit(who->user_id, who->username, *spec);
+    if (!job.ok()) return Fail(job.status());
+    return HttpResponse::Json(201, ToJson(*job).dump());
+  }));
+
+  RETURN_IF_ERROR(http.Route("GET", "/api/v1/jobs", [&ctx](const HttpRequest& req) {
+    auto who = RequireReader(ctx, req);
+    if (!who.ok()) return Fail(who.status());
+    if (Status st = OnlyParams(req, {"mine", "state", "limit"}); !st.ok()) return Fail(st);
+    const std::string mine = req.Query("mine");
+    if (!mine.empty() && mine != "true" && mine != "false") {
+      return Fail(Status::InvalidArgument("mine: must be true or false"));
+    }
+    if (mine == "true" && !who->authenticated()) return Fail(Status::Unauthenticated("mine: sign in first"));
+    auto limit = UintParam(req, "limit", 100, 1000);
+    if (!limit.ok()) return Fail(limit.status());
+    auto list = ctx.jobs->List(mine == "true" ? who->user_id : 0, req.Query("state"),
+                               static_cast<int>(*limit));
+    if (!list.ok()) return Fail(list.status());
+    api::Json rows = api::Json::array();
+    for (const auto& j : *list) rows.push_back(ToJson(j));
+    return HttpResponse::Json(200, api::Json{{"jobs", std::move(rows)}}.dump());
+  }));
+
+  RETURN_IF_ERROR(http.Route("GET", "/api/v1/jobs/{id}", [&ctx](const HttpRequest& req) {
+    auto who = RequireReader(ctx, req);
+    if (!who.ok()) return Fail(who.status());
+    auto id = ParseJobId(req.Param("id"));
+    if (!id.ok()) return Fail(id.status());
+    std::vector<JobEvent> events;
+    auto job = ctx.jobs->Get(*id, &events);
+    if (!job.ok()) return Fail(job.status());
+    return HttpResponse::Json(200, ToJson(*job, &events).dump());
+  }));
+
+  RETURN_IF_ERROR(http.Route("POST", "/api/v1/jobs/{id}/cancel", [&ctx](const HttpRequest& req) {
+    auto who = RequireUser(ctx, req);
+    if (!who.ok()) return Fail(who.status());
+    auto id = ParseJobId(req.Param("id"));
+    if (!id.ok()) return Fail(id.status());
+    auto job = ctx.jobs->Cancel(who->user_id, who->admin(), *id);
+    if (!job.ok()) return Fail(job.status());
+    return HttpResponse::Json(200, ToJson(*job).dump());
+  }));
+
+  RETURN_IF_ERROR(http.Route("GET", "/api/v1/jobs/{id}/logs", [&ctx](const HttpRequest& req) {
+    auto who = RequireUser(ctx, req);
+    if (!who.ok()) return Fail(who.status());
+    if (Status st = OnlyParams(req, {"task", "stream", "offset", "max_bytes"}); !st.ok()) return Fail(st);
+    auto id = ParseJobId(req.Param("id"));
+    if (!id.ok()) return Fail(id.status());
+    auto job = ctx.jobs->Get(*id);
+    if (!job.ok()) return Fail(job.status());
+    if (!who->CanModify(job->owner_id)) {
+      return Fail(Status::PermissionDenied("the logs of job " + std::to_string(*id) + " are " +
+                                           job->owner + "'s"));
+    }
+    std::string task = req.Query("task");
+    if (task.empty()) {
+      for (const auto& t : job->tasks) {
+        if (t.runs) {
+          task = t.name;
+          break;
+        }
+      }
+    }
+    const std::string stream = req.Query("stream").empty() ? "stdout" : req.Query("stream");
+    if (stream != "stdout" && stream != "stderr") {
+      return Fail(Status::InvalidArgument("stream: must be stdout or stderr"));
+    }
+    auto offset = UintParam(req, "offset", 0, UINT64_MAX / 2);
+    auto max = UintParam(req, "max_bytes", 65536, api::kMaxLogChunk);
+    if (!offset.ok()) return Fail(offset.status());
+    if (!max.ok()) return Fail(max.status());
+    if (*max == 0) return Fail(Status::InvalidArgument("max_bytes: must be at least 1"));
+    if (Status st = api::ValidateTaskId(task); !st.ok()) return Fail(st.WithContext("task"));
+    auto log = ctx.jobs->Logs(*id, task, stream, *offset, *max);
+    if (!log.ok()) return Fail(log.status());
+    api::Json out{{"task", task}, {"stream", stream}, {"offset", log->offset},
+                  {"size", log->size}, {"data", log->data}};
+    return HttpResponse::Json(200, out.dump(-1, ' ', false, api::Json::error_handler_t::replace));
+  }));
+  return Status::Ok();
+}
+
+}  // namespace rota::server

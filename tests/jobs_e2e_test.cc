@@ -1,0 +1,262 @@
+// Jobs end to end: `rota server` and two real agents on simulated nodes; jobs
+// submitted through the API and the CLI run as their owner's Unix user, with
+// the framework environment rota generates, restart as a gang after a failure,
+// can be cancelled, and bad requests are refused.
+
+#include <gtest/gtest.h>
+#include <pwd.h>
+#include <unistd.h>
+
+#include <chrono>
+
+#include "common/file_util.h"
+#include "common/process.h"
+#include "tests/harness.h"
+
+namespace rota::testing {
+namespace {
+
+using api::Json;
+using std::chrono::seconds;
+
+// Checks that TF_CONFIG and the TF1-style flags describe one cluster, listens
+// on its own port and connects to every other task, then prints "ok".
+constexpr char kTfCheck[] = R"py(
+import json, os, socket, sys, time
+cfg = json.loads(os.environ["TF_CONFIG"])
+flags = dict(a[2:].split("=", 1) for a in sys.argv[1:])
+cluster, task = cfg["cluster"], cfg["task"]
+assert flags["job_name"] == task["type"], (flags, task)
+assert int(flags["task_index"]) == task["index"], (flags, task)
+assert flags["ps_hosts"].split(",") == cluster["ps"], (flags, cluster)
+assert flags["worker_hosts"].split(",") == cluster["worker"], (flags, cluster)
+assert len(cluster["chief"]) == 1 and len(cluster["worker"]) == 2 and len(cluster["ps"]) == 1
+me = cluster[task["type"]][task["index"]]
+host, port = me.rsplit(":", 1)
+assert port == os.environ["ROTA_PORT"], (port, os.environ["ROTA_PORT"])
+srv = socket.socket()
+srv.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+srv.bind(("", int(port)))
+srv.listen(16)
+srv.settimeout(0.2)
+others = [a for role in cluster.values() for a in role if a != me]
+pending, deadline = set(others), time.time() + 60
+while pending and time.time() < deadline:
+    for addr in list(pending):
+        h, p = addr.rsplit(":", 1)
+        try:
+            socket.create_connection((h, int(p)), timeout=1).close()
+            pending.discard(addr)
+        except OSError:
+            pass
+    try:
+        srv.accept()[0].close()
+    except OSError:
+        pass
+    time.sleep(0.1)
+assert not pending, pending
+print("ok", task["type"], task["index"], os.environ["CUDA_VISIBLE_DEVICES"], flush=True)
+end = time.time() + 3  # let slower peers reach us (the job ends when the chief does)
+while time.time() < end:
+    try:
+        srv.accept()[0].close()
+    except OSError:
+        pass
+)py";
+
+class JobsE2E : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    server_ = std::make_unique<ServerProcess>(dir_.path() + "/server");
+    ASSERT_TRUE(server_->Start().ok()) << server_->child().Log();
+    for (const char* name : {"gpu-x", "gpu-y"}) {
+      agents_.push_back(std::make_unique<AgentProcess>(dir_.path(), SimGpuNode{.name = name, .gpus = 2},
+                                                       *server_));
+      ASSERT_TRUE(agents_.back()->Start().ok());
+    }
+    ASSERT_TRUE(WaitFor([&] { return NodeReady(*server_, "gpu-x") && NodeReady(*server_, "gpu-y"); },
+                        seconds(20)));
+    // Jobs run as the owner's Unix user: `nobody` when we are root.
+    Json extra = Json::object();
+    if (::geteuid() == 0) extra["unix_user"] = "nobody";
+    else extra["unix_user"] = ::getpwuid(::geteuid())->pw_name;
+    auto a = server_->CreateUser("alice", "user", extra);
+    auto b = server_->CreateUser("bob", "user", extra);
+    ASSERT_TRUE(a.ok()) << a.status().ToString();
+    ASSERT_TRUE(b.ok()) << b.status().ToString();
+    alice_ = *a;
+    bob_ = *b;
+    script_ = dir_.path() + "/tf_check.py";
+    ASSERT_TRUE(WriteFileAtomic(script_, kTfCheck, 0644).ok());
+    ::chmod(dir_.path().c_str(), 0755);
+  }
+
+  Result<Json> Submit(const Json& spec, const std::string& token) {
+    ASSIGN_OR_RETURN(auto r, server_->CallAs(token, "POST", "/api/v1/jobs", spec.dump()));
+    if (r.status != 201) return Status::InvalidArgument(std::to_string(r.status) + " " + r.body);
+    return Json::parse(r.body);
+  }
+
+  // Waits for a final state and returns the job with its events.
+  Json WaitEnd(int64_t id, seconds timeout = seconds(90)) {
+    Json job;
+    WaitFor([&] {
+      auto j = server_->GetJson("/api/v1/jobs/" + std::to_string(id));
+      if (!j.ok()) return false;
+      job = *j;
+      const std::string s = job.value("state", "");
+      return s == "succeeded" || s == "failed" || s == "cancelled";
+    }, timeout);
+    return job;
+  }
+
+  std::string Log(int64_t id, const std::string& task, const std::string& token) {
+    auto r = server_->CallAs(token, "GET", "/api/v1/jobs/" + std::to_string(id) + "/logs?task=" + task);
+    if (!r.ok() || r->status != 200) return "<" + (r.ok() ? r->body : r.status().message()) + ">";
+    return Json::parse(r->body).value("data", "");
+  }
+
+  TempDir dir_;
+  std::unique_ptr<ServerProcess> server_;
+  std::vector<std::unique_ptr<AgentProcess>> agents_;
+  std::string alice_, bob_, script_;
+};
+
+TEST_F(JobsE2E, TensorflowClusterIsConsistentAndEveryAddressReachable) {
+  Json spec{{"name", "tf-check"},
+            {"framework", "tensorflow"},
+            {"command", {"/usr/bin/python3", script_, "--ps_hosts={ps_hosts}",
+                         "--worker_hosts={worker_hosts}", "--job_name={job_name}",
+                         "--task_index={task_index}"}},
+            {"workdir", "/tmp"},
+            {"groups", {{{"role", "chief"}, {"gpus_per_task", 1}},
+                        {{"role", "ps"}},
+                        {{"role", "worker"}, {"replicas", 2}, {"gpus_per_task", 1}}}}};
+  auto job = Submit(spec, alice_);
+  ASSERT_TRUE(job.ok()) << job.status().ToString();
+  const int64_t id = (*job)["id"];
+  Json end = WaitEnd(id);
+  ASSERT_EQ(end.value("state", ""), "succeeded") << end.dump(2) << "\n" << Log(id, "worker-1", alice_)
+                                                 << server_->child().Log();
+  for (const char* t : {"chief-0", "ps-0", "worker-0", "worker-1"}) {
+    EXPECT_NE(Log(id, t, alice_).find("ok "), std::string::npos) << t << ": " << Log(id, t, alice_);
+  }
+  // Three distinct GPUs: one for the chief and one for each worker.
+  std::set<std::string> gpus;
+  for (const auto& t : end["tasks"]) {
+    for (const auto& g : t["gpus"]) gpus.insert(t["node"].get<std::string>() + "/" + g.dump());
+  }
+  EXPECT_EQ(gpus.size(), 3u) << end.dump(2);
+}
+
+TEST_F(JobsE2E, AFailedTaskRestartsTheGangAndTheRestartCountIsVisible) {
+  Json spec{{"name", "flaky"},
+            {"shell", true},
+            {"command", {"if [ \"$ROTA_RESTART_COUNT\" = 0 ] && [ \"$ROTA_TASK_INDEX\" = 1 ]; then "
+                         "exit 3; fi; sleep 1; echo attempt $ROTA_RESTART_COUNT"}},
+            {"workdir", "/tmp"},
+            {"groups", {{{"role", "worker"}, {"replicas", 2}, {"gpus_per_task", 1}}}},
+            {"restart", {{"policy", "on-failure"}, {"max_restarts", 2}, {"backoff", "1s"}}}};
+  auto job = Submit(spec, alice_);
+  ASSERT_TRUE(job.ok()) << job.status().ToString();
+  const int64_t id = (*job)["id"];
+  Json end = WaitEnd(id);
+  ASSERT_EQ(end.value("state", ""), "succeeded") << end.dump(2);
+  EXPECT_EQ(end.value("restart_count", 0), 1);
+  EXPECT_EQ(Log(id, "worker-1", alice_), "attempt 1\n");
+  const std::string events = end["events"].dump();
+  EXPECT_NE(events.find("exited with status 3; restarting the gang"), std::string::npos) << events;
+
+  // Without restarts the same failure fails the job, naming the task.
+  spec["restart"] = {{"policy", "never"}};
+  auto never = Submit(spec, alice_);
+  ASSERT_TRUE(never.ok());
+  Json failed = WaitEnd((*never)["id"]);
+  EXPECT_EQ(failed.value("state", ""), "failed");
+  EXPECT_NE(failed.value("reason", "").find("worker-1"), std::string::npos) << failed.dump(2);
+}
+
+TEST_F(JobsE2E, CancelStopsEveryTaskAndTheEndedJobCannotBeCancelledAgain) {
+  Json spec{{"name", "long"}, {"command", {"sleep", "600"}}, {"workdir", "/tmp"},
+            {"groups", {{{"role", "worker"}, {"replicas", 2}}}}};
+  auto job = Submit(spec, alice_);
+  ASSERT_TRUE(job.ok()) << job.status().ToString();
+  const std::string path = "/api/v1/jobs/" + std::to_string((*job)["id"].get<int64_t>());
+  ASSERT_TRUE(WaitFor([&] {
+    auto j = server_->GetJson(path);
+    return j.ok() && (*j).value("state", "") == "running";
+  }, seconds(30)));
+  EXPECT_EQ(server_->CallAs(bob_, "POST", path + "/cancel")->status, 403);
+  EXPECT_EQ(server_->CallAs(alice_, "POST", path + "/cancel")->status, 200);
+  Json end = WaitEnd((*job)["id"]);
+  EXPECT_EQ(end.value("state", ""), "cancelled") << end.dump(2);
+  for (const auto& t : end["tasks"]) EXPECT_EQ(t.value("signal", 0), 15) << t.dump();
+  EXPECT_EQ(server_->CallAs(alice_, "POST", path + "/cancel")->status, 409);
+}
+
+// Bad requests tried: unknown framework, zero replicas, more GPUs per task than
+// any node has, a command that does not exist on the node (the job fails with
+// the reason), logs of another user's job, a task name with a path trick, an
+// unknown task, a malformed id, cancel of an unknown job.
+TEST_F(JobsE2E, BadRequestsAreRefusedWithFittingStatus) {
+  auto status = [&](const std::string& method, const std::string& path, const Json& body,
+                    const std::string& token) {
+    auto r = server_->CallAs(token, method, path, body.is_null() ? "" : body.dump());
+    return r.ok() ? r->status : -1;
+  };
+  Json base{{"name", "x"}, {"command", {"true"}}, {"groups", {{{"role", "worker"}}}}};
+  Json unknown_fw = base;
+  unknown_fw["framework"] = "caffe";
+  EXPECT_EQ(status("POST", "/api/v1/jobs", unknown_fw, alice_), 400);
+  Json zero = base;
+  zero["groups"][0]["replicas"] = 0;
+  EXPECT_EQ(status("POST", "/api/v1/jobs", zero, alice_), 400);
+  Json huge = base;
+  huge["groups"][0]["gpus_per_task"] = 16;
+  auto r = server_->CallAs(alice_, "POST", "/api/v1/jobs", huge.dump());
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ(r->status, 400);
+  EXPECT_NE(r->body.find("has 2"), std::string::npos) << r->body;
+  EXPECT_EQ(status("POST", "/api/v1/jobs", base, ""), 401);
+
+  Json missing = base;
+  missing["command"] = {"no-such-command-rota"};
+  missing["workdir"] = "/tmp";
+  auto job = Submit(missing, alice_);
+  ASSERT_TRUE(job.ok()) << job.status().ToString();
+  const int64_t id = (*job)["id"];
+  Json end = WaitEnd(id);
+  EXPECT_EQ(end.value("state", ""), "failed");
+  EXPECT_NE(end.value("reason", "").find("cannot run 'no-such-command-rota'"), std::string::npos)
+      << end.dump(2);
+  const std::string logs = "/api/v1/jobs/" + std::to_string(id) + "/logs";
+  EXPECT_EQ(status("GET", logs + "?task=worker-0", nullptr, bob_), 403);
+  EXPECT_EQ(status("GET", logs + "?task=../../etc/passwd", nullptr, alice_), 400);
+  EXPECT_EQ(status("GET", logs + "?task=worker-9", nullptr, alice_), 404);
+  EXPECT_EQ(status("GET", "/api/v1/jobs/abc", nullptr, alice_), 400);
+  EXPECT_EQ(status("POST", "/api/v1/jobs/99999/cancel", nullptr, alice_), 404);
+}
+
+TEST_F(JobsE2E, CliRunWaitsAndExitsWithTheJobsStatus) {
+  auto env = server_->CliEnv();
+  env["ROTA_TOKEN"] = alice_;
+  CliResult ok = RunCli({"run", "--name", "hello", "--workers", "2", "--workdir", "/tmp", "--wait",
+                         "--", "sh", "-c", "echo rank $ROTA_TASK_INDEX of $ROTA_HOSTS"},
+                        env);
+  EXPECT_EQ(ok.exit_code, 0) << ok.out << ok.err;
+  EXPECT_NE(ok.out.find("succeeded"), std::string::npos) << ok.out;
+  CliResult bad = RunCli({"run", "--workdir", "/tmp", "--wait", "--", "sh", "-c", "exit 2"}, env);
+  EXPECT_EQ(bad.exit_code, 1) << bad.out << bad.err;
+  CliResult list = RunCli({"jobs", "--mine"}, env);
+  EXPECT_EQ(list.exit_code, 0) << list.err;
+  EXPECT_NE(list.out.find("hello"), std::string::npos) << list.out;
+  CliResult logs = RunCli({"logs", "1", "--task", "worker-1"}, env);
+  EXPECT_EQ(logs.exit_code, 0) << logs.err;
+  EXPECT_NE(logs.out.find("rank 1 of "), std::string::npos) << logs.out;
+  CliResult usage = RunCli({"run", "--framework", "caffe", "--", "true"}, env);
+  EXPECT_EQ(usage.exit_code, 1) << usage.out << usage.err;
+  EXPECT_NE(usage.err.find("unknown framework"), std::string::npos) << usage.err;
+}
+
+}  // namespace
+}  // namespace rota::testing
