@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Installs the Debian packages rota needs to build, test and run its demo.
+# Installs the Debian packages rota needs to build and run its demo; with
+# --test also what the test suite runs against (Debian's PyTorch, ~800 MB).
 # Idempotent: packages already present are skipped; apt's lock is retried.
 set -euo pipefail
 
@@ -12,6 +13,9 @@ PACKAGES=(
   prometheus procps
   python3-aiosmtpd openssl
 )
+if [ "${1:-}" = "--test" ]; then
+  PACKAGES+=(python3-torch)
+fi
 
 missing=()
 for p in "${PACKAGES[@]}"; do

@@ -193,6 +193,48 @@ Json ReservationPaths() {
   };
 }
 
+Json JobPaths() {
+  Json task = Obj({{"id", T("string")}, {"name", T("string")}, {"role", T("string")},
+                   {"index", T("integer")}, {"node", T("string")}, {"address", T("string")},
+                   {"gpus", Arr(T("integer"))}, {"port", T("integer")}, {"runs", T("boolean")},
+                   {"state", T("string")}, {"pid", T("integer")}, {"exit_code", T("integer")},
+                   {"signal", T("integer")}, {"error", T("string")}});
+  Json job = Obj({{"id", T("integer")}, {"name", T("string")}, {"owner", T("string")},
+                  {"state", T("string")}, {"reason", T("string")}, {"restart_count", T("integer")},
+                  {"framework", T("string")}, {"spec", T("object")}, {"tasks", Arr(task)},
+                  {"created", T("string")}, {"updated", T("string")}, {"ended", T("string")},
+                  {"events", Arr(Obj({{"time", T("string")}, {"state", T("string")},
+                                      {"reason", T("string")}}))}});
+  Json id = Json::array({PathParam("id", "integer", "job id")});
+  Json logs_params = id;
+  logs_params.push_back(QueryParam("task", "string", "process name, e.g. worker-1 (default: the first)"));
+  logs_params.push_back(QueryParam("stream", "string", "stdout (default) or stderr"));
+  logs_params.push_back(QueryParam("offset", "integer", "byte offset"));
+  logs_params.push_back(QueryParam("max_bytes", "integer", "1..1048576 (default 65536)"));
+  return Json{
+      {"/api/v1/jobs",
+       {{"get", Op("Jobs, newest first", Obj({{"jobs", Arr(job)}}), {400, 401},
+                   Json::array({QueryParam("mine", "boolean", "only the caller's"),
+                                QueryParam("state", "string", "pending, starting, running, succeeded, "
+                                                              "failed or cancelled"),
+                                QueryParam("limit", "integer", "1..1000 (default 100)")}))},
+        {"post", Op("Submit a job: {name, command, shell?, env?, workdir?, framework?, groups: "
+                    "[{role, replicas, gpus_per_task, cpus_per_task?, memory?, node_labels?, nodes?, "
+                    "command?}], restart?: {policy, max_restarts?, backoff?, max_backoff?}, "
+                    "time_limit?, process_per_node?}; 400 names the field (or the largest node)",
+                    job, {400, 401})}}},
+      {"/api/v1/jobs/{id}", {{"get", Op("A job with its tasks and state changes", job, {400, 401, 404}, id)}}},
+      {"/api/v1/jobs/{id}/cancel",
+       {{"post", Op("Cancel (owner or admin): SIGTERM, SIGKILL after a grace period; 409 once ended",
+                    job, {400, 401, 403, 404, 409}, id)}}},
+      {"/api/v1/jobs/{id}/logs",
+       {{"get", Op("Part of a task's log (owner or admin)",
+                   Obj({{"task", T("string")}, {"stream", T("string")}, {"offset", T("integer")},
+                        {"size", T("integer")}, {"data", T("string")}}),
+                   {400, 401, 403, 404, 503}, logs_params)}}},
+  };
+}
+
 Json BuildSpec() {
   Json range = Json::array({QueryParam("from", "string", "RFC 3339 start (default: to - 1h)"),
                             QueryParam("to", "string", "RFC 3339 end (default: now)"),
@@ -259,6 +301,7 @@ Json BuildSpec() {
   paths.update(AccountPaths());
   paths.update(ViolationPaths());
   paths.update(ReservationPaths());
+  paths.update(JobPaths());
   return Json{{"openapi", "3.0.3"},
               {"info", {{"title", "rota API"}, {"version", "1"},
                         {"description", "GPU cluster manager: nodes, GPUs, metrics history, live updates."}}},
