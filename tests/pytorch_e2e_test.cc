@@ -81,6 +81,7 @@ class PytorchE2E : public ::testing::Test {
       GTEST_SKIP() << "/usr/bin/python3 cannot import torch (apt-get install python3-torch)";
     }
     server_ = std::make_unique<ServerProcess>(dir_.path() + "/server");
+    server_->SetEnv("ROTA_JOB_PORTS", "32000-32499");  // apart from other tests running at once
     ASSERT_TRUE(server_->Start().ok()) << server_->child().Log();
     for (const char* name : {"gpu-p", "gpu-q"}) {
       agents_.push_back(std::make_unique<AgentProcess>(dir_.path(), SimGpuNode{.name = name, .gpus = 2},

@@ -33,6 +33,7 @@ const std::vector<KeyDef>& Keys() {
       {"max_body_bytes", "ROTA_MAX_BODY_BYTES"},
       {"max_agent_message_bytes", "ROTA_MAX_AGENT_MESSAGE_BYTES"},
       {"log_level", "ROTA_LOG_LEVEL"},
+      {"job_ports", "ROTA_JOB_PORTS"},
       {"anonymous_read", "ROTA_ANONYMOUS_READ"},
       {"session_ttl", "ROTA_SESSION_TTL"},
       {"password_hash_cost", "ROTA_PASSWORD_HASH_COST"},
@@ -152,6 +153,15 @@ Status ApplySetting(ServerConfig* c, const std::string& key, const std::string& 
     auto v = ParseInt(value, 1, 100);
     if (!v.ok()) return err(v.status());
     c->missed_heartbeats = static_cast<int>(*v);
+  } else if (key == "job_ports") {
+    const size_t dash = value.find('-');
+    auto first = ParseInt(value.substr(0, dash), 1024, 65535);
+    auto last = dash == std::string::npos ? first : ParseInt(value.substr(dash + 1), 1024, 65535);
+    if (!first.ok() || !last.ok() || *last < *first) {
+      return err(Status::InvalidArgument("'" + value + "' must be a port range FIRST-LAST within 1024-65535"));
+    }
+    c->job_port_first = static_cast<uint16_t>(*first);
+    c->job_port_last = static_cast<uint16_t>(*last);
   } else if (key == "http_threads") {
     auto v = ParseInt(value, 1, 64);
     if (!v.ok()) return err(v.status());
@@ -301,6 +311,8 @@ std::string ConfigToYaml(const ServerConfig& c, bool show_secrets) {
   out << YAML::Key << "max_body_bytes" << YAML::Value << c.max_body_bytes;
   out << YAML::Key << "max_agent_message_bytes" << YAML::Value << c.max_agent_message_bytes;
   out << YAML::Key << "log_level" << YAML::Value << c.log_level;
+  out << YAML::Key << "job_ports" << YAML::Value
+      << std::to_string(c.job_port_first) + "-" + std::to_string(c.job_port_last);
   auto secret = [&](const std::string& v) { return v.empty() ? "" : (show_secrets ? v : "<set>"); };
   out << YAML::Key << "anonymous_read" << YAML::Value << c.anonymous_read;
   out << YAML::Key << "session_ttl" << YAML::Value << FormatDuration(c.session_ttl_ms);

@@ -28,6 +28,9 @@ struct ServerConfig {
   uint64_t max_body_bytes = 1 << 20;
   uint64_t max_agent_message_bytes = 4 << 20;
   std::string log_level = "info";
+  // Ports handed to job tasks, "FIRST-LAST" (unique per node address).
+  uint16_t job_port_first = 29500;
+  uint16_t job_port_last = 29999;
 
   // ---- Accounts ----
   // Anonymous callers may read cluster state, reservations and violations.

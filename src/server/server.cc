@@ -191,9 +191,11 @@ Result<std::unique_ptr<Server>> Server::Start(const ServerConfig& config, Clock&
   impl->reservations->SetIdleHook(MakeIdleMailer(deps));
   impl->reservations->SetEnforcementCheck(MakeEnforcementCheck(deps.defaults));
   RETURN_IF_ERROR(impl->reservations->Start().WithContext("reservations"));
+  JobServiceOptions job_options;
+  job_options.ports = {config.job_port_first, config.job_port_last};
   impl->jobs = std::make_unique<JobService>(impl->store.get(), impl->cluster.get(),
                                             impl->gateway.get(), impl->reservations.get(),
-                                            impl->accounts.get(), &clock);
+                                            impl->accounts.get(), &clock, job_options);
   RETURN_IF_ERROR(impl->jobs->Start().WithContext("jobs"));
   EnforcementHooks hooks = MakeEnforcementHooks(deps);
   JobService* job_service = impl->jobs.get();
