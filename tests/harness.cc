@@ -278,4 +278,16 @@ Result<Child> StartSimAgent(const std::string& dir, const std::string& node,
   return agent;
 }
 
+api::Json WaitJobEnd(const ServerProcess& server, int64_t id, std::chrono::milliseconds timeout) {
+  api::Json job;
+  WaitFor([&] {
+    auto j = server.GetJson("/api/v1/jobs/" + std::to_string(id));
+    if (!j.ok()) return false;
+    job = *j;
+    const std::string s = job.value("state", "");
+    return s == "succeeded" || s == "failed" || s == "cancelled";
+  }, timeout);
+  return job;
+}
+
 }  // namespace rota::testing

@@ -137,6 +137,10 @@ class AgentProcess {
 Result<Child> StartSimAgent(const std::string& dir, const std::string& node,
                             const std::string& server_url, const std::string& token);
 
+// Polls GET /api/v1/jobs/{id} (as the admin) until the job ended (succeeded,
+// failed or cancelled) or `timeout` passed; the last answer (with events).
+api::Json WaitJobEnd(const ServerProcess& server, int64_t id, std::chrono::milliseconds timeout);
+
 // Runs the rota CLI with args and env, returns (exit status, stdout).
 struct CliResult {
   int exit_code = -1;

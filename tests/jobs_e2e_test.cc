@@ -98,18 +98,7 @@ class JobsE2E : public ::testing::Test {
     return Json::parse(r.body);
   }
 
-  // Waits for a final state and returns the job with its events.
-  Json WaitEnd(int64_t id, seconds timeout = seconds(90)) {
-    Json job;
-    WaitFor([&] {
-      auto j = server_->GetJson("/api/v1/jobs/" + std::to_string(id));
-      if (!j.ok()) return false;
-      job = *j;
-      const std::string s = job.value("state", "");
-      return s == "succeeded" || s == "failed" || s == "cancelled";
-    }, timeout);
-    return job;
-  }
+  Json WaitEnd(int64_t id) { return WaitJobEnd(*server_, id, seconds(90)); }
 
   std::string Log(int64_t id, const std::string& task, const std::string& token) {
     auto r = server_->CallAs(token, "GET", "/api/v1/jobs/" + std::to_string(id) + "/logs?task=" + task);

@@ -115,17 +115,7 @@ class PytorchE2E : public ::testing::Test {
     return j.is_object() ? j.value("id", int64_t{0}) : 0;
   }
 
-  Json WaitEnd(int64_t id) {
-    Json job;
-    WaitFor([&] {
-      auto j = server_->GetJson("/api/v1/jobs/" + std::to_string(id));
-      if (!j.ok()) return false;
-      job = *j;
-      const std::string s = job.value("state", "");
-      return s == "succeeded" || s == "failed" || s == "cancelled";
-    }, seconds(240));
-    return job;
-  }
+  Json WaitEnd(int64_t id) { return WaitJobEnd(*server_, id, seconds(240)); }
 
   std::string Logs(int64_t id) {
     std::string all;

@@ -11,6 +11,7 @@
 #include "net/http_server.h"
 #include "server/api_context.h"
 #include "server/auth.h"
+#include "server/request_params.h"
 #include "server/jobs.h"
 
 namespace rota::server {
@@ -20,15 +21,6 @@ using net::HttpRequest;
 using net::HttpResponse;
 
 HttpResponse Fail(const Status& st) { return HttpResponse::FromStatus(st); }
-
-Result<int64_t> ParseJobId(const std::string& text) {
-  bool ok = !text.empty() && text.size() <= 18;
-  for (char c : text) ok = ok && c >= '0' && c <= '9';
-  if (!ok || std::stoll(text) <= 0) {
-    return Status::InvalidArgument("job id '" + text + "' must be a positive integer");
-  }
-  return std::stoll(text);
-}
 
 Result<uint64_t> UintParam(const HttpRequest& req, const char* key, uint64_t def, uint64_t max) {
   const std::string v = req.Query(key);
@@ -40,15 +32,6 @@ Result<uint64_t> UintParam(const HttpRequest& req, const char* key, uint64_t def
                                    std::to_string(max));
   }
   return std::stoull(v);
-}
-
-Status OnlyParams(const HttpRequest& req, std::initializer_list<const char*> allowed) {
-  for (const auto& [key, value] : req.query) {
-    bool ok = false;
-    for (const char* a : allowed) ok = ok || key == a;
-    if (!ok) return Status::InvalidArgument("unknown query parameter '" + key + "'");
-  }
-  return Status::Ok();
 }
 
 }  // namespace
@@ -71,7 +54,7 @@ Status RegisterJobRoutes(net::HttpServer& http, ApiContext& ctx) {
   RETURN_IF_ERROR(http.Route("GET", "/api/v1/jobs", [&ctx](const HttpRequest& req) {
     auto who = RequireReader(ctx, req);
     if (!who.ok()) return Fail(who.status());
-    if (Status st = OnlyParams(req, {"mine", "state", "limit"}); !st.ok()) return Fail(st);
+    if (Status st = OnlyQueryParams(req, {"mine", "state", "limit"}); !st.ok()) return Fail(st);
     const std::string mine = req.Query("mine");
     if (!mine.empty() && mine != "true" && mine != "false") {
       return Fail(Status::InvalidArgument("mine: must be true or false"));
@@ -90,7 +73,7 @@ Status RegisterJobRoutes(net::HttpServer& http, ApiContext& ctx) {
   RETURN_IF_ERROR(http.Route("GET", "/api/v1/jobs/{id}", [&ctx](const HttpRequest& req) {
     auto who = RequireReader(ctx, req);
     if (!who.ok()) return Fail(who.status());
-    auto id = ParseJobId(req.Param("id"));
+    auto id = ParsePositiveId("job", req.Param("id"));
     if (!id.ok()) return Fail(id.status());
     std::vector<JobEvent> events;
     auto job = ctx.jobs->Get(*id, &events);
@@ -101,7 +84,7 @@ Status RegisterJobRoutes(net::HttpServer& http, ApiContext& ctx) {
   RETURN_IF_ERROR(http.Route("POST", "/api/v1/jobs/{id}/cancel", [&ctx](const HttpRequest& req) {
     auto who = RequireUser(ctx, req);
     if (!who.ok()) return Fail(who.status());
-    auto id = ParseJobId(req.Param("id"));
+    auto id = ParsePositiveId("job", req.Param("id"));
     if (!id.ok()) return Fail(id.status());
     auto job = ctx.jobs->Cancel(who->user_id, who->admin(), *id);
     if (!job.ok()) return Fail(job.status());
@@ -111,8 +94,8 @@ Status RegisterJobRoutes(net::HttpServer& http, ApiContext& ctx) {
   RETURN_IF_ERROR(http.Route("GET", "/api/v1/jobs/{id}/logs", [&ctx](const HttpRequest& req) {
     auto who = RequireUser(ctx, req);
     if (!who.ok()) return Fail(who.status());
-    if (Status st = OnlyParams(req, {"task", "stream", "offset", "max_bytes"}); !st.ok()) return Fail(st);
-    auto id = ParseJobId(req.Param("id"));
+    if (Status st = OnlyQueryParams(req, {"task", "stream", "offset", "max_bytes"}); !st.ok()) return Fail(st);
+    auto id = ParsePositiveId("job", req.Param("id"));
     if (!id.ok()) return Fail(id.status());
     auto job = ctx.jobs->Get(*id);
     if (!job.ok()) return Fail(job.status());

@@ -10,6 +10,7 @@
 #include "net/http_server.h"
 #include "server/api_context.h"
 #include "server/auth.h"
+#include "server/request_params.h"
 #include "server/enforcement_binding.h"
 #include "server/reservations.h"
 
@@ -20,15 +21,6 @@ using net::HttpRequest;
 using net::HttpResponse;
 
 HttpResponse Fail(const Status& st) { return HttpResponse::FromStatus(st); }
-
-Result<int64_t> ParsePolicyId(const std::string& text) {
-  bool ok = !text.empty() && text.size() <= 18;
-  for (char c : text) ok = ok && c >= '0' && c <= '9';
-  if (!ok || std::stoll(text) <= 0) {
-    return Status::InvalidArgument("policy id '" + text + "' must be a positive integer");
-  }
-  return std::stoll(text);
-}
 
 // The policy in the body; its enforcement section is checked here (the
 // reserve component keeps it opaque).
@@ -69,7 +61,7 @@ Status RegisterPolicyRoutes(net::HttpServer& http, ApiContext& ctx) {
   RETURN_IF_ERROR(http.Route("GET", "/api/v1/policies/{id}", [&ctx](const HttpRequest& req) {
     auto who = RequireReader(ctx, req);
     if (!who.ok()) return Fail(who.status());
-    auto id = ParsePolicyId(req.Param("id"));
+    auto id = ParsePositiveId("policy", req.Param("id"));
     if (!id.ok()) return Fail(id.status());
     auto p = ctx.reservations->GetPolicy(*id);
     if (!p.ok()) return Fail(p.status());
@@ -79,7 +71,7 @@ Status RegisterPolicyRoutes(net::HttpServer& http, ApiContext& ctx) {
   RETURN_IF_ERROR(http.Route("PUT", "/api/v1/policies/{id}", [&ctx](const HttpRequest& req) {
     auto who = RequireAdmin(ctx, req);
     if (!who.ok()) return Fail(who.status());
-    auto id = ParsePolicyId(req.Param("id"));
+    auto id = ParsePositiveId("policy", req.Param("id"));
     if (!id.ok()) return Fail(id.status());
     auto p = PolicyBody(ctx, req);
     if (!p.ok()) return Fail(p.status());
@@ -91,7 +83,7 @@ Status RegisterPolicyRoutes(net::HttpServer& http, ApiContext& ctx) {
   RETURN_IF_ERROR(http.Route("DELETE", "/api/v1/policies/{id}", [&ctx](const HttpRequest& req) {
     auto who = RequireAdmin(ctx, req);
     if (!who.ok()) return Fail(who.status());
-    auto id = ParsePolicyId(req.Param("id"));
+    auto id = ParsePositiveId("policy", req.Param("id"));
     if (!id.ok()) return Fail(id.status());
     if (Status st = ctx.reservations->DeletePolicy(*id); !st.ok()) return Fail(st);
     return HttpResponse{204, "application/json", "", {}};

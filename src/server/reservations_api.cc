@@ -18,6 +18,7 @@
 #include "server/accounts.h"
 #include "server/api_context.h"
 #include "server/auth.h"
+#include "server/request_params.h"
 #include "server/reservations.h"
 
 namespace rota::server {
@@ -36,24 +37,6 @@ Result<api::Json> JsonBody(const HttpRequest& req) {
   auto j = api::ParseJson(req.body);
   if (!j.ok()) return j.status().WithContext("request body");
   return j;
-}
-
-Result<int64_t> ParseId(const std::string& text) {
-  bool ok = !text.empty() && text.size() <= 18;
-  for (char c : text) ok = ok && c >= '0' && c <= '9';
-  if (!ok || std::stoll(text) <= 0) {
-    return Status::InvalidArgument("reservation id '" + text + "' must be a positive integer");
-  }
-  return std::stoll(text);
-}
-
-Status OnlyParams(const HttpRequest& req, std::initializer_list<const char*> allowed) {
-  for (const auto& [key, value] : req.query) {
-    bool ok = false;
-    for (const char* a : allowed) ok = ok || key == a;
-    if (!ok) return Status::InvalidArgument("unknown query parameter '" + key + "'");
-  }
-  return Status::Ok();
 }
 
 Result<bool> BoolParam(const HttpRequest& req, const char* key) {
@@ -78,7 +61,7 @@ api::Json View(Reservations& res, const Reservation& r, int64_t now_ms) {
 }
 
 Result<ReservationQuery> ParseQuery(ApiContext& ctx, const HttpRequest& req, const Principal& who) {
-  RETURN_IF_ERROR(OnlyParams(req, {"mine", "user", "node", "from", "to", "state", "limit"}));
+  RETURN_IF_ERROR(OnlyQueryParams(req, {"mine", "user", "node", "from", "to", "state", "limit"}));
   ReservationQuery q;
   ASSIGN_OR_RETURN(bool mine, BoolParam(req, "mine"));
   if (mine) {
@@ -156,7 +139,7 @@ Status RegisterReservationRoutes(net::HttpServer& http, ApiContext& ctx) {
   RETURN_IF_ERROR(http.Route("GET", "/api/v1/reservations/held", [&ctx](const HttpRequest& req) {
     auto who = RequireUser(ctx, req);
     if (!who.ok()) return Fail(who.status());
-    if (Status st = OnlyParams(req, {"node"}); !st.ok()) return Fail(st);
+    if (Status st = OnlyQueryParams(req, {"node"}); !st.ok()) return Fail(st);
     const std::string node = req.Query("node");
     if (node.empty()) return Fail(Status::InvalidArgument("node: required"));
     if (!api::IsValidNodeName(node)) {
@@ -187,7 +170,7 @@ Status RegisterReservationRoutes(net::HttpServer& http, ApiContext& ctx) {
   RETURN_IF_ERROR(http.Route("GET", "/api/v1/reservations/{id}", [&ctx](const HttpRequest& req) {
     auto who = RequireReader(ctx, req);
     if (!who.ok()) return Fail(who.status());
-    auto id = ParseId(req.Param("id"));
+    auto id = ParsePositiveId("reservation", req.Param("id"));
     if (!id.ok()) return Fail(id.status());
     auto r = ctx.reservations->Get(*id);
     if (!r.ok()) return Fail(r.status());
@@ -197,7 +180,7 @@ Status RegisterReservationRoutes(net::HttpServer& http, ApiContext& ctx) {
   RETURN_IF_ERROR(http.Route("PATCH", "/api/v1/reservations/{id}", [&ctx](const HttpRequest& req) {
     auto who = RequireUser(ctx, req);
     if (!who.ok()) return Fail(who.status());
-    auto id = ParseId(req.Param("id"));
+    auto id = ParsePositiveId("reservation", req.Param("id"));
     if (!id.ok()) return Fail(id.status());
     auto body = JsonBody(req);
     if (!body.ok()) return Fail(body.status());
@@ -211,7 +194,7 @@ Status RegisterReservationRoutes(net::HttpServer& http, ApiContext& ctx) {
   RETURN_IF_ERROR(http.Route("DELETE", "/api/v1/reservations/{id}", [&ctx](const HttpRequest& req) {
     auto who = RequireUser(ctx, req);
     if (!who.ok()) return Fail(who.status());
-    auto id = ParseId(req.Param("id"));
+    auto id = ParsePositiveId("reservation", req.Param("id"));
     if (!id.ok()) return Fail(id.status());
     auto r = ctx.reservations->Cancel(RequesterOf(*who), *id);
     if (!r.ok()) return Fail(r.status());

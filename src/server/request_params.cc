@@ -1,0 +1,23 @@
+#include "server/request_params.h"
+
+namespace rota::server {
+
+Result<int64_t> ParsePositiveId(const std::string& what, const std::string& text) {
+  bool ok = !text.empty() && text.size() <= 18;
+  for (char c : text) ok = ok && c >= '0' && c <= '9';
+  if (!ok || std::stoll(text) <= 0) {
+    return Status::InvalidArgument(what + " id '" + text.substr(0, 40) + "' must be a positive integer");
+  }
+  return std::stoll(text);
+}
+
+Status OnlyQueryParams(const net::HttpRequest& req, std::initializer_list<const char*> allowed) {
+  for (const auto& [key, value] : req.query) {
+    bool ok = false;
+    for (const char* a : allowed) ok = ok || key == a;
+    if (!ok) return Status::InvalidArgument("unknown query parameter '" + key.substr(0, 64) + "'");
+  }
+  return Status::Ok();
+}
+
+}  // namespace rota::server

@@ -1,0 +1,19 @@
+#pragma once
+// Small request readers shared by the route groups.
+
+#include <cstdint>
+#include <initializer_list>
+#include <string>
+
+#include "common/status.h"
+#include "net/http_types.h"
+
+namespace rota::server {
+
+// `text` as a positive id; InvalidArgument "<what> id 'x' must be a positive integer".
+Result<int64_t> ParsePositiveId(const std::string& what, const std::string& text);
+
+// InvalidArgument naming the first query parameter not in `allowed`.
+Status OnlyQueryParams(const net::HttpRequest& req, std::initializer_list<const char*> allowed);
+
+}  // namespace rota::server
