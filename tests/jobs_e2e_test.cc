@@ -64,6 +64,49 @@ while time.time() < end:
         pass
 )py";
 
+// MPI launcher: the hostfile and ROTA_MPI_HOSTS name the workers' addresses with
+// one slot per GPU, {num_procs} is their sum.
+constexpr char kMpiCheck[] = R"py(
+import json, os, sys
+hostfile = open(os.environ["ROTA_HOSTFILE"]).read().split("\n")
+lines = [l for l in hostfile if l]
+slots = {l.split()[0]: int(l.split()[1].split("=")[1]) for l in lines}
+hosts = dict((h.rsplit(":", 1)[0], int(h.rsplit(":", 1)[1])) for h in os.environ["ROTA_MPI_HOSTS"].split(","))
+assert slots == hosts, (slots, hosts)
+assert sum(slots.values()) == int(sys.argv[1]) == 4, (slots, sys.argv)
+assert sys.argv[2] == os.environ["ROTA_HOSTFILE"], sys.argv
+print("hostfile ok", json.dumps(slots))
+)py";
+
+// JAX: every process agrees on the coordinator and the process count, process 0
+// listens on the coordinator's port and every other process reaches it.
+constexpr char kJaxCheck[] = R"py(
+import os, socket, time
+coord, n, pid = os.environ["COORDINATOR_ADDRESS"], int(os.environ["NUM_PROCESSES"]), int(os.environ["PROCESS_ID"])
+assert n == 3 and 0 <= pid < n, (n, pid)
+host, port = coord.rsplit(":", 1)
+hosts = os.environ["ROTA_HOSTS"].split(",")
+assert host == hosts[0] and port == os.environ["ROTA_PORTS"].split(",")[0], (coord, hosts)
+if pid == 0:
+    srv = socket.socket()
+    srv.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    srv.bind(("", int(port)))
+    srv.listen(8)
+    srv.settimeout(60)
+    for _ in range(n - 1):
+        srv.accept()[0].close()
+else:
+    deadline = time.time() + 60
+    while True:
+        try:
+            socket.create_connection((host, int(port)), timeout=1).close()
+            break
+        except OSError:
+            assert time.time() < deadline, "coordinator unreachable"
+            time.sleep(0.1)
+print("jax ok", pid, n, coord)
+)py";
+
 class JobsE2E : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -142,6 +185,50 @@ TEST_F(JobsE2E, TensorflowClusterIsConsistentAndEveryAddressReachable) {
     for (const auto& g : t["gpus"]) gpus.insert(t["node"].get<std::string>() + "/" + g.dump());
   }
   EXPECT_EQ(gpus.size(), 3u) << end.dump(2);
+}
+
+TEST_F(JobsE2E, MpiLauncherGetsTheWorkersHostfile) {
+  const std::string script = dir_.path() + "/mpi_check.py";
+  ASSERT_TRUE(WriteFileAtomic(script, kMpiCheck, 0644).ok());
+  Json spec{{"name", "mpi-check"},
+            {"framework", "mpi"},
+            {"workdir", "/tmp"},
+            {"groups", {{{"role", "launcher"},
+                         {"command", {"/usr/bin/python3", script, "{num_procs}", "{hostfile}"}}},
+                        {{"role", "worker"}, {"replicas", 2}, {"gpus_per_task", 2}}}}};
+  auto job = Submit(spec, alice_);
+  ASSERT_TRUE(job.ok()) << job.status().ToString();
+  const int64_t id = (*job)["id"];
+  Json end = WaitEnd(id);
+  ASSERT_EQ(end.value("state", ""), "succeeded") << end.dump(2) << StderrLog(id, "launcher-0");
+  EXPECT_NE(Log(id, "launcher-0", alice_).find("hostfile ok"), std::string::npos);
+  // The workers held both nodes' GPUs and ran nothing.
+  int held = 0;
+  for (const auto& t : end["tasks"]) {
+    if (t.value("role", "") == "worker") {
+      EXPECT_FALSE(t.value("runs", true));
+      held += static_cast<int>(t["gpus"].size());
+    }
+  }
+  EXPECT_EQ(held, 4);
+}
+
+TEST_F(JobsE2E, JaxProcessesAgreeOnTheCoordinatorAndReachIt) {
+  const std::string script = dir_.path() + "/jax_check.py";
+  ASSERT_TRUE(WriteFileAtomic(script, kJaxCheck, 0644).ok());
+  Json spec{{"name", "jax-check"},
+            {"framework", "jax"},
+            {"workdir", "/tmp"},
+            {"command", {"/usr/bin/python3", script}},
+            {"groups", {{{"role", "worker"}, {"replicas", 3}, {"gpus_per_task", 1}}}}};
+  auto job = Submit(spec, alice_);
+  ASSERT_TRUE(job.ok()) << job.status().ToString();
+  const int64_t id = (*job)["id"];
+  Json end = WaitEnd(id);
+  ASSERT_EQ(end.value("state", ""), "succeeded") << end.dump(2) << StderrLog(id, "worker-1");
+  for (const char* t : {"worker-0", "worker-1", "worker-2"}) {
+    EXPECT_NE(Log(id, t, alice_).find("jax ok"), std::string::npos) << t;
+  }
 }
 
 TEST_F(JobsE2E, AFailedTaskRestartsTheGangAndTheRestartCountIsVisible) {
