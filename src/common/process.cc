@@ -70,6 +70,9 @@ Result<pid_t> ForkExec(std::vector<char*>& args, std::vector<char*>& envp,
         ::close(fd);
       }
     }
+    // Only stdin/stdout/stderr (and the exec-error pipe, closed on exec) survive.
+    ::close_range(3, static_cast<unsigned>(pipefd[1]) - 1, 0);
+    ::close_range(static_cast<unsigned>(pipefd[1]) + 1, ~0U, 0);
     ::execvpe(args[0], args.data(), envp.data());
     int err = errno;
     ssize_t ignored = ::write(pipefd[1], &err, sizeof(err));
@@ -130,6 +133,9 @@ Result<pid_t> SpawnProcess(const std::vector<std::string>& argv, const SpawnOpti
     posix_spawn_file_actions_addopen(&actions, STDERR_FILENO, options.error_path.c_str(),
                                      O_WRONLY | O_CREAT | O_APPEND, 0644);
   }
+  // The child inherits stdin/stdout/stderr only: no sockets or files of ours
+  // (an agent's server connection must not live on in its tasks).
+  posix_spawn_file_actions_addclosefrom_np(&actions, 3);
   posix_spawnattr_t attr;
   posix_spawnattr_init(&attr);
   sigset_t empty, all;

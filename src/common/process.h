@@ -29,7 +29,8 @@ struct SpawnOptions {
 };
 
 // Starts argv[0] (searched in PATH when it has no '/') with argv. The child
-// starts with an empty signal mask and default signal dispositions.
+// starts with an empty signal mask and default signal dispositions, and with no
+// file descriptors of the parent but stdin, stdout and stderr.
 Result<pid_t> SpawnProcess(const std::vector<std::string>& argv, const SpawnOptions& options = {});
 
 // Waits for `pid` up to timeout_ms (-1: forever). Returns the wait status, or

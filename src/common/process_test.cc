@@ -1,6 +1,7 @@
 #include "common/process.h"
 
 #include <gtest/gtest.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -40,6 +41,26 @@ TEST(ProcessTest, SpawnWaitAndOutput) {
 }
 
 // Bad inputs tried: empty argv, a command that does not exist (both spawn paths).
+// Regression: an agent's server connection lived on in its job tasks (and the
+// server saw the agent leave only when they exited). Children get 0-2 only.
+TEST(ProcessTest, ChildrenInheritOnlyStandardDescriptors) {
+  int fd = ::open("/dev/null", O_RDONLY);  // not close-on-exec
+  ASSERT_GE(fd, 0);
+  ASSERT_EQ(::dup2(fd, 57), 57);
+  for (bool die_with_parent : {false, true}) {
+    SpawnOptions o;
+    o.die_with_parent = die_with_parent;
+    auto pid = SpawnProcess({"/bin/sh", "-c", "[ -e /proc/self/fd/0 ] && [ ! -e /proc/self/fd/57 ]"}, o);
+    ASSERT_TRUE(pid.ok()) << pid.status().ToString();
+    auto st = WaitProcess(*pid, 10000);
+    ASSERT_TRUE(st.ok());
+    EXPECT_TRUE(WIFEXITED(*st) && WEXITSTATUS(*st) == 0) << "fd 57 leaked (die_with_parent "
+                                                          << die_with_parent << ")";
+  }
+  ::close(57);
+  ::close(fd);
+}
+
 TEST(ProcessTest, BadCommandsAreErrors) {
   EXPECT_EQ(SpawnProcess({}).status().code(), StatusCode::kInvalidArgument);
   for (bool die_with_parent : {false, true}) {
