@@ -14,11 +14,6 @@
 namespace rota::cli {
 namespace {
 
-int Fail(const Status& st) {
-  std::cerr << "rota: " << st.message() << "\n";
-  return 1;
-}
-
 // Reads one line from stdin; with `secret` and a terminal, without echo.
 Result<std::string> ReadLine(const std::string& prompt, bool secret) {
   const bool tty = ::isatty(STDIN_FILENO) != 0;

@@ -14,6 +14,11 @@ struct OutputOptions {
   std::string format = "table";  // "table" or "json"
 };
 
+// Print "rota: <message>" on stderr and return the exit status: 1 for errors
+// (Fail), 2 for usage errors (Usage).
+int Fail(const Status& st);
+int Usage(const std::string& message);
+
 // Checks -o; prints the error and returns false on an unknown format.
 bool ValidOutput(const OutputOptions& out);
 

@@ -17,16 +17,6 @@ namespace {
 
 using api::Json;
 
-int Fail(const Status& st) {
-  std::cerr << "rota: " << st.message() << "\n";
-  return 1;
-}
-
-int Usage(const std::string& msg) {
-  std::cerr << "rota: " << msg << "\n";
-  return 2;
-}
-
 Json YamlToJson(const YAML::Node& n) {
   if (n.IsMap()) {
     Json j = Json::object();

@@ -9,14 +9,16 @@
 #include "net/url.h"
 
 namespace rota::cli {
-namespace {
 
 int Fail(const Status& st) {
   std::cerr << "rota: " << st.message() << "\n";
   return 1;
 }
 
-}  // namespace
+int Usage(const std::string& message) {
+  std::cerr << "rota: " << message << "\n";
+  return 2;
+}
 
 bool ValidOutput(const OutputOptions& out) {
   if (out.format == "table" || out.format == "json") return true;

@@ -20,16 +20,6 @@ namespace {
 
 using api::Json;
 
-int Fail(const Status& st) {
-  std::cerr << "rota: " << st.message() << "\n";
-  return 1;
-}
-
-int Usage(const std::string& message) {
-  std::cerr << "rota: " << message << "\n";
-  return 2;
-}
-
 Result<int64_t> WhenFlag(const char* flag, const std::string& text, int64_t now_ms,
                          const reserve::TimeZone& zone) {
   auto t = reserve::ParseCliTime(text, now_ms, zone);

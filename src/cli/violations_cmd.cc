@@ -12,11 +12,6 @@
 namespace rota::cli {
 namespace {
 
-int Fail(const Status& st) {
-  std::cerr << "rota: " << st.message() << "\n";
-  return 1;
-}
-
 // "2h" (that long ago) or an RFC 3339 time, as RFC 3339.
 Result<std::string> CliTime(const std::string& flag, const std::string& text, int64_t now_ms) {
   if (auto ago = ParseDurationMs(text); ago.ok()) return FormatRfc3339(now_ms - *ago);

@@ -26,7 +26,7 @@ constexpr const char* kSelect =
 Json TaskJson(const JobTask& t) {
   Json j{{"id", t.id},     {"name", t.name},   {"role", t.role},   {"index", t.index},
          {"node", t.node}, {"address", t.address}, {"gpus", t.gpus}, {"port", t.port},
-         {"runs", t.runs}, {"state", t.state}, {"pid", t.pid}};
+         {"runs", t.runs}, {"unix_user", t.unix_user}, {"state", t.state}, {"pid", t.pid}};
   if (t.exit_code) j["exit_code"] = *t.exit_code;
   if (t.signal) j["signal"] = *t.signal;
   if (!t.error.empty()) j["error"] = t.error;
@@ -44,6 +44,7 @@ JobTask TaskFromJson(const Json& j) {
   t.gpus = j.value("gpus", std::vector<uint32_t>{});
   t.port = j.value("port", uint16_t{0});
   t.runs = j.value("runs", true);
+  t.unix_user = j.value("unix_user", "");
   t.state = j.value("state", "created");
   t.pid = j.value("pid", int64_t{0});
   if (j.contains("exit_code")) t.exit_code = j["exit_code"].get<int>();
@@ -365,6 +366,7 @@ void JobService::Launch(Job& job, const std::vector<jobs::PlacedTask>& placed, i
     }
     t.gpus = p.gpus;
     t.runs = p.runs;
+    t.unix_user = owner.ok() ? owner->UnixUserOn(p.node) : "";
     if (!p.runs) t.state = "running";  // holds its GPUs; nothing to start
     if (p.runs && failure.empty()) {
       api::TaskStartMsg m;
@@ -374,7 +376,7 @@ void JobService::Launch(Job& job, const std::vector<jobs::PlacedTask>& placed, i
       m.task.argv = p.argv;
       m.task.env = p.env;
       m.task.workdir = job.spec.workdir;
-      m.task.user = owner.ok() ? owner->UnixUserOn(p.node) : "";
+      m.task.user = t.unix_user;
       m.task.files = p.files;
       m.task.file_env = p.file_env;
       Status st = gateway_->SendTask(p.node, m);
@@ -421,10 +423,7 @@ void JobService::AfterTaskChange(Job& job, int64_t now_ms) {
   const bool all_ended = std::all_of(job.tasks.begin(), job.tasks.end(),
                                      [](const JobTask& t) { return !t.runs || Ended(t); });
   if (!job.stop_to.empty()) {
-    if (!std::all_of(job.tasks.begin(), job.tasks.end(), [](const JobTask& t) { return Ended(t); }) &&
-        !all_ended) {
-      return;
-    }
+    if (!all_ended) return;  // StopGang already ended the placeholders
     const std::string to = job.stop_to, reason = job.stop_reason;
     job.stop_to.clear();
     if (to == "restart") {
@@ -682,8 +681,7 @@ std::vector<JobService::Allocation> JobService::AllocationsOn(const std::string&
   for (const auto& [id, job] : active_) {
     for (const auto& t : job.tasks) {
       if (t.node != node || t.gpus.empty() || Ended(t)) continue;
-      auto u = accounts_->GetUser(job.owner_id);
-      out.push_back(Allocation{"job-" + std::to_string(id), t.gpus, u.ok() ? u->UnixUserOn(node) : ""});
+      out.push_back(Allocation{"job-" + std::to_string(id), t.gpus, t.unix_user});
     }
   }
   return out;

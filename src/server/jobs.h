@@ -54,6 +54,7 @@ struct JobTask {
   std::vector<uint32_t> gpus;
   uint16_t port = 0;
   bool runs = true;                // false: holds GPUs only (MPI workers)
+  std::string unix_user;           // the account it runs as on its node
   std::string state = "created";   // created, running, exited, lost, unstarted
   int64_t pid = 0;
   std::optional<int> exit_code;

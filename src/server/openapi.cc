@@ -197,6 +197,7 @@ Json JobPaths() {
   Json task = Obj({{"id", T("string")}, {"name", T("string")}, {"role", T("string")},
                    {"index", T("integer")}, {"node", T("string")}, {"address", T("string")},
                    {"gpus", Arr(T("integer"))}, {"port", T("integer")}, {"runs", T("boolean")},
+                   {"unix_user", T("string")},
                    {"state", T("string")}, {"pid", T("integer")}, {"exit_code", T("integer")},
                    {"signal", T("integer")}, {"error", T("string")}});
   Json job = Obj({{"id", T("integer")}, {"name", T("string")}, {"owner", T("string")},
