@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Installs the Debian packages rota needs to build and run its demo; with
-# --test also what the test suite runs against (Debian's PyTorch, ~800 MB).
+# --test also what the test suite runs against (Debian's PyTorch, ~800 MB, and
+# OpenSSH's sshd for the agentless-node tests).
 # Idempotent: packages already present are skipped; apt's lock is retried.
 set -euo pipefail
 
@@ -11,10 +12,10 @@ PACKAGES=(
   libcurl4-openssl-dev libsodium-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   prometheus procps
-  python3-aiosmtpd openssl
+  python3-aiosmtpd openssl openssh-client
 )
 if [ "${1:-}" = "--test" ]; then
-  PACKAGES+=(python3-torch)
+  PACKAGES+=(python3-torch openssh-server)
 fi
 
 missing=()

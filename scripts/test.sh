@@ -10,6 +10,8 @@ cd "$(dirname "$0")/.."
 JOBS=${JOBS:-$(nproc)}
 # Debian's PyTorch was installed above: its end-to-end test must run, not skip.
 export ROTA_REQUIRE_TORCH=1
+# ... and OpenSSH's sshd: as root the agentless-node tests must run, not skip.
+if [ "$(id -u)" -eq 0 ]; then export ROTA_REQUIRE_SSHD=1; fi
 CONFIGS=${ROTA_TEST_CONFIGS:-"release sanitize"}
 
 run_config() {

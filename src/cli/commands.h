@@ -155,6 +155,17 @@ struct LogsOptions {
 };
 int RunLogs(const ClientOptions& client, const LogsOptions& o);
 
+// ---- Agentless nodes (ssh_nodes_cmd.cc) ----
+
+// rota ssh-nodes | ssh-node add NAME URL | ssh-node remove NAME | ssh-key
+struct SshNodeEdit {
+  std::string action;  // "list", "add", "remove", "key"
+  std::string name, url, gpu_model;
+  int gpus = 0;
+  std::vector<std::string> labels;  // KEY=VALUE
+};
+int RunSshNodes(const ClientOptions& client, const OutputOptions& out, const SshNodeEdit& e);
+
 // Renders the GPU table of `gpus` (array of GPU rows as GET /api/v1/gpus returns).
 std::string RenderGpuTable(const api::Json& gpus, bool show_processes);
 

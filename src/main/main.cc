@@ -252,6 +252,27 @@ int main(int argc, char** argv) {
   logs->add_flag("--stderr", logs_options.use_stderr, "stderr instead of stdout");
   logs->add_flag("-f,--follow", logs_options.follow, "Keep printing until the job ends");
 
+  // Agentless nodes.
+  rota::cli::SshNodeEdit ssh_edit;
+  auto* ssh_nodes = app.add_subcommand("ssh-nodes", "List agentless nodes reached over SSH");
+  add_client_flags(ssh_nodes);
+  auto* ssh_node = app.add_subcommand("ssh-node", "Declare or remove an agentless node (admin)");
+  ssh_node->require_subcommand(1);
+  auto* ssh_add = ssh_node->add_subcommand("add", "Declare a node: rota ssh-node add NAME ssh://user@host[:port]");
+  auto* ssh_remove = ssh_node->add_subcommand("remove", "Forget a node");
+  for (auto* cmd : {ssh_add, ssh_remove}) {
+    add_client_flags(cmd);
+    cmd->add_option("name", ssh_edit.name, "Node name")->required();
+  }
+  ssh_add->add_option("url", ssh_edit.url, "ssh://user@host[:port] (root: tasks run as each job's owner)")
+      ->required();
+  ssh_add->add_option("--gpus", ssh_edit.gpus, "GPUs, when the node has no nvidia-smi");
+  ssh_add->add_option("--gpu-model", ssh_edit.gpu_model, "Their model");
+  ssh_add->add_option("--label", ssh_edit.labels, "KEY=VALUE (repeatable)")
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
+  auto* ssh_key = app.add_subcommand("ssh-key", "Print the server's SSH public key (admin)");
+  add_client_flags(ssh_key);
+
   // The agent's per-task supervisor (not for users: the agent starts it).
   std::string shim_spec;
   auto* shim = app.add_subcommand("task-shim", "")->group("");
@@ -305,5 +326,12 @@ int main(int argc, char** argv) {
   if (job_cmd->parsed()) return rota::cli::RunJobCommand(client, output, "show", job_id);
   if (cancel->parsed()) return rota::cli::RunJobCommand(client, output, "cancel", job_id);
   if (logs->parsed()) return rota::cli::RunLogs(client, logs_options);
+  if (ssh_nodes->parsed() || ssh_node->parsed() || ssh_key->parsed()) {
+    ssh_edit.action = ssh_add->parsed()      ? "add"
+                      : ssh_remove->parsed() ? "remove"
+                      : ssh_key->parsed()    ? "key"
+                                             : "list";
+    return rota::cli::RunSshNodes(client, output, ssh_edit);
+  }
   return 2;
 }

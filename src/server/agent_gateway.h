@@ -23,10 +23,11 @@
 #include "server/cluster_state.h"
 #include "server/ingest_stats.h"
 #include "server/store/store.h"
+#include "server/task_transport.h"
 
 namespace rota::server {
 
-class AgentGateway {
+class AgentGateway : public TaskTransport {
  public:
   // All pointers are borrowed and must outlive the gateway.
   AgentGateway(store::Store* store, ClusterState* cluster, IngestStats* stats, const Clock* clock,
@@ -60,19 +61,17 @@ class AgentGateway {
   void CheckCommandTimeouts();
 
   // ---- Job tasks (api/task_protocol.h) ----
-  using TaskStatusListener = std::function<void(const std::string& node, api::TaskStatusMsg)>;
-  using TaskLogListener = std::function<void(const std::string& node, api::TaskLogMsg)>;
   // Called (on a network thread, without gateway locks; must not block) with every
   // task_status / task_log a registered agent sends. Set before agents connect.
-  void SetTaskListeners(TaskStatusListener status, TaskLogListener log) {
+  void SetTaskListeners(TaskStatusListener status, TaskLogListener log) override {
     task_status_listener_ = std::move(status);
     task_log_listener_ = std::move(log);
   }
   // Sends a task message to the live session of `node`. Unavailable when the
   // node is not connected; InvalidArgument when the message is invalid.
-  Status SendTask(const std::string& node, const api::TaskStartMsg& m);
-  Status SendTask(const std::string& node, const api::TaskSignalMsg& m);
-  Status SendTask(const std::string& node, const api::TaskLogsMsg& m);
+  Status SendTask(const std::string& node, const api::TaskStartMsg& m) override;
+  Status SendTask(const std::string& node, const api::TaskSignalMsg& m) override;
+  Status SendTask(const std::string& node, const api::TaskLogsMsg& m) override;
 
   // Applies to commands sent afterwards. REQUIRES: ms > 0.
   void set_command_timeout_ms(int64_t ms) { command_timeout_ms_ = ms; }

@@ -8,7 +8,7 @@
 #include "common/log.h"
 #include "common/time_util.h"
 #include "server/accounts.h"
-#include "server/agent_gateway.h"
+#include "server/task_transport.h"
 #include "server/reservations.h"
 
 namespace rota::server {
@@ -143,7 +143,7 @@ Json ToJson(const Job& j, const std::vector<JobEvent>* events) {
   return out;
 }
 
-JobService::JobService(store::Store* store, ClusterState* cluster, AgentGateway* gateway,
+JobService::JobService(store::Store* store, ClusterState* cluster, TaskTransport* gateway,
                        Reservations* reservations, Accounts* accounts, const Clock* clock,
                        JobServiceOptions options)
     : store_(store),
@@ -177,6 +177,7 @@ JobService::~JobService() {
 }
 
 Status JobService::Start() {
+  started_at_ms_ = clock_->NowMs();
   std::vector<Job> loaded;
   RETURN_IF_ERROR(store_->Read([&](Db& db) -> Status {
     ASSIGN_OR_RETURN(Stmt s, db.Prepare(std::string(kSelect) +
@@ -517,9 +518,12 @@ void JobService::Tick(int64_t now_ms) {
         for (auto& t : job.tasks) {
           if (!t.runs || Ended(t)) continue;
           auto view = cluster_->Node(t.node);
-          if (view && view->state == NodeState::kUnreachable && now_ms - view->state_since_ms > 10'000) {
+          // A node not back yet after a server restart counts from the restart,
+          // not from when it was last seen.
+          const int64_t since = std::max(view ? view->state_since_ms : 0, started_at_ms_);
+          if (view && view->state == NodeState::kUnreachable && now_ms - since > 10'000) {
             t.state = "lost";
-            t.error = "node " + t.node + " unreachable since " + FormatRfc3339(view->state_since_ms);
+            t.error = "node " + t.node + " unreachable since " + FormatRfc3339(since);
             changed = true;
           }
         }

@@ -39,7 +39,7 @@
 
 namespace rota::server {
 
-class AgentGateway;
+class TaskTransport;
 class Accounts;
 class Reservations;
 
@@ -100,7 +100,7 @@ class JobService {
  public:
   // All pointers borrowed; they must outlive the service. Registers the
   // gateway's task listeners.
-  JobService(store::Store* store, ClusterState* cluster, AgentGateway* gateway,
+  JobService(store::Store* store, ClusterState* cluster, TaskTransport* gateway,
              Reservations* reservations, Accounts* accounts, const Clock* clock,
              JobServiceOptions options = {});
   ~JobService();
@@ -146,11 +146,12 @@ class JobService {
 
   store::Store* const store_;
   ClusterState* const cluster_;
-  AgentGateway* const gateway_;
+  TaskTransport* const gateway_;
   Reservations* const reservations_;
   Accounts* const accounts_;
   const Clock* const clock_;
   const JobServiceOptions options_;
+  int64_t started_at_ms_ = 0;  // set by Start, before the thread runs
 
   mutable std::mutex mu_;
   std::condition_variable cv_;

@@ -9,6 +9,7 @@
 #include "server/accounts.h"
 #include "notify/notifier.h"
 #include "server/agent_gateway.h"
+#include "server/ssh_nodes.h"
 #include "server/api_context.h"
 #include "server/audit.h"
 #include "server/cluster_state.h"
@@ -39,6 +40,8 @@ struct Server::Impl {
   std::unique_ptr<Reservations> reservations;
   std::unique_ptr<EnforcementService> enforcement;
   std::unique_ptr<EnforcementRunner> enforcement_runner;
+  std::unique_ptr<SshNodes> ssh_nodes;
+  std::unique_ptr<TaskRouter> task_router;
   std::unique_ptr<JobService> jobs;
   std::unique_ptr<net::HttpServer> http;
 
@@ -191,12 +194,18 @@ Result<std::unique_ptr<Server>> Server::Start(const ServerConfig& config, Clock&
   impl->reservations->SetIdleHook(MakeIdleMailer(deps));
   impl->reservations->SetEnforcementCheck(MakeEnforcementCheck(deps.defaults));
   RETURN_IF_ERROR(impl->reservations->Start().WithContext("reservations"));
+  SshNodesOptions ssh_options;
+  ssh_options.data_dir = config.data_dir;
+  impl->ssh_nodes =
+      std::make_unique<SshNodes>(impl->store.get(), impl->cluster.get(), &clock, ssh_options);
+  impl->task_router = std::make_unique<TaskRouter>(impl->gateway.get(), impl->ssh_nodes.get());
   JobServiceOptions job_options;
   job_options.ports = {config.job_port_first, config.job_port_last};
   impl->jobs = std::make_unique<JobService>(impl->store.get(), impl->cluster.get(),
-                                            impl->gateway.get(), impl->reservations.get(),
+                                            impl->task_router.get(), impl->reservations.get(),
                                             impl->accounts.get(), &clock, job_options);
   RETURN_IF_ERROR(impl->jobs->Start().WithContext("jobs"));
+  RETURN_IF_ERROR(impl->ssh_nodes->Start().WithContext("ssh nodes"));
   EnforcementHooks hooks = MakeEnforcementHooks(deps);
   JobService* job_service = impl->jobs.get();
   hooks.active_jobs = [job_service](const std::string& node, int64_t) {
@@ -213,6 +222,7 @@ Result<std::unique_ptr<Server>> Server::Start(const ServerConfig& config, Clock&
   impl->ctx.audit = impl->audit.get();
   impl->ctx.reservations = impl->reservations.get();
   impl->ctx.jobs = impl->jobs.get();
+  impl->ctx.ssh_nodes = impl->ssh_nodes.get();
   impl->ctx.enforcement_defaults = deps.defaults;
 
   net::HttpServerOptions http_options;
@@ -235,6 +245,7 @@ Result<std::unique_ptr<Server>> Server::Start(const ServerConfig& config, Clock&
   RETURN_IF_ERROR(RegisterPolicyRoutes(http, ctx));
   RETURN_IF_ERROR(RegisterViolationRoutes(http, ctx));
   RETURN_IF_ERROR(RegisterJobRoutes(http, ctx));
+  RETURN_IF_ERROR(RegisterSshNodeRoutes(http, ctx));
   RETURN_IF_ERROR(http.AddWebSocket("/api/v1/agent/connect", impl->gateway->Acceptor()));
   RequestMetrics* metrics = &impl->request_metrics;
   http.SetObserver([metrics](const net::HttpRequest& req, int status, double seconds) {
@@ -274,7 +285,9 @@ void Server::Stop() {
   // Nothing feeds enforcement any more; stop it before what it uses.
   impl_->enforcement_runner.reset();
   impl_->enforcement.reset();
+  impl_->ssh_nodes->Stop();  // no more task reports into the job service
   impl_->jobs.reset();
+  impl_->ssh_nodes.reset();
   impl_->notifier.reset();  // drains queued mail for a moment
   Status st = impl_->store->Flush();
   if (!st.ok()) ROTA_LOG(WARNING) << "store flush at stop failed: " << st.message();

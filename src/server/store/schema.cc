@@ -225,7 +225,26 @@ CREATE TABLE job_events (
 CREATE INDEX job_events_job ON job_events(job_id, t_ms);
 )sql";
 
-constexpr std::array<Migration, 3> kAll = {{{kV1}, {kV2}, {kV3}}};
+// Version 4: agentless nodes reached over OpenSSH, and the tasks rota started
+// on them (so a restarted server keeps following them).
+constexpr const char* kV4 = R"sql(
+CREATE TABLE ssh_nodes (
+  name        TEXT PRIMARY KEY,
+  url         TEXT NOT NULL,
+  gpus        INTEGER NOT NULL DEFAULT 0,
+  gpu_model   TEXT NOT NULL DEFAULT '',
+  labels_json TEXT NOT NULL DEFAULT '{}',
+  created_ms  INTEGER NOT NULL
+);
+CREATE TABLE ssh_tasks (
+  id          TEXT PRIMARY KEY,
+  node        TEXT NOT NULL,
+  unix_user   TEXT NOT NULL,
+  created_ms  INTEGER NOT NULL
+);
+)sql";
+
+constexpr std::array<Migration, 4> kAll = {{{kV1}, {kV2}, {kV3}, {kV4}}};
 
 std::string Hex(int64_t v) {
   char buf[32];
