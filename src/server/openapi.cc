@@ -236,6 +236,28 @@ Json JobPaths() {
   };
 }
 
+Json SshNodePaths() {
+  Json node = Obj({{"name", T("string")}, {"url", T("string")}, {"gpus", T("integer")},
+                   {"gpu_model", T("string")}, {"labels", T("object")}, {"created_ms", T("integer")},
+                   {"reachable", T("boolean")}, {"tasks", T("integer")}, {"error", T("string")}});
+  return Json{
+      {"/api/v1/ssh-nodes",
+       {{"get", Op("Agentless nodes reached over SSH, reachable or why not", Obj({{"ssh_nodes", Arr(node)}}),
+                   {401})},
+        {"post", Op("Declare an agentless node (admin): {name, url: ssh://user@host[:port], gpus?, "
+                    "gpu_model?, labels?}; a root login runs tasks as each job's owner (setpriv), "
+                    "another login only that user's; 409 when the name is taken",
+                    node, {400, 401, 403, 409, 503})}}},
+      {"/api/v1/ssh-nodes/{name}",
+       {{"delete", Op("Forget an agentless node (admin); 409 while tasks run there", T("object"),
+                      {401, 403, 404, 409},
+                      Json::array({PathParam("name", "string", "node name")}))}}},
+      {"/api/v1/ssh-key",
+       {{"get", Op("The server's SSH public key, to authorise on agentless nodes (admin)",
+                   Obj({{"public_key", T("string")}}), {401, 403, 503})}}},
+  };
+}
+
 Json BuildSpec() {
   Json range = Json::array({QueryParam("from", "string", "RFC 3339 start (default: to - 1h)"),
                             QueryParam("to", "string", "RFC 3339 end (default: now)"),
@@ -303,6 +325,7 @@ Json BuildSpec() {
   paths.update(ViolationPaths());
   paths.update(ReservationPaths());
   paths.update(JobPaths());
+  paths.update(SshNodePaths());
   return Json{{"openapi", "3.0.3"},
               {"info", {{"title", "rota API"}, {"version", "1"},
                         {"description", "GPU cluster manager: nodes, GPUs, metrics history, live updates."}}},
