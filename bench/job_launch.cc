@@ -1,0 +1,453 @@
+// Job launch benchmark: drives a running rota server (e.g. `rota dev`) through the
+// public REST API with a bearer token and measures
+//   - submit -> "running" latency of a 1-task job and of an 8-task gang, one job at a
+//     time on an idle cluster (POST /api/v1/jobs, then GET /api/v1/jobs/ID every
+//     --poll-ms until the state is running). Each task runs `date +%s.%N` first, so
+//     the latency to the task process's own start is reported too (read back through
+//     the logs API), the same measure the Slurm side of bench/run_jobs.sh uses;
+//   - throughput of --jobs one-task jobs (`date +%s.%N`, a `true` that says when it
+//     started) submitted by --clients concurrent HTTP clients as fast as the server
+//     answers, run to completion: submissions/s, starts/s (task start times from their
+//     logs), finishes/s (the time no job is left pending, starting or running).
+// Rates are N / (last event - first submission), so starts and finishes include the
+// submission phase: "run 1,000 jobs to completion".
+//
+// Usage: rota_job_launch --server http://127.0.0.1:PORT --token TOKEN
+//            [--unix-user USER] [--latency-jobs 30] [--gang-tasks 8] [--jobs 1000]
+//            [--clients 4] [--gpus-per-job 0] [--poll-ms 5] [--hold-ms 500]
+// With --unix-user, TOKEN must be an admin's: a user `jobbench-XXXX` running its tasks
+// as USER is created and used (tasks never run as root; as root pass `nobody`).
+// Prints a table on stderr and one JSON object on stdout. Loopback servers only.
+//
+// Not thread-safe beyond what it does itself; one run per process.
+
+#include <algorithm>
+#include <atomic>
+#include <cctype>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <functional>
+#include <iostream>
+#include <map>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "api/codec.h"
+#include "common/file_util.h"
+#include "common/status.h"
+#include "net/http_client.h"
+
+namespace {
+
+using rota::Result;
+using rota::Status;
+using rota::api::Json;
+using Steady = std::chrono::steady_clock;
+
+struct Options {
+  std::string server;
+  std::string token;
+  std::string unix_user;
+  int latency_jobs = 30;
+  int gang_tasks = 8;
+  int jobs = 1000;
+  int clients = 4;
+  int gpus_per_job = 0;
+  int poll_ms = 5;
+  int hold_ms = 500;
+  int timeout_s = 600;
+};
+
+double NowUnixS() {
+  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+}
+
+double Percentile(std::vector<double> v, double p) {
+  if (v.empty()) return NAN;
+  std::sort(v.begin(), v.end());
+  size_t i = static_cast<size_t>(std::lround(p * static_cast<double>(v.size() - 1)));
+  return v[i];
+}
+
+bool IsFinal(const std::string& state) {
+  return state == "succeeded" || state == "failed" || state == "cancelled";
+}
+
+// Parses a positive integer flag value in [lo, hi]; names the flag on error.
+Result<int> IntFlag(const std::string& flag, const std::string& v, int lo, int hi) {
+  bool ok = !v.empty() && v.size() <= 9;
+  for (char c : v) ok = ok && c >= '0' && c <= '9';
+  if (!ok || std::stoi(v) < lo || std::stoi(v) > hi) {
+    return Status::InvalidArgument(flag + ": '" + v + "' must be a whole number in " +
+                                   std::to_string(lo) + ".." + std::to_string(hi));
+  }
+  return std::stoi(v);
+}
+
+Result<Options> ParseFlags(int argc, char** argv) {
+  Options o;
+  struct IntFlagSpec {
+    int* value;
+    int lo, hi;
+  };
+  const std::map<std::string, IntFlagSpec> ints = {{"--latency-jobs", {&o.latency_jobs, 0, 10000}},
+                                                   {"--gang-tasks", {&o.gang_tasks, 0, 64}},
+                                                   {"--jobs", {&o.jobs, 0, 100000}},
+                                                   {"--clients", {&o.clients, 1, 64}},
+                                                   {"--gpus-per-job", {&o.gpus_per_job, 0, 8}},
+                                                   {"--poll-ms", {&o.poll_ms, 1, 1000}},
+                                                   {"--hold-ms", {&o.hold_ms, 0, 60000}},
+                                                   {"--timeout-s", {&o.timeout_s, 1, 86400}}};
+  for (int i = 1; i < argc; ++i) {
+    const std::string k = argv[i];
+    if (k == "-h" || k == "--help") return Status::InvalidArgument("");
+    if (i + 1 >= argc) return Status::InvalidArgument(k + ": needs a value");
+    const std::string v = argv[++i];
+    if (auto it = ints.find(k); it != ints.end()) {
+      ASSIGN_OR_RETURN(*it->second.value, IntFlag(k, v, it->second.lo, it->second.hi));
+    } else if (k == "--server") {
+      o.server = v;
+    } else if (k == "--token") {
+      o.token = v;
+    } else if (k == "--unix-user") {
+      o.unix_user = v;
+    } else {
+      return Status::InvalidArgument("unknown flag " + k);
+    }
+  }
+  if (o.server.empty() || o.token.empty())
+    return Status::InvalidArgument("--server and --token are required");
+  while (!o.server.empty() && o.server.back() == '/') o.server.pop_back();
+  // Benchmarks never send traffic off this machine.
+  bool loopback = false;
+  for (const char* p : {"http://127.", "http://localhost:", "http://[::1]:"}) {
+    loopback = loopback || o.server.rfind(p, 0) == 0;
+  }
+  if (!loopback) {
+    return Status::InvalidArgument("--server '" + o.server +
+                                   "': must be a loopback http:// URL "
+                                   "(http://127.0.0.1:PORT)");
+  }
+  for (char c : o.unix_user) {
+    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '_' && c != '-' && c != '.') {
+      return Status::InvalidArgument("--unix-user '" + o.unix_user + "': not a user name");
+    }
+  }
+  return o;
+}
+
+// The REST API with one bearer token. Thread-safe (HttpCall is).
+class Api {
+ public:
+  Api(std::string server, std::string token)
+      : server_(std::move(server)), token_(std::move(token)) {}
+
+  // Calls and parses the answer; an unexpected HTTP status is an error naming the call.
+  Result<Json> Call(const std::string& method, const std::string& path, const std::string& body,
+                    int want_status) const {
+    std::vector<std::string> headers = {"Authorization: Bearer " + token_};
+    if (!body.empty()) headers.push_back("Content-Type: application/json");
+    ASSIGN_OR_RETURN(auto r, rota::net::HttpCall(method, server_ + path, body, headers, 30000));
+    if (r.status != want_status) {
+      return Status::Internal(method + " " + path + " -> " + std::to_string(r.status) + ": " +
+                              r.body);
+    }
+    return rota::api::ParseJson(r.body);
+  }
+  Result<Json> Get(const std::string& path) const { return Call("GET", path, "", 200); }
+  const std::string& server() const { return server_; }
+
+ private:
+  std::string server_, token_;
+};
+
+// Creates a bench user whose tasks run as `unix_user` and signs in as it.
+Result<std::string> BenchUserToken(const Api& admin, const std::string& unix_user) {
+  ASSIGN_OR_RETURN(std::string salt, rota::RandomHex(4));
+  ASSIGN_OR_RETURN(std::string password, rota::RandomHex(12));
+  const std::string name = "jobbench-" + salt;
+  Json user{{"username", name},
+            {"role", "user"},
+            {"password", password},
+            {"email", name + "@localhost"},
+            {"unix_user", unix_user}};
+  RETURN_IF_ERROR(admin.Call("POST", "/api/v1/users", user.dump(), 201).status());
+  ASSIGN_OR_RETURN(Json login,
+                   admin.Call("POST", "/api/v1/auth/login",
+                              Json{{"username", name}, {"password", password}}.dump(), 200));
+  if (!login.contains("token") || !login["token"].is_string())
+    return Status::Internal("login: no token");
+  return login["token"].get<std::string>();
+}
+
+Json JobSpec(const std::string& name, int tasks, int gpus, std::vector<std::string> argv) {
+  return Json{
+      {"name", name},
+      {"framework", "generic"},
+      {"command", std::move(argv)},
+      {"workdir", "/tmp"},
+      {"groups",
+       Json::array({Json{{"role", "worker"}, {"replicas", tasks}, {"gpus_per_task", gpus}}})}};
+}
+
+// Reads the `date +%s.%N` line each task of a job printed first; returns the latest
+// (the moment the whole gang had started), or nullopt.
+std::optional<double> TaskStartTime(const Api& api, const Json& job) {
+  std::optional<double> latest;
+  for (const auto& t : job.value("tasks", Json::array())) {
+    const std::string path = "/api/v1/jobs/" + std::to_string(job["id"].get<int64_t>()) +
+                             "/logs?task=" + t.value("name", "");
+    auto log = api.Get(path);
+    if (!log.ok()) return std::nullopt;
+    const std::string data = log->value("data", "");
+    char* end = nullptr;
+    double s = std::strtod(data.c_str(), &end);
+    if (end == data.c_str() || s < 1e9) return std::nullopt;
+    latest = std::max(latest.value_or(0), s);
+  }
+  return latest;
+}
+
+// Polls a job until `done(job)` or the deadline.
+Result<Json> PollJob(const Api& api, int64_t id, int poll_ms, int timeout_s,
+                     const std::function<bool(const Json&)>& done) {
+  const auto deadline = Steady::now() + std::chrono::seconds(timeout_s);
+  while (true) {
+    ASSIGN_OR_RETURN(Json job, api.Get("/api/v1/jobs/" + std::to_string(id)));
+    if (done(job)) return job;
+    if (Steady::now() > deadline) {
+      return Status::DeadlineExceeded("job " + std::to_string(id) + " still " +
+                                      job.value("state", "?") + " (" + job.value("reason", "") +
+                                      ")");
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(poll_ms));
+  }
+}
+
+struct LatencyResult {
+  std::vector<double> api_ms;   // submit sent -> GET shows running
+  std::vector<double> task_ms;  // submit sent -> last task's own start time
+  int failed = 0;
+};
+
+// One job at a time on an idle cluster: submit, wait for running, wait for its end.
+Result<LatencyResult> MeasureLatency(const Api& api, const Options& o, int tasks, int gpus) {
+  LatencyResult out;
+  char hold[32];
+  std::snprintf(hold, sizeof hold, "%.3f", o.hold_ms / 1000.0);
+  for (int i = 0; i < o.latency_jobs; ++i) {
+    Json spec = JobSpec("lat-" + std::to_string(tasks) + "-" + std::to_string(i), tasks, gpus,
+                        {"sh", "-c", std::string("date +%s.%N; exec sleep ") + hold});
+    const double t0 = NowUnixS();
+    const auto s0 = Steady::now();
+    ASSIGN_OR_RETURN(Json job, api.Call("POST", "/api/v1/jobs", spec.dump(), 201));
+    const int64_t id = job["id"].get<int64_t>();
+    ASSIGN_OR_RETURN(job, PollJob(api, id, o.poll_ms, o.timeout_s, [](const Json& j) {
+                       return j.value("state", "") == "running" || IsFinal(j.value("state", ""));
+                     }));
+    const double ms = std::chrono::duration<double, std::milli>(Steady::now() - s0).count();
+    if (job.value("state", "") != "running") {
+      ++out.failed;
+      std::cerr << "job " << id << " ended " << job.value("state", "")
+                << " before running was seen: " << job.value("reason", "") << "\n";
+    } else {
+      out.api_ms.push_back(ms);
+    }
+    ASSIGN_OR_RETURN(job, PollJob(api, id, 20, o.timeout_s,
+                                  [](const Json& j) { return IsFinal(j.value("state", "")); }));
+    if (job.value("state", "") != "succeeded") {
+      ++out.failed;
+      std::cerr << "job " << id << " " << job.value("state", "") << ": " << job.value("reason", "")
+                << "\n";
+      continue;
+    }
+    if (auto start = TaskStartTime(api, job)) out.task_ms.push_back((*start - t0) * 1000);
+  }
+  return out;
+}
+
+struct ThroughputResult {
+  int submitted = 0, succeeded = 0, failed = 0, starts_read = 0;
+  double submit_s = 0, start_s = 0, finish_s = 0;  // from the first submission
+  std::vector<double> queue_ms;                    // submit -> task start, under load
+};
+
+// Counts jobs in the unfinished states (limit 1 each: cheap).
+Result<bool> AnyUnfinished(const Api& api) {
+  for (const char* state : {"pending", "starting", "running"}) {
+    ASSIGN_OR_RETURN(Json list, api.Get(std::string("/api/v1/jobs?state=") + state + "&limit=1"));
+    if (!list["jobs"].empty()) return true;
+  }
+  return false;
+}
+
+Result<ThroughputResult> MeasureThroughput(const Api& api, const Options& o) {
+  ThroughputResult out;
+  std::vector<double> sent(o.jobs, 0);
+  std::vector<int64_t> ids(o.jobs, 0);
+  std::atomic<int> next{0};
+  std::mutex mu;
+  Status first_error;
+  const double t0 = NowUnixS();
+  std::vector<std::thread> clients;
+  for (int c = 0; c < o.clients; ++c) {
+    clients.emplace_back([&] {
+      for (int i = next++; i < o.jobs; i = next++) {
+        Json spec = JobSpec("tp-" + std::to_string(i), 1, o.gpus_per_job, {"date", "+%s.%N"});
+        sent[i] = NowUnixS();
+        auto job = api.Call("POST", "/api/v1/jobs", spec.dump(), 201);
+        if (!job.ok()) {
+          std::lock_guard<std::mutex> lock(mu);
+          if (first_error.ok()) first_error = job.status();
+          continue;
+        }
+        ids[i] = (*job)["id"].get<int64_t>();
+      }
+    });
+  }
+  for (auto& t : clients) t.join();
+  const double t_submitted = NowUnixS();
+  RETURN_IF_ERROR(first_error.WithContext("submitting"));
+  out.submitted = o.jobs;
+  out.submit_s = t_submitted - t0;
+
+  // Finished: twice in a row nothing pending, starting or running (a job moving between
+  // two states while they are read must not end the wait early).
+  const auto deadline = Steady::now() + std::chrono::seconds(o.timeout_s);
+  double t_done = 0;
+  int empty_rounds = 0;
+  while (empty_rounds < 2) {
+    const double t = NowUnixS();
+    ASSIGN_OR_RETURN(bool busy, AnyUnfinished(api));
+    if (busy) {
+      empty_rounds = 0;
+    } else if (++empty_rounds == 1) {
+      t_done = t;
+    }
+    if (Steady::now() > deadline) return Status::DeadlineExceeded("jobs still unfinished");
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  out.finish_s = t_done - t0;
+
+  // Task start times from the tasks' own output.
+  double last_start = 0;
+  for (int i = 0; i < o.jobs; ++i) {
+    ASSIGN_OR_RETURN(Json job, api.Get("/api/v1/jobs/" + std::to_string(ids[i])));
+    if (job.value("state", "") != "succeeded") {
+      if (out.failed++ < 3)
+        std::cerr << "job " << ids[i] << " " << job.value("state", "") << ": "
+                  << job.value("reason", "") << "\n";
+      continue;
+    }
+    ++out.succeeded;
+    if (auto s = TaskStartTime(api, job)) {
+      ++out.starts_read;
+      last_start = std::max(last_start, *s);
+      out.queue_ms.push_back((*s - sent[i]) * 1000);
+    }
+  }
+  out.start_s = last_start - t0;
+  return out;
+}
+
+std::string Fixed(double v, int digits) {
+  if (std::isnan(v)) return "-";
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.*f", digits, v);
+  return buf;
+}
+
+Json LatencyJson(const LatencyResult& r) {
+  return Json{{"samples", r.api_ms.size()},
+              {"failed", r.failed},
+              {"running_ms_p50", Percentile(r.api_ms, 0.5)},
+              {"running_ms_p90", Percentile(r.api_ms, 0.9)},
+              {"running_ms_p99", Percentile(r.api_ms, 0.99)},
+              {"task_start_ms_p50", Percentile(r.task_ms, 0.5)},
+              {"task_start_ms_p90", Percentile(r.task_ms, 0.9)}};
+}
+
+void PrintLatency(const std::string& what, const LatencyResult& r) {
+  std::cerr << what << ": " << r.api_ms.size() << " jobs, submit -> running p50 "
+            << Fixed(Percentile(r.api_ms, 0.5), 1) << " ms, p90 "
+            << Fixed(Percentile(r.api_ms, 0.9), 1) << " ms, p99 "
+            << Fixed(Percentile(r.api_ms, 0.99), 1) << " ms; submit -> task process started p50 "
+            << Fixed(Percentile(r.task_ms, 0.5), 1) << " ms"
+            << (r.failed ? ", FAILED " + std::to_string(r.failed) : "") << "\n";
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  auto o = ParseFlags(argc, argv);
+  if (!o.ok()) {
+    if (!o.status().message().empty())
+      std::cerr << "rota_job_launch: " << o.status().message() << "\n";
+    std::cerr << "usage: rota_job_launch --server http://127.0.0.1:PORT --token TOKEN [--unix-user "
+                 "USER]\n"
+                 "         [--latency-jobs 30] [--gang-tasks 8] [--jobs 1000] [--clients 4]\n"
+                 "         [--gpus-per-job 0] [--poll-ms 5] [--hold-ms 500] [--timeout-s 600]\n";
+    return 2;
+  }
+  Api api(o->server, o->token);
+  if (!o->unix_user.empty()) {
+    auto token = BenchUserToken(api, o->unix_user);
+    if (!token.ok()) {
+      std::cerr << "rota_job_launch: cannot create the bench user (is --token an admin's?): "
+                << token.status().message() << "\n";
+      return 1;
+    }
+    api = Api(o->server, *token);
+  }
+  Json out = Json::object();
+  auto fail = [](const Status& st) {
+    std::cerr << "rota_job_launch: " << st.message() << "\n";
+    return 1;
+  };
+  if (o->latency_jobs > 0) {
+    auto one = MeasureLatency(api, *o, 1, 1);
+    if (!one.ok()) return fail(one.status().WithContext("1-task latency"));
+    PrintLatency("1-task job", *one);
+    out["latency_1_task"] = LatencyJson(*one);
+    if (o->gang_tasks > 0) {
+      auto gang = MeasureLatency(api, *o, o->gang_tasks, 1);
+      if (!gang.ok())
+        return fail(
+            gang.status().WithContext(std::to_string(o->gang_tasks) + "-task gang latency"));
+      PrintLatency(std::to_string(o->gang_tasks) + "-task gang", *gang);
+      out["latency_gang"] = LatencyJson(*gang);
+      out["latency_gang"]["tasks"] = o->gang_tasks;
+    }
+  }
+  if (o->jobs > 0) {
+    auto tp = MeasureThroughput(api, *o);
+    if (!tp.ok()) return fail(tp.status().WithContext("throughput"));
+    const double n = o->jobs;
+    std::cerr << "throughput: " << o->jobs << " jobs (" << o->gpus_per_job << " GPU each), "
+              << o->clients << " clients: submitted " << Fixed(n / tp->submit_s, 1)
+              << "/s, started " << Fixed(n / tp->start_s, 1) << "/s, finished "
+              << Fixed(n / tp->finish_s, 1) << "/s (all done in " << Fixed(tp->finish_s, 2)
+              << " s); succeeded " << tp->succeeded << ", failed " << tp->failed
+              << ", start times read " << tp->starts_read << "; submit -> start under load p50 "
+              << Fixed(Percentile(tp->queue_ms, 0.5), 0) << " ms\n";
+    out["throughput"] = Json{{"jobs", o->jobs},
+                             {"clients", o->clients},
+                             {"gpus_per_job", o->gpus_per_job},
+                             {"succeeded", tp->succeeded},
+                             {"failed", tp->failed},
+                             {"start_times_read", tp->starts_read},
+                             {"submit_seconds", tp->submit_s},
+                             {"last_start_seconds", tp->start_s},
+                             {"all_finished_seconds", tp->finish_s},
+                             {"submitted_per_s", n / tp->submit_s},
+                             {"started_per_s", n / tp->start_s},
+                             {"finished_per_s", n / tp->finish_s},
+                             {"queue_ms_p50", Percentile(tp->queue_ms, 0.5)}};
+  }
+  std::cout << out.dump() << std::endl;
+  return 0;
+}
