@@ -96,6 +96,8 @@ void TaskManager::Start(const api::TaskSpec& spec) {
   req.workdir = spec.workdir;
   req.files = spec.files;
   req.file_env = spec.file_env;
+  req.limits.cpus = spec.cpus;
+  req.limits.memory_bytes = spec.memory_bytes;
   const passwd* pw = nullptr;
   if (::geteuid() == 0) {
     if (spec.user.empty()) return refuse("no Unix user to run the task as");

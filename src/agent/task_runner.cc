@@ -13,6 +13,7 @@
 #include <thread>
 
 #include "common/file_util.h"
+#include "common/log.h"
 #include "common/process.h"
 #include "common/strings.h"
 
@@ -117,13 +118,35 @@ Result<TaskStatus> TaskRunner::Start(const TaskRequest& r) {
     s.env[var] = dir + "/" + name;
   }
   RETURN_IF_ERROR(ShimSpecFromJson(ToJson(s)).status());
+  if (::geteuid() == 0 && !cgroup_root_.empty()) {
+    // Named after this agent's state directory too: agents sharing a host (rota
+    // dev, tests) may use the same task ids.
+    char key[32];
+    std::snprintf(key, sizeof key, "%08zx", std::hash<std::string>{}(state_dir_) & 0xffffffffu);
+    auto cgroups = CreateTaskCgroups(cgroup_root_, std::string(key) + "." + r.id, r.limits);
+    if (cgroups.ok()) {
+      s.cgroups = *cgroups;
+    } else {
+      ROTA_LOG(WARNING) << "task " << r.id << " runs without a cgroup (no limits; a cancel reaches "
+                        << "its process group only): " << cgroups.status().message();
+    }
+  }
   const std::string spec_path = dir + "/spec.json";
-  RETURN_IF_ERROR(WriteFileAtomic(spec_path, ToJson(s).dump() + "\n", 0600));
+  Status written = WriteFileAtomic(spec_path, ToJson(s).dump() + "\n", 0600);
+  if (!written.ok()) {
+    KillAndRemoveCgroups(s.cgroups);
+    return written;
+  }
   std::vector<std::string> argv = shim_argv_;
   argv.push_back(spec_path);
   SpawnOptions opts;
   opts.output_path = dir + "/shim.log";
-  ASSIGN_OR_RETURN(pid_t shim, SpawnProcess(argv, opts));
+  auto spawned = SpawnProcess(argv, opts);
+  if (!spawned.ok()) {
+    KillAndRemoveCgroups(s.cgroups);
+    return spawned.status();
+  }
+  pid_t shim = *spawned;
   shims_[r.id] = shim;
   // The shim writes the pid before it waits; a start failure writes the status.
   for (int i = 0; i < 1000; ++i) {
@@ -184,6 +207,11 @@ Status TaskRunner::Signal(const std::string& id, int sig) {
   if (st.pid <= 1) return Status::Unavailable("task " + id + " has no process yet");
   if (::kill(-st.pid, sig) != 0 && errno != ESRCH) {
     return Status::IoError("cannot signal task " + id + ": " + std::strerror(errno));
+  }
+  if (auto text = ReadFile(Dir(id) + "/spec.json"); text.ok()) {
+    auto j = api::ParseJson(*text);
+    auto spec = j.ok() ? ShimSpecFromJson(*j) : Result<ShimSpec>(j.status());
+    if (spec.ok()) SignalCgroups(spec->cgroups, sig);
   }
   return Status::Ok();
 }

@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "agent/task_cgroup.h"
 #include "agent/task_shim.h"
 #include "common/status.h"
 
@@ -42,6 +43,8 @@ struct TaskRequest {
   // "{file:NAME}" in argv replaced by it.
   std::map<std::string, std::string> files;
   std::map<std::string, std::string> file_env;
+  // Limits of the task's cgroup (task_cgroup.h).
+  CgroupLimits limits;
 };
 
 class TaskRunner {
@@ -57,7 +60,13 @@ class TaskRunner {
   Result<TaskStatus> Start(const TaskRequest& request);
   // The task's current state (reaps its shim when it ended).
   Result<TaskStatus> Poll(const std::string& id);
-  // Sends `sig` to the task's process group. NotFound for an unknown id;
+  // Where task cgroups are made (default /sys/fs/cgroup; "" = none). Only a root
+  // agent makes them; without one a task has no limits and a cancel reaches its
+  // process group only.
+  void set_cgroup_root(std::string root) { cgroup_root_ = std::move(root); }
+
+  // Sends `sig` to the task's process group and to every process in its
+  // cgroup (descendants that left the group too). NotFound for an unknown id;
   // FailedPrecondition-like Conflict when it already ended.
   Status Signal(const std::string& id, int sig);
   // Forgets a task that ended and removes its directory (logs included).
@@ -76,6 +85,7 @@ class TaskRunner {
   std::string Dir(const std::string& id) const;
   std::vector<std::string> shim_argv_;
   std::string state_dir_;
+  std::string cgroup_root_ = "/sys/fs/cgroup";
   std::map<std::string, pid_t> shims_;  // id -> shim pid (0: adopted, not our child)
 };
 

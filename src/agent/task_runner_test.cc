@@ -8,6 +8,7 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <filesystem>
 #include <thread>
@@ -233,6 +234,87 @@ TEST(TaskRunnerTest, ARestartedAgentReadoptsRunningAndFinishedTasks) {
   ASSERT_TRUE(second.Remove("quick").ok());
   EXPECT_FALSE(fs::exists(dir.path() + "/tasks/quick"));
   EXPECT_EQ(second.Poll("quick").status().code(), StatusCode::kNotFound);
+}
+
+// Needs root and writable cgroups (v1 here, v2 on current servers); skips otherwise.
+bool CgroupsWritable() {
+  if (::geteuid() != 0) return false;
+  return ::access("/sys/fs/cgroup/cgroup.controllers", W_OK) == 0 ||
+         ::access("/sys/fs/cgroup/cpu/cgroup.procs", W_OK) == 0;
+}
+
+bool AliveNotZombie(pid_t pid) {
+  auto stat = ReadFile("/proc/" + std::to_string(pid) + "/stat");
+  if (!stat.ok()) return false;
+  size_t close = stat->rfind(')');
+  return close != std::string::npos && close + 2 < stat->size() && (*stat)[close + 2] != 'Z';
+}
+
+TEST(TaskRunnerTest, CgroupHoldsLimitsAndCancelReachesEscapedDescendants) {
+  if (!CgroupsWritable()) GTEST_SKIP() << "needs root and writable cgroups";
+  TempDir dir;
+  TaskRunner r = MakeRunner(dir.path());
+  TaskRequest req;
+  req.id = "cg";
+  // The background child leaves the task's process group and session (setsid):
+  // only the cgroup still knows it.
+  req.argv = {"/bin/sh", "-c", "setsid sleep 600 & echo $! > " + dir.path() + "/bg; sleep 600; wait"};
+  req.env = {{"PATH", "/usr/bin:/bin"}};
+  req.limits.cpus = 0.5;
+  req.limits.memory_bytes = 256ull << 20;
+  auto st = r.Start(req);
+  ASSERT_TRUE(st.ok()) << st.status().ToString();
+  ASSERT_EQ(st->state, TaskState::kRunning);
+  auto spec = api::ParseJson(*ReadFile(dir.path() + "/tasks/cg/spec.json"));
+  ASSERT_TRUE(spec.ok());
+  std::vector<std::string> cgroups = (*spec)["cgroups"].get<std::vector<std::string>>();
+  ASSERT_FALSE(cgroups.empty());
+  for (const auto& c : cgroups) {
+    // The process joins its cgroup itself, right after the shim recorded its pid.
+    bool joined = false;
+    for (int i = 0; i < 200 && !joined; ++i) {
+      auto procs = CgroupProcesses(c);
+      joined = std::find(procs.begin(), procs.end(), st->pid) != procs.end();
+      if (!joined) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    EXPECT_TRUE(joined) << c;
+    if (c.find("/cpu/") != std::string::npos) {
+      EXPECT_EQ(*ReadFile(c + "/cpu.cfs_quota_us"), "50000\n");
+    } else if (c.find("/memory/") != std::string::npos) {
+      EXPECT_EQ(*ReadFile(c + "/memory.limit_in_bytes"), std::to_string(256ull << 20) + "\n");
+    } else {  // v2
+      EXPECT_EQ(*ReadFile(c + "/cpu.max"), "50000 100000\n");
+      EXPECT_EQ(*ReadFile(c + "/memory.max"), std::to_string(256ull << 20) + "\n");
+    }
+  }
+  pid_t bg = 0;
+  for (int i = 0; i < 200 && bg == 0; ++i) {
+    auto t = ReadFile(dir.path() + "/bg");
+    if (t.ok() && !t->empty()) bg = std::stoi(*t);
+    else std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  ASSERT_GT(bg, 1);
+  ASSERT_TRUE(r.Signal("cg", SIGTERM).ok());
+  TaskStatus end = WaitEnded(r, "cg");
+  ASSERT_EQ(end.state, TaskState::kExited);
+  bool gone = false;
+  for (int i = 0; i < 200 && !gone; ++i) {
+    gone = !AliveNotZombie(bg);
+    if (!gone) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  EXPECT_TRUE(gone) << "the escaped child survived";
+  for (int i = 0; i < 100 && ::access(cgroups[0].c_str(), F_OK) == 0; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  for (const auto& c : cgroups) EXPECT_NE(::access(c.c_str(), F_OK), 0) << c << " was not removed";
+}
+
+TEST(TaskCgroupTest, BadNamesAndMissingHierarchiesAreRefused) {
+  TempDir dir;
+  EXPECT_EQ(CreateTaskCgroups(dir.path(), "../x", {}).status().code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(CreateTaskCgroups(dir.path(), "", {}).status().code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(CreateTaskCgroups(dir.path(), "a", {}).status().code(), StatusCode::kUnavailable);
+  EXPECT_TRUE(CgroupProcesses(dir.path() + "/none").empty());
 }
 
 }  // namespace

@@ -12,6 +12,7 @@
 #include <cstring>
 #include <iostream>
 
+#include "agent/task_cgroup.h"
 #include "common/file_util.h"
 
 namespace rota::agent {
@@ -20,7 +21,7 @@ namespace {
 using api::Json;
 
 // Where the child failed before exec (reported through the pipe).
-enum Stage : int { kStageGroups = 1, kStageGid, kStageUid, kStageRoot, kStageChdir, kStageExec };
+enum Stage : int { kStageGroups = 1, kStageGid, kStageUid, kStageRoot, kStageChdir, kStageExec, kStageCgroup };
 
 const char* StageName(int stage) {
   switch (stage) {
@@ -30,6 +31,7 @@ const char* StageName(int stage) {
     case kStageRoot: return "refusing to run as root";
     case kStageChdir: return "changing to the working directory";
     case kStageExec: return "starting the command";
+    case kStageCgroup: return "joining the task's cgroup";
   }
   return "starting";
 }
@@ -58,6 +60,7 @@ Json ToJson(const ShimSpec& s) {
          {"pid_file", s.pid_path}, {"status_file", s.status_path}};
   if (s.uid) j["uid"] = *s.uid;
   if (s.gid) j["gid"] = *s.gid;
+  if (!s.cgroups.empty()) j["cgroups"] = s.cgroups;
   return j;
 }
 
@@ -75,6 +78,7 @@ Result<ShimSpec> ShimSpecFromJson(const Json& j) {
     s.status_path = j.at("status_file").get<std::string>();
     if (j.contains("uid")) s.uid = j["uid"].get<uint32_t>();
     if (j.contains("gid")) s.gid = j["gid"].get<uint32_t>();
+    s.cgroups = j.value("cgroups", std::vector<std::string>{});
   } catch (const std::exception& e) {
     return Status::InvalidArgument(std::string("task spec: ") + e.what());
   }
@@ -83,6 +87,11 @@ Result<ShimSpec> ShimSpecFromJson(const Json& j) {
   if (s.uid && !s.gid) return Status::InvalidArgument("task spec: uid without gid");
   for (const std::string* p : {&s.stdout_path, &s.stderr_path, &s.pid_path, &s.status_path}) {
     if (p->empty() || (*p)[0] != '/') return Status::InvalidArgument("task spec: paths must be absolute");
+  }
+  for (const auto& c : s.cgroups) {
+    if (c.empty() || c[0] != '/' || c.find("..") != std::string::npos) {
+      return Status::InvalidArgument("task spec: cgroup paths must be absolute");
+    }
   }
   return s;
 }
@@ -126,6 +135,7 @@ int RunTaskShim(const std::string& spec_file) {
   for (int sig : {SIGTERM, SIGINT, SIGHUP, SIGPIPE, SIGQUIT}) ::sigaction(sig, &ign, nullptr);
 
   auto finish = [&](TaskExit e) {
+    KillAndRemoveCgroups(s.cgroups);  // also when the task never started
     Status st = WriteFileAtomic(s.status_path, ToJson(e).dump() + "\n", 0644);
     if (!st.ok()) {
       std::cerr << "rota task-shim: " << st.message() << "\n";
@@ -161,6 +171,8 @@ int RunTaskShim(const std::string& spec_file) {
       start = end + 1;
     }
   }
+  std::vector<std::string> cgroup_procs;  // joined by the child before exec
+  for (const auto& c : s.cgroups) cgroup_procs.push_back(c + "/cgroup.procs");
   int pipefd[2];
   if (::pipe2(pipefd, O_CLOEXEC) != 0) return finish({127, 0, NowMs(), "pipe failed"});
   int devnull = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
@@ -184,6 +196,11 @@ int RunTaskShim(const std::string& spec_file) {
     ::dup2(devnull, STDIN_FILENO);
     ::dup2(*out, STDOUT_FILENO);
     ::dup2(*err, STDERR_FILENO);
+    for (const auto& procs : cgroup_procs) {  // "0": the writing process
+      int fd = ::open(procs.c_str(), O_WRONLY | O_CLOEXEC);
+      if (fd < 0 || ::write(fd, "0", 1) != 1) fail(kStageCgroup);
+      ::close(fd);
+    }
     if (s.uid) {
       if (!s.user.empty() ? ::initgroups(s.user.c_str(), *s.gid) != 0 : ::setgroups(0, nullptr) != 0)
         fail(kStageGroups);
@@ -215,6 +232,8 @@ int RunTaskShim(const std::string& spec_file) {
   int status = 0;
   while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
   }
+  // The task is over: nothing it started may outlive it.
+  KillAndRemoveCgroups(s.cgroups);
   if (n == sizeof msg) {
     std::string why = std::string(StageName(msg[0])) + " failed: " + std::strerror(msg[1]);
     if (msg[0] == kStageExec) why = "cannot run '" + s.argv[0] + "': " + std::strerror(msg[1]);

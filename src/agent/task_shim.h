@@ -32,6 +32,9 @@ struct ShimSpec {
   std::string user;                        // its name, for initgroups ("" = no supplementary groups)
   std::string stdout_path, stderr_path;    // appended; created 0640
   std::string pid_path, status_path;
+  // cgroup directories the process joins before it drops privileges (task_cgroup.h);
+  // whatever is left in them when it ends is killed and they are removed.
+  std::vector<std::string> cgroups;
 };
 
 api::Json ToJson(const ShimSpec& s);

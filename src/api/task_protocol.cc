@@ -58,6 +58,8 @@ Status Validate(const TaskSpec& t) {
   }
   if (bytes > kMaxTaskBytes) return Bad("task", "larger than " + std::to_string(kMaxTaskBytes) + " bytes");
   if (!t.workdir.empty() && t.workdir[0] != '/') return Bad("task.workdir", "must be absolute");
+  if (!(t.cpus >= 0 && t.cpus <= 4096)) return Bad("task.cpus", "must be 0..4096");
+  if (t.memory_bytes > (uint64_t{1} << 50)) return Bad("task.memory_bytes", "must be at most 1 PiB");
   for (char c : t.user) {
     if (!PlainChar(c) && c != '$') return Bad("task.user", "'" + t.user + "' is not a Unix user name");
   }
@@ -67,7 +69,8 @@ Status Validate(const TaskSpec& t) {
 Json ToJson(const TaskSpec& t) {
   return Json{{"id", t.id},     {"job_id", t.job_id},   {"name", t.name},
               {"argv", t.argv}, {"env", t.env},         {"workdir", t.workdir},
-              {"user", t.user}, {"files", t.files},     {"file_env", t.file_env}};
+              {"user", t.user}, {"files", t.files},     {"file_env", t.file_env},
+              {"cpus", t.cpus}, {"memory_bytes", t.memory_bytes}};
 }
 
 Result<TaskSpec> TaskSpecFromJson(const Json& j) {
@@ -82,6 +85,14 @@ Result<TaskSpec> TaskSpecFromJson(const Json& j) {
   RETURN_IF_ERROR(Get(j, "user", &t.user, false));
   RETURN_IF_ERROR(Get(j, "files", &t.files, false));
   RETURN_IF_ERROR(Get(j, "file_env", &t.file_env, false));
+  if (j.contains("cpus")) {
+    if (!j["cpus"].is_number()) return Bad("task.cpus", "must be a number");
+    t.cpus = j["cpus"].get<double>();
+  }
+  if (j.contains("memory_bytes")) {
+    if (!j["memory_bytes"].is_number_unsigned()) return Bad("task.memory_bytes", "must be a non-negative integer");
+    t.memory_bytes = j["memory_bytes"].get<uint64_t>();
+  }
   RETURN_IF_ERROR(Validate(t));
   return t;
 }

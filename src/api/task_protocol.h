@@ -39,6 +39,8 @@ struct TaskSpec {
   std::string user;  // Unix account to run as (the agent refuses root)
   std::map<std::string, std::string> files;     // written into the task directory
   std::map<std::string, std::string> file_env;  // variable -> file name
+  double cpus = 0;            // CPU limit in cores (its cgroup); 0: none
+  uint64_t memory_bytes = 0;  // memory limit (its cgroup); 0: none
 };
 
 struct TaskStartMsg {

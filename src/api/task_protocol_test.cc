@@ -18,6 +18,8 @@ TaskSpec Spec() {
   t.user = "alice";
   t.files = {{"hostfile", "10.0.0.1 slots=2\n"}};
   t.file_env = {{"ROTA_HOSTFILE", "hostfile"}};
+  t.cpus = 2.5;
+  t.memory_bytes = 8ull << 30;
   return t;
 }
 
@@ -30,6 +32,8 @@ TEST(TaskProtocolTest, MessagesRoundTrip) {
   EXPECT_EQ(t.files, Spec().files);
   EXPECT_EQ(t.file_env, Spec().file_env);
   EXPECT_EQ(t.user, "alice");
+  EXPECT_DOUBLE_EQ(t.cpus, 2.5);
+  EXPECT_EQ(t.memory_bytes, 8ull << 30);
 
   auto sig = DecodeServerMessage(Encode(TaskSignalMsg{"j42.worker-1.0", "KILL"}));
   ASSERT_TRUE(sig.ok()) << sig.status().ToString();
@@ -85,6 +89,11 @@ TEST(TaskProtocolTest, BadMessagesAreRefusedNamingTheField) {
       {start("files", {{"../x", "y"}}), "files"},
       {start("file_env", {{"F", "missing"}}), "file_env"},
       {start("user", "../root"), "user"},
+      {start("cpus", -1), "cpus"},
+      {start("cpus", "2"), "cpus"},
+      {start("cpus", 1e9), "cpus"},
+      {start("memory_bytes", -5), "memory_bytes"},
+      {start("memory_bytes", 1.5), "memory_bytes"},
       {with(Json::object(), "task_start"), "task"},
       {with(Json{{"id", "a"}, {"signal", "HUP"}}, "task_signal"), "signal"},
       {with(Json{{"id", "a/b"}, {"signal", "TERM"}}, "task_signal"), "id"},

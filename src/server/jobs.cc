@@ -286,6 +286,7 @@ Result<Job> JobService::Submit(int64_t owner_id, const std::string& owner, const
   {
     std::lock_guard<std::mutex> lock(mu_);
     active_[job.id] = job;
+    wake_ = true;  // place it now, not at the next tick
     cv_.notify_all();
   }
   ROTA_LOG(INFO) << "job " << job.id << " (" << spec.name << ") submitted by " << owner << ": "
@@ -352,6 +353,9 @@ void JobService::Launch(Job& job, const std::vector<jobs::PlacedTask>& placed, i
   job.tasks.clear();
   auto owner = accounts_->GetUser(job.owner_id);
   std::string failure;
+  // A task's CPU and memory limits are shared by its processes (one per GPU for pytorch).
+  std::map<std::string, int> processes_of;
+  for (const auto& p : *plan) processes_of[p.task]++;
   for (const auto& p : *plan) {
     JobTask t;
     t.id = job_key + ".r" + std::to_string(job.restart_count) + "." + p.name;
@@ -380,6 +384,12 @@ void JobService::Launch(Job& job, const std::vector<jobs::PlacedTask>& placed, i
       m.task.user = t.unix_user;
       m.task.files = p.files;
       m.task.file_env = p.file_env;
+      for (const auto& g : job.spec.groups) {
+        if (g.role != p.role) continue;
+        const int n = std::max(1, processes_of[p.task]);
+        m.task.cpus = static_cast<double>(g.cpus_per_task) / n;
+        m.task.memory_bytes = g.memory_bytes_per_task / static_cast<uint64_t>(n);
+      }
       Status st = gateway_->SendTask(p.node, m);
       if (!st.ok()) failure = "cannot start " + p.name + " on " + p.node + ": " + st.message();
     }
@@ -539,8 +549,9 @@ void JobService::Run() {
   std::unique_lock<std::mutex> lock(mu_);
   while (!stop_) {
     cv_.wait_for(lock, std::chrono::milliseconds(options_.tick_ms),
-                 [&] { return stop_ || !reports_.empty(); });
+                 [&] { return stop_ || wake_ || !reports_.empty(); });
     if (stop_) return;
+    wake_ = false;
     while (!reports_.empty()) {
       auto [node, r] = std::move(reports_.front());
       reports_.pop_front();

@@ -158,6 +158,7 @@ class JobService {
   std::map<int64_t, Job> active_;  // GUARDED_BY(mu_): unfinished jobs
   std::deque<std::pair<std::string, api::TaskReport>> reports_;  // GUARDED_BY(mu_)
   bool stop_ = false;  // GUARDED_BY(mu_)
+  bool wake_ = false;  // GUARDED_BY(mu_): a job was submitted; tick now
   // Log requests waiting for their answer.
   uint64_t next_log_req_ = 1;                        // GUARDED_BY(mu_)
   std::map<uint64_t, std::optional<api::TaskLogMsg>> log_answers_;  // GUARDED_BY(mu_)

@@ -1,0 +1,120 @@
+#include "agent/task_cgroup.h"
+
+#include <signal.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <chrono>
+#include <cmath>
+#include <cstring>
+#include <thread>
+
+#include "common/file_util.h"
+#include "common/strings.h"
+
+namespace rota::agent {
+
+std::vector<pid_t> CgroupProcesses(const std::string& dir);
+
+namespace {
+
+bool Exists(const std::string& path) { return ::access(path.c_str(), F_OK) == 0; }
+
+Status MakeDir(const std::string& path) {
+  if (::mkdir(path.c_str(), 0755) == 0 || errno == EEXIST) return Status::Ok();
+  return Status::Unavailable("cannot create cgroup " + path + ": " + std::strerror(errno));
+}
+
+// Writes to a cgroup control file (no temporary file: these are not regular files).
+Status Write(const std::string& path, const std::string& value) {
+  FILE* f = std::fopen(path.c_str(), "w");
+  if (f == nullptr) return Status::Unavailable("cannot open " + path + ": " + std::strerror(errno));
+  bool ok = std::fputs(value.c_str(), f) >= 0;
+  ok = std::fclose(f) == 0 && ok;
+  if (!ok) return Status::Unavailable("cannot write '" + value + "' to " + path + ": " + std::strerror(errno));
+  return Status::Ok();
+}
+
+// The task's own cgroup: new, or left empty by an earlier run; never one in use.
+Status MakeLeaf(const std::string& path) {
+  if (::mkdir(path.c_str(), 0755) == 0) return Status::Ok();
+  if (errno == EEXIST && CgroupProcesses(path).empty()) return Status::Ok();
+  return Status::Unavailable("cannot create cgroup " + path + ": " +
+                             (errno == EEXIST ? std::string("it exists and holds processes")
+                                              : std::strerror(errno)));
+}
+
+}  // namespace
+
+Result<std::vector<std::string>> CreateTaskCgroups(const std::string& root, const std::string& id,
+                                                   const CgroupLimits& limits) {
+  if (id.empty() || id.find('/') != std::string::npos || id[0] == '.') {
+    return Status::InvalidArgument("bad task id for a cgroup: '" + id + "'");
+  }
+  constexpr int64_t kPeriodUs = 100'000;
+  const int64_t quota_us = limits.cpus > 0 ? std::max<int64_t>(1000, std::llround(limits.cpus * kPeriodUs)) : 0;
+  if (Exists(root + "/cgroup.controllers")) {  // v2
+    const std::string parent = root + "/rota";
+    RETURN_IF_ERROR(MakeDir(parent));
+    // Hand the cpu and memory controllers down (best effort: one may be absent).
+    (void)Write(root + "/cgroup.subtree_control", "+cpu +memory");
+    (void)Write(parent + "/cgroup.subtree_control", "+cpu +memory");
+    const std::string dir = parent + "/" + id;
+    RETURN_IF_ERROR(MakeLeaf(dir));
+    if (quota_us > 0) RETURN_IF_ERROR(Write(dir + "/cpu.max", std::to_string(quota_us) + " " + std::to_string(kPeriodUs)));
+    if (limits.memory_bytes > 0) RETURN_IF_ERROR(Write(dir + "/memory.max", std::to_string(limits.memory_bytes)));
+    return std::vector<std::string>{dir};
+  }
+  std::vector<std::string> dirs;
+  for (const char* controller : {"cpu", "memory"}) {
+    const std::string hierarchy = root + "/" + controller;
+    if (!Exists(hierarchy + "/cgroup.procs")) continue;
+    RETURN_IF_ERROR(MakeDir(hierarchy + "/rota"));
+    const std::string dir = hierarchy + "/rota/" + id;
+    RETURN_IF_ERROR(MakeLeaf(dir));
+    dirs.push_back(dir);
+    if (std::string(controller) == "cpu" && quota_us > 0) {
+      RETURN_IF_ERROR(Write(dir + "/cpu.cfs_period_us", std::to_string(kPeriodUs)));
+      RETURN_IF_ERROR(Write(dir + "/cpu.cfs_quota_us", std::to_string(quota_us)));
+    }
+    if (std::string(controller) == "memory" && limits.memory_bytes > 0) {
+      RETURN_IF_ERROR(Write(dir + "/memory.limit_in_bytes", std::to_string(limits.memory_bytes)));
+    }
+  }
+  if (dirs.empty()) return Status::Unavailable("no cgroup v2 or v1 cpu/memory hierarchy under " + root);
+  return dirs;
+}
+
+std::vector<pid_t> CgroupProcesses(const std::string& dir) {
+  std::vector<pid_t> out;
+  auto text = ReadFile(dir + "/cgroup.procs");
+  if (!text.ok()) return out;
+  for (const auto& line : Split(*text, '\n', /*skip_empty=*/true)) {
+    long v = std::strtol(line.c_str(), nullptr, 10);
+    if (v > 1) out.push_back(static_cast<pid_t>(v));
+  }
+  return out;
+}
+
+int SignalCgroups(const std::vector<std::string>& dirs, int sig) {
+  int n = 0;
+  for (const auto& dir : dirs) {
+    for (pid_t p : CgroupProcesses(dir)) n += ::kill(p, sig) == 0 ? 1 : 0;
+  }
+  return n;
+}
+
+void KillAndRemoveCgroups(const std::vector<std::string>& dirs) {
+  for (int i = 0; i < 100; ++i) {
+    if (SignalCgroups(dirs, SIGKILL) == 0) {
+      bool empty = true;
+      for (const auto& d : dirs) empty = empty && CgroupProcesses(d).empty();
+      if (empty) break;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  for (const auto& d : dirs) ::rmdir(d.c_str());
+}
+
+}  // namespace rota::agent

@@ -1,0 +1,46 @@
+#pragma once
+// Task cgroups: every job task runs in a cgroup of its own, so that a cancel
+// reaches every descendant (even one that left the task's process group with
+// setsid) and CPU and memory limits hold. cgroup v2 (unified hierarchy, as on
+// current GPU servers) and v1 (separate cpu and memory hierarchies) behind one
+// interface:
+//   v2: ROOT/rota/<id>/            cpu.max, memory.max, cgroup.procs
+//   v1: ROOT/{cpu,memory}/rota/<id>/   cpu.cfs_quota_us + cpu.cfs_period_us,
+//                                      memory.limit_in_bytes, cgroup.procs
+// Creating cgroups needs root (or a delegated subtree); without, tasks run
+// without one (the caller logs why).
+
+#include <sys/types.h>
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "common/status.h"
+
+namespace rota::agent {
+
+struct CgroupLimits {
+  double cpus = 0;            // CPU time in cores (0.5 = half a core); 0: no limit
+  uint64_t memory_bytes = 0;  // 0: no limit
+};
+
+// Creates the cgroup(s) named `id` (unique on the host: several agents may
+// share one) under `root` (e.g. /sys/fs/cgroup) with
+// `limits` and returns their directories (one for v2; cpu and memory for v1).
+// Unavailable when `root` offers neither layout or cannot be written.
+Result<std::vector<std::string>> CreateTaskCgroups(const std::string& root, const std::string& id,
+                                                   const CgroupLimits& limits);
+
+// The processes in the cgroup directory `dir` (its cgroup.procs), empty when
+// it is gone.
+std::vector<pid_t> CgroupProcesses(const std::string& dir);
+
+// Sends `sig` to every process in each of `dirs`. Returns how many were signalled.
+int SignalCgroups(const std::vector<std::string>& dirs, int sig);
+
+// SIGKILLs whatever is left in `dirs` (waiting up to ~2 s for them to go) and
+// removes the directories. For when the task's main process has ended.
+void KillAndRemoveCgroups(const std::vector<std::string>& dirs);
+
+}  // namespace rota::agent
