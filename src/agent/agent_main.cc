@@ -1,6 +1,7 @@
 #include "agent/agent_main.h"
 
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <signal.h>
 
@@ -8,6 +9,7 @@
 #include <cstdlib>
 #include <iostream>
 #include <thread>
+#include <vector>
 
 #include "agent/agent.h"
 #include "agent/collector.h"
@@ -115,7 +117,10 @@ int RunAgent(const AgentFlags& flags) {
     return 1;
   }
   options.task_state_dir = flags.state_dir;
-  options.task_shim_argv = {*self, "task-shim"};
+  // The small supervisor installed beside rota, else rota's own subcommand.
+  const std::string shim = self->substr(0, self->rfind('/') + 1) + "rota-task-shim";
+  options.task_shim_argv = ::access(shim.c_str(), X_OK) == 0 ? std::vector<std::string>{shim}
+                                                              : std::vector<std::string>{*self, "task-shim"};
   auto node_id = LoadOrCreateNodeId(flags.state_dir);
   if (!node_id.ok()) {
     std::cerr << "rota agent: " << node_id.status().message() << "\n";

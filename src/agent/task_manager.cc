@@ -37,6 +37,7 @@ bool SameReport(const api::TaskReport& a, const api::TaskReport& b) {
 TaskManager::TaskManager(std::vector<std::string> shim_argv, std::string state_dir, SendFn send,
                          int64_t poll_ms)
     : runner_(std::move(shim_argv), std::move(state_dir)), send_(std::move(send)), poll_ms_(poll_ms) {
+  runner_.set_wait_for_start(false);  // starts overlap; pids are reported as they appear
   for (const auto& id : runner_.Adopt()) ROTA_LOG(INFO) << "task " << id << ": adopted";
   thread_ = std::thread([this] { Run(); });
 }
@@ -138,13 +139,18 @@ api::TaskReport TaskManager::Report(const std::string& id) {
   return ToReport(*st);
 }
 
-void TaskManager::PollAll(bool send_all) {
+bool TaskManager::PollAll(bool send_all) {
   api::TaskStatusMsg msg;
+  bool starting = false;
   for (const auto& id : runner_.Ids()) {
     auto it = last_.find(id);
     // A task that ended and was reported is not polled again.
     if (!send_all && it != last_.end() && it->second.state != "running") continue;
     api::TaskReport r = Report(id);
+    if (r.state == "running" && r.pid <= 0) {  // its shim is still starting it
+      starting = true;
+      continue;
+    }
     if (send_all || it == last_.end() || !SameReport(it->second, r)) msg.tasks.push_back(r);
     last_[id] = r;
   }
@@ -152,18 +158,21 @@ void TaskManager::PollAll(bool send_all) {
     if (send_all || !last_.count(id)) msg.tasks.push_back(r);
     last_[id] = r;
   }
-  if (msg.tasks.empty()) return;
+  if (msg.tasks.empty()) return starting;
   if (!send_(api::Encode(msg))) {
     // Not connected: everything is reported after the next registration.
     std::lock_guard<std::mutex> lock(mu_);
     resend_ = true;
   }
+  return starting;
 }
 
 void TaskManager::Run() {
   std::unique_lock<std::mutex> lock(mu_);
   while (!stop_) {
-    cv_.wait_for(lock, std::chrono::milliseconds(poll_ms_),
+    // Tasks being started are looked at every few ms, so their start is reported
+    // at once although starts do not wait for one another.
+    cv_.wait_for(lock, std::chrono::milliseconds(starting_ ? 3 : poll_ms_),
                  [&] { return stop_ || !work_.empty() || resend_; });
     if (stop_) return;
     std::deque<Work> work = std::move(work_);
@@ -196,7 +205,7 @@ void TaskManager::Run() {
         send_(api::Encode(out));
       }
     }
-    PollAll(send_all);
+    starting_ = PollAll(send_all);
     lock.lock();
   }
 }

@@ -52,11 +52,14 @@ class TaskManager {
   void Run();
   void Start(const api::TaskSpec& spec);
   api::TaskReport Report(const std::string& id);
-  void PollAll(bool send_all);
+  // Reports what changed (everything with send_all). A task whose process does
+  // not exist yet is not reported; returns true while there is one.
+  bool PollAll(bool send_all);
 
   TaskRunner runner_;  // used by the thread only
   SendFn send_;
   const int64_t poll_ms_;
+  bool starting_ = false;  // task thread only: a started task has no pid yet
   std::map<std::string, api::TaskReport> last_;  // thread only: last report sent per task
   std::map<std::string, api::TaskReport> failed_;  // thread only: tasks that never started
 

@@ -149,7 +149,7 @@ Result<TaskStatus> TaskRunner::Start(const TaskRequest& r) {
   pid_t shim = *spawned;
   shims_[r.id] = shim;
   // The shim writes the pid before it waits; a start failure writes the status.
-  for (int i = 0; i < 1000; ++i) {
+  for (int i = 0; wait_for_start_ && i < 1000; ++i) {
     if (ReadPid(s.pid_path) || ReadExit(s.status_path)) break;
     int st = 0;
     if (::waitpid(shim, &st, WNOHANG) == shim) {
@@ -203,6 +203,11 @@ Result<TaskStatus> TaskRunner::Poll(const std::string& id) {
 
 Status TaskRunner::Signal(const std::string& id, int sig) {
   ASSIGN_OR_RETURN(TaskStatus st, Poll(id));
+  // A task started a moment ago may not have its process yet: wait for it.
+  for (int i = 0; i < 400 && st.state == TaskState::kRunning && st.pid <= 1; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    ASSIGN_OR_RETURN(st, Poll(id));
+  }
   if (st.state != TaskState::kRunning) return Status::Conflict("task " + id + " is not running");
   if (st.pid <= 1) return Status::Unavailable("task " + id + " has no process yet");
   if (::kill(-st.pid, sig) != 0 && errno != ESRCH) {

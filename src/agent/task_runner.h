@@ -55,7 +55,9 @@ class TaskRunner {
   ~TaskRunner();
 
   // Starts the task and returns once its process exists (or the shim reported
-  // that it could not start: then the status is kExited with `error`).
+  // that it could not start: then the status is kExited with `error`). With
+  // set_wait_for_start(false) it returns as soon as the shim is spawned (state
+  // kRunning, pid 0 until Poll sees it), so many starts overlap.
   // AlreadyExists for a known id; InvalidArgument for a bad id or request.
   Result<TaskStatus> Start(const TaskRequest& request);
   // The task's current state (reaps its shim when it ended).
@@ -64,6 +66,7 @@ class TaskRunner {
   // agent makes them; without one a task has no limits and a cancel reaches its
   // process group only.
   void set_cgroup_root(std::string root) { cgroup_root_ = std::move(root); }
+  void set_wait_for_start(bool wait) { wait_for_start_ = wait; }
 
   // Sends `sig` to the task's process group and to every process in its
   // cgroup (descendants that left the group too). NotFound for an unknown id;
@@ -86,6 +89,7 @@ class TaskRunner {
   std::vector<std::string> shim_argv_;
   std::string state_dir_;
   std::string cgroup_root_ = "/sys/fs/cgroup";
+  bool wait_for_start_ = true;
   std::map<std::string, pid_t> shims_;  // id -> shim pid (0: adopted, not our child)
 };
 
