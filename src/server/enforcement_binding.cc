@@ -89,6 +89,7 @@ notify::Email RenderViolation(const EmailRequest& e, const std::string& server_u
   for (const auto& p : e.processes) n.processes.emplace_back(p.pid, p.command);
   n.reservation_title = e.reservation_title;
   n.reservation_owner = e.reservation_owner;
+  n.reservation_start_ms = e.reservation_start_ms;
   n.reservation_end_ms = e.reservation_end_ms;
   n.next_action = "stop the processes (SIGTERM, then SIGKILL after " +
                   std::to_string(e.kill_after_ms / 1000) + " s)";

@@ -346,6 +346,7 @@ void EnforcementService::Email(const Action& a, int64_t now_ms) {
   base.reservation_id = o.reservation_id;
   base.reservation_title = o.reservation_title;
   base.reservation_owner = o.reservation_owner_username;
+  base.reservation_start_ms = o.reservation_start_ms;
   base.reservation_end_ms = o.reservation_end_ms;
   base.processes = a.pids;
   base.opened_ms = a.opened_ms;

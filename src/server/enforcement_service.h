@@ -85,6 +85,7 @@ struct EmailRequest {
   int64_t reservation_id = 0;     // 0: unreserved GPU (strict mode)
   std::string reservation_title;
   std::string reservation_owner;
+  int64_t reservation_start_ms = 0;
   int64_t reservation_end_ms = 0;
   std::vector<enforce::OffendingProcess> processes;
   int64_t opened_ms = 0;
