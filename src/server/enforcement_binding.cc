@@ -252,20 +252,27 @@ EnforcementHooks MakeEnforcementHooks(const EnforcementDeps& deps) {
   return h;
 }
 
+notify::Email IdleEmail(const IdleNotice& n, const std::string& server_url) {
+  notify::IdleReservationNotice m;
+  m.reservation_id = n.reservation_id;
+  m.title = n.title;
+  m.owner = n.owner;
+  m.node = n.node;
+  m.gpus = n.gpus;
+  m.idle_since_ms = n.idle_since_ms;
+  m.avg_util = n.avg_util_gpu;
+  // will_release_ms stays 0: a reservation gets one idle notice, so a rule that
+  // only notifies is never followed by an automatic release.
+  m.released_ms = n.released ? n.end_ms : 0;
+  m.server_url = server_url;
+  return notify::RenderIdleReservation(m);
+}
+
 std::function<void(const IdleNotice&)> MakeIdleMailer(const EnforcementDeps& deps) {
   return [deps](const IdleNotice& n) {
     ROTA_LOG(INFO) << "reservation " << n.reservation_id << " of " << n.owner << ": " << n.reason;
     if (deps.notifier == nullptr || n.owner_email.empty()) return;
-    notify::IdleReservationNotice m;
-    m.reservation_id = n.reservation_id;
-    m.title = n.title;
-    m.owner = n.owner;
-    m.node = n.node;
-    m.gpus = n.gpus;
-    m.idle_since_ms = n.idle_since_ms;
-    m.will_release_ms = n.released ? n.end_ms : 0;
-    m.server_url = deps.server_url;
-    notify::Email mail = notify::RenderIdleReservation(m);
+    notify::Email mail = IdleEmail(n, deps.server_url);
     mail.to = {n.owner_email};
     deps.notifier->Enqueue(std::move(mail));
   };

@@ -28,6 +28,7 @@
 
 namespace rota::notify {
 class Notifier;
+struct Email;
 }
 
 namespace rota::server {
@@ -84,6 +85,10 @@ struct EnforcementDeps {
 
 // Hooks for EnforcementService bound to the live server.
 EnforcementHooks MakeEnforcementHooks(const EnforcementDeps& deps);
+
+// The mail to the owner about idle reservation `n` (recipients not set): the
+// average utilisation while idle, and that it was released when it was.
+notify::Email IdleEmail(const IdleNotice& n, const std::string& server_url);
 
 // Reservations::IdleHook that mails the owner (when it has an address).
 std::function<void(const IdleNotice&)> MakeIdleMailer(const EnforcementDeps& deps);
