@@ -102,6 +102,23 @@ notify::Email RenderViolation(const EmailRequest& e, const std::string& server_u
 
 }  // namespace
 
+std::function<void(EmailRequest, std::function<void(EmailDelivery)>)> MakeMailHook(
+    notify::Notifier* notifier, const std::string& server_url) {
+  return [notifier, server_url](EmailRequest e, std::function<void(EmailDelivery)> done) {
+    notify::Email mail = RenderViolation(e, server_url);
+    mail.to = e.to;
+    notifier->Enqueue(std::move(mail), [done = std::move(done)](const notify::DeliveryReport& r) {
+      EmailDelivery d{r.outcome, r.detail};
+      if (!r.rate_limited.empty() && r.outcome != "rate_limited") {
+        std::string limited;
+        for (const auto& a : r.rate_limited) limited += (limited.empty() ? "" : ", ") + a;
+        d.detail += std::string(d.detail.empty() ? "" : "; ") + "rate-limited: " + limited;
+      }
+      if (done) done(std::move(d));
+    });
+  };
+}
+
 Result<PolicyEnforcement> ParsePolicyEnforcement(const api::Json& j,
                                                  const EnforcementSettings& defaults) {
   if (!j.is_object()) return Status::InvalidArgument("enforcement: must be a JSON object");
@@ -244,11 +261,7 @@ EnforcementHooks MakeEnforcementHooks(const EnforcementDeps& deps) {
                               });
   };
   if (deps.notifier == nullptr) return h;  // mail disabled: the audit log says so
-  h.send_email = [deps](EmailRequest e) {
-    notify::Email mail = RenderViolation(e, deps.server_url);
-    mail.to = e.to;
-    deps.notifier->Enqueue(std::move(mail));
-  };
+  h.send_email = MakeMailHook(deps.notifier, deps.server_url);
   return h;
 }
 

@@ -83,6 +83,11 @@ struct EnforcementDeps {
   std::string server_url;  // for links in mails
 };
 
+// EnforcementHooks::send_email over `notifier` (borrowed, non-null): renders
+// the violation mail and reports its delivery.
+std::function<void(EmailRequest, std::function<void(EmailDelivery)>)> MakeMailHook(
+    notify::Notifier* notifier, const std::string& server_url);
+
 // Hooks for EnforcementService bound to the live server.
 EnforcementHooks MakeEnforcementHooks(const EnforcementDeps& deps);
 
