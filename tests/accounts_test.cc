@@ -41,9 +41,9 @@ class AccountsE2E : public ::testing::Test {
   int StreamStatus(const std::string& token) {
     std::vector<std::string> headers;
     if (!token.empty()) headers.push_back("Authorization: Bearer " + token);
-    ::rota::Status st = net::ReadEventStream(server_->url() + "/api/v1/stream", headers,
-                                     [](const std::string&, const std::string&) { return false; },
-                                     5000, 10000);
+    ::rota::Status st = net::ReadEventStream(
+        server_->url() + "/api/v1/stream", headers,
+        [](const std::string&, const std::string&) { return false; }, 5000, 10000);
     if (st.ok()) return 200;
     if (st.code() == StatusCode::kUnauthenticated) return 401;
     if (st.code() == StatusCode::kPermissionDenied) return 403;
@@ -53,18 +53,23 @@ class AccountsE2E : public ::testing::Test {
   // Submits a job of `token`'s user that runs until cancelled and waits until
   // it runs; its path ("/api/v1/jobs/ID"), or "" on failure.
   std::string RunningJob(const std::string& token) {
-    const api::Json spec{{"name", "matrix"}, {"command", {"sleep", "600"}}, {"workdir", "/tmp"},
+    const api::Json spec{{"name", "matrix"},
+                         {"command", {"sleep", "600"}},
+                         {"workdir", "/tmp"},
                          {"groups", {{{"role", "worker"}}}}};
     auto r = server_->CallAs(token, "POST", "/api/v1/jobs", spec.dump());
     if (!r.ok() || r->status != 201) {
       ADD_FAILURE() << (r.ok() ? r->body : r.status().ToString());
       return "";
     }
-    const std::string path = "/api/v1/jobs/" + std::to_string(api::Json::parse(r->body)["id"].get<int64_t>());
-    const bool running = WaitFor([&] {
-      auto j = server_->GetJson(path);
-      return j.ok() && (*j).value("state", "") == "running";
-    }, seconds(30));
+    const std::string path =
+        "/api/v1/jobs/" + std::to_string(api::Json::parse(r->body)["id"].get<int64_t>());
+    const bool running = WaitFor(
+        [&] {
+          auto j = server_->GetJson(path);
+          return j.ok() && (*j).value("state", "") == "running";
+        },
+        seconds(30));
     if (!running) ADD_FAILURE() << path << " never ran: " << server_->GetJson(path)->dump();
     return path;
   }
@@ -126,7 +131,8 @@ TEST_F(AccountsE2E, AuthorisationMatrix) {
       {"GET", "/metrics", "", 401, 200, 200, 200},
       {"GET", "/api/v1/auth/whoami", "", 401, 200, 200, 200},
       {"GET", "/api/v1/users", "", 401, 403, 403, 200},
-      {"POST", "/api/v1/users", R"({"username":"u1","password":"long-enough-1"})", 401, 403, 403, 201},
+      {"POST", "/api/v1/users", R"({"username":"u1","password":"long-enough-1"})", 401, 403, 403,
+       201},
       {"GET", "/api/v1/users/alice", "", 401, 200, 403, 200},
       {"PATCH", "/api/v1/users/alice", R"({"display_name":"Alice A."})", 401, 200, 403, 200},
       {"PATCH", "/api/v1/users/alice", R"({"email":"alice@new.test"})", 401, 200, 403, 200},
@@ -177,7 +183,7 @@ TEST_F(AccountsE2E, AuthorisationMatrix) {
   for (const char* user : {"alice", "bob", "admin"}) {
     SCOPED_TRACE(user);
     auto fresh = server_->Login(user, std::string(user) == "admin" ? ServerProcess::kAdminPassword
-                                                                  : ServerProcess::kUserPassword);
+                                                                   : ServerProcess::kUserPassword);
     ASSERT_TRUE(fresh.ok()) << fresh.status().ToString();
     EXPECT_EQ(Status(*fresh, "POST", "/api/v1/auth/logout", "{}"), 200);
     EXPECT_EQ(Status(*fresh, "GET", "/api/v1/auth/whoami"), 401);

@@ -196,11 +196,14 @@ TEST(EnforcementE2E, WarnsEmailsTermsThenKillsOnlyTheIntruder) {
   ASSERT_TRUE(created.ok());
   ASSERT_EQ(created->status, 201) << created->body;
   const std::string reservation_path =
-      "/api/v1/reservations/" + std::to_string(api::Json::parse(created->body)["id"].get<int64_t>());
-  ASSERT_TRUE(WaitFor([&] {
-    auto r = server.GetJson(reservation_path);
-    return r.ok() && (*r)["state"] == "running";
-  }, seconds(10)));  // the reservation has begun
+      "/api/v1/reservations/" +
+      std::to_string(api::Json::parse(created->body)["id"].get<int64_t>());
+  ASSERT_TRUE(WaitFor(
+      [&] {
+        auto r = server.GetJson(reservation_path);
+        return r.ok() && (*r)["state"] == "running";
+      },
+      seconds(10)));  // the reservation has begun
 
   // A's own process on the GPU.
   auto a_proc = StartAs(*uid_a, {"/bin/sleep", "600"}, "node-e", "1");
@@ -231,9 +234,9 @@ TEST(EnforcementE2E, WarnsEmailsTermsThenKillsOnlyTheIntruder) {
   for (const auto& m : mails) {
     rcpts.insert(m.rcpt_tos.begin(), m.rcpt_tos.end());
     const std::string text = notify::testing::ParseMessage(m.data).parts["text/plain"];
-    for (const std::string& want : {std::string("GPU 1"), std::string("node-e"),
-                                    std::string("rota-e2e-b"), std::to_string(*b_plain),
-                                    std::string("alice's experiment")}) {
+    for (const std::string& want :
+         {std::string("GPU 1"), std::string("node-e"), std::string("rota-e2e-b"),
+          std::to_string(*b_plain), std::string("alice's experiment")}) {
       EXPECT_NE(text.find(want), std::string::npos) << want << " missing in mail:\n" << text;
     }
     EXPECT_EQ(text.find("1970-"), std::string::npos) << "unset reservation time in:\n" << text;
@@ -288,7 +291,8 @@ TEST(EnforcementE2E, WarnsEmailsTermsThenKillsOnlyTheIntruder) {
   }
   EXPECT_EQ(FirstEvent(events, "warn_result")["outcome"], "ok") << audit;
   EXPECT_NE(FirstEvent(events, "warn_result")["detail"].get<std::string>().find("pts/"),
-            std::string::npos) << audit;
+            std::string::npos)
+      << audit;
   const std::string email_detail = FirstEvent(events, "email")["detail"];
   EXPECT_NE(email_detail.find("bob@example.test"), std::string::npos) << audit;
   EXPECT_NE(email_detail.find("alice@example.test"), std::string::npos) << audit;

@@ -218,14 +218,16 @@ TEST_F(ReservationsE2E, RefusedEditsChangeNothing) {
   ASSERT_EQ(first->status, 201) << first->body;
   ASSERT_EQ(second->status, 201) << second->body;
   const api::Json a = api::Json::parse(first->body);
-  const std::string path = "/api/v1/reservations/" + std::to_string(api::Json::parse(second->body)["id"].get<int64_t>());
+  const std::string path =
+      "/api/v1/reservations/" + std::to_string(api::Json::parse(second->body)["id"].get<int64_t>());
   auto before = server_->GetJson(path);
   ASSERT_TRUE(before.ok());
 
   const std::vector<std::pair<std::string, std::string>> refused = {
       {bob_, R"({"title":"mine now"})"},                                   // not his: 403
       {bob_, api::Json{{"start", a["start"]}, {"end", a["end"]}}.dump()},  // not his
-      {alice_, api::Json{{"start", a["start"]}, {"end", a["end"]}, {"title", "moved"}}.dump()},  // 409
+      {alice_,
+       api::Json{{"start", a["start"]}, {"end", a["end"]}, {"title", "moved"}}.dump()},  // 409
       {alice_, api::Json{{"end", a["start"]}, {"title", "moved"}}.dump()},  // end before start: 400
   };
   const std::vector<int> want = {403, 403, 409, 400};
@@ -243,7 +245,8 @@ TEST_F(ReservationsE2E, RefusedEditsChangeNothing) {
   auto made = server_->Call("POST", "/api/v1/policies", R"({"name":"p1","max_duration":"8h"})");
   ASSERT_TRUE(made.ok());
   ASSERT_EQ(made->status, 201) << made->body;
-  const std::string policy = "/api/v1/policies/" + std::to_string(api::Json::parse(made->body)["id"].get<int64_t>());
+  const std::string policy =
+      "/api/v1/policies/" + std::to_string(api::Json::parse(made->body)["id"].get<int64_t>());
   auto policies = server_->GetJson("/api/v1/policies");
   ASSERT_TRUE(policies.ok());
   const std::string admin = server_->admin_token();
@@ -282,25 +285,31 @@ TEST_F(ReservationsE2E, LiveUtilisationThenStoredAveragesAfterItEnds) {
   auto made = server_->CallAs(*carol, "POST", "/api/v1/reservations", body.dump());
   ASSERT_TRUE(made.ok());
   ASSERT_EQ(made->status, 201) << made->body;
-  const std::string path = "/api/v1/reservations/" + std::to_string(api::Json::parse(made->body)["id"].get<int64_t>());
-  ASSERT_TRUE(WaitFor([&] {
-    auto r = server_->GetJson(path);
-    return r.ok() && (*r)["state"] == "running";
-  }, seconds(10)));
+  const std::string path =
+      "/api/v1/reservations/" + std::to_string(api::Json::parse(made->body)["id"].get<int64_t>());
+  ASSERT_TRUE(WaitFor(
+      [&] {
+        auto r = server_->GetJson(path);
+        return r.ok() && (*r)["state"] == "running";
+      },
+      seconds(10)));
 
   // The simulated GPU runs at 40 % (memory 24 %) while the process lives.
   SpawnOptions opts;
-  opts.env = {{"CUDA_VISIBLE_DEVICES", "2"}, {"ROTA_SIM_NODE", "gpu-r"}, {"ROTA_SIM_GPU_UTIL", "40"}};
+  opts.env = {
+      {"CUDA_VISIBLE_DEVICES", "2"}, {"ROTA_SIM_NODE", "gpu-r"}, {"ROTA_SIM_GPU_UTIL", "40"}};
   opts.output_path = "/dev/null";
   auto pid = SpawnProcess({"sleep", "300"}, opts);
   ASSERT_TRUE(pid.ok());
   api::Json live;
-  const bool busy = WaitFor([&] {
-    auto r = server_->GetJson(path);
-    if (!r.ok() || !(*r).contains("live")) return false;
-    live = (*r)["live"];
-    return live["avg_util_gpu"].get<double>() >= 20;  // most samples have the process
-  }, seconds(30));
+  const bool busy = WaitFor(
+      [&] {
+        auto r = server_->GetJson(path);
+        if (!r.ok() || !(*r).contains("live")) return false;
+        live = (*r)["live"];
+        return live["avg_util_gpu"].get<double>() >= 20;  // most samples have the process
+      },
+      seconds(30));
   EXPECT_TRUE(busy) << live.dump();
   EXPECT_LE(live["avg_util_gpu"].get<double>(), 40) << live.dump();
   EXPECT_GT(live["avg_util_mem"].get<double>(), 0) << live.dump();
@@ -311,12 +320,15 @@ TEST_F(ReservationsE2E, LiveUtilisationThenStoredAveragesAfterItEnds) {
   // Ending it now stores the averages with it.
   ASSERT_EQ(Status(*carol, "DELETE", path), 200);
   api::Json ended;
-  ASSERT_TRUE(WaitFor([&] {
-    auto r = server_->GetJson(path);
-    if (!r.ok()) return false;
-    ended = *r;
-    return ended.contains("avg_util_gpu");
-  }, seconds(20))) << ended.dump();
+  ASSERT_TRUE(WaitFor(
+      [&] {
+        auto r = server_->GetJson(path);
+        if (!r.ok()) return false;
+        ended = *r;
+        return ended.contains("avg_util_gpu");
+      },
+      seconds(20)))
+      << ended.dump();
   (void)StopProcess(*pid, 1000);
   EXPECT_EQ(ended["state"], "ended") << ended.dump();
   EXPECT_FALSE(ended.contains("live")) << ended.dump();

@@ -198,8 +198,9 @@ TEST_F(EnforcementServiceTest, RunsTheWholeLadderAndAuditsEveryStep) {
   EXPECT_EQ(v.events[3].detail,
             "offender: bob@example.org; owner and admins: alice@example.org, root@example.org");
   EXPECT_EQ(v.events[4].detail, "to bob@example.org");
-  EXPECT_EQ(v.events[5].detail,
-            "to alice@example.org, root@example.org: smtp://mx: recipient refused: 550 no such user");
+  EXPECT_EQ(
+      v.events[5].detail,
+      "to alice@example.org, root@example.org: smtp://mx: recipient refused: 550 no such user");
   EXPECT_EQ(v.events[8].pids,
             (std::vector<EventPid>{{10, 1000, "signalled", ""}, {11, 1000, "denied", "EPERM"}}));
   EXPECT_EQ(v.events[11].detail, "node node-a is unreachable");

@@ -367,8 +367,12 @@ TEST_F(ReservationsTest, IdleReservationIsNotifiedThenReleasedByPolicy) {
 }
 
 TEST_F(ReservationsTest, IdleRuleWithoutReleaseNotifiesOnceAndKeepsTheReservation) {
-  ASSERT_TRUE(res_->CreatePolicy(MakePolicy({{"name", "nudge"}, {"subjects", {{"users", {"alice"}}}},
-                                             {"idle", {{"threshold_pct", 10}, {"after", "5m"}, {"release", false}}}})).ok());
+  ASSERT_TRUE(
+      res_->CreatePolicy(
+              MakePolicy({{"name", "nudge"},
+                          {"subjects", {{"users", {"alice"}}}},
+                          {"idle", {{"threshold_pct", 10}, {"after", "5m"}, {"release", false}}}}))
+          .ok());
   const int64_t end = Now() + 2 * kHour;
   auto r = res_->Create(alice_, Req({0}, Now(), end));
   ASSERT_TRUE(r.ok());
@@ -391,7 +395,8 @@ TEST_F(ReservationsTest, IdleRuleWithoutReleaseNotifiesOnceAndKeepsTheReservatio
   EXPECT_EQ(got->end_ms, end);
   EXPECT_EQ(got->StateAt(Now()), reserve::State::kRunning);
   EXPECT_TRUE(got->idle_notified_ms.has_value());
-  EXPECT_EQ(res_->Create(alice_, Req({0}, Now(), Now() + kHour)).status().code(), StatusCode::kConflict);
+  EXPECT_EQ(res_->Create(alice_, Req({0}, Now(), Now() + kHour)).status().code(),
+            StatusCode::kConflict);
   // Once: more idle samples bring no second notice.
   for (int i = 7; i <= 20; ++i) cluster_.RecordSample("gpu-a", 1, Sample(t0 + i * kMin, 4), t0);
   clock_.AdvanceMs(15 * kMin);
