@@ -2,7 +2,9 @@
 // authorisation matrix (every endpoint as anonymous, user, another user, admin).
 
 #include <gtest/gtest.h>
+#include <pwd.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <chrono>
 
@@ -34,6 +36,51 @@ class AccountsE2E : public ::testing::Test {
     return r.ok() ? r->status : -1;
   }
 
+  // The status GET /api/v1/stream answers with (it streams: the first event
+  // ends the read); -1 when it fails otherwise.
+  int StreamStatus(const std::string& token) {
+    std::vector<std::string> headers;
+    if (!token.empty()) headers.push_back("Authorization: Bearer " + token);
+    ::rota::Status st = net::ReadEventStream(
+        server_->url() + "/api/v1/stream", headers,
+        [](const std::string&, const std::string&) { return false; }, 5000, 10000);
+    if (st.ok()) return 200;
+    if (st.code() == StatusCode::kUnauthenticated) return 401;
+    if (st.code() == StatusCode::kPermissionDenied) return 403;
+    return -1;
+  }
+
+  // Submits a job of `token`'s user that runs until cancelled and waits until
+  // it runs; its path ("/api/v1/jobs/ID"), or "" on failure.
+  std::string RunningJob(const std::string& token) {
+    const api::Json spec{{"name", "matrix"},
+                         {"command", {"sleep", "600"}},
+                         {"workdir", "/tmp"},
+                         {"groups", {{{"role", "worker"}}}}};
+    auto r = server_->CallAs(token, "POST", "/api/v1/jobs", spec.dump());
+    if (!r.ok() || r->status != 201) {
+      ADD_FAILURE() << (r.ok() ? r->body : r.status().ToString());
+      return "";
+    }
+    const std::string path =
+        "/api/v1/jobs/" + std::to_string(api::Json::parse(r->body)["id"].get<int64_t>());
+    const bool running = WaitFor(
+        [&] {
+          auto j = server_->GetJson(path);
+          return j.ok() && (*j).value("state", "") == "running";
+        },
+        seconds(30));
+    if (!running) ADD_FAILURE() << path << " never ran: " << server_->GetJson(path)->dump();
+    return path;
+  }
+
+  // An API token of `token`'s user; its id.
+  std::string NewTokenId(const std::string& token) {
+    auto r = server_->CallAs(token, "POST", "/api/v1/tokens", R"({"name":"m"})");
+    if (!r.ok() || r->status != 201) return "none";
+    return api::Json::parse(r->body)["id"];
+  }
+
   TempDir dir_;
   std::unique_ptr<ServerProcess> server_;
   std::string alice_, bob_;
@@ -42,6 +89,22 @@ class AccountsE2E : public ::testing::Test {
 // Every route as anonymous, alice (the subject where one applies), bob (another
 // user) and the admin. Bodies are valid so that the status says who may do it.
 TEST_F(AccountsE2E, AuthorisationMatrix) {
+  // A real node, and alice's job running on it (as a Unix user that exists).
+  AgentProcess agent(dir_.path(), SimGpuNode{.name = "node-m", .gpus = 2}, *server_);
+  ASSERT_TRUE(agent.Start().ok());
+  ASSERT_TRUE(WaitFor([&] { return NodeReady(*server_, "node-m"); }, seconds(20)))
+      << agent.child().Log();
+  const std::string runner = ::geteuid() == 0 ? "nobody" : ::getpwuid(::geteuid())->pw_name;
+  ASSERT_EQ(Status(server_->admin_token(), "PATCH", "/api/v1/users/alice",
+                   api::Json{{"unix_user", runner}}.dump()),
+            200);
+  const std::string job = RunningJob(alice_);
+  const std::string admin_job = RunningJob(alice_);
+  ASSERT_FALSE(job.empty());
+  ASSERT_FALSE(admin_job.empty());
+  const std::string job_body =
+      R"({"name":"j","command":["true"],"workdir":"/tmp","groups":[{"role":"worker"}]})";
+
   struct Row {
     std::string method, path, body;
     int anon, owner, other, admin;
@@ -51,6 +114,16 @@ TEST_F(AccountsE2E, AuthorisationMatrix) {
       {"GET", "/healthz", "", 200, 200, 200, 200},
       {"GET", "/readyz", "", 200, 200, 200, 200},
       {"GET", "/api/v1/openapi.json", "", 200, 200, 200, 200},
+      {"GET", "/api/v1/docs", "", 200, 200, 200, 200},
+      {"GET", "/api/v1/nodes/node-m", "", 401, 200, 200, 200},
+      {"GET", "/api/v1/nodes/node-m/metrics", "", 401, 200, 200, 200},
+      {"GET", "/api/v1/nodes/node-m/gpus/1/metrics", "", 401, 200, 200, 200},
+      {"GET", "/api/v1/nodes/node-m/gpus/x/metrics", "", 401, 400, 400, 400},
+      {"GET", "/api/v1/jobs", "", 401, 200, 200, 200},
+      {"GET", "/api/v1/jobs?mine=true", "", 401, 200, 200, 200},
+      {"POST", "/api/v1/jobs", job_body, 401, 201, 201, 201},
+      {"GET", job, "", 401, 200, 200, 200},
+      {"GET", job + "/logs", "", 401, 200, 403, 200},
       {"GET", "/api/v1/nodes", "", 401, 200, 200, 200},
       {"GET", "/api/v1/gpus", "", 401, 200, 200, 200},
       {"GET", "/api/v1/nodes/none", "", 401, 404, 404, 404},
@@ -58,7 +131,8 @@ TEST_F(AccountsE2E, AuthorisationMatrix) {
       {"GET", "/metrics", "", 401, 200, 200, 200},
       {"GET", "/api/v1/auth/whoami", "", 401, 200, 200, 200},
       {"GET", "/api/v1/users", "", 401, 403, 403, 200},
-      {"POST", "/api/v1/users", R"({"username":"u1","password":"long-enough-1"})", 401, 403, 403, 201},
+      {"POST", "/api/v1/users", R"({"username":"u1","password":"long-enough-1"})", 401, 403, 403,
+       201},
       {"GET", "/api/v1/users/alice", "", 401, 200, 403, 200},
       {"PATCH", "/api/v1/users/alice", R"({"display_name":"Alice A."})", 401, 200, 403, 200},
       {"PATCH", "/api/v1/users/alice", R"({"email":"alice@new.test"})", 401, 200, 403, 200},
@@ -81,6 +155,41 @@ TEST_F(AccountsE2E, AuthorisationMatrix) {
       EXPECT_EQ(Status(server_->admin_token(), r.method, r.path, r.body), r.admin) << "admin";
     }
   }
+
+  // The live stream: its status line only.
+  EXPECT_EQ(StreamStatus(""), 401);
+  EXPECT_EQ(StreamStatus(alice_), 200);
+  EXPECT_EQ(StreamStatus(bob_), 200);
+  EXPECT_EQ(StreamStatus(server_->admin_token()), 200);
+
+  // Routes that change what the next caller would see, in an order that keeps
+  // each answer meaningful. Cancel: only the owner or an admin.
+  EXPECT_EQ(Status("", "POST", job + "/cancel"), 401);
+  EXPECT_EQ(Status(bob_, "POST", job + "/cancel"), 403);
+  EXPECT_EQ(server_->GetJson(job)->value("state", ""), "running");
+  EXPECT_EQ(Status(alice_, "POST", job + "/cancel"), 200);
+  EXPECT_EQ(Status(server_->admin_token(), "POST", admin_job + "/cancel"), 200);
+
+  // Revoking a token: one's own (or any, as admin); another's is not found.
+  const std::string alice_token = NewTokenId(alice_);
+  EXPECT_EQ(Status("", "DELETE", "/api/v1/tokens/" + alice_token), 401);
+  EXPECT_EQ(Status(bob_, "DELETE", "/api/v1/tokens/" + alice_token), 404);
+  EXPECT_EQ(Status(alice_, "DELETE", "/api/v1/tokens/" + alice_token), 204);
+  const std::string bob_token = NewTokenId(bob_);
+  EXPECT_EQ(Status(server_->admin_token(), "DELETE", "/api/v1/tokens/" + bob_token), 204);
+
+  // Logout ends the caller's own session only.
+  EXPECT_EQ(Status("", "POST", "/api/v1/auth/logout", "{}"), 401);
+  for (const char* user : {"alice", "bob", "admin"}) {
+    SCOPED_TRACE(user);
+    auto fresh = server_->Login(user, std::string(user) == "admin" ? ServerProcess::kAdminPassword
+                                                                   : ServerProcess::kUserPassword);
+    ASSERT_TRUE(fresh.ok()) << fresh.status().ToString();
+    EXPECT_EQ(Status(*fresh, "POST", "/api/v1/auth/logout", "{}"), 200);
+    EXPECT_EQ(Status(*fresh, "GET", "/api/v1/auth/whoami"), 401);
+  }
+  EXPECT_EQ(Status(alice_, "GET", "/api/v1/auth/whoami"), 200);
+  EXPECT_EQ(Status(bob_, "GET", "/api/v1/auth/whoami"), 200);
 }
 
 // Bad inputs: malformed/forged/revoked tokens, wrong scheme, bad login bodies.
@@ -115,6 +224,112 @@ TEST_F(AccountsE2E, BadCredentialsAre401AndBadBodies400) {
   auto users = server_->GetJson("/api/v1/users");
   ASSERT_TRUE(users.ok());
   EXPECT_EQ((*users)["users"].size(), 3u);  // admin, alice, bob: nothing else was created
+}
+
+// An API token works until it is revoked, then is 401; another user cannot
+// revoke it (404: not theirs to see).
+TEST_F(AccountsE2E, RevokedApiTokenIs401) {
+  auto made = server_->CallAs(alice_, "POST", "/api/v1/tokens", R"({"name":"ci"})");
+  ASSERT_TRUE(made.ok());
+  ASSERT_EQ(made->status, 201) << made->body;
+  const api::Json token = api::Json::parse(made->body);
+  const std::string secret = token["token"], id = token["id"];
+  EXPECT_EQ(Status(secret, "GET", "/api/v1/nodes"), 200);
+  EXPECT_EQ(Status(bob_, "DELETE", "/api/v1/tokens/" + id), 404);
+  EXPECT_EQ(Status(secret, "GET", "/api/v1/nodes"), 200);  // bob's attempt changed nothing
+  EXPECT_EQ(Status(alice_, "DELETE", "/api/v1/tokens/" + id), 204);
+  EXPECT_EQ(Status(secret, "GET", "/api/v1/nodes"), 401);
+  EXPECT_EQ(Status(secret, "GET", "/api/v1/auth/whoami"), 401);
+  EXPECT_EQ(Status(alice_, "DELETE", "/api/v1/tokens/" + id), 404);  // gone
+  EXPECT_EQ(Status(alice_, "GET", "/api/v1/nodes"), 200);            // her session lives on
+}
+
+TEST_F(AccountsE2E, CliCreatesListsAndRevokesApiTokens) {
+  TempDir home;
+  const std::map<std::string, std::string> env = {
+      {"ROTA_SERVER", server_->url()}, {"ROTA_TOKEN", alice_}, {"XDG_CONFIG_HOME", home.path()}};
+  CliResult made = RunCli({"token", "create", "--name", "from-cli", "-o", "json"}, env);
+  ASSERT_EQ(made.exit_code, 0) << made.err;
+  const api::Json token = api::Json::parse(made.out, nullptr, false);
+  ASSERT_TRUE(token.is_object()) << made.out;
+  const std::string secret = token.value("token", ""), id = token.value("id", "");
+  ASSERT_FALSE(secret.empty()) << made.out;
+  EXPECT_EQ(Status(secret, "GET", "/api/v1/nodes"), 200);
+
+  CliResult listed = RunCli({"tokens"}, env);
+  ASSERT_EQ(listed.exit_code, 0) << listed.err;
+  EXPECT_NE(listed.out.find(id), std::string::npos) << listed.out;
+  EXPECT_NE(listed.out.find("from-cli"), std::string::npos) << listed.out;
+  EXPECT_EQ(listed.out.find(secret), std::string::npos) << "the secret is shown only once";
+
+  // bob's CLI cannot revoke alice's token.
+  auto bob_env = env;
+  bob_env["ROTA_TOKEN"] = bob_;
+  CliResult refused = RunCli({"token", "revoke", id}, bob_env);
+  EXPECT_EQ(refused.exit_code, 1) << refused.out;
+  EXPECT_EQ(Status(secret, "GET", "/api/v1/nodes"), 200);
+
+  CliResult revoked = RunCli({"token", "revoke", id}, env);
+  ASSERT_EQ(revoked.exit_code, 0) << revoked.err;
+  EXPECT_NE(revoked.out.find("revoked token " + id), std::string::npos) << revoked.out;
+  EXPECT_EQ(Status(secret, "GET", "/api/v1/nodes"), 401);
+  CliResult after = RunCli({"tokens", "-o", "json"}, env);
+  ASSERT_EQ(after.exit_code, 0) << after.err;
+  EXPECT_EQ(after.out.find(id), std::string::npos) << after.out;
+  // The revoked token itself cannot drive the CLI.
+  auto revoked_env = env;
+  revoked_env["ROTA_TOKEN"] = secret;
+  CliResult with_revoked = RunCli({"whoami"}, revoked_env);
+  EXPECT_EQ(with_revoked.exit_code, 1) << with_revoked.out;
+}
+
+// A user may edit their own profile but not their role.
+TEST_F(AccountsE2E, UserCannotMakeThemselvesAdmin) {
+  auto r = server_->CallAs(alice_, "PATCH", "/api/v1/users/alice", R"({"role":"admin"})");
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ(r->status, 403) << r->body;
+  r = server_->CallAs(alice_, "PATCH", "/api/v1/users/alice",
+                      R"({"role":"admin","display_name":"Boss"})");
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ(r->status, 403) << r->body;
+  auto alice = server_->GetJson("/api/v1/users/alice");
+  ASSERT_TRUE(alice.ok());
+  EXPECT_EQ((*alice)["role"], "user");
+  EXPECT_NE((*alice).value("display_name", ""), "Boss");  // nothing of a refused edit is kept
+  auto who = server_->CallAs(alice_, "GET", "/api/v1/auth/whoami");
+  ASSERT_TRUE(who.ok());
+  EXPECT_EQ(api::Json::parse(who->body)["role"], "user") << who->body;
+  EXPECT_EQ(Status(alice_, "GET", "/api/v1/users"), 403);  // still no admin rights
+}
+
+// A session token expires after session_ttl: 401 from then on, while an API
+// token made with it lives on.
+TEST(AccountsSessionTest, ExpiredSessionTokenIs401) {
+  TempDir dir;
+  ServerProcess server(dir.path() + "/server");
+  server.SetEnv("ROTA_SESSION_TTL", "4s");
+  ASSERT_TRUE(server.Start().ok()) << server.child().Log();
+  auto session = server.Login("admin", ServerProcess::kAdminPassword);
+  ASSERT_TRUE(session.ok()) << session.status().ToString();
+  const auto issued = std::chrono::steady_clock::now();
+  auto status = [&](const std::string& token) {
+    auto r = server.CallAs(token, "GET", "/api/v1/auth/whoami");
+    return r.ok() ? r->status : -1;
+  };
+  ASSERT_EQ(status(*session), 200);
+  auto made = server.CallAs(*session, "POST", "/api/v1/tokens", R"({"name":"long"})");
+  ASSERT_TRUE(made.ok());
+  ASSERT_EQ(made->status, 201) << made->body;
+  const std::string api_token = api::Json::parse(made->body)["token"];
+
+  ASSERT_TRUE(WaitFor([&] { return status(*session) == 401; }, seconds(20)));
+  EXPECT_GE(std::chrono::steady_clock::now() - issued, std::chrono::milliseconds(3500))
+      << "refused before its time";
+  EXPECT_EQ(status(api_token), 200);
+  // A new sign-in works again.
+  auto again = server.Login("admin", ServerProcess::kAdminPassword);
+  ASSERT_TRUE(again.ok());
+  EXPECT_EQ(status(*again), 200);
 }
 
 TEST_F(AccountsE2E, FirstAdminIsCreatedOnceAndCliLoginSavesAPrivateToken) {

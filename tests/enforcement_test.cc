@@ -17,8 +17,8 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <map>
 #include <set>
-#include <thread>
 
 #include "common/clock.h"
 #include "common/file_util.h"
@@ -86,10 +86,63 @@ Result<pid_t> StartAs(uid_t uid, const std::vector<std::string>& argv, const std
   return pid;
 }
 
-bool Alive(pid_t pid) {
-  int status = 0;
-  const pid_t r = ::waitpid(pid, &status, WNOHANG);
-  return r == 0;
+// Children of this test and how they ended: Running() reaps a child that
+// exited and keeps its wait status for Status().
+class Reaper {
+ public:
+  bool Running(pid_t pid) {
+    if (status_.count(pid) != 0) return false;
+    int status = 0;
+    const pid_t r = ::waitpid(pid, &status, WNOHANG);
+    if (r == 0) return true;
+    status_[pid] = r == pid ? status : -1;
+    return false;
+  }
+  // The wait status of an ended child; -1 when unknown.
+  int Status(pid_t pid) const {
+    auto it = status_.find(pid);
+    return it == status_.end() ? -1 : it->second;
+  }
+
+ private:
+  std::map<pid_t, int> status_;
+};
+
+// "killed by signal N" or how else `status` ended.
+std::string Describe(int status) {
+  if (status == -1) return "unknown";
+  if (WIFSIGNALED(status)) return "killed by signal " + std::to_string(WTERMSIG(status));
+  if (WIFEXITED(status)) return "exited " + std::to_string(WEXITSTATUS(status));
+  return "status " + std::to_string(status);
+}
+
+// The pids named by the events with `action`.
+std::set<int64_t> PidsOf(const api::Json& events, const std::string& action) {
+  std::set<int64_t> out;
+  for (const auto& e : events) {
+    if (e["action"] != action) continue;
+    for (const auto& p : e["pids"]) out.insert(p["pid"].get<int64_t>());
+  }
+  return out;
+}
+
+// The first event with `action`, or null.
+api::Json FirstEvent(const api::Json& events, const std::string& action) {
+  for (const auto& e : events) {
+    if (e["action"] == action) return e;
+  }
+  return nullptr;
+}
+
+// The per-pid outcome of `pid` in the first event with `action`; "" when absent.
+std::string PidOutcome(const api::Json& events, const std::string& action, int64_t pid) {
+  for (const auto& e : events) {
+    if (e["action"] != action) continue;
+    for (const auto& p : e["pids"]) {
+      if (p["pid"] == pid) return p.value("outcome", "");
+    }
+  }
+  return "";
 }
 
 // Reads what is available on the pty master.
@@ -105,7 +158,7 @@ std::string Drain(int master) {
 }
 
 TEST(EnforcementE2E, WarnsEmailsTermsThenKillsOnlyTheIntruder) {
-  if (::geteuid() != 0) GTEST_SKIP() << "needs root (creates Unix users, signals across users)";
+  ROTA_SKIP_UNLESS_ROOT("creates Unix users, signals across users");
   auto uid_a = EnsureUnixUser("rota-e2e-a");
   auto uid_b = EnsureUnixUser("rota-e2e-b");
   ASSERT_TRUE(uid_a.ok()) << uid_a.status().ToString();
@@ -142,7 +195,15 @@ TEST(EnforcementE2E, WarnsEmailsTermsThenKillsOnlyTheIntruder) {
   auto created = server.CallAs(*alice, "POST", "/api/v1/reservations", reservation.dump());
   ASSERT_TRUE(created.ok());
   ASSERT_EQ(created->status, 201) << created->body;
-  std::this_thread::sleep_for(std::chrono::milliseconds(1200));  // the reservation has begun
+  const std::string reservation_path =
+      "/api/v1/reservations/" +
+      std::to_string(api::Json::parse(created->body)["id"].get<int64_t>());
+  ASSERT_TRUE(WaitFor(
+      [&] {
+        auto r = server.GetJson(reservation_path);
+        return r.ok() && (*r)["state"] == "running";
+      },
+      seconds(10)));  // the reservation has begun
 
   // A's own process on the GPU.
   auto a_proc = StartAs(*uid_a, {"/bin/sleep", "600"}, "node-e", "1");
@@ -166,45 +227,87 @@ TEST(EnforcementE2E, WarnsEmailsTermsThenKillsOnlyTheIntruder) {
     return screen.find("rota") != std::string::npos && screen.find("GPU") != std::string::npos;
   }, seconds(20))) << screen << "\nserver log:\n" << server.child().Log();
 
-  // 2. Email to B and to A (the reservation owner).
+  // 2. Email to B and to A (the reservation owner), naming the GPU, the node
+  // and the offender.
   auto mails = (*sink)->WaitMessages(2, seconds(20));
   std::set<std::string> rcpts;
-  for (const auto& m : mails) rcpts.insert(m.rcpt_tos.begin(), m.rcpt_tos.end());
+  for (const auto& m : mails) {
+    rcpts.insert(m.rcpt_tos.begin(), m.rcpt_tos.end());
+    const std::string text = notify::testing::ParseMessage(m.data).parts["text/plain"];
+    for (const std::string& want :
+         {std::string("GPU 1"), std::string("node-e"), std::string("rota-e2e-b"),
+          std::to_string(*b_plain), std::string("alice's experiment")}) {
+      EXPECT_NE(text.find(want), std::string::npos) << want << " missing in mail:\n" << text;
+    }
+    EXPECT_EQ(text.find("1970-"), std::string::npos) << "unset reservation time in:\n" << text;
+  }
   EXPECT_TRUE(rcpts.count("bob@example.test")) << "recipients: " << rcpts.size();
   EXPECT_TRUE(rcpts.count("alice@example.test")) << "recipients: " << rcpts.size();
 
   // 3. SIGTERM ends the plain process; 4. SIGKILL the one that ignores SIGTERM.
-  EXPECT_TRUE(WaitFor([&] { return !Alive(*b_plain); }, seconds(20)));
-  EXPECT_TRUE(WaitFor([&] { return !Alive(*b_stubborn); }, seconds(20)));
-  int status = 0;
-  // Both are reaped by Alive(); A's process is untouched.
-  EXPECT_TRUE(Alive(*a_proc));
-  (void)status;
+  Reaper reaper;
+  EXPECT_TRUE(WaitFor([&] { return !reaper.Running(*b_plain); }, seconds(20)));
+  EXPECT_TRUE(WaitFor([&] { return !reaper.Running(*b_stubborn); }, seconds(20)));
+  const int plain_status = reaper.Status(*b_plain);
+  const int stubborn_status = reaper.Status(*b_stubborn);
+  EXPECT_TRUE(plain_status != -1 && WIFSIGNALED(plain_status) && WTERMSIG(plain_status) == SIGTERM)
+      << "plain process: " << Describe(plain_status);
+  EXPECT_TRUE(stubborn_status != -1 && WIFSIGNALED(stubborn_status) &&
+              WTERMSIG(stubborn_status) == SIGKILL)
+      << "SIGTERM-ignoring process: " << Describe(stubborn_status);
+  // A's process is untouched.
+  EXPECT_TRUE(reaper.Running(*a_proc)) << Describe(reaper.Status(*a_proc));
 
-  // 5. The audit log shows each step.
+  // 5. The audit log shows each step: one violation of B's with the steps as
+  // distinct events, in order, each naming the right pids.
   api::Json violation;
   ASSERT_TRUE(WaitFor([&] {
     auto list = server.GetJson("/api/v1/violations?node=node-e");
     if (!list.ok()) return false;
     const api::Json& items = (*list).contains("violations") ? (*list)["violations"] : *list;
     for (const auto& v : items) {
+      if (v["unix_user"] != "rota-e2e-b") continue;
       auto full = server.GetJson("/api/v1/violations/" + std::to_string(v["id"].get<int64_t>()));
-      if (!full.ok()) continue;
-      std::string events = (*full).dump();
-      if (events.find("sigkill") != std::string::npos ||
-          events.find("SIGKILL") != std::string::npos) {
+      if (full.ok() && !FirstEvent((*full)["events"], "kill_result").is_null()) {
         violation = *full;
         return true;
       }
     }
     return false;
   }, seconds(20))) << server.child().Log();
-  const std::string audit = violation.dump();
-  for (const char* step : {"warn", "email", "rota-e2e-b"}) {
-    EXPECT_NE(audit.find(step), std::string::npos) << step << " missing in " << audit;
+  const api::Json& events = violation["events"];
+  const std::string audit = events.dump();
+  EXPECT_EQ(violation["gpu"], 1) << audit;
+  EXPECT_EQ(violation["reservation_owner"], "alice") << audit;
+  int64_t last_t = 0;
+  for (const char* step : {"open", "warn", "email", "term", "kill"}) {
+    api::Json e = FirstEvent(events, step);
+    ASSERT_FALSE(e.is_null()) << step << " missing in " << audit;
+    EXPECT_GE(e["t_ms"].get<int64_t>(), last_t) << step << " out of order in " << audit;
+    last_t = e["t_ms"].get<int64_t>();
   }
-  EXPECT_NE(audit.find(std::to_string(*b_plain)), std::string::npos) << audit;
-  EXPECT_EQ(audit.find("\"pid\":" + std::to_string(*a_proc)), std::string::npos) << audit;
+  for (const char* report : {"warn_result", "term_result", "kill_result"}) {
+    ASSERT_FALSE(FirstEvent(events, report).is_null()) << report << " missing in " << audit;
+  }
+  EXPECT_EQ(FirstEvent(events, "warn_result")["outcome"], "ok") << audit;
+  EXPECT_NE(FirstEvent(events, "warn_result")["detail"].get<std::string>().find("pts/"),
+            std::string::npos)
+      << audit;
+  const std::string email_detail = FirstEvent(events, "email")["detail"];
+  EXPECT_NE(email_detail.find("bob@example.test"), std::string::npos) << audit;
+  EXPECT_NE(email_detail.find("alice@example.test"), std::string::npos) << audit;
+  // SIGTERM went to both of B's processes, SIGKILL only to the one that survived it.
+  const std::set<int64_t> termed = PidsOf(events, "term");
+  EXPECT_TRUE(termed.count(*b_plain)) << audit;
+  EXPECT_TRUE(termed.count(*b_stubborn)) << audit;
+  EXPECT_EQ(PidOutcome(events, "term_result", *b_plain), "signalled") << audit;
+  EXPECT_EQ(PidsOf(events, "kill"), std::set<int64_t>{*b_stubborn}) << audit;
+  EXPECT_EQ(PidOutcome(events, "kill_result", *b_stubborn), "signalled") << audit;
+  EXPECT_EQ(FirstEvent(events, "kill_result")["outcome"], "ok") << audit;
+  // A's process is named by no event.
+  for (const auto& e : events) {
+    for (const auto& p : e["pids"]) EXPECT_NE(p["pid"], *a_proc) << audit;
+  }
 
   // The CLI shows it too.
   auto env = server.CliEnv();

@@ -27,6 +27,11 @@ TempDir::~TempDir() {
 std::string RotaBinary() { return ROTA_BINARY; }
 std::string SimNvmlLibrary() { return ROTA_SIM_NVML_LIB; }
 
+bool RootTestsRequired() {
+  const char* v = std::getenv("ROTA_REQUIRE_ROOT_TESTS");
+  return v != nullptr && std::string(v) == "1";
+}
+
 bool WaitFor(const std::function<bool()>& pred, std::chrono::milliseconds timeout) {
   auto deadline = std::chrono::steady_clock::now() + timeout;
   while (true) {

@@ -3,6 +3,7 @@
 // simulated NVML library) on loopback, in a temporary directory.
 
 #include <sys/types.h>
+#include <unistd.h>
 
 #include <chrono>
 #include <functional>
@@ -30,6 +31,22 @@ class TempDir {
 // Paths of the built artefacts (set by CMake).
 std::string RotaBinary();
 std::string SimNvmlLibrary();
+
+// True when ROTA_REQUIRE_ROOT_TESTS=1: tests that need root must run, not
+// skip (scripts/test.sh sets it when it runs as root).
+bool RootTestsRequired();
+
+// In a TEST body: skips the test when not running as root, or fails it when
+// RootTestsRequired(). `why` says what needs root.
+#define ROTA_SKIP_UNLESS_ROOT(why)                                                     \
+  do {                                                                                 \
+    if (::geteuid() != 0) {                                                            \
+      if (::rota::testing::RootTestsRequired()) {                                      \
+        FAIL() << "needs root (" << (why) << ") and ROTA_REQUIRE_ROOT_TESTS=1 is set"; \
+      }                                                                                \
+      GTEST_SKIP() << "needs root (" << (why) << ")";                                  \
+    }                                                                                  \
+  } while (0)
 
 // Polls `pred` every 50 ms until it is true or `timeout` passes.
 bool WaitFor(const std::function<bool()>& pred, std::chrono::milliseconds timeout);

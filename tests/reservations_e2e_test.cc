@@ -3,10 +3,15 @@
 // owner, another user, admin), bad input that must store nothing, and the CLI.
 
 #include <gtest/gtest.h>
+#include <pwd.h>
+#include <unistd.h>
 
 #include <chrono>
+#include <set>
+#include <tuple>
 
 #include "common/clock.h"
+#include "common/process.h"
 #include "common/time_util.h"
 #include "tests/harness.h"
 
@@ -194,6 +199,186 @@ TEST_F(ReservationsE2E, CliReservesWithRelativeTimesAndListsMine) {
   CliResult exec = RunCli({"exec", "--node", "gpu-r", "--", "/bin/true"}, env);
   EXPECT_EQ(exec.exit_code, 1);
   EXPECT_NE(exec.err.find("gpu-r"), std::string::npos) << exec.err;
+}
+
+// Titles of a reservation list (GET answer or `rota reservations -o json`).
+std::set<std::string> Titles(const api::Json& list) {
+  std::set<std::string> out;
+  for (const auto& r : list) out.insert(r["title"].get<std::string>());
+  return out;
+}
+
+// Refused edits leave the stored rows as they were: a reservation after a 403
+// (another user) and a 409 (overlap), the policy list after refused creates
+// and updates.
+TEST_F(ReservationsE2E, RefusedEditsChangeNothing) {
+  auto first = server_->CallAs(alice_, "POST", "/api/v1/reservations", Body(0, 1, 1, "first"));
+  auto second = server_->CallAs(alice_, "POST", "/api/v1/reservations", Body(0, 3, 1, "second"));
+  ASSERT_TRUE(first.ok() && second.ok());
+  ASSERT_EQ(first->status, 201) << first->body;
+  ASSERT_EQ(second->status, 201) << second->body;
+  const api::Json a = api::Json::parse(first->body);
+  const std::string path =
+      "/api/v1/reservations/" + std::to_string(api::Json::parse(second->body)["id"].get<int64_t>());
+  auto before = server_->GetJson(path);
+  ASSERT_TRUE(before.ok());
+
+  const std::vector<std::pair<std::string, std::string>> refused = {
+      {bob_, R"({"title":"mine now"})"},                                   // not his: 403
+      {bob_, api::Json{{"start", a["start"]}, {"end", a["end"]}}.dump()},  // not his
+      {alice_,
+       api::Json{{"start", a["start"]}, {"end", a["end"]}, {"title", "moved"}}.dump()},  // 409
+      {alice_, api::Json{{"end", a["start"]}, {"title", "moved"}}.dump()},  // end before start: 400
+  };
+  const std::vector<int> want = {403, 403, 409, 400};
+  for (size_t i = 0; i < refused.size(); ++i) {
+    SCOPED_TRACE(refused[i].second);
+    EXPECT_EQ(Status(refused[i].first, "PATCH", path, refused[i].second), want[i]);
+    auto after = server_->GetJson(path);
+    ASSERT_TRUE(after.ok());
+    EXPECT_EQ(*after, *before);
+  }
+  EXPECT_EQ(Status(bob_, "DELETE", path), 403);
+  EXPECT_EQ(*server_->GetJson(path), *before);
+
+  // Policies: refused creates and updates leave the list as it was.
+  auto made = server_->Call("POST", "/api/v1/policies", R"({"name":"p1","max_duration":"8h"})");
+  ASSERT_TRUE(made.ok());
+  ASSERT_EQ(made->status, 201) << made->body;
+  const std::string policy =
+      "/api/v1/policies/" + std::to_string(api::Json::parse(made->body)["id"].get<int64_t>());
+  auto policies = server_->GetJson("/api/v1/policies");
+  ASSERT_TRUE(policies.ok());
+  const std::string admin = server_->admin_token();
+  const std::vector<std::tuple<std::string, std::string, std::string, std::string, int>> writes = {
+      {alice_, "POST", "/api/v1/policies", R"({"name":"p2"})", 403},
+      {admin, "POST", "/api/v1/policies", R"({"name":"p1"})", 409},
+      {admin, "POST", "/api/v1/policies", R"({"name":"p3","max_duration":"soon"})", 400},
+      {admin, "POST", "/api/v1/policies", R"({"name":"p4","colour":"red"})", 400},
+      {alice_, "PUT", policy, R"({"name":"p1","max_duration":"1h"})", 403},
+      {admin, "PUT", policy, R"({"name":"p1","max_duration":"-1h"})", 400},
+      {admin, "PUT", policy, R"({"name":"p1","idle":{"threshold_pct":500}})", 400},
+      {alice_, "DELETE", policy, "", 403},
+  };
+  for (const auto& [token, method, where, body, status] : writes) {
+    SCOPED_TRACE(method + " " + where + " " + body);
+    EXPECT_EQ(Status(token, method, where, body), status);
+    auto after = server_->GetJson("/api/v1/policies");
+    ASSERT_TRUE(after.ok());
+    EXPECT_EQ(*after, *policies);
+  }
+}
+
+// While a reservation runs its live averages show in the API, from the samples
+// of a process on its GPU; once it ends, the stored averages do.
+TEST_F(ReservationsE2E, LiveUtilisationThenStoredAveragesAfterItEnds) {
+  // carol's Unix user runs the GPU process (ours): no violation to enforce.
+  const std::string me = ::getpwuid(::geteuid())->pw_name;
+  auto carol = server_->CreateUser("carol", "user", {{"unix_user", me}});
+  ASSERT_TRUE(carol.ok()) << carol.status().ToString();
+  const int64_t now = RealClock::Get().NowMs();
+  const api::Json body{{"node", "gpu-r"},
+                       {"gpus", {2}},
+                       {"start", FormatRfc3339(now - now % 1000 + 1000)},
+                       {"end", FormatRfc3339(now + 3600'000)},
+                       {"title", "busy"}};
+  auto made = server_->CallAs(*carol, "POST", "/api/v1/reservations", body.dump());
+  ASSERT_TRUE(made.ok());
+  ASSERT_EQ(made->status, 201) << made->body;
+  const std::string path =
+      "/api/v1/reservations/" + std::to_string(api::Json::parse(made->body)["id"].get<int64_t>());
+  ASSERT_TRUE(WaitFor(
+      [&] {
+        auto r = server_->GetJson(path);
+        return r.ok() && (*r)["state"] == "running";
+      },
+      seconds(10)));
+
+  // The simulated GPU runs at 40 % (memory 24 %) while the process lives.
+  SpawnOptions opts;
+  opts.env = {
+      {"CUDA_VISIBLE_DEVICES", "2"}, {"ROTA_SIM_NODE", "gpu-r"}, {"ROTA_SIM_GPU_UTIL", "40"}};
+  opts.output_path = "/dev/null";
+  auto pid = SpawnProcess({"sleep", "300"}, opts);
+  ASSERT_TRUE(pid.ok());
+  api::Json live;
+  const bool busy = WaitFor(
+      [&] {
+        auto r = server_->GetJson(path);
+        if (!r.ok() || !(*r).contains("live")) return false;
+        live = (*r)["live"];
+        return live["avg_util_gpu"].get<double>() >= 20;  // most samples have the process
+      },
+      seconds(30));
+  EXPECT_TRUE(busy) << live.dump();
+  EXPECT_LE(live["avg_util_gpu"].get<double>(), 40) << live.dump();
+  EXPECT_GT(live["avg_util_mem"].get<double>(), 0) << live.dump();
+  EXPECT_LE(live["avg_util_mem"].get<double>(), 24) << live.dump();
+  EXPECT_GE(live["samples"].get<int64_t>(), 1) << live.dump();
+  EXPECT_FALSE(live.contains("idle_since")) << live.dump();
+
+  // Ending it now stores the averages with it.
+  ASSERT_EQ(Status(*carol, "DELETE", path), 200);
+  api::Json ended;
+  ASSERT_TRUE(WaitFor(
+      [&] {
+        auto r = server_->GetJson(path);
+        if (!r.ok()) return false;
+        ended = *r;
+        return ended.contains("avg_util_gpu");
+      },
+      seconds(20)))
+      << ended.dump();
+  (void)StopProcess(*pid, 1000);
+  EXPECT_EQ(ended["state"], "ended") << ended.dump();
+  EXPECT_FALSE(ended.contains("live")) << ended.dump();
+  EXPECT_GE(ended["avg_util_gpu"].get<double>(), live["avg_util_gpu"].get<double>() - 1e-9)
+      << ended.dump();
+  EXPECT_LE(ended["avg_util_gpu"].get<double>(), 40) << ended.dump();
+  EXPECT_GT(ended["avg_util_mem"].get<double>(), 0) << ended.dump();
+  EXPECT_LE(ended["avg_util_mem"].get<double>(), 24) << ended.dump();
+}
+
+// `rota reservations --node` and `--from/--to` send the filters and show only
+// what matches.
+TEST_F(ReservationsE2E, CliListFiltersByNodeAndTime) {
+  AgentProcess other(dir_.path(), SimGpuNode{.name = "gpu-s", .gpus = 2}, *server_);
+  ASSERT_TRUE(other.Start().ok());
+  ASSERT_TRUE(WaitFor([&] { return NodeReady(*server_, "gpu-s"); }, seconds(20)))
+      << other.child().Log();
+  ASSERT_EQ(Status(alice_, "POST", "/api/v1/reservations", Body(0, 1, 1, "r-early")), 201);
+  ASSERT_EQ(Status(alice_, "POST", "/api/v1/reservations", Body(1, 5, 1, "r-late")), 201);
+  api::Json on_s = api::Json::parse(Body(0, 1, 1, "s-early"));
+  on_s["node"] = "gpu-s";
+  ASSERT_EQ(Status(bob_, "POST", "/api/v1/reservations", on_s.dump()), 201);
+
+  auto env = server_->CliEnv();
+  env["ROTA_TOKEN"] = alice_;
+  auto list = [&](std::vector<std::string> args) {
+    args.insert(args.begin(), "reservations");
+    args.insert(args.end(), {"-o", "json"});
+    CliResult r = RunCli(args, env);
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    api::Json j = api::Json::parse(r.out, nullptr, false);
+    EXPECT_TRUE(j.is_array()) << r.out;
+    return j.is_array() ? Titles(j) : std::set<std::string>{};
+  };
+  using Set = std::set<std::string>;
+  EXPECT_EQ(list({}), (Set{"r-early", "r-late", "s-early"}));
+  EXPECT_EQ(list({"--node", "gpu-s"}), (Set{"s-early"}));
+  EXPECT_EQ(list({"--node", "gpu-r"}), (Set{"r-early", "r-late"}));
+  EXPECT_EQ(list({"--from", "+4h", "--to", "+7h"}), (Set{"r-late"}));
+  EXPECT_EQ(list({"--from", "+30m", "--to", "+3h"}), (Set{"r-early", "s-early"}));
+  EXPECT_EQ(list({"--node", "gpu-r", "--from", "+4h"}), (Set{"r-late"}));
+  EXPECT_EQ(list({"--from", "+8h"}), Set{});
+  // The table shows the same selection.
+  CliResult table = RunCli({"reservations", "--node", "gpu-s"}, env);
+  EXPECT_EQ(table.exit_code, 0) << table.err;
+  EXPECT_NE(table.out.find("s-early"), std::string::npos) << table.out;
+  EXPECT_EQ(table.out.find("r-early"), std::string::npos) << table.out;
+  // A bad time is a usage error.
+  CliResult bad = RunCli({"reservations", "--from", "someday"}, env);
+  EXPECT_EQ(bad.exit_code, 2) << bad.out << bad.err;
 }
 
 }  // namespace

@@ -74,6 +74,7 @@ std::vector<Offence> Detect(const std::string& node, const api::NodeSample& samp
           o.reservation_owner_id = charged->owner_id;
           o.reservation_owner_username = charged->owner_username;
           o.reservation_title = charged->title;
+          o.reservation_start_ms = charged->start_ms;
           o.reservation_end_ms = charged->end_ms;
         }
       }

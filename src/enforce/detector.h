@@ -44,6 +44,7 @@ struct Offence {
   int64_t reservation_owner_id = 0;
   std::string reservation_owner_username;
   std::string reservation_title;
+  int64_t reservation_start_ms = 0;
   int64_t reservation_end_ms = 0;
   EnforcementSettings settings;  // in effect on this GPU
 };

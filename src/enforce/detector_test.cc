@@ -127,6 +127,7 @@ TEST(DetectTest, GroupsProcessesOfOneUidPerGpu) {
 TEST(DetectTest, OffenceCarriesReservationAndItsSettings) {
   ReservationView r = Reservation(7, "alice", {0, 1});
   r.settings.grace_term_ms = 123'000;
+  r.start_ms = 1000;
   api::NodeSample sample = Sample(5000);
   sample.gpus[1].processes = {Proc(10, 1002, "bob")};
   auto offences = Detect("node-a", sample, {r}, {}, Mode("off"));
@@ -135,6 +136,9 @@ TEST(DetectTest, OffenceCarriesReservationAndItsSettings) {
   EXPECT_EQ(offences[0].reservation_owner_id, 70);
   EXPECT_EQ(offences[0].reservation_owner_username, "alice");
   EXPECT_EQ(offences[0].reservation_title, "run 7");
+  // Both ends, for the mails' "start .. end" (regression: the start was 1970).
+  EXPECT_EQ(offences[0].reservation_start_ms, r.start_ms);
+  EXPECT_EQ(offences[0].reservation_end_ms, r.end_ms);
   EXPECT_EQ(offences[0].settings.grace_term_ms, 123'000);
   EXPECT_EQ(offences[0].unix_user, "bob");
 }

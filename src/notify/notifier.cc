@@ -52,6 +52,13 @@ std::string ForLog(const std::string& s) {
 
 std::string Recipients(const std::vector<std::string>& to) { return ForLog(Join(to, ", ")); }
 
+void Report(const DeliveryCallback& done, std::string outcome, std::string detail,
+            std::vector<std::string> to, std::vector<std::string> rate_limited = {}) {
+  if (!done) return;
+  done(DeliveryReport{std::move(outcome), std::move(detail), std::move(to),
+                      std::move(rate_limited)});
+}
+
 }  // namespace
 
 Notifier::Notifier(SmtpConfig config, Clock& clock, NotifierOptions options)
@@ -66,23 +73,26 @@ Notifier::Notifier(SmtpConfig config, Clock& clock, NotifierOptions options)
 Notifier::~Notifier() {
   if (!worker_.joinable()) return;
   const bool drained = Flush(options_.drain_timeout_ms);
-  size_t left = 0;
+  std::deque<Queued> left;
   {
     std::lock_guard<std::mutex> lock(mu_);
     stopping_ = true;
-    left = queue_.size();
-    stats_.dropped += left;
-    queue_.clear();
+    left.swap(queue_);
+    stats_.dropped += left.size();
   }
   if (!drained) mailer_.Cancel();
-  if (left > 0) {
-    ROTA_LOG(WARNING) << "mail: shutting down with " << left << " unsent email(s); dropped";
+  if (!left.empty()) {
+    ROTA_LOG(WARNING) << "mail: shutting down with " << left.size() << " unsent email(s); dropped";
+  }
+  for (Queued& q : left) {
+    Report(q.done, "dropped", "the server shut down before it was sent", q.email.to,
+           q.rate_limited);
   }
   work_cv_.notify_all();
   worker_.join();
 }
 
-void Notifier::Enqueue(Email email) {
+void Notifier::Enqueue(Email email, DeliveryCallback done) {
   if (!enabled_) {
     {
       std::lock_guard<std::mutex> lock(mu_);
@@ -90,7 +100,7 @@ void Notifier::Enqueue(Email email) {
     }
     ROTA_LOG(INFO) << "mail disabled: not sending '" << ForLog(email.subject) << "' to "
                    << Recipients(email.to);
-    return;
+    return Report(done, "disabled", "mail is disabled (no smtp_url configured)", email.to);
   }
   if (Status st = Validate(email); !st.ok()) {
     {
@@ -99,7 +109,7 @@ void Notifier::Enqueue(Email email) {
     }
     ROTA_LOG(ERROR) << "mail: invalid email '" << ForLog(email.subject)
                     << "' not queued: " << ForLog(st.message());
-    return;
+    return Report(done, "failed", "invalid email: " + st.message(), email.to);
   }
   std::vector<std::string> limited;
   uint64_t dropped = 0;
@@ -124,7 +134,7 @@ void Notifier::Enqueue(Email email) {
       email.to = std::move(allowed);
       if (!email.to.empty()) {
         ++stats_.queued;
-        queue_.push_back(email);
+        queue_.push_back(Queued{email, done, limited});
         work_cv_.notify_one();
       }
     }
@@ -136,7 +146,9 @@ void Notifier::Enqueue(Email email) {
                         << ForLog(email.subject) << "' to " << Recipients(email.to) << " ("
                         << dropped << " dropped so far)";
     }
-    return;
+    return Report(done, "dropped",
+                  "the mail queue is full (" + std::to_string(options_.queue_capacity) + ")",
+                  email.to);
   }
   if (!limited.empty()) {
     ROTA_LOG(WARNING) << "mail rate limit (" << mailer_.config().rate_limit_per_hour
@@ -144,6 +156,13 @@ void Notifier::Enqueue(Email email) {
                       << " min): not sending '" << ForLog(email.subject) << "' to "
                       << Recipients(limited)
                       << (email.to.empty() ? " (no recipient left; not sent)" : "");
+  }
+  if (email.to.empty()) {
+    Report(done, "rate_limited",
+           "over the limit of " + std::to_string(mailer_.config().rate_limit_per_hour) +
+               " emails per recipient per " + std::to_string(options_.rate_window_ms / 60'000) +
+               " min: " + Join(limited, ", "),
+           {}, limited);
   }
 }
 
@@ -163,11 +182,12 @@ void Notifier::Run() {
   while (true) {
     work_cv_.wait(lock, [this] { return stopping_ || !queue_.empty(); });
     if (queue_.empty()) break;  // stopping
-    Email email = std::move(queue_.front());
+    Queued q = std::move(queue_.front());
     queue_.pop_front();
     busy_ = true;
     lock.unlock();
 
+    const Email& email = q.email;
     Status st = mailer_.Send(email);
     if (st.ok()) {
       ROTA_LOG(INFO) << "mail sent: '" << email.subject << "' to " << Recipients(email.to);
@@ -175,6 +195,8 @@ void Notifier::Run() {
       ROTA_LOG(ERROR) << "mail '" << email.subject << "' to " << Recipients(email.to)
                       << " failed (not retried): " << st.message();
     }
+    Report(q.done, st.ok() ? "sent" : "failed", st.ok() ? "" : st.message(), email.to,
+           q.rate_limited);
 
     lock.lock();
     busy_ = false;

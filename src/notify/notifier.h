@@ -6,8 +6,11 @@
 #include <condition_variable>
 #include <cstdint>
 #include <deque>
+#include <functional>
 #include <mutex>
+#include <string>
 #include <thread>
+#include <vector>
 
 #include "common/clock.h"
 #include "notify/rate_limiter.h"
@@ -34,6 +37,22 @@ struct NotifierStats {
   uint64_t disabled = 0;      // emails ignored because mail is disabled (empty smtp.url)
 };
 
+// How one enqueued email ended.
+struct DeliveryReport {
+  // "sent" (the server accepted it), "failed" (invalid, refused or not
+  // delivered; not retried), "rate_limited" (every recipient was over its
+  // limit), "dropped" (queue full, or left over at shutdown) or "disabled".
+  std::string outcome;
+  std::string detail;                     // why, e.g. the SMTP reply; "" when sent
+  std::vector<std::string> to;            // recipients it was sent (or meant) to
+  std::vector<std::string> rate_limited;  // recipients the rate limit removed
+};
+// Called exactly once per email, never with the Notifier's lock held: from
+// Enqueue itself when the email is not queued, else from the worker thread
+// after the attempt (or from the destructor when it is dropped). It delays the
+// next email while it runs, so it should be quick.
+using DeliveryCallback = std::function<void(const DeliveryReport&)>;
+
 // Thread-safe: Enqueue, Flush and Stats may be called from any thread.
 class Notifier {
  public:
@@ -48,16 +67,22 @@ class Notifier {
   // Never blocks on the network. Validates the email (invalid: logged, counted failed),
   // applies the per-recipient rate limit at the current clock time (recipients over their
   // limit are removed, counted, logged), and queues it (queue full: logged, dropped).
-  void Enqueue(Email email);
+  // `done` (optional) learns how it ended.
+  void Enqueue(Email email, DeliveryCallback done = nullptr);
 
-  // Waits until the queue is empty and no send is in progress, up to timeout_ms of real
-  // time. Returns true when drained.
+  // Waits until the queue is empty and no send (nor its callback) is in progress, up to
+  // timeout_ms of real time. Returns true when drained.
   bool Flush(int64_t timeout_ms);
 
   NotifierStats Stats() const;
   bool enabled() const { return enabled_; }
 
  private:
+  struct Queued {
+    Email email;
+    DeliveryCallback done;
+    std::vector<std::string> rate_limited;
+  };
   void Run();
 
   Clock& clock_;
@@ -68,7 +93,7 @@ class Notifier {
   mutable std::mutex mu_;
   std::condition_variable work_cv_;  // queue non-empty or stopping
   std::condition_variable idle_cv_;  // queue empty and no send in progress
-  std::deque<Email> queue_;          // GUARDED_BY(mu_)
+  std::deque<Queued> queue_;         // GUARDED_BY(mu_)
   bool busy_ = false;                // GUARDED_BY(mu_): the worker is sending
   bool stopping_ = false;            // GUARDED_BY(mu_)
   RateLimiter limiter_;              // GUARDED_BY(mu_)

@@ -4,7 +4,10 @@
 
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <chrono>
+#include <map>
+#include <mutex>
 
 #include "notify/notifier.h"
 #include "notify/notify_test_util.h"
@@ -81,6 +84,58 @@ TEST_F(NotifierSmtpTest, RateLimitsEachRecipientByTheClock) {
   got = sink->WaitMessages(4);
   ASSERT_EQ(got.size(), 4u);
   EXPECT_NE(got[3].data.find("m5"), std::string::npos);
+}
+
+// Each email's callback learns its fate once: sent, refused with the SMTP
+// reply, or held back by the rate limit.
+TEST_F(NotifierSmtpTest, CallbacksReportEachEmailsOutcome) {
+  auto sink = StartSink({.refuse = {"ghost@example.org"}});
+  ASSERT_NE(sink, nullptr);
+  SmtpConfig c = Config(sink->Url());
+  c.rate_limit_per_hour = 1;
+  Notifier notifier(c, clock_);
+  std::mutex mu;
+  std::map<std::string, std::vector<DeliveryReport>> reports;  // by subject
+  auto record = [&](const std::string& subject) {
+    return [&, subject](const DeliveryReport& r) {
+      std::lock_guard<std::mutex> lock(mu);
+      reports[subject].push_back(r);
+    };
+  };
+  notifier.Enqueue(Mail({"alice@example.com"}, "fine"), record("fine"));
+  notifier.Enqueue(Mail({"ghost@example.org"}, "refused"), record("refused"));
+  notifier.Enqueue(Mail({"alice@example.com"}, "limited"), record("limited"));
+  notifier.Enqueue(Mail({"alice@example.com", "bob@example.com"}, "half"), record("half"));
+  ASSERT_TRUE(notifier.Flush(10'000));
+  std::lock_guard<std::mutex> lock(mu);
+  ASSERT_EQ(reports["fine"].size(), 1u);
+  EXPECT_EQ(reports["fine"][0].outcome, "sent");
+  ASSERT_EQ(reports["refused"].size(), 1u);
+  EXPECT_EQ(reports["refused"][0].outcome, "failed");
+  EXPECT_NE(reports["refused"][0].detail.find("550"), std::string::npos)
+      << reports["refused"][0].detail;
+  ASSERT_EQ(reports["limited"].size(), 1u);
+  EXPECT_EQ(reports["limited"][0].outcome, "rate_limited");
+  EXPECT_EQ(reports["limited"][0].rate_limited, std::vector<std::string>{"alice@example.com"});
+  ASSERT_EQ(reports["half"].size(), 1u);
+  EXPECT_EQ(reports["half"][0].outcome, "sent");
+  EXPECT_EQ(reports["half"][0].to, std::vector<std::string>{"bob@example.com"});
+  EXPECT_EQ(reports["half"][0].rate_limited, std::vector<std::string>{"alice@example.com"});
+}
+
+TEST_F(NotifierSmtpTest, ClosedPortIsReportedFailed) {
+  Notifier notifier(Config("smtp://127.0.0.1:" + std::to_string(testing::UnusedPort())), clock_);
+  std::atomic<int> calls{0};
+  DeliveryReport report;
+  notifier.Enqueue(Mail({"alice@example.com"}, "m"), [&](const DeliveryReport& r) {
+    report = r;
+    ++calls;
+  });
+  ASSERT_TRUE(notifier.Flush(10'000));  // the callback has run when Flush returns
+  EXPECT_EQ(calls.load(), 1);
+  EXPECT_EQ(report.outcome, "failed");
+  EXPECT_FALSE(report.detail.empty());
+  EXPECT_EQ(notifier.Stats().failed, 1u);
 }
 
 TEST_F(NotifierSmtpTest, FailuresAreCountedAndNotRetried) {

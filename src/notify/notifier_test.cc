@@ -22,6 +22,26 @@ TEST(NotifierTest, EmptyUrlMeansDisabledAndCounts) {
   EXPECT_EQ(s.queued + s.sent + s.failed + s.dropped + s.rate_limited, 0u);
 }
 
+TEST(NotifierTest, CallbackLearnsAtOnceWhatIsNotQueued) {
+  FakeClock clock;
+  std::vector<DeliveryReport> reports;
+  auto record = [&](const DeliveryReport& r) { reports.push_back(r); };
+  Notifier disabled(SmtpConfig{}, clock);
+  disabled.Enqueue(Mail({"a@example.com"}), record);
+  ASSERT_EQ(reports.size(), 1u);
+  EXPECT_EQ(reports[0].outcome, "disabled");
+  EXPECT_EQ(reports[0].to, std::vector<std::string>{"a@example.com"});
+
+  SmtpConfig c;
+  c.url = "smtp://127.0.0.1:25";
+  c.from = "rota@example.com";
+  Notifier notifier(c, clock);
+  notifier.Enqueue(Mail({"not an address"}), record);
+  ASSERT_EQ(reports.size(), 2u);
+  EXPECT_EQ(reports[1].outcome, "failed");
+  EXPECT_NE(reports[1].detail.find("invalid email"), std::string::npos) << reports[1].detail;
+}
+
 TEST(NotifierTest, InvalidConfigIsTreatedAsDisabled) {
   FakeClock clock;
   SmtpConfig c;

@@ -226,30 +226,36 @@ Email RenderIdleReservation(const IdleReservationNotice& n) {
   std::string gpu_text = (n.gpus.size() == 1 ? "GPU " : "GPUs ") + gpus;
   char util[32];
   std::snprintf(util, sizeof(util), "%.1f %%", n.avg_util);
-  const std::string release = n.will_release_ms > 0 ? "rota will release it automatically at " +
-                                                          Time(n.will_release_ms) + "."
-                                                    : "It will not be released automatically.";
+  const bool released = n.released_ms > 0;
+  const std::string release = released ? "rota released it at " + Time(n.released_ms) +
+                                             ": it has ended and its GPUs are free for others."
+                              : n.will_release_ms > 0 ? "rota will release it automatically at " +
+                                                            Time(n.will_release_ms) + "."
+                                                      : "It will not be released automatically.";
+  const std::string advice = released ? "If you still need GPUs, please make a new reservation."
+                                      : "If you no longer need it, please release it so others "
+                                        "can use the GPUs.";
   const std::string link = Link(n.server_url, "reservations/" + std::to_string(n.reservation_id));
   const std::string id = std::to_string(n.reservation_id);
 
   Email e;
   e.subject = "[rota] Your reservation \"" + Clean(n.title, kMaxSubjectValue) + "\" on " +
-              Clean(n.node, kMaxSubjectValue) + " is idle" +
-              (n.will_release_ms > 0 ? " and will be released" : "");
+              Clean(n.node, kMaxSubjectValue) +
+              (released                ? " was idle and has been released"
+               : n.will_release_ms > 0 ? " is idle and will be released"
+                                       : " is idle");
   e.text = "Hello " + Clean(n.owner) + ",\n\nyour reservation " + id + " \"" + Clean(n.title) +
-           "\" on node " + Clean(n.node) + " (" + gpu_text + ") has been idle since " +
-           Time(n.idle_since_ms) + " (average GPU utilization " + util + ").\n\n" + release +
-           "\nIf you no longer need it, please release it so others can use the GPUs.\n" +
+           "\" on node " + Clean(n.node) + " (" + gpu_text + ") " +
+           (released ? "was" : "has been") + " idle since " + Time(n.idle_since_ms) +
+           " (average GPU utilization " + util + ").\n\n" + release + "\n" + advice + "\n" +
            (link.empty() ? "" : "\nReservation: " + link + "\n") +
            "\n-- \nrota (automated message)\n";
-  e.html =
-      HtmlPage("<p>Hello " + H(n.owner) + ",</p>\n<p>your reservation " + id + " &quot;" +
-               H(n.title) + "&quot; on node <b>" + H(n.node) + "</b> (" + gpu_text +
-               ") has been idle since " + Time(n.idle_since_ms) + " (average GPU utilization " +
-               HtmlEscape(util) + ").</p>\n<p>" + HtmlEscape(release) +
-               "</p>\n<p>If you no longer need it, please release it so others can use "
-               "the GPUs.</p>\n" +
-               (link.empty() ? "" : HtmlLink(link, "Reservation " + id)));
+  e.html = HtmlPage("<p>Hello " + H(n.owner) + ",</p>\n<p>your reservation " + id + " &quot;" +
+                    H(n.title) + "&quot; on node <b>" + H(n.node) + "</b> (" + gpu_text + ") " +
+                    (released ? "was" : "has been") + " idle since " + Time(n.idle_since_ms) +
+                    " (average GPU utilization " + HtmlEscape(util) + ").</p>\n<p>" +
+                    HtmlEscape(release) + "</p>\n<p>" + HtmlEscape(advice) + "</p>\n" +
+                    (link.empty() ? "" : HtmlLink(link, "Reservation " + id)));
   return e;
 }
 

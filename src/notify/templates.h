@@ -39,6 +39,7 @@ struct IdleReservationNotice {
   int64_t idle_since_ms = 0;
   double avg_util = 0;          // average GPU utilization over the idle period, percent
   int64_t will_release_ms = 0;  // when rota releases it; 0 = no automatic release
+  int64_t released_ms = 0;      // when rota released it (ended it early); 0 = not released
   std::string server_url;
 };
 

@@ -165,6 +165,19 @@ TEST(TemplatesTest, IdleReservationNotice) {
   EXPECT_EQ(e.subject, "[rota] Your reservation \"<Big> run\" on node-b is idle");
   EXPECT_TRUE(Contains(e.text, "GPU 5)"));
   EXPECT_TRUE(Contains(e.text, "will not be released automatically"));
+  EXPECT_TRUE(Contains(e.text, "please release it"));
+
+  // Released already: says so, with no promise of a future release.
+  n.released_ms = 1'700'003'600'000;
+  e = RenderIdleReservation(n);
+  EXPECT_EQ(e.subject,
+            "[rota] Your reservation \"<Big> run\" on node-b was idle and has been released");
+  for (const std::string* body : {&e.text, &e.html}) {
+    EXPECT_TRUE(Contains(*body, "rota released it at 2023-11-14T23:13:20Z")) << *body;
+    EXPECT_FALSE(Contains(*body, "will release")) << *body;
+    EXPECT_FALSE(Contains(*body, "will not be released")) << *body;
+    EXPECT_FALSE(Contains(*body, "please release it")) << *body;
+  }
 }
 
 }  // namespace

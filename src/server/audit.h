@@ -6,8 +6,9 @@
 // which reservation, the mode and dry-run flag, every process that took part
 // (pid, start time, command), when it opened and closed and why it closed. Its
 // events record each step: action ("open", "warn", "update", "email", "term",
-// "kill", "resolve", and "<action>_result" when the agent reported back), an
-// outcome ("sent", "ok", "partial", "failed", "dry_run", ...), a readable detail
+// "kill", "resolve", and "<action>_result" when the agent or the mailer
+// reported back), an outcome ("sent", "queued", "ok", "partial", "failed",
+// "rate_limited", "dry_run", ...), a readable detail
 // and the pids concerned with per-pid outcomes.
 //
 // Thread-safe: every method goes through store::Store::Write / Read. Blocking.

@@ -39,7 +39,7 @@ TEST(ConfigTest, BadSettingsAreRejectedNamingKeyAndSource) {
       {"nope", "1"},          {"listen", "127.0.0.1:70000"}, {"listen", "localhost"},
       {"listen", ":80"},      {"raw_retention", "forever"},  {"raw_retention", "10s"},
       {"join_token", "short"}, {"log_level", "loud"},        {"http_threads", "0"},
-      {"missed_heartbeats", "-1"},
+      {"missed_heartbeats", "-1"}, {"session_ttl", "500ms"},     {"session_ttl", "400d"},
   };
   for (const auto& [key, value] : bad) {
     ServerConfig c;
@@ -56,6 +56,12 @@ TEST(ConfigTest, BadSettingsAreRejectedNamingKeyAndSource) {
   }
   ServerConfig c;
   EXPECT_EQ(LoadConfigFile(&c, dir + "/missing.yaml").code(), StatusCode::kNotFound);
+}
+
+TEST(ConfigTest, SessionTtlGoesDownToOneSecond) {
+  ServerConfig c;
+  ASSERT_TRUE(ApplySetting(&c, "session_ttl", "1s", "env X").ok());
+  EXPECT_EQ(c.session_ttl_ms, 1000);
 }
 
 }  // namespace

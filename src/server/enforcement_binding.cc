@@ -89,6 +89,7 @@ notify::Email RenderViolation(const EmailRequest& e, const std::string& server_u
   for (const auto& p : e.processes) n.processes.emplace_back(p.pid, p.command);
   n.reservation_title = e.reservation_title;
   n.reservation_owner = e.reservation_owner;
+  n.reservation_start_ms = e.reservation_start_ms;
   n.reservation_end_ms = e.reservation_end_ms;
   n.next_action = "stop the processes (SIGTERM, then SIGKILL after " +
                   std::to_string(e.kill_after_ms / 1000) + " s)";
@@ -100,6 +101,23 @@ notify::Email RenderViolation(const EmailRequest& e, const std::string& server_u
 }
 
 }  // namespace
+
+std::function<void(EmailRequest, std::function<void(EmailDelivery)>)> MakeMailHook(
+    notify::Notifier* notifier, const std::string& server_url) {
+  return [notifier, server_url](EmailRequest e, std::function<void(EmailDelivery)> done) {
+    notify::Email mail = RenderViolation(e, server_url);
+    mail.to = e.to;
+    notifier->Enqueue(std::move(mail), [done = std::move(done)](const notify::DeliveryReport& r) {
+      EmailDelivery d{r.outcome, r.detail};
+      if (!r.rate_limited.empty() && r.outcome != "rate_limited") {
+        std::string limited;
+        for (const auto& a : r.rate_limited) limited += (limited.empty() ? "" : ", ") + a;
+        d.detail += std::string(d.detail.empty() ? "" : "; ") + "rate-limited: " + limited;
+      }
+      if (done) done(std::move(d));
+    });
+  };
+}
 
 Result<PolicyEnforcement> ParsePolicyEnforcement(const api::Json& j,
                                                  const EnforcementSettings& defaults) {
@@ -243,28 +261,31 @@ EnforcementHooks MakeEnforcementHooks(const EnforcementDeps& deps) {
                               });
   };
   if (deps.notifier == nullptr) return h;  // mail disabled: the audit log says so
-  h.send_email = [deps](EmailRequest e) {
-    notify::Email mail = RenderViolation(e, deps.server_url);
-    mail.to = e.to;
-    deps.notifier->Enqueue(std::move(mail));
-  };
+  h.send_email = MakeMailHook(deps.notifier, deps.server_url);
   return h;
+}
+
+notify::Email IdleEmail(const IdleNotice& n, const std::string& server_url) {
+  notify::IdleReservationNotice m;
+  m.reservation_id = n.reservation_id;
+  m.title = n.title;
+  m.owner = n.owner;
+  m.node = n.node;
+  m.gpus = n.gpus;
+  m.idle_since_ms = n.idle_since_ms;
+  m.avg_util = n.avg_util_gpu;
+  // will_release_ms stays 0: a reservation gets one idle notice, so a rule that
+  // only notifies is never followed by an automatic release.
+  m.released_ms = n.released ? n.end_ms : 0;
+  m.server_url = server_url;
+  return notify::RenderIdleReservation(m);
 }
 
 std::function<void(const IdleNotice&)> MakeIdleMailer(const EnforcementDeps& deps) {
   return [deps](const IdleNotice& n) {
     ROTA_LOG(INFO) << "reservation " << n.reservation_id << " of " << n.owner << ": " << n.reason;
     if (deps.notifier == nullptr || n.owner_email.empty()) return;
-    notify::IdleReservationNotice m;
-    m.reservation_id = n.reservation_id;
-    m.title = n.title;
-    m.owner = n.owner;
-    m.node = n.node;
-    m.gpus = n.gpus;
-    m.idle_since_ms = n.idle_since_ms;
-    m.will_release_ms = n.released ? n.end_ms : 0;
-    m.server_url = deps.server_url;
-    notify::Email mail = notify::RenderIdleReservation(m);
+    notify::Email mail = IdleEmail(n, deps.server_url);
     mail.to = {n.owner_email};
     deps.notifier->Enqueue(std::move(mail));
   };

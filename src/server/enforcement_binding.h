@@ -28,6 +28,7 @@
 
 namespace rota::notify {
 class Notifier;
+struct Email;
 }
 
 namespace rota::server {
@@ -82,8 +83,17 @@ struct EnforcementDeps {
   std::string server_url;  // for links in mails
 };
 
+// EnforcementHooks::send_email over `notifier` (borrowed, non-null): renders
+// the violation mail and reports its delivery.
+std::function<void(EmailRequest, std::function<void(EmailDelivery)>)> MakeMailHook(
+    notify::Notifier* notifier, const std::string& server_url);
+
 // Hooks for EnforcementService bound to the live server.
 EnforcementHooks MakeEnforcementHooks(const EnforcementDeps& deps);
+
+// The mail to the owner about idle reservation `n` (recipients not set): the
+// average utilisation while idle, and that it was released when it was.
+notify::Email IdleEmail(const IdleNotice& n, const std::string& server_url);
 
 // Reservations::IdleHook that mails the owner (when it has an address).
 std::function<void(const IdleNotice&)> MakeIdleMailer(const EnforcementDeps& deps);

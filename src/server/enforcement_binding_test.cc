@@ -1,9 +1,13 @@
 #include "server/enforcement_binding.h"
 
 #include <gtest/gtest.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
 #include <atomic>
 
+#include "notify/notifier.h"
 #include "server/audit.h"
 #include "server/store/store_test_util.h"
 
@@ -190,6 +194,96 @@ TEST(EnforcementRunnerTest, FeedsSamplesAndLossesToTheService) {
   ASSERT_TRUE(v.ok());
   EXPECT_EQ(v->state, "resolved");
   EXPECT_EQ(v->resolution, "node unreachable");
+}
+
+// A loopback port nothing listens on (bound, then closed).
+uint16_t ClosedPort() {
+  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t len = sizeof a;
+  if (fd < 0 || ::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0 ||
+      ::getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len) != 0) {
+    ADD_FAILURE() << "cannot bind a loopback port";
+  }
+  ::close(fd);
+  return ntohs(a.sin_port);
+}
+
+// Mail the SMTP server never takes: the violation says it was queued at the
+// time, then that delivery failed and why (not "sent").
+TEST(MailHookTest, UndeliverableMailIsAuditedAsFailed) {
+  store::testing::TempDir dir;
+  FakeClock clock(1'700'000'000'000);
+  auto store = store::Store::Open(dir.path(), {}, clock);
+  ASSERT_TRUE(store.ok()) << store.status().ToString();
+  AuditLog audit(store->get());
+  notify::SmtpConfig smtp;
+  smtp.url = "smtp://127.0.0.1:" + std::to_string(ClosedPort());
+  smtp.from = "rota@example.test";
+  smtp.timeout_ms = 5000;
+  notify::Notifier notifier(smtp, clock);
+  ASSERT_TRUE(notifier.enabled());
+
+  const int64_t t0 = clock.NowMs();
+  EnforcementHooks hooks;
+  hooks.active_reservations = [&](const std::string& node, int64_t) {
+    enforce::ReservationView r;
+    r.id = 1;
+    r.owner_id = 1;
+    r.owner_username = "alice";
+    r.owner_unix_user = "alice";
+    r.node = node;
+    r.gpus = {0};
+    r.start_ms = t0 - 1000;
+    r.end_ms = t0 + 3'600'000;
+    return std::vector<enforce::ReservationView>{r};
+  };
+  hooks.find_user_by_unix = [](const std::string&, const std::string&) {
+    return std::optional<UserContact>(UserContact{2, "bob", "bob@example.test"});
+  };
+  hooks.get_user = [](int64_t) {
+    return std::optional<UserContact>(UserContact{1, "alice", "alice@example.test"});
+  };
+  hooks.send_command = [](const std::string&, const CommandRequest&,
+                          std::function<void(CommandOutcome)> done) {
+    done(CommandOutcome{true, {}, {}, ""});
+  };
+  hooks.send_email = MakeMailHook(&notifier, "");
+  EnforcementService service(&audit, hooks, clock);
+
+  api::NodeSample s;
+  api::GpuSample g;
+  g.index = 0;
+  api::GpuProcess p;
+  p.pid = 42;
+  p.uid = 1002;
+  p.user = "bob";
+  p.command = "python x.py";
+  p.start_time_ms = 1000;
+  g.processes = {p};
+  s.gpus = {g};
+  for (int64_t offset : {0, 60'000}) {  // the violation, then the email after G1
+    clock.SetMs(t0 + offset);
+    s.time_ms = clock.NowMs();
+    service.OnSample("n1", s);
+  }
+  ASSERT_TRUE(notifier.Flush(15'000));  // delivery reports are in when it returns
+  auto list = audit.List({});
+  ASSERT_TRUE(list.ok());
+  ASSERT_EQ(list->size(), 1u);
+  auto v = audit.Get(list->front().id);
+  ASSERT_TRUE(v.ok());
+  std::vector<std::string> email_outcomes;
+  for (const auto& e : v->events) {
+    if (e.action == "email") email_outcomes.push_back("email:" + e.outcome);
+    if (e.action != "email_result") continue;
+    email_outcomes.push_back("result:" + e.outcome);
+    EXPECT_NE(e.detail.find(smtp.url), std::string::npos) << e.detail;  // the mailer's reason
+  }
+  EXPECT_EQ(email_outcomes,
+            (std::vector<std::string>{"email:queued", "result:failed", "result:failed"}));
 }
 
 }  // namespace

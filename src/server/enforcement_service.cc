@@ -346,6 +346,7 @@ void EnforcementService::Email(const Action& a, int64_t now_ms) {
   base.reservation_id = o.reservation_id;
   base.reservation_title = o.reservation_title;
   base.reservation_owner = o.reservation_owner_username;
+  base.reservation_start_ms = o.reservation_start_ms;
   base.reservation_end_ms = o.reservation_end_ms;
   base.processes = a.pids;
   base.opened_ms = a.opened_ms;
@@ -379,9 +380,20 @@ void EnforcementService::Email(const Action& a, int64_t now_ms) {
     return Record(a.violation_id, now_ms, "email", "skipped",
                   "mail is disabled (no smtp_url configured); would email " + detail);
   }
-  if (!to_offender.to.empty()) hooks_.send_email(std::move(to_offender));
-  if (!to_owner.to.empty()) hooks_.send_email(std::move(to_owner));
-  Record(a.violation_id, now_ms, "email", "sent", detail);
+  // Recorded before sending: a delivery report may come back at once.
+  Record(a.violation_id, now_ms, "email", "queued", detail);
+  for (EmailRequest* mail : {&to_offender, &to_owner}) {
+    if (mail->to.empty()) continue;
+    std::string to;
+    for (size_t i = 0; i < mail->to.size(); ++i) to += (i ? ", " : "") + mail->to[i];
+    const int64_t id = a.violation_id;
+    hooks_.send_email(std::move(*mail), [this, life = life_, id, to](EmailDelivery d) {
+      std::lock_guard<std::mutex> lock(life->mu);
+      if (!life->alive) return;
+      Record(id, clock_.NowMs(), "email_result", d.outcome,
+             "to " + to + (d.detail.empty() ? "" : ": " + d.detail));
+    });
+  }
 }
 
 }  // namespace rota::server

@@ -13,9 +13,13 @@
 // recorded in the audit log: if recording the violation failed, its steps are
 // retried on the next action and nothing unaudited is signalled.
 //
-// Thread-safe. OnSample never waits for the agent or the mailer: command
-// outcomes are recorded from the send_command callback, on whatever thread it
-// runs. It does wait for the audit log's store writes when a step is taken.
+// Mail is recorded as "email" "queued" when handed to the mailer, and its
+// delivery as an "email_result" event per mail ("sent", "failed" with the SMTP
+// reply, "rate_limited", ...) when the mailer finishes.
+//
+// Thread-safe. OnSample never waits for the agent or the mailer: command and
+// mail outcomes are recorded from the send_command / send_email callbacks, on
+// whatever thread they run. It does wait for the audit log's store writes when a step is taken.
 // Callbacks arriving after the service is destroyed are dropped.
 
 #include <cstdint>
@@ -85,12 +89,19 @@ struct EmailRequest {
   int64_t reservation_id = 0;     // 0: unreserved GPU (strict mode)
   std::string reservation_title;
   std::string reservation_owner;
+  int64_t reservation_start_ms = 0;
   int64_t reservation_end_ms = 0;
   std::vector<enforce::OffendingProcess> processes;
   int64_t opened_ms = 0;
   int64_t term_at_ms = 0;     // when SIGTERM is due
   int64_t kill_after_ms = 0;  // SIGKILL this long after SIGTERM
   std::string mode;
+};
+
+// How a mail of EmailRequest ended (notify::DeliveryReport, without notify).
+struct EmailDelivery {
+  std::string outcome;  // "sent", "failed", "rate_limited", "dropped" or "disabled"
+  std::string detail;   // why, e.g. the SMTP reply; "" when sent
 };
 
 // A rota account as the service needs it.
@@ -121,8 +132,10 @@ struct EnforcementHooks {
   std::function<void(const std::string& node, const CommandRequest& request,
                      std::function<void(CommandOutcome)> done)>
       send_command;
-  // Queues a mail; must not block. Unset: mail is disabled (recorded as skipped).
-  std::function<void(EmailRequest)> send_email;
+  // Queues a mail; must not block. Calls `done` exactly once, later on any
+  // thread or before it returns, with how delivery ended. Unset: mail is
+  // disabled (recorded as skipped).
+  std::function<void(EmailRequest, std::function<void(EmailDelivery)> done)> send_email;
 };
 
 struct EnforcementOptions {

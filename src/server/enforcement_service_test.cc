@@ -21,6 +21,7 @@ struct Fakes {
   };
   std::vector<Sent> commands;
   std::vector<EmailRequest> mails;
+  std::vector<std::function<void(EmailDelivery)>> mail_done;  // answered by the test
 
   EnforcementHooks Hooks() {
     EnforcementHooks h;
@@ -48,7 +49,10 @@ struct Fakes {
                             std::function<void(CommandOutcome)> done) {
       commands.push_back({node, req, std::move(done)});
     };
-    h.send_email = [this](EmailRequest m) { mails.push_back(std::move(m)); };
+    h.send_email = [this](EmailRequest m, std::function<void(EmailDelivery)> done) {
+      mails.push_back(std::move(m));
+      mail_done.push_back(std::move(done));
+    };
     return h;
   }
 };
@@ -156,6 +160,10 @@ TEST_F(EnforcementServiceTest, RunsTheWholeLadderAndAuditsEveryStep) {
             (std::vector<std::string>{"alice@example.org", "root@example.org"}));
   EXPECT_EQ(fakes_.mails[1].term_at_ms, kT0 + 300'000);
   EXPECT_EQ(fakes_.mails[1].reservation_title, "thesis");
+  // The mailer reports later: one delivered, one refused.
+  ASSERT_EQ(fakes_.mail_done.size(), 2u);
+  fakes_.mail_done[0]({"sent", ""});
+  fakes_.mail_done[1]({"failed", "smtp://mx: recipient refused: 550 no such user"});
 
   SampleAt(300'000, {Proc(10, 1002, "bob"), Proc(11, 1002, "bob")});
   ASSERT_EQ(fakes_.commands.size(), 2u);
@@ -182,15 +190,20 @@ TEST_F(EnforcementServiceTest, RunsTheWholeLadderAndAuditsEveryStep) {
   EXPECT_EQ(v.user_id, 2);
   EXPECT_EQ(v.processes.size(), 2u);
   EXPECT_EQ(Events(v),
-            (std::vector<std::string>{"open", "warn:sent", "warn_result:ok", "email:sent", "update",
+            (std::vector<std::string>{"open", "warn:sent", "warn_result:ok", "email:queued",
+                                      "email_result:sent", "email_result:failed", "update",
                                       "term:sent", "term_result:partial", "update", "kill:sent",
                                       "kill_result:failed", "resolve"}));
   EXPECT_EQ(v.events[2].detail, "written to 2 terminal(s): pts/3, pts/4");
   EXPECT_EQ(v.events[3].detail,
             "offender: bob@example.org; owner and admins: alice@example.org, root@example.org");
-  EXPECT_EQ(v.events[6].pids,
+  EXPECT_EQ(v.events[4].detail, "to bob@example.org");
+  EXPECT_EQ(
+      v.events[5].detail,
+      "to alice@example.org, root@example.org: smtp://mx: recipient refused: 550 no such user");
+  EXPECT_EQ(v.events[8].pids,
             (std::vector<EventPid>{{10, 1000, "signalled", ""}, {11, 1000, "denied", "EPERM"}}));
-  EXPECT_EQ(v.events[9].detail, "node node-a is unreachable");
+  EXPECT_EQ(v.events[11].detail, "node node-a is unreachable");
 }
 
 TEST_F(EnforcementServiceTest, DryRunRecordsWhatWouldHappen) {

@@ -54,8 +54,12 @@ void UsageTracker::OnSample(const std::string& node, const api::NodeSample& samp
         const double thr = rule.rule.threshold_pct;
         if (gpu_max < thr) {
           e.idle_since.emplace(thr, sample.time_ms);  // keeps an earlier start
+          auto& [sum, n] = e.idle_util[thr];
+          sum += gpu_sum / gpu_n;
+          ++n;
         } else {
           e.idle_since.erase(thr);
+          e.idle_util.erase(thr);
         }
       }
     }
@@ -115,7 +119,11 @@ std::vector<IdleDue> UsageTracker::DueIdle(int64_t now_ms) const {
       if (since == e.idle_since.end()) continue;
       if (e.last_sample_ms - since->second < rule.rule.after_ms) continue;
       if (!best || (rule.rule.release && !best->rule.release)) {
-        best = IdleDue{id, rule.policy, rule.rule, since->second};
+        best = IdleDue{id, rule.policy, rule.rule, since->second, 0};
+        auto util = e.idle_util.find(rule.rule.threshold_pct);
+        if (util != e.idle_util.end() && util->second.second > 0) {
+          best->avg_util_gpu = util->second.first / static_cast<double>(util->second.second);
+        }
       }
     }
     if (best) out.push_back(*best);

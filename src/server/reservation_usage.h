@@ -43,6 +43,7 @@ struct IdleDue {
   std::string policy;
   reserve::IdleRule rule;
   int64_t idle_since_ms = 0;
+  double avg_util_gpu = 0;  // mean GPU utilisation of its samples since idle_since_ms, percent
 };
 
 class UsageTracker {
@@ -72,6 +73,8 @@ class UsageTracker {
     int64_t n_gpu = 0, n_mem = 0;
     int64_t last_sample_ms = 0;
     std::map<double, int64_t> idle_since;  // threshold -> first idle sample time
+    // threshold -> (sum, count) of the GPU utilisation of its idle samples
+    std::map<double, std::pair<double, int64_t>> idle_util;
   };
   mutable std::mutex mu_;
   std::map<int64_t, Entry> entries_;                 // GUARDED_BY(mu_)

@@ -42,6 +42,7 @@ struct IdleNotice {
   std::string policy;  // the policy whose idle rule fired
   double threshold_pct = 0;
   int64_t idle_since_ms = 0;
+  double avg_util_gpu = 0;  // mean GPU utilisation since idle_since_ms, percent
   int64_t end_ms = 0;     // the reservation's end (now, when released)
   bool released = false;  // the reservation was ended early
   std::string reason;     // readable, for mail and audit

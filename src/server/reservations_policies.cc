@@ -237,6 +237,7 @@ void Reservations::HandleIdle(const IdleDue& due, int64_t now_ms) {
   notice.policy = due.policy;
   notice.threshold_pct = due.rule.threshold_pct;
   notice.idle_since_ms = due.idle_since_ms;
+  notice.avg_util_gpu = due.avg_util_gpu;
   notice.released = due.rule.release;
   char pct[32];
   std::snprintf(pct, sizeof pct, "%g%%", due.rule.threshold_pct);

@@ -7,6 +7,8 @@
 #include <thread>
 
 #include "common/time_util.h"
+#include "notify/smtp_mailer.h"
+#include "server/enforcement_binding.h"
 #include "server/store/store_test_util.h"
 
 namespace rota::server {
@@ -345,6 +347,16 @@ TEST_F(ReservationsTest, IdleReservationIsNotifiedThenReleasedByPolicy) {
   EXPECT_EQ(notices_[0].owner_email, "alice@example.com");
   EXPECT_EQ(notices_[0].policy, "idle");
   EXPECT_EQ(notices_[0].idle_since_ms, t0 + kMin);
+  EXPECT_EQ(notices_[0].end_ms, Now());
+  // The mean of the idle samples (ten at 2 %, one at 1 %), not of the busy one.
+  EXPECT_NEAR(notices_[0].avg_util_gpu, 21.0 / 11, 1e-9);
+  // The owner's mail: that average, and released now (not "will be released").
+  const notify::Email mail = IdleEmail(notices_[0], "");
+  EXPECT_NE(mail.text.find("average GPU utilization 1.9 %"), std::string::npos) << mail.text;
+  EXPECT_NE(mail.text.find("rota released it at " + FormatRfc3339(Now())), std::string::npos)
+      << mail.text;
+  EXPECT_EQ(mail.text.find("will release"), std::string::npos) << mail.text;
+  EXPECT_NE(mail.subject.find("has been released"), std::string::npos) << mail.subject;
   auto got = res_->Get(r->id);
   EXPECT_EQ(got->end_ms, Now());
   EXPECT_TRUE(got->idle_notified_ms.has_value());
@@ -352,6 +364,45 @@ TEST_F(ReservationsTest, IdleReservationIsNotifiedThenReleasedByPolicy) {
   EXPECT_EQ(notices_.size(), 1u);  // once
   // The slot is free again.
   EXPECT_TRUE(res_->Create(alice_, Req({0}, Now(), Now() + kHour)).ok());
+}
+
+TEST_F(ReservationsTest, IdleRuleWithoutReleaseNotifiesOnceAndKeepsTheReservation) {
+  ASSERT_TRUE(
+      res_->CreatePolicy(
+              MakePolicy({{"name", "nudge"},
+                          {"subjects", {{"users", {"alice"}}}},
+                          {"idle", {{"threshold_pct", 10}, {"after", "5m"}, {"release", false}}}}))
+          .ok());
+  const int64_t end = Now() + 2 * kHour;
+  auto r = res_->Create(alice_, Req({0}, Now(), end));
+  ASSERT_TRUE(r.ok());
+  const int64_t t0 = Now();
+  for (int i = 1; i <= 6; ++i) cluster_.RecordSample("gpu-a", 1, Sample(t0 + i * kMin, 4), t0);
+  clock_.AdvanceMs(6 * kMin);
+  res_->Tick(Now());
+  ASSERT_EQ(notices_.size(), 1u);
+  EXPECT_FALSE(notices_[0].released);
+  EXPECT_EQ(notices_[0].policy, "nudge");
+  EXPECT_EQ(notices_[0].end_ms, end);
+  EXPECT_DOUBLE_EQ(notices_[0].avg_util_gpu, 4);
+  const notify::Email mail = IdleEmail(notices_[0], "");
+  EXPECT_NE(mail.text.find("average GPU utilization 4.0 %"), std::string::npos) << mail.text;
+  EXPECT_NE(mail.text.find("will not be released automatically"), std::string::npos) << mail.text;
+  EXPECT_EQ(mail.text.find("released it"), std::string::npos) << mail.text;
+  // Not released: same end, still running, the GPU still taken.
+  auto got = res_->Get(r->id);
+  ASSERT_TRUE(got.ok());
+  EXPECT_EQ(got->end_ms, end);
+  EXPECT_EQ(got->StateAt(Now()), reserve::State::kRunning);
+  EXPECT_TRUE(got->idle_notified_ms.has_value());
+  EXPECT_EQ(res_->Create(alice_, Req({0}, Now(), Now() + kHour)).status().code(),
+            StatusCode::kConflict);
+  // Once: more idle samples bring no second notice.
+  for (int i = 7; i <= 20; ++i) cluster_.RecordSample("gpu-a", 1, Sample(t0 + i * kMin, 4), t0);
+  clock_.AdvanceMs(15 * kMin);
+  res_->Tick(Now());
+  EXPECT_EQ(notices_.size(), 1u);
+  EXPECT_EQ(res_->Get(r->id)->end_ms, end);
 }
 
 TEST_F(ReservationsTest, TrackingSurvivesARestart) {
