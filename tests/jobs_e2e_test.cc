@@ -4,7 +4,9 @@
 // can be cancelled, and bad requests are refused.
 
 #include <gtest/gtest.h>
+#include <netinet/in.h>
 #include <pwd.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -256,6 +258,32 @@ TEST_F(JobsE2E, AFailedTaskRestartsTheGangAndTheRestartCountIsVisible) {
   Json failed = WaitEnd((*never)["id"]);
   EXPECT_EQ(failed.value("state", ""), "failed");
   EXPECT_NE(failed.value("reason", "").find("worker-1"), std::string::npos) << failed.dump(2);
+}
+
+TEST_F(JobsE2E, APortTakenOnTheNodeIsAvoidedWithoutARestart) {
+  // Something outside rota listens on the first job port (the range is 31000-31499).
+  int holder = ::socket(AF_INET, SOCK_STREAM, 0);
+  int one = 1;
+  ::setsockopt(holder, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_port = htons(31000);
+  addr.sin_addr.s_addr = htonl(INADDR_ANY);
+  ASSERT_EQ(::bind(holder, reinterpret_cast<sockaddr*>(&addr), sizeof addr), 0) << "port 31000 busy";
+  ASSERT_EQ(::listen(holder, 1), 0);
+  Json spec{{"name", "port"}, {"command", {"/bin/sh", "-c", "echo port=$ROTA_PORT"}}, {"workdir", "/tmp"},
+            {"groups", {{{"role", "worker"}}}}};
+  auto job = Submit(spec, alice_);
+  ASSERT_TRUE(job.ok()) << job.status().ToString();
+  Json end = WaitEnd((*job)["id"]);
+  ::close(holder);
+  ASSERT_EQ(end.value("state", ""), "succeeded") << end.dump(2);
+  EXPECT_EQ(end.value("restart_count", -1), 0);
+  EXPECT_NE(end["events"].dump().find("placing the job again on other ports"), std::string::npos)
+      << end.dump(2);
+  const std::string out = Log((*job)["id"], "worker-0", alice_);
+  EXPECT_EQ(out.rfind("port=", 0), 0u) << out;
+  EXPECT_NE(out, "port=31000\n");
 }
 
 TEST_F(JobsE2E, CancelStopsEveryTaskAndTheEndedJobCannotBeCancelledAgain) {

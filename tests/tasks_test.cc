@@ -4,7 +4,9 @@
 // re-adopts its tasks and reports how they ended.
 
 #include <gtest/gtest.h>
+#include <netinet/in.h>
 #include <pwd.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include <condition_variable>
@@ -168,6 +170,23 @@ TEST_F(TasksTest, SignalStopsARunningTaskAndFailuresAreReported) {
     ASSERT_TRUE(unknown.has_value());
     EXPECT_NE(unknown->error.find("does not exist"), std::string::npos) << unknown->error;
   }
+  // A port of the task that something on the node already listens on.
+  int holder = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t len = sizeof addr;
+  ASSERT_EQ(::bind(holder, reinterpret_cast<sockaddr*>(&addr), sizeof addr), 0);
+  ASSERT_EQ(::listen(holder, 1), 0);
+  ASSERT_EQ(::getsockname(holder, reinterpret_cast<sockaddr*>(&addr), &len), 0);
+  api::TaskSpec taken = Task("j1.worker-5", {"true"});
+  taken.ports = {ntohs(addr.sin_port)};
+  ASSERT_TRUE(Send({taken}).ok());
+  auto busy = reports_.WaitFor(taken.id, "exited");
+  ::close(holder);
+  ASSERT_TRUE(busy.has_value());
+  EXPECT_NE(busy->error.find(api::kPortInUseError), std::string::npos) << busy->error;
+
   // Invalid messages never leave the server.
   api::TaskSpec bad = Task("../escape", {"id"});
   EXPECT_EQ(Send({bad}).code(), StatusCode::kInvalidArgument);

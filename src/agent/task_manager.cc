@@ -1,10 +1,13 @@
 #include "agent/task_manager.h"
 
 #include <fcntl.h>
+#include <netinet/in.h>
 #include <pwd.h>
 #include <signal.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <chrono>
 
 #include "common/log.h"
@@ -25,6 +28,22 @@ api::TaskReport ToReport(const TaskStatus& st) {
   }
   if (!st.error.empty()) r.error = st.error;
   return r;
+}
+
+// False when something on this node listens on (or holds) TCP `port`.
+// SO_REUSEADDR: connections lingering in TIME_WAIT do not count.
+bool PortFree(uint16_t port) {
+  int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd < 0) return true;  // cannot tell: let the task find out
+  int one = 1;
+  ::setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_port = htons(port);
+  a.sin_addr.s_addr = htonl(INADDR_ANY);
+  bool free = ::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0 || errno != EADDRINUSE;
+  ::close(fd);
+  return free;
 }
 
 bool SameReport(const api::TaskReport& a, const api::TaskReport& b) {
@@ -90,6 +109,9 @@ void TaskManager::Start(const api::TaskSpec& spec) {
                      .count();
     failed_[spec.id] = r;
   };
+  for (uint16_t port : spec.ports) {
+    if (!PortFree(port)) return refuse("port " + std::to_string(port) + " " + api::kPortInUseError);
+  }
   TaskRequest req;
   req.id = spec.id;
   req.argv = spec.argv;

@@ -59,6 +59,10 @@ Status Validate(const TaskSpec& t) {
   if (bytes > kMaxTaskBytes) return Bad("task", "larger than " + std::to_string(kMaxTaskBytes) + " bytes");
   if (!t.workdir.empty() && t.workdir[0] != '/') return Bad("task.workdir", "must be absolute");
   if (!(t.cpus >= 0 && t.cpus <= 4096)) return Bad("task.cpus", "must be 0..4096");
+  if (t.ports.size() > kMaxTaskPorts) return Bad("task.ports", "too many ports");
+  for (uint16_t p : t.ports) {
+    if (p == 0) return Bad("task.ports", "port 0 is not a port");
+  }
   if (t.memory_bytes > (uint64_t{1} << 50)) return Bad("task.memory_bytes", "must be at most 1 PiB");
   for (char c : t.user) {
     if (!PlainChar(c) && c != '$') return Bad("task.user", "'" + t.user + "' is not a Unix user name");
@@ -70,7 +74,7 @@ Json ToJson(const TaskSpec& t) {
   return Json{{"id", t.id},     {"job_id", t.job_id},   {"name", t.name},
               {"argv", t.argv}, {"env", t.env},         {"workdir", t.workdir},
               {"user", t.user}, {"files", t.files},     {"file_env", t.file_env},
-              {"cpus", t.cpus}, {"memory_bytes", t.memory_bytes}};
+              {"cpus", t.cpus}, {"memory_bytes", t.memory_bytes}, {"ports", t.ports}};
 }
 
 Result<TaskSpec> TaskSpecFromJson(const Json& j) {
@@ -85,6 +89,13 @@ Result<TaskSpec> TaskSpecFromJson(const Json& j) {
   RETURN_IF_ERROR(Get(j, "user", &t.user, false));
   RETURN_IF_ERROR(Get(j, "files", &t.files, false));
   RETURN_IF_ERROR(Get(j, "file_env", &t.file_env, false));
+  if (j.contains("ports")) {
+    if (!j["ports"].is_array() || j["ports"].size() > kMaxTaskPorts) return Bad("task.ports", "must be a short array of ports");
+    for (const auto& p : j["ports"]) {
+      if (!p.is_number_unsigned() || p.get<uint64_t>() > 65535) return Bad("task.ports", "must hold ports 1..65535");
+      t.ports.push_back(static_cast<uint16_t>(p.get<uint64_t>()));
+    }
+  }
   if (j.contains("cpus")) {
     if (!j["cpus"].is_number()) return Bad("task.cpus", "must be a number");
     t.cpus = j["cpus"].get<double>();

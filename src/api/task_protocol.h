@@ -28,6 +28,9 @@ inline constexpr size_t kMaxTaskArgs = 4096;
 inline constexpr size_t kMaxTaskBytes = 1 << 20;  // argv + env + files
 inline constexpr size_t kMaxTasksPerStatus = 4096;
 inline constexpr uint64_t kMaxLogChunk = 1 << 20;
+inline constexpr size_t kMaxTaskPorts = 64;
+// In a start failure's error when a port of the task is taken on the node.
+inline constexpr const char* kPortInUseError = "is in use on this node";
 
 struct TaskSpec {
   std::string id;
@@ -39,6 +42,7 @@ struct TaskSpec {
   std::string user;  // Unix account to run as (the agent refuses root)
   std::map<std::string, std::string> files;     // written into the task directory
   std::map<std::string, std::string> file_env;  // variable -> file name
+  std::vector<uint16_t> ports;  // ports it will listen on: the agent checks they are free
   double cpus = 0;            // CPU limit in cores (its cgroup); 0: none
   uint64_t memory_bytes = 0;  // memory limit (its cgroup); 0: none
 };

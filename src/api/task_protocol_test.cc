@@ -18,6 +18,7 @@ TaskSpec Spec() {
   t.user = "alice";
   t.files = {{"hostfile", "10.0.0.1 slots=2\n"}};
   t.file_env = {{"ROTA_HOSTFILE", "hostfile"}};
+  t.ports = {29500, 29501};
   t.cpus = 2.5;
   t.memory_bytes = 8ull << 30;
   return t;
@@ -33,6 +34,7 @@ TEST(TaskProtocolTest, MessagesRoundTrip) {
   EXPECT_EQ(t.file_env, Spec().file_env);
   EXPECT_EQ(t.user, "alice");
   EXPECT_DOUBLE_EQ(t.cpus, 2.5);
+  EXPECT_EQ(t.ports, Spec().ports);
   EXPECT_EQ(t.memory_bytes, 8ull << 30);
 
   auto sig = DecodeServerMessage(Encode(TaskSignalMsg{"j42.worker-1.0", "KILL"}));
@@ -90,6 +92,9 @@ TEST(TaskProtocolTest, BadMessagesAreRefusedNamingTheField) {
       {start("file_env", {{"F", "missing"}}), "file_env"},
       {start("user", "../root"), "user"},
       {start("cpus", -1), "cpus"},
+      {start("ports", {0}), "ports"},
+      {start("ports", {70000}), "ports"},
+      {start("ports", "29500"), "ports"},
       {start("cpus", "2"), "cpus"},
       {start("cpus", 1e9), "cpus"},
       {start("memory_bytes", -5), "memory_bytes"},

@@ -206,20 +206,43 @@ Status JobService::Start() {
   return Status::Ok();
 }
 
-std::vector<jobs::NodeOffer> JobService::Offers(const Job& job, int64_t now_ms,
-                                                std::map<std::string, std::set<uint16_t>>* used) {
-  // GPUs and ports held by other unfinished jobs.
-  std::map<std::string, std::set<uint32_t>> busy;
-  for (const auto& [id, other] : active_) {
-    if (id == job.id) continue;
-    for (const auto& t : other.tasks) {
+JobService::TickView& JobService::View(int64_t now_ms) {
+  if (tick_view_) return *tick_view_;
+  TickView& v = tick_view_.emplace();
+  v.nodes = cluster_->Nodes();
+  for (const auto& [id, job] : active_) {
+    for (const auto& t : job.tasks) {
       if (Ended(t)) continue;
-      busy[t.node].insert(t.gpus.begin(), t.gpus.end());
-      if (used != nullptr) (*used)[t.address].insert(t.port);
+      v.busy_gpus[t.node].insert(t.gpus.begin(), t.gpus.end());
+      if (t.port != 0) v.busy_ports[t.address].insert(t.port);
     }
   }
+  for (auto& [address, ports] : foreign_ports_) {
+    for (auto it = ports.begin(); it != ports.end();) {
+      if (it->second <= now_ms) {
+        it = ports.erase(it);
+      } else {
+        v.busy_ports[address].insert(it->first);
+        ++it;
+      }
+    }
+  }
+  if (reservations_ != nullptr) {
+    for (const auto& view : v.nodes) {
+      auto active = reservations_->ActiveOn(view.info.name, now_ms);
+      if (active.ok()) v.reservations[view.info.name] = std::move(*active);
+    }
+  }
+  return v;
+}
+
+std::vector<jobs::NodeOffer> JobService::Offers(const Job& job, int64_t now_ms,
+                                                std::map<std::string, std::set<uint16_t>>* used) {
+  // GPUs and ports held by other unfinished jobs (a pending job holds none).
+  TickView& v = View(now_ms);
+  if (used != nullptr) *used = v.busy_ports;
   std::vector<jobs::NodeOffer> out;
-  for (const auto& view : cluster_->Nodes()) {
+  for (const auto& view : v.nodes) {
     jobs::NodeOffer n;
     n.name = view.info.name;
     n.address = view.info.addresses.empty() ? view.info.hostname : view.info.addresses.front();
@@ -229,13 +252,11 @@ std::vector<jobs::NodeOffer> JobService::Offers(const Job& job, int64_t now_ms,
     n.cpus = view.info.cpus;
     n.memory_bytes = view.info.memory_bytes;
     n.ready = view.state == NodeState::kReady && view.connected;
-    std::set<uint32_t> taken = busy[n.name];
-    if (reservations_ != nullptr) {
-      auto active = reservations_->ActiveOn(n.name, now_ms);
-      if (active.ok()) {
-        for (const auto& r : *active) {
-          if (r.owner_id != job.owner_id) taken.insert(r.gpus.begin(), r.gpus.end());
-        }
+    std::set<uint32_t> taken;
+    if (auto b = v.busy_gpus.find(n.name); b != v.busy_gpus.end()) taken = b->second;
+    if (auto r = v.reservations.find(n.name); r != v.reservations.end()) {
+      for (const auto& res : r->second) {
+        if (res.owner_id != job.owner_id) taken.insert(res.gpus.begin(), res.gpus.end());
       }
     }
     for (const auto& g : view.info.gpus) {
@@ -350,6 +371,15 @@ void JobService::Launch(Job& job, const std::vector<jobs::PlacedTask>& placed, i
   const std::string job_key = "job-" + std::to_string(job.id);
   auto plan = jobs::BuildLaunch(job.spec, placed, {job_key, job.restart_count});
   if (!plan.ok()) return Finish(job, "failed", plan.status().message(), now_ms);
+  // Each launch has task ids of its own ("job-7.r2.worker-0"), so that nodes
+  // never take one for an earlier launch's: the restart count, or one past the
+  // previous launch when the job was placed again without a restart.
+  uint32_t attempt = job.restart_count;
+  for (const auto& t : job.tasks) {
+    size_t r = t.id.find(".r", job_key.size());
+    if (r == std::string::npos) continue;
+    attempt = std::max<uint32_t>(attempt, static_cast<uint32_t>(std::strtoul(t.id.c_str() + r + 2, nullptr, 10)) + 1);
+  }
   job.tasks.clear();
   auto owner = accounts_->GetUser(job.owner_id);
   std::string failure;
@@ -358,7 +388,7 @@ void JobService::Launch(Job& job, const std::vector<jobs::PlacedTask>& placed, i
   for (const auto& p : *plan) processes_of[p.task]++;
   for (const auto& p : *plan) {
     JobTask t;
-    t.id = job_key + ".r" + std::to_string(job.restart_count) + "." + p.name;
+    t.id = job_key + ".r" + std::to_string(attempt) + "." + p.name;
     t.name = p.name;
     t.role = p.role;
     t.index = p.task_index;
@@ -384,6 +414,7 @@ void JobService::Launch(Job& job, const std::vector<jobs::PlacedTask>& placed, i
       m.task.user = t.unix_user;
       m.task.files = p.files;
       m.task.file_env = p.file_env;
+      if (t.port != 0) m.task.ports = {t.port};
       for (const auto& g : job.spec.groups) {
         if (g.role != p.role) continue;
         const int n = std::max(1, processes_of[p.task]);
@@ -407,6 +438,12 @@ void JobService::Launch(Job& job, const std::vector<jobs::PlacedTask>& placed, i
     }
     job.retry_at_ms = now_ms + 2000;
     return SetState(job, "pending", failure, now_ms);
+  }
+  if (tick_view_) {  // later placements in this tick see what this one took
+    for (const auto& t : job.tasks) {
+      tick_view_->busy_gpus[t.node].insert(t.gpus.begin(), t.gpus.end());
+      if (t.port != 0) tick_view_->busy_ports[t.address].insert(t.port);
+    }
   }
   SetState(job, "starting",
            job.restart_count == 0 ? "placed" : "restart " + std::to_string(job.restart_count), now_ms);
@@ -441,7 +478,18 @@ void JobService::AfterTaskChange(Job& job, int64_t now_ms) {
       ++job.restart_count;
       return SetState(job, "pending", reason, now_ms);  // retry_at_ms set by the caller
     }
+    if (to == "replace") return SetState(job, "pending", reason, now_ms);  // not a restart
     return Finish(job, to, reason, now_ms);
+  }
+  // A port its agent found taken by something outside rota: placed again on
+  // other ports, without counting a restart.
+  for (const auto& t : job.tasks) {
+    if (t.runs && t.state == "exited" && t.port != 0 &&
+        t.error.find(api::kPortInUseError) != std::string::npos) {
+      foreign_ports_[t.address][t.port] = now_ms + 60'000;
+      job.retry_at_ms = now_ms;
+      return StopGang(job, "replace", t.error + "; placing the job again on other ports", now_ms);
+    }
   }
   // A failure: restart the gang when the policy allows, else fail.
   for (const auto& t : job.tasks) {
@@ -501,6 +549,7 @@ void JobService::HandleReport(const std::string& node, const api::TaskReport& r)
 }
 
 void JobService::Tick(int64_t now_ms) {
+  tick_view_.reset();
   std::vector<int64_t> done;
   for (auto& [id, job] : active_) {
     if (!job.stop_to.empty() && now_ms >= job.kill_at_ms) {

@@ -35,6 +35,7 @@
 #include "jobs/placement.h"
 #include "jobs/spec.h"
 #include "server/cluster_state.h"
+#include "server/reservations.h"
 #include "server/store/store.h"
 
 namespace rota::server {
@@ -143,6 +144,15 @@ class JobService {
   Status Persist(const Job& job, const std::string& event_state, const std::string& reason);
   std::vector<jobs::NodeOffer> Offers(const Job& job, int64_t now_ms,
                                       std::map<std::string, std::set<uint16_t>>* used_ports);
+  // What every placement of one tick shares: computed once per tick (not once per
+  // pending job), updated as jobs are placed. REQUIRES: mu_ held.
+  struct TickView {
+    std::vector<NodeView> nodes;
+    std::map<std::string, std::vector<Reservation>> reservations;  // active, by node
+    std::map<std::string, std::set<uint32_t>> busy_gpus;  // node -> GPUs of unfinished jobs
+    std::map<std::string, std::set<uint16_t>> busy_ports; // address -> ports of unfinished jobs
+  };
+  TickView& View(int64_t now_ms);
 
   store::Store* const store_;
   ClusterState* const cluster_;
@@ -159,6 +169,9 @@ class JobService {
   std::deque<std::pair<std::string, api::TaskReport>> reports_;  // GUARDED_BY(mu_)
   bool stop_ = false;  // GUARDED_BY(mu_)
   bool wake_ = false;  // GUARDED_BY(mu_): a job was submitted; tick now
+  std::optional<TickView> tick_view_;  // GUARDED_BY(mu_): this tick's, reset by Tick
+  // Ports an agent found in use by something else: address -> port -> until (ms).
+  std::map<std::string, std::map<uint16_t, int64_t>> foreign_ports_;  // GUARDED_BY(mu_)
   // Log requests waiting for their answer.
   uint64_t next_log_req_ = 1;                        // GUARDED_BY(mu_)
   std::map<uint64_t, std::optional<api::TaskLogMsg>> log_answers_;  // GUARDED_BY(mu_)
