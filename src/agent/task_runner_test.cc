@@ -57,6 +57,16 @@ TaskStatus WaitEnded(TaskRunner& r, const std::string& id) {
   return {};
 }
 
+// The pid a task wrote to `path`, once it is there (0 after ~2 s).
+pid_t WaitPidFile(const std::string& path) {
+  for (int i = 0; i < 200; ++i) {
+    auto t = ReadFile(path);
+    if (t.ok() && !t->empty()) return std::stoi(*t);
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  return 0;
+}
+
 std::string Read(const std::string& path) {
   auto t = ReadFile(path);
   return t.ok() ? *t : "<" + t.status().message() + ">";
@@ -96,12 +106,7 @@ TEST(TaskRunnerTest, SignalReachesTheWholeProcessGroup) {
   ASSERT_TRUE(st.ok()) << st.status().ToString();
   ASSERT_EQ(st->state, TaskState::kRunning);
   ASSERT_GT(st->pid, 1);
-  pid_t bg = 0;
-  for (int i = 0; i < 200 && bg == 0; ++i) {
-    auto t = ReadFile(dir.path() + "/bg");
-    if (t.ok() && !t->empty()) bg = std::stoi(*t);
-    else std::this_thread::sleep_for(std::chrono::milliseconds(10));
-  }
+  pid_t bg = WaitPidFile(dir.path() + "/bg");
   ASSERT_GT(bg, 1);
   ASSERT_TRUE(r.Signal("grp", SIGTERM).ok());
   TaskStatus end = WaitEnded(r, "grp");
@@ -287,12 +292,7 @@ TEST(TaskRunnerTest, CgroupHoldsLimitsAndCancelReachesEscapedDescendants) {
       EXPECT_EQ(*ReadFile(c + "/memory.max"), std::to_string(256ull << 20) + "\n");
     }
   }
-  pid_t bg = 0;
-  for (int i = 0; i < 200 && bg == 0; ++i) {
-    auto t = ReadFile(dir.path() + "/bg");
-    if (t.ok() && !t->empty()) bg = std::stoi(*t);
-    else std::this_thread::sleep_for(std::chrono::milliseconds(10));
-  }
+  pid_t bg = WaitPidFile(dir.path() + "/bg");
   ASSERT_GT(bg, 1);
   ASSERT_TRUE(r.Signal("cg", SIGTERM).ok());
   TaskStatus end = WaitEnded(r, "cg");

@@ -137,24 +137,28 @@ Result<pid_t> SpawnProcess(const std::vector<std::string>& argv, const SpawnOpti
   // (an agent's server connection must not live on in its tasks).
   posix_spawn_file_actions_addclosefrom_np(&actions, 3);
   posix_spawnattr_t attr;
-  posix_spawnattr_init(&attr);
-  sigset_t empty, all;
-  sigemptyset(&empty);
-  sigfillset(&all);
-  posix_spawnattr_setsigmask(&attr, &empty);
-  posix_spawnattr_setsigdefault(&attr, &all);
-  short flags = POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF;
-  if (options.new_process_group) {
-    flags |= POSIX_SPAWN_SETPGROUP;
-    posix_spawnattr_setpgroup(&attr, 0);
-  }
-  posix_spawnattr_setflags(&attr, flags);
+  InitChildSpawnAttr(&attr, options.new_process_group);
   pid_t pid = 0;
   int rc = posix_spawnp(&pid, args[0], &actions, &attr, args.data(), envp.data());
   posix_spawn_file_actions_destroy(&actions);
   posix_spawnattr_destroy(&attr);
   if (rc != 0) return Status::Unavailable("cannot start " + argv[0] + ": " + std::strerror(rc));
   return pid;
+}
+
+void InitChildSpawnAttr(posix_spawnattr_t* attr, bool new_process_group) {
+  posix_spawnattr_init(attr);
+  sigset_t empty, all;
+  sigemptyset(&empty);
+  sigfillset(&all);
+  posix_spawnattr_setsigmask(attr, &empty);
+  posix_spawnattr_setsigdefault(attr, &all);
+  short flags = POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF;
+  if (new_process_group) {
+    flags |= POSIX_SPAWN_SETPGROUP;
+    posix_spawnattr_setpgroup(attr, 0);
+  }
+  posix_spawnattr_setflags(attr, flags);
 }
 
 Result<int> WaitProcess(pid_t pid, int timeout_ms) {

@@ -1,6 +1,7 @@
 #pragma once
 // Starting and stopping child processes (argv, never a shell string).
 
+#include <spawn.h>
 #include <sys/types.h>
 
 #include <map>
@@ -32,6 +33,11 @@ struct SpawnOptions {
 // starts with an empty signal mask and default signal dispositions, and with no
 // file descriptors of the parent but stdin, stdout and stderr.
 Result<pid_t> SpawnProcess(const std::vector<std::string>& argv, const SpawnOptions& options = {});
+
+// posix_spawn attributes for a child that starts with an empty signal mask and
+// default signal dispositions, in a process group of its own when asked.
+// The caller destroys them (posix_spawnattr_destroy).
+void InitChildSpawnAttr(posix_spawnattr_t* attr, bool new_process_group);
 
 // Waits for `pid` up to timeout_ms (-1: forever). Returns the wait status, or
 // Unavailable on timeout (the child keeps running).

@@ -7,10 +7,12 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
-#include <algorithm>
 #include <cstring>
+
+#include "common/process.h"
 
 extern char** environ;
 
@@ -70,15 +72,7 @@ Result<CommandOutput> RunCommand(const std::vector<std::string>& argv, const Run
   posix_spawn_file_actions_adddup2(&actions, err.fd[1], STDERR_FILENO);
   posix_spawn_file_actions_addclosefrom_np(&actions, 3);
   posix_spawnattr_t attr;
-  posix_spawnattr_init(&attr);
-  sigset_t empty, all;
-  sigemptyset(&empty);
-  sigfillset(&all);
-  posix_spawnattr_setsigmask(&attr, &empty);
-  posix_spawnattr_setsigdefault(&attr, &all);
-  posix_spawnattr_setpgroup(&attr, 0);
-  posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF |
-                                      POSIX_SPAWN_SETPGROUP);
+  InitChildSpawnAttr(&attr, /*new_process_group=*/true);
   std::vector<std::string> copy = argv;
   std::vector<char*> args;
   for (auto& s : copy) args.push_back(s.data());
