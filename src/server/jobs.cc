@@ -315,21 +315,35 @@ Result<Job> JobService::Submit(int64_t owner_id, const std::string& owner, const
   return job;
 }
 
-Status JobService::Persist(const Job& job, const std::string& event_state, const std::string& reason) {
+void JobService::Persist(const Job& job, const std::string& event_state, const std::string& reason) {
   Json tasks = Json::array();
   for (const auto& t : job.tasks) tasks.push_back(TaskJson(t));
-  return store_->Write([&](Db& db) -> Status {
+  auto write = [id = job.id, state = job.state, job_reason = job.reason,
+                restart_count = int64_t{job.restart_count}, tasks = tasks.dump(),
+                updated_ms = job.updated_ms, ended_ms = job.ended_ms, event_state,
+                reason](Db& db) -> Status {
     ASSIGN_OR_RETURN(Stmt up, db.Prepare("UPDATE jobs SET state = ?2, reason = ?3, restart_count = ?4, "
                                          "tasks_json = ?5, updated_ms = ?6, ended_ms = ?7 WHERE id = ?1"));
-    up.Bind(1, job.id).Bind(2, job.state).Bind(3, job.reason).Bind(4, int64_t{job.restart_count});
-    up.Bind(5, tasks.dump()).Bind(6, job.updated_ms);
-    if (job.ended_ms) up.Bind(7, *job.ended_ms);
+    up.Bind(1, id).Bind(2, state).Bind(3, job_reason).Bind(4, restart_count);
+    up.Bind(5, tasks).Bind(6, updated_ms);
+    if (ended_ms) up.Bind(7, *ended_ms);
     else up.BindNull(7);
     RETURN_IF_ERROR(up.Run());
     if (event_state.empty()) return Status::Ok();
     ASSIGN_OR_RETURN(Stmt ev, db.Prepare("INSERT INTO job_events (job_id, t_ms, state, reason) "
                                          "VALUES (?1, ?2, ?3, ?4)"));
-    return ev.Bind(1, job.id).Bind(2, job.updated_ms).Bind(3, event_state).Bind(4, reason).Run();
+    return ev.Bind(1, id).Bind(2, updated_ms).Bind(3, event_state).Bind(4, reason).Run();
+  };
+  // The end of a job is committed before anyone can see the job gone from the
+  // active set; changes on the way there are queued and commit together
+  // (a crash may lose the last few ms of them: agents re-report their tasks).
+  if (job.Final()) {
+    Status st = store_->Write(write);
+    if (!st.ok()) ROTA_LOG(WARNING) << "job " << job.id << ": cannot store its end: " << st.message();
+    return;
+  }
+  store_->WriteAsync(std::move(write), [id = job.id](Status st) {
+    if (!st.ok()) ROTA_LOG(WARNING) << "job " << id << ": cannot store its state: " << st.message();
   });
 }
 
@@ -338,8 +352,7 @@ void JobService::SetState(Job& job, const std::string& state, const std::string&
   job.state = state;
   job.reason = reason;
   job.updated_ms = now_ms;
-  Status st = Persist(job, changed ? state : "", reason);
-  if (!st.ok()) ROTA_LOG(WARNING) << "job " << job.id << ": cannot store its state: " << st.message();
+  Persist(job, changed ? state : "", reason);
   if (changed) ROTA_LOG(INFO) << "job " << job.id << ": " << state << " (" << reason << ")";
 }
 
@@ -543,7 +556,7 @@ void JobService::HandleReport(const std::string& node, const api::TaskReport& r)
   const int64_t now = clock_->NowMs();
   Job& job = it->second;
   job.updated_ms = now;
-  (void)Persist(job, "", "");
+  Persist(job, "", "");
   AfterTaskChange(job, now);
   if (job.Final()) active_.erase(it);
 }

@@ -141,7 +141,9 @@ class JobService {
   void Finish(Job& job, const std::string& state, const std::string& reason, int64_t now_ms);
   void SetState(Job& job, const std::string& state, const std::string& reason, int64_t now_ms);
   void AfterTaskChange(Job& job, int64_t now_ms);
-  Status Persist(const Job& job, const std::string& event_state, const std::string& reason);
+  // Writes the job's row (and an event when event_state is set); the end of a
+  // job synchronously, anything before asynchronously. Failures are logged.
+  void Persist(const Job& job, const std::string& event_state, const std::string& reason);
   std::vector<jobs::NodeOffer> Offers(const Job& job, int64_t now_ms,
                                       std::map<std::string, std::set<uint16_t>>* used_ports);
   // What every placement of one tick shares: computed once per tick (not once per

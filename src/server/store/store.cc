@@ -224,6 +224,14 @@ Status Store::Write(const DbTask& task) {
   return impl_->writer->Run(task);
 }
 
+void Store::WriteAsync(DbTask task, std::function<void(Status)> done) {
+  if (!task) {
+    if (done) done(Status::InvalidArgument("store: empty write task"));
+    return;
+  }
+  impl_->writer->RunAsync(std::move(task), std::move(done));
+}
+
 Status Store::Read(const DbTask& task) {
   std::lock_guard<std::mutex> lock(impl_->read_mu);
   return task(impl_->rdb);

@@ -109,6 +109,10 @@ class Store {
   // check-then-insert inside one task is serializable. Blocks; must not be
   // called from an Append callback.
   Status Write(const DbTask& task);
+  // As Write, without waiting for the commit: `done` (may be empty) gets the
+  // outcome on the writer thread and must not block. Writes queued by one
+  // thread commit in order; tasks queued together share one transaction.
+  void WriteAsync(DbTask task, std::function<void(Status)> done);
   // Runs `task` on the read connection (query_only; sees every committed
   // write) under the read mutex and returns its status.
   Status Read(const DbTask& task);

@@ -68,6 +68,27 @@ TEST_F(StoreTest, OpenCreatesPrivateDirAndWalDatabase) {
   EXPECT_EQ(*SchemaVersion(*db), kSchemaVersion);
 }
 
+TEST_F(StoreTest, AsyncWritesCommitInOrderAndReportFailures) {
+  auto s = OpenStore();
+  ASSERT_NE(s, nullptr);
+  ASSERT_TRUE(s->Write([](Db& db) { return db.Exec("CREATE TABLE t (i INTEGER)"); }).ok());
+  std::atomic<int> ok{0}, failed{0};
+  for (int i = 0; i < 200; ++i) {
+    s->WriteAsync([i](Db& db) { return db.Exec("INSERT INTO t VALUES (" + std::to_string(i) + ")"); },
+                  [&](Status st) { (st.ok() ? ok : failed)++; });
+  }
+  // A failing task is rolled back alone; the others still commit.
+  s->WriteAsync([](Db& db) { return db.Exec("INSERT INTO missing VALUES (1)"); },
+                [&](Status st) { (st.ok() ? ok : failed)++; });
+  s->WriteAsync(nullptr, [&](Status st) { (st.ok() ? ok : failed)++; });
+  ASSERT_TRUE(s->Flush().ok());
+  EXPECT_EQ(ok.load(), 200);
+  EXPECT_EQ(failed.load(), 2);
+  EXPECT_EQ(Query("SELECT count(*) FROM t"), 200);
+  // Rowids follow the order the writes were queued in.
+  EXPECT_EQ(Query("SELECT count(*) FROM t WHERE i + 1 != rowid"), 0);
+}
+
 TEST_F(StoreTest, UpsertGetListNodes) {
   auto s = OpenStore();
   ASSERT_TRUE(s->UpsertNode(MakeNode("b", 2), 100).ok());

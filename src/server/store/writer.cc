@@ -180,6 +180,15 @@ Status Writer::Run(Task task) {
   return WaitFor(std::move(job));
 }
 
+void Writer::RunAsync(Task task, Done done) {
+  Job job;
+  job.kind = Kind::kTask;
+  job.task = std::move(task);
+  job.done = done;
+  Status st = Enqueue(std::move(job));
+  if (!st.ok() && done) done(st);
+}
+
 Status Writer::RunRetention(int64_t now_ms) {
   Job job;
   job.kind = Kind::kRetention;

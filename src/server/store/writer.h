@@ -42,6 +42,9 @@ class Writer {
   // Runs `task` in a savepoint of a write transaction; returns its status, or
   // the COMMIT error. Blocks until committed. Thread-safe; not from a callback.
   Status Run(Task task);
+  // As Run, without waiting: `done` gets the outcome on the writer thread (it
+  // must not block). Tasks queued by one thread run in the order queued.
+  void RunAsync(Task task, Done done);
   // Returns once every job queued before the call is committed.
   Status Flush() { return Run(nullptr); }
   // Deletes raw rows older than now - raw_retention and aggregates older than
