@@ -195,6 +195,13 @@ int RunDev(const DevOptions& options) {
             << "Reserve a GPU as alice and run on it:\n"
             << "  " << *exe << " reserve --node gpu-a --gpus 1 --duration 2h --title demo\n"
             << "  ROTA_NODE=gpu-a ROTA_SIM_NODE=gpu-a " << *exe << " exec -- sleep 600 &\n"
+            << "Run a job as alice (2 tasks, a GPU each; tasks run as her Unix account, never as root):\n"
+            << (::geteuid() == 0 ? "  (you are root: first, as the admin, " + *exe +
+                                       " user set alice --unix-user nobody)\n"
+                                 : std::string())
+            << "  " << *exe << " run --workers 2 --gpus-per-task 1 --wait -- sh -c "
+            << "'echo task $ROTA_TASK_INDEX on GPU $CUDA_VISIBLE_DEVICES'\n"
+            << "  " << *exe << " logs 1 --task worker-1\n"
             << "See enforcement: as the admin reserve GPU 3 of gpu-a, then as alice\n"
             << "  CUDA_VISIBLE_DEVICES=3 sleep 600 &   (warned now, SIGTERM after 45 s)\n"
             << "  " << *exe << " violations\n\n"
