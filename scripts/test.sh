@@ -2,10 +2,7 @@
 # Installs what is missing, builds rota and runs the whole test suite twice:
 # a RelWithDebInfo build, then an AddressSanitizer + UndefinedBehaviorSanitizer
 # build. Exits non-zero if any test fails.
-#   ROTA_TEST_# As root (CI), tests that need root (Unix users, setuid, signals across users)
-# must run: a skip would hide them.
-if [ "$(id -u)" = 0 ]; then export ROTA_REQUIRE_ROOT_TESTS=1; fi
-CONFIGS="release"  run only one configuration (release | sanitize)
+#   ROTA_TEST_CONFIGS="release"  run only one configuration (release | sanitize)
 #   CTEST_ARGS="-L unit"          pass extra arguments to ctest
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -13,8 +10,12 @@ cd "$(dirname "$0")/.."
 JOBS=${JOBS:-$(nproc)}
 # Debian's PyTorch was installed above: its end-to-end test must run, not skip.
 export ROTA_REQUIRE_TORCH=1
-# ... and OpenSSH's sshd: as root the agentless-node tests must run, not skip.
-if [ "$(id -u)" -eq 0 ]; then export ROTA_REQUIRE_SSHD=1; fi
+# As root (CI), tests that need root (Unix users, setuid, signals across users) and
+# OpenSSH's sshd (installed above) must run: a skip would hide them.
+if [ "$(id -u)" -eq 0 ]; then
+  export ROTA_REQUIRE_ROOT_TESTS=1
+  export ROTA_REQUIRE_SSHD=1
+fi
 CONFIGS=${ROTA_TEST_CONFIGS:-"release sanitize"}
 
 run_config() {
