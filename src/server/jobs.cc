@@ -30,6 +30,7 @@ Json TaskJson(const JobTask& t) {
   if (t.exit_code) j["exit_code"] = *t.exit_code;
   if (t.signal) j["signal"] = *t.signal;
   if (!t.error.empty()) j["error"] = t.error;
+  if (t.ended_ms > 0) j["ended_ms"] = t.ended_ms;
   return j;
 }
 
@@ -50,6 +51,7 @@ JobTask TaskFromJson(const Json& j) {
   if (j.contains("exit_code")) t.exit_code = j["exit_code"].get<int>();
   if (j.contains("signal")) t.signal = j["signal"].get<int>();
   t.error = j.value("error", "");
+  t.ended_ms = j.value("ended_ms", int64_t{0});
   return t;
 }
 
@@ -504,11 +506,17 @@ void JobService::AfterTaskChange(Job& job, int64_t now_ms) {
       return StopGang(job, "replace", t.error + "; placing the job again on other ports", now_ms);
     }
   }
-  // A failure: restart the gang when the policy allows, else fail.
+  // A failure: restart the gang when the policy allows, else fail. The task
+  // that ended first is the cause (its peers often fail because it did).
+  const JobTask* first = nullptr;
   for (const auto& t : job.tasks) {
     if (!t.runs || !Failed(t)) continue;
-    const std::string why = Describe(t);
-    if (auto delay = job.spec.restart.DelayBefore(job.restart_count + 1, Code(t))) {
+    const int64_t at = t.ended_ms > 0 ? t.ended_ms : INT64_MAX;  // lost: no end time
+    if (first == nullptr || at < (first->ended_ms > 0 ? first->ended_ms : INT64_MAX)) first = &t;
+  }
+  if (first != nullptr) {
+    const std::string why = Describe(*first);
+    if (auto delay = job.spec.restart.DelayBefore(job.restart_count + 1, Code(*first))) {
       job.retry_at_ms = now_ms + *delay;
       return StopGang(job, "restart", why + "; restarting the gang", now_ms);
     }
@@ -533,7 +541,7 @@ void JobService::AfterTaskChange(Job& job, int64_t now_ms) {
   }
 }
 
-void JobService::HandleReport(const std::string& node, const api::TaskReport& r) {
+std::optional<int64_t> JobService::HandleReport(const std::string& node, const api::TaskReport& r) {
   auto id = JobIdOfTask(r.id);
   auto it = id ? active_.find(*id) : active_.end();
   JobTask* task = nullptr;
@@ -545,20 +553,32 @@ void JobService::HandleReport(const std::string& node, const api::TaskReport& r)
   if (task == nullptr) {
     // A task of an earlier attempt or of a job that ended: make sure it stops.
     if (r.state == "running") (void)gateway_->SendTask(node, api::TaskSignalMsg{r.id, "KILL"});
-    return;
+    return std::nullopt;
   }
-  if (task->state == r.state && task->exit_code == r.exit_code && task->signal == r.signal) return;
+  if (task->state == r.state && task->exit_code == r.exit_code && task->signal == r.signal &&
+      task->pid == r.pid) {
+    return std::nullopt;
+  }
   task->state = r.state;
   task->pid = r.pid;
   task->exit_code = r.exit_code;
   task->signal = r.signal;
   task->error = r.error;
+  task->ended_ms = r.ended_ms;
+  it->second.updated_ms = clock_->NowMs();
+  return it->first;
+}
+
+void JobService::AfterReports(const std::set<int64_t>& jobs) {
   const int64_t now = clock_->NowMs();
-  Job& job = it->second;
-  job.updated_ms = now;
-  Persist(job, "", "");
-  AfterTaskChange(job, now);
-  if (job.Final()) active_.erase(it);
+  for (int64_t id : jobs) {
+    auto it = active_.find(id);
+    if (it == active_.end()) continue;
+    Job& job = it->second;
+    Persist(job, "", "");
+    AfterTaskChange(job, now);
+    if (job.Final()) active_.erase(it);
+  }
 }
 
 void JobService::Tick(int64_t now_ms) {
@@ -614,11 +634,15 @@ void JobService::Run() {
                  [&] { return stop_ || wake_ || !reports_.empty(); });
     if (stop_) return;
     wake_ = false;
+    // Every report that arrived is applied before any job reacts, so a gang's
+    // failure is blamed on the task that ended first, not on the first reported.
+    std::set<int64_t> changed;
     while (!reports_.empty()) {
       auto [node, r] = std::move(reports_.front());
       reports_.pop_front();
-      HandleReport(node, r);
+      if (auto id = HandleReport(node, r)) changed.insert(*id);
     }
+    AfterReports(changed);
     Tick(clock_->NowMs());
   }
 }

@@ -61,6 +61,7 @@ struct JobTask {
   std::optional<int> exit_code;
   std::optional<int> signal;
   std::string error;
+  int64_t ended_ms = 0;  // when it ended, by its node's clock (0: running, or lost)
 };
 
 struct Job {
@@ -133,7 +134,10 @@ class JobService {
 
  private:
   void Run();
-  void HandleReport(const std::string& node, const api::TaskReport& r);
+  // Applies a task report; returns the id of the job whose task changed.
+  std::optional<int64_t> HandleReport(const std::string& node, const api::TaskReport& r);
+  // Lets each job react to its tasks' changes (restart, stop, end).
+  void AfterReports(const std::set<int64_t>& jobs);
   void Tick(int64_t now_ms);
   void TryPlace(Job& job, int64_t now_ms);
   void Launch(Job& job, const std::vector<jobs::PlacedTask>& placed, int64_t now_ms);

@@ -112,9 +112,12 @@ std::vector<IdleDue> UsageTracker::DueIdle(int64_t now_ms) const {
   std::lock_guard lock(mu_);
   std::vector<IdleDue> out;
   for (const auto& [id, e] : entries_) {
-    if (e.r.idle_notified || now_ms < e.r.start_ms || now_ms >= e.r.end_ms) continue;
+    if (e.r.idle_released || now_ms < e.r.start_ms || now_ms >= e.r.end_ms) continue;
     std::optional<IdleDue> best;
     for (const auto& rule : e.r.idle_rules) {
+      // After a notice, a rule that only notifies has nothing to add; one that
+      // releases (another policy's, or a longer wait) still may.
+      if (e.r.idle_notified && !rule.rule.release) continue;
       auto since = e.idle_since.find(rule.rule.threshold_pct);
       if (since == e.idle_since.end()) continue;
       if (e.last_sample_ms - since->second < rule.rule.after_ms) continue;
@@ -131,10 +134,12 @@ std::vector<IdleDue> UsageTracker::DueIdle(int64_t now_ms) const {
   return out;
 }
 
-void UsageTracker::MarkNotified(int64_t id) {
+void UsageTracker::MarkNotified(int64_t id, bool released) {
   std::lock_guard lock(mu_);
   auto it = entries_.find(id);
-  if (it != entries_.end()) it->second.r.idle_notified = true;
+  if (it == entries_.end()) return;
+  it->second.r.idle_notified = true;
+  it->second.r.idle_released = it->second.r.idle_released || released;
 }
 
 void UsageTracker::SetIdleRules(int64_t id, std::vector<reserve::AppliedIdleRule> rules) {

@@ -34,7 +34,8 @@ struct TrackedReservation {
   int64_t start_ms = 0;
   int64_t end_ms = 0;
   std::vector<reserve::AppliedIdleRule> idle_rules;
-  bool idle_notified = false;
+  bool idle_notified = false;  // a notice went out: only a releasing rule may act now
+  bool idle_released = false;  // released early: nothing more to do
 };
 
 // An idle rule whose time is up.
@@ -58,10 +59,11 @@ class UsageTracker {
   // with end_ms <= now_ms.
   std::vector<std::pair<TrackedReservation, LiveUsage>> TakeEnded(int64_t now_ms);
   // Rules idle for at least their `after` (measured to the latest sample), of
-  // reservations running at now_ms not yet notified: at most one per
-  // reservation, a releasing rule first.
+  // reservations running at now_ms: at most one per reservation, a releasing
+  // rule first; after a notice only releasing rules, after a release none.
   std::vector<IdleDue> DueIdle(int64_t now_ms) const;
-  void MarkNotified(int64_t id);
+  // A notice went out for `id` (and released it, when `released`).
+  void MarkNotified(int64_t id, bool released);
   // Replaces the idle rules of reservation `id` (policies changed).
   void SetIdleRules(int64_t id, std::vector<reserve::AppliedIdleRule> rules);
   std::vector<TrackedReservation> All() const;

@@ -204,7 +204,8 @@ void Reservations::HandleIdle(const IdleDue& due, int64_t now_ms) {
                                                              [&](Stmt& s) { s.Bind(1, due.id); }));
     if (rows.empty()) return Status::Ok();
     Reservation r = rows.front();
-    if (r.StateAt(now_ms) != reserve::State::kRunning || r.idle_notified_ms) return Status::Ok();
+    if (r.StateAt(now_ms) != reserve::State::kRunning) return Status::Ok();
+    if (r.idle_notified_ms && !due.rule.release) return Status::Ok();  // told once already
     act = true;
     ASSIGN_OR_RETURN(Stmt s, db.Prepare("UPDATE reservations SET idle_notified_ms = ?2, "
                                         "end_ms = ?3, updated_ms = ?2 WHERE id = ?1"));
@@ -228,7 +229,7 @@ void Reservations::HandleIdle(const IdleDue& due, int64_t now_ms) {
     notice.end_ms = end;
     return Status::Ok();
   });
-  tracker_.MarkNotified(due.id);
+  tracker_.MarkNotified(due.id, due.rule.release);
   if (!st.ok()) {
     ROTA_LOG(WARNING) << "reservation " << due.id << ": idle handling failed: " << st.message();
     return;

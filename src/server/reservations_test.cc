@@ -405,6 +405,35 @@ TEST_F(ReservationsTest, IdleRuleWithoutReleaseNotifiesOnceAndKeepsTheReservatio
   EXPECT_EQ(res_->Get(r->id)->end_ms, end);
 }
 
+// Regression: a notify-only rule that fired first kept a releasing rule (of
+// another policy, with a longer wait) from ever acting.
+TEST_F(ReservationsTest, AReleasingRuleStillActsAfterANotifyOnlyOne) {
+  ASSERT_TRUE(res_->CreatePolicy(MakePolicy({{"name", "nudge"}, {"subjects", {{"users", {"alice"}}}},
+                                             {"idle", {{"threshold_pct", 10}, {"after", "5m"}, {"release", false}}}}))
+                  .ok());
+  ASSERT_TRUE(res_->CreatePolicy(MakePolicy({{"name", "reclaim"}, {"subjects", {{"users", {"alice"}}}},
+                                             {"idle", {{"threshold_pct", 10}, {"after", "10m"}, {"release", true}}}}))
+                  .ok());
+  auto r = res_->Create(alice_, Req({0}, Now(), Now() + 2 * kHour));
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  const int64_t t0 = Now();
+  for (int i = 1; i <= 6; ++i) cluster_.RecordSample("gpu-a", 1, Sample(t0 + i * kMin, 4), t0);
+  clock_.AdvanceMs(6 * kMin);
+  res_->Tick(Now());
+  ASSERT_EQ(notices_.size(), 1u);
+  EXPECT_FALSE(notices_[0].released);
+  EXPECT_EQ(notices_[0].policy, "nudge");
+  for (int i = 7; i <= 11; ++i) cluster_.RecordSample("gpu-a", 1, Sample(t0 + i * kMin, 4), t0);
+  clock_.AdvanceMs(5 * kMin);
+  res_->Tick(Now());
+  ASSERT_EQ(notices_.size(), 2u);
+  EXPECT_TRUE(notices_[1].released);
+  EXPECT_EQ(notices_[1].policy, "reclaim");
+  EXPECT_EQ(res_->Get(r->id)->end_ms, Now());
+  res_->Tick(Now() + 1);
+  EXPECT_EQ(notices_.size(), 2u);  // nothing after the release
+}
+
 TEST_F(ReservationsTest, TrackingSurvivesARestart) {
   auto r = res_->Create(alice_, Req({0}, Now(), Now() + kHour));
   ASSERT_TRUE(r.ok());
