@@ -274,8 +274,8 @@ notify::Email IdleEmail(const IdleNotice& n, const std::string& server_url) {
   m.gpus = n.gpus;
   m.idle_since_ms = n.idle_since_ms;
   m.avg_util = n.avg_util_gpu;
-  // will_release_ms stays 0: a reservation gets one idle notice, so a rule that
-  // only notifies is never followed by an automatic release.
+  // will_release_ms stays 0: a notice names no release time, although a
+  // releasing rule with a longer wait (of another policy) may still follow.
   m.released_ms = n.released ? n.end_ms : 0;
   m.server_url = server_url;
   return notify::RenderIdleReservation(m);
