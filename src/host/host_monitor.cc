@@ -13,6 +13,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <ctime>
 #include <unordered_set>
 #include <utility>
 
@@ -35,6 +36,7 @@ class Fd {
   Fd(const Fd&) = delete;
   Fd& operator=(const Fd&) = delete;
   int get() const { return fd_; }
+  int release() { return std::exchange(fd_, -1); }
 
  private:
   int fd_;
@@ -215,6 +217,7 @@ Result<StaticInfo> ReadStaticInfo(const std::string& proc_root) {
 
 HostMonitor::HostMonitor(std::string proc_root, Clock& clock)
     : proc_root_(std::move(proc_root)),
+      cpu_clock_(proc_root_ == "/proc"),
       clock_(clock),
       ticks_per_s_(std::max(1L, ::sysconf(_SC_CLK_TCK))),
       page_size_(std::max(1L, ::sysconf(_SC_PAGESIZE))),
@@ -281,23 +284,58 @@ const std::string& HostMonitor::UserFor(uint32_t uid, int64_t now_ms) {
 
 HostMonitor::PidFiles& HostMonitor::PidFiles::operator=(PidFiles&& o) noexcept {
   if (this != &o) {
-    if (stat >= 0) ::close(stat);
-    stat = std::exchange(o.stat, -1);
+    if (fd >= 0) ::close(fd);
+    fd = std::exchange(o.fd, -1);
   }
   return *this;
 }
 
 HostMonitor::PidFiles::~PidFiles() {
-  if (stat >= 0) ::close(stat);
+  if (fd >= 0) ::close(fd);
 }
 
-Result<HostMonitor::Counters> HostMonitor::ReadCounters(const PidFiles& files,
-                                                        const std::string& dir) {
+Result<uint64_t> HostMonitor::ProcessCpuNs(uint32_t pid) {
+  // The kernel's clock id of a process's CPU clock (CPUCLOCK_SCHED, whole thread
+  // group), as glibc's clock_getcpuclockid builds it without its extra check syscall.
+  const clockid_t id = static_cast<clockid_t>((~static_cast<clockid_t>(pid)) * 8 + 2);
+  timespec ts{};
+  if (::clock_gettime(id, &ts) != 0) {
+    return Status::NotFound("CPU clock of process " + std::to_string(pid) + ": " +
+                            std::strerror(errno));
+  }
+  return static_cast<uint64_t>(ts.tv_sec) * 1'000'000'000u + static_cast<uint64_t>(ts.tv_nsec);
+}
+
+Result<HostMonitor::Counters> HostMonitor::CountersFromStat(const PidStat& stat,
+                                                            uint32_t pid) const {
   Counters c;
-  RETURN_IF_ERROR(PreadAll(files.stat, dir, "stat", kMaxSmallFileBytes, &buf_));
-  auto stat = ParsePidStat(buf_);
-  if (!stat.ok()) return stat.status().WithContext(JoinPath(dir, "stat"));
-  c.stat = std::move(stat).value();
+  c.rss_pages = stat.rss_pages;
+  c.start_ticks = stat.start_ticks;
+  if (cpu_clock_) {
+    ASSIGN_OR_RETURN(c.cpu_ns, ProcessCpuNs(pid));
+  } else {
+    c.cpu_ns = (stat.utime_ticks + stat.stime_ticks) * 1'000'000'000u /
+               static_cast<uint64_t>(ticks_per_s_);
+  }
+  return c;
+}
+
+Result<HostMonitor::Counters> HostMonitor::ReadCounters(const PidFiles& files, uint32_t pid,
+                                                        const std::string& dir) {
+  if (!cpu_clock_) {
+    RETURN_IF_ERROR(PreadAll(files.fd, dir, "stat", kMaxSmallFileBytes, &buf_));
+    auto stat = ParsePidStat(buf_);
+    if (!stat.ok()) return stat.status().WithContext(JoinPath(dir, "stat"));
+    return CountersFromStat(*stat, pid);
+  }
+  // The statm read fails once this process is gone (the descriptor is bound to it),
+  // so the pid's CPU clock read right after is this process's.
+  RETURN_IF_ERROR(PreadAll(files.fd, dir, "statm", kMaxSmallFileBytes, &buf_));
+  auto rss = ParseStatmRss(buf_);
+  if (!rss.ok()) return rss.status().WithContext(JoinPath(dir, "statm"));
+  Counters c;
+  c.rss_pages = *rss;
+  ASSIGN_OR_RETURN(c.cpu_ns, ProcessCpuNs(pid));
   return c;
 }
 
@@ -340,8 +378,8 @@ HostMonitor::ProcView HostMonitor::Inspect(uint32_t pid, int64_t now_ms, int* re
   auto it = procs_.find(pid);
   // Fast path: the descriptors kept open for this process.
   if (it != procs_.end() && it->second.files.open()) {
-    auto c = ReadCounters(it->second.files, dir);
-    if (c.ok() && c->stat.start_ticks == it->second.start_ticks) {
+    auto c = ReadCounters(it->second.files, pid, dir);
+    if (c.ok() && c->start_ticks.value_or(it->second.start_ticks) == it->second.start_ticks) {
       counters = std::move(c).value();
     } else {
       // That process is gone (ESRCH); the pid may already belong to a new one.
@@ -355,39 +393,46 @@ HostMonitor::ProcView HostMonitor::Inspect(uint32_t pid, int64_t now_ms, int* re
     // One directory handle for all reads: if the pid is reused meanwhile, openat fails
     // instead of reading the new process.
     Fd dirfd(::open(dir.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC));
-    PidFiles files;
-    if (dirfd.get() >= 0) {
-      files.stat = ::openat(dirfd.get(), "stat", O_RDONLY | O_CLOEXEC);
+    Fd stat_fd(dirfd.get() >= 0 ? ::openat(dirfd.get(), "stat", O_RDONLY | O_CLOEXEC) : -1);
+    Result<PidStat> stat = Status::NotFound(dir);
+    if (stat_fd.get() >= 0) {
+      Status read = PreadAll(stat_fd.get(), dir, "stat", kMaxSmallFileBytes, &buf_);
+      stat = read.ok() ? ParsePidStat(buf_) : Result<PidStat>(read);
     }
-    auto c = files.open() ? ReadCounters(files, dir) : Result<Counters>(Status::NotFound(dir));
+    auto c = stat.ok() ? CountersFromStat(*stat, pid) : Result<Counters>(stat.status());
     if (!c.ok()) {
       ROTA_LOG(DEBUG) << "process " << pid << " looks gone: " << c.status().message();
       if (it != procs_.end()) Erase(it);
       return {};
     }
-    if (it != procs_.end() && it->second.start_ticks != c->stat.start_ticks) {
+    if (it != procs_.end() && it->second.start_ticks != stat->start_ticks) {
       Erase(it);  // the pid now belongs to another process
       it = procs_.end();
     }
     if (it == procs_.end()) {
       ProcEntry e;
-      e.start_ticks = c->stat.start_ticks;
+      e.start_ticks = stat->start_ticks;
       if (std::optional<int64_t> btime = BootTimeS()) {
-        e.start_time_ms = *btime * 1000 + static_cast<int64_t>(c->stat.start_ticks * 1000 /
+        e.start_time_ms = *btime * 1000 + static_cast<int64_t>(stat->start_ticks * 1000 /
                                                                static_cast<uint64_t>(ticks_per_s_));
       }
-      if (!ReadSlowFields(dirfd.get(), dir, c->stat, now_ms, &e)) return {};
+      if (!ReadSlowFields(dirfd.get(), dir, *stat, now_ms, &e)) return {};
       it = procs_.emplace(pid, std::move(e)).first;
     } else if (refresh) {
       --*refreshes_left;
-      if (!ReadSlowFields(dirfd.get(), dir, c->stat, now_ms, &it->second)) {
+      if (!ReadSlowFields(dirfd.get(), dir, *stat, now_ms, &it->second)) {
         Erase(it);
         return {};
       }
     }
     if (!it->second.files.open() && open_processes_ < max_open_processes_) {
-      it->second.files = std::move(files);
-      ++open_processes_;
+      PidFiles kept;
+      kept.fd = cpu_clock_ ? ::openat(dirfd.get(), "statm", O_RDONLY | O_CLOEXEC)
+                           : stat_fd.release();
+      if (kept.open()) {
+        it->second.files = std::move(kept);
+        ++open_processes_;
+      }
     }
     counters = std::move(c).value();
   }
@@ -396,16 +441,16 @@ HostMonitor::ProcView HostMonitor::Inspect(uint32_t pid, int64_t now_ms, int* re
   ProcView v;
   v.alive = true;
   v.entry = &e;
-  v.rss_bytes = counters->stat.rss_pages * static_cast<uint64_t>(page_size_);
-  uint64_t ticks = counters->stat.utime_ticks + counters->stat.stime_ticks;
+  v.rss_bytes = counters->rss_pages * static_cast<uint64_t>(page_size_);
+  const uint64_t cpu_ns = counters->cpu_ns;
   if (!e.cpu_baseline || now_ms > e.seen_ms) {
     if (e.cpu_baseline) {
-      uint64_t delta = ticks > e.cpu_ticks ? ticks - e.cpu_ticks : 0;
-      double cpu_s = static_cast<double>(delta) / static_cast<double>(ticks_per_s_);
+      uint64_t delta = cpu_ns > e.cpu_ns ? cpu_ns - e.cpu_ns : 0;
+      double cpu_s = static_cast<double>(delta) / 1e9;
       double wall_s = static_cast<double>(now_ms - e.seen_ms) / 1000.0;
       v.cpu_percent = 100.0 * cpu_s / wall_s;
     }
-    e.cpu_ticks = ticks;
+    e.cpu_ns = cpu_ns;
     e.seen_ms = now_ms;
     e.cpu_baseline = true;
   }

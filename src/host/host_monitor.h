@@ -79,9 +79,14 @@ class HostMonitor {
   //    the two calls, in % of one core; absent on the first sight or when no time passed.
   //  - A process that is gone (or whose stat cannot be read) has all host fields
   //    unset ("" / nullopt).
-  //  - stat is read on every call, through descriptors kept open per process
-  //    (re-read with pread: ~3x cheaper than open/read/close, and a descriptor stays
-  //    bound to its process, so a reused pid is never mixed up with its predecessor).
+  //  - On the real /proc (proc_root "/proc"), CPU time comes from the process's CPU
+  //    clock (clock_gettime, no text to format or parse) and RSS from statm, read
+  //    through a descriptor kept open per process (re-read with pread: ~3x cheaper than
+  //    open/read/close, and a descriptor stays bound to its process, so a reused pid is
+  //    never mixed up with its predecessor: its read fails once the process is gone).
+  //    stat is read on first sight (start time) and with the slow fields. About 40 %
+  //    cheaper than one stat read per process (docs/benchmarks.md). Under another
+  //    proc_root (tests' fake trees) stat is kept open and read on every call instead.
   //  - uid, user, command, start time and cgroup are cached per (pid, start time).
   //    uid, command and cgroup are re-read after kRefreshMs (a process may exec or
   //    move), or on the next call when the command line was empty for a process that is
@@ -91,25 +96,27 @@ class HostMonitor {
   // Describe() over every process of every GPU.
   void Describe(std::vector<api::GpuSample>& gpus);
 
-  // At most this many processes keep their 2 descriptors open; the others are opened
+  // At most this many processes keep their descriptor open; the others are opened
   // on every call. Default: RLIMIT_NOFILE / 4 processes, at most 1024.
   void set_max_open_processes(size_t n) { max_open_processes_ = n; }
   // Number of processes currently cached (for tests).
   size_t cached_processes() const { return procs_.size(); }
 
  private:
-  // /proc/<pid>/stat of one process, kept open. (RSS comes from its field 24, so
-  // statm is not read: one syscall per process and sample instead of two.)
+  // The per-process file kept open: /proc/<pid>/statm with the CPU clock, stat
+  // without it.
   struct PidFiles {
     PidFiles() = default;
-    PidFiles(PidFiles&& o) noexcept : stat(std::exchange(o.stat, -1)) {}
+    PidFiles(PidFiles&& o) noexcept : fd(std::exchange(o.fd, -1)) {}
     PidFiles& operator=(PidFiles&& o) noexcept;
     ~PidFiles();
-    bool open() const { return stat >= 0; }
-    int stat = -1;
+    bool open() const { return fd >= 0; }
+    int fd = -1;
   };
   struct Counters {
-    PidStat stat;
+    uint64_t cpu_ns = 0;
+    uint64_t rss_pages = 0;
+    std::optional<uint64_t> start_ticks;  // set when read from stat
   };
   struct ProcEntry {
     uint64_t start_ticks = 0;
@@ -120,8 +127,8 @@ class HostMonitor {
     std::optional<int64_t> start_time_ms;
     std::string cgroup;
     int64_t read_ms = 0;        // monotonic time uid, command and cgroup were read
-    bool cpu_baseline = false;  // cpu_ticks and seen_ms are set
-    uint64_t cpu_ticks = 0;     // utime + stime at the last Describe
+    bool cpu_baseline = false;  // cpu_ns and seen_ms are set
+    uint64_t cpu_ns = 0;        // CPU time (user + system) at the last Describe
     int64_t seen_ms = 0;        // monotonic time of the last Describe
     uint64_t generation = 0;
     PidFiles files;  // closed when over max_open_processes_
@@ -139,8 +146,13 @@ class HostMonitor {
   };
 
   ProcView Inspect(uint32_t pid, int64_t now_ms, int* refreshes_left);
-  // Reads stat from its open file. Error when the process is gone.
-  Result<Counters> ReadCounters(const PidFiles& files, const std::string& dir);
+  // Reads the counters through the kept file (and the CPU clock). Error when the
+  // process is gone.
+  Result<Counters> ReadCounters(const PidFiles& files, uint32_t pid, const std::string& dir);
+  // The counters from a stat just read (CPU time from the process's clock when used).
+  Result<Counters> CountersFromStat(const PidStat& stat, uint32_t pid) const;
+  // The process's CPU time from its CPU clock; error when it is gone.
+  static Result<uint64_t> ProcessCpuNs(uint32_t pid);
   // Reads uid/user, command and cgroup of the process open as dirfd into *e. False if
   // the process is gone.
   bool ReadSlowFields(int dirfd, const std::string& dir, const PidStat& stat, int64_t now_ms,
@@ -150,6 +162,7 @@ class HostMonitor {
   std::optional<int64_t> BootTimeS();
 
   std::string proc_root_;
+  bool cpu_clock_;  // proc_root_ is the real /proc: CPU time from process CPU clocks
   Clock& clock_;
   long ticks_per_s_;
   long page_size_;

@@ -167,6 +167,32 @@ TEST(HostMonitorRealProcTest, CpuPercentOfABusyProcess) {
   EXPECT_LE(*self.cpu_percent, 100.0 * ::sysconf(_SC_NPROCESSORS_ONLN) + 10);
 }
 
+// Another process's CPU time (its CPU clock) and RSS (statm) through the kept file.
+TEST(HostMonitorRealProcTest, CpuPercentAndRssOfABusyChild) {
+  Child spinner({"sh", "-c", "while :; do :; done"});
+  ASSERT_GT(spinner.pid(), 0) << "cannot spawn sh";
+  ASSERT_TRUE(WaitForExec(spinner.pid()));
+  HostMonitor mon;
+  api::GpuProcess child;
+  child.pid = static_cast<uint32_t>(spinner.pid());
+  std::vector<api::GpuProcess*> ps = {&child};
+  mon.Describe(ps);
+  EXPECT_FALSE(child.cpu_percent.has_value());  // first sight: no baseline yet
+  ::usleep(400'000);
+  mon.Describe(ps);
+  ASSERT_TRUE(child.cpu_percent.has_value());
+  // It spins on one core; the machine may be shared, so only "clearly busy".
+  EXPECT_GT(*child.cpu_percent, 10.0);
+  EXPECT_LE(*child.cpu_percent, 110.0);
+  ASSERT_TRUE(child.rss_bytes.has_value());
+  EXPECT_GT(*child.rss_bytes, 0u);
+  EXPECT_EQ(child.command, "sh -c while :; do :; done");
+  spinner.Reap(/*kill=*/true);
+  mon.Describe(ps);
+  EXPECT_TRUE(HostFieldsUnset(child)) << child.command;
+  EXPECT_EQ(mon.cached_processes(), 0u);
+}
+
 TEST(HostMonitorRealProcTest, RealSample) {
   HostMonitor mon;
   auto s = mon.Sample();

@@ -266,6 +266,15 @@ Result<PidStat> ParsePidStat(std::string_view text) {
   return out;
 }
 
+Result<uint64_t> ParseStatmRss(std::string_view text) {
+  std::string_view size = NextToken(&text);
+  std::string_view resident = NextToken(&text);
+  uint64_t pages = 0;
+  if (size.empty() || resident.empty()) return Status::InvalidArgument("truncated: need 2 fields");
+  if (!ParseNumber(resident, &pages)) return Status::InvalidArgument("bad resident size " + Quote(resident));
+  return pages;
+}
+
 Result<uint32_t> ParseStatusUid(std::string_view text) {
   std::optional<uint32_t> uid;
   bool bad = false;

@@ -67,6 +67,10 @@ inline constexpr uint64_t kPfKthread = 0x00200000;
 // the LAST ')'.
 Result<PidStat> ParsePidStat(std::string_view text);
 
+// The resident set size in pages: the second field of /proc/<pid>/statm
+// ("size resident shared text lib data dt").
+Result<uint64_t> ParseStatmRss(std::string_view text);
+
 // The real uid from the "Uid:" line of /proc/<pid>/status.
 Result<uint32_t> ParseStatusUid(std::string_view text);
 

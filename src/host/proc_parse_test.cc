@@ -197,6 +197,21 @@ TEST(ParsePidStatTest, StopsAtRss) {
   EXPECT_FALSE(ParsePidStat("1 (init) S 0 1 1 0 -1 0 0 0 0 0 7 8 0 0 20 0 1 0 99").ok());
 }
 
+// Bad inputs tried: empty, one field, a negative and a non-numeric resident size.
+TEST(ParseStatmRssTest, SecondFieldOrError) {
+  auto r = ParseStatmRss("2088 391 350 4 0 84 0\n");
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_EQ(*r, 391u);
+  EXPECT_EQ(*ParseStatmRss("0 0 0 0 0 0 0\n"), 0u);  // a zombie: no memory left
+  EXPECT_FALSE(ParseStatmRss("").ok());
+  EXPECT_FALSE(ParseStatmRss("2088").ok());
+  auto neg = ParseStatmRss("2088 -1 0");
+  ASSERT_FALSE(neg.ok());
+  EXPECT_NE(neg.status().message().find("bad resident size \"-1\""), std::string::npos)
+      << neg.status().message();
+  EXPECT_FALSE(ParseStatmRss("2088 lots 0").ok());
+}
+
 // Bad inputs tried: empty, no parentheses, ')' before '(', truncated after comm,
 // truncated before start time, garbage utime, negative stime, two-letter state.
 TEST(ParsePidStatTest, RejectsJunk) {
