@@ -1,24 +1,74 @@
 #include "server/store/sqlite.h"
 
+#include <string>
+#include <unordered_map>
 #include <utility>
+#include <vector>
 
 namespace rota::store {
 
+// Idle prepared statements of one connection, by SQL text.
+class StmtCache {
+ public:
+  ~StmtCache() { Clear(); }
+  sqlite3_stmt* Take(const std::string& sql) {
+    auto it = idle_.find(sql);
+    if (it == idle_.end() || it->second.empty()) return nullptr;
+    sqlite3_stmt* s = it->second.back();
+    it->second.pop_back();
+    --size_;
+    return s;
+  }
+  void Put(sqlite3_stmt* s) {
+    sqlite3_reset(s);
+    sqlite3_clear_bindings(s);
+    const char* sql = sqlite3_sql(s);
+    if (sql == nullptr) {
+      sqlite3_finalize(s);
+      return;
+    }
+    if (size_ >= Db::kMaxCachedStatements) Clear();  // SQL built on the fly: start over
+    idle_[sql].push_back(s);
+    ++size_;
+  }
+
+ private:
+  void Clear() {
+    for (auto& [text, list] : idle_) {
+      for (sqlite3_stmt* st : list) sqlite3_finalize(st);
+    }
+    idle_.clear();
+    size_ = 0;
+  }
+
+  std::unordered_map<std::string, std::vector<sqlite3_stmt*>> idle_;
+  size_t size_ = 0;
+};
+
 // ---- Stmt ----
+
+void Stmt::Drop() {
+  if (stmt_ == nullptr) return;
+  if (cache_) {
+    cache_->Put(stmt_);
+  } else {
+    sqlite3_finalize(stmt_);
+  }
+  stmt_ = nullptr;
+}
 
 Stmt& Stmt::operator=(Stmt&& o) noexcept {
   if (this != &o) {
-    if (stmt_) sqlite3_finalize(stmt_);
+    Drop();
     stmt_ = o.stmt_;
+    cache_ = o.cache_;
     bind_error_ = o.bind_error_;
     o.stmt_ = nullptr;
   }
   return *this;
 }
 
-Stmt::~Stmt() {
-  if (stmt_) sqlite3_finalize(stmt_);
-}
+Stmt::~Stmt() { Drop(); }
 
 void Stmt::Check(int rc) {
   if (rc != SQLITE_OK && bind_error_ == SQLITE_OK) bind_error_ = rc;
@@ -106,17 +156,27 @@ Result<Db> Db::Open(const std::string& path, int flags) {
   return Db(raw, path);
 }
 
+Db::Db(sqlite3* db, std::string path)
+    : db_(db), path_(std::move(path)), cache_(std::make_unique<StmtCache>()) {}
+
+Db::Db(Db&& o) noexcept : db_(o.db_), path_(std::move(o.path_)), cache_(std::move(o.cache_)) {
+  o.db_ = nullptr;
+}
+
 Db& Db::operator=(Db&& o) noexcept {
   if (this != &o) {
+    cache_.reset();  // its statements belong to the connection closed next
     if (db_) sqlite3_close_v2(db_);
     db_ = o.db_;
     path_ = std::move(o.path_);
+    cache_ = std::move(o.cache_);
     o.db_ = nullptr;
   }
   return *this;
 }
 
 Db::~Db() {
+  cache_.reset();
   if (db_) sqlite3_close_v2(db_);
 }
 
@@ -141,6 +201,10 @@ Status SqliteError(sqlite3* db, int rc, std::string_view what) {
 }
 
 Status Db::Exec(const std::string& sql) {
+  if (sql.find(';') == std::string::npos) {
+    ASSIGN_OR_RETURN(Stmt s, Prepare(sql));
+    return s.Run();
+  }
   char* err = nullptr;
   int rc = sqlite3_exec(db_, sql.c_str(), nullptr, nullptr, &err);
   if (err) sqlite3_free(err);
@@ -149,12 +213,13 @@ Status Db::Exec(const std::string& sql) {
 }
 
 Result<Stmt> Db::Prepare(const std::string& sql) {
+  if (sqlite3_stmt* cached = cache_->Take(sql)) return Stmt(cached, cache_.get());
   sqlite3_stmt* s = nullptr;
   int rc = sqlite3_prepare_v3(db_, sql.c_str(), static_cast<int>(sql.size()),
                               SQLITE_PREPARE_PERSISTENT, &s, nullptr);
   if (rc != SQLITE_OK) return Error(rc, sql);
   if (s == nullptr) return Status::Internal("empty SQL statement: " + sql);
-  return Stmt(s);
+  return Stmt(s, cache_.get());
 }
 
 Result<int64_t> Db::QueryInt(const std::string& sql) {

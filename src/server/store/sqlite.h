@@ -23,12 +23,18 @@ namespace rota::store {
 // null), naming the database file, SQLite's message and `what` (e.g. the SQL).
 Status SqliteError(sqlite3* db, int rc, std::string_view what);
 
+class StmtCache;
+
 // A prepared statement. Bind indexes are 1-based; column indexes 0-based.
-// Movable, not copyable. REQUIRES: does not outlive its Db.
+// Movable, not copyable. REQUIRES: does not outlive its Db. When it is destroyed
+// it goes back to its Db's statement cache (reset, bindings cleared) for the next
+// Prepare of the same SQL.
 class Stmt {
  public:
   Stmt() = default;
-  Stmt(Stmt&& o) noexcept : stmt_(o.stmt_), bind_error_(o.bind_error_) { o.stmt_ = nullptr; }
+  Stmt(Stmt&& o) noexcept : stmt_(o.stmt_), cache_(o.cache_), bind_error_(o.bind_error_) {
+    o.stmt_ = nullptr;
+  }
   Stmt& operator=(Stmt&& o) noexcept;
   Stmt(const Stmt&) = delete;
   Stmt& operator=(const Stmt&) = delete;
@@ -51,6 +57,7 @@ class Stmt {
   // Resets for reuse and clears bindings.
   void Reset();
 
+  int ColumnCount() const { return sqlite3_column_count(stmt_); }
   bool IsNull(int col) const;
   int64_t Int(int col) const;
   double Double(int col) const;
@@ -60,7 +67,8 @@ class Stmt {
 
  private:
   friend class Db;
-  explicit Stmt(sqlite3_stmt* s) : stmt_(s) {}
+  Stmt(sqlite3_stmt* s, StmtCache* cache) : stmt_(s), cache_(cache) {}
+  void Drop();  // back to the cache, or finalized
   template <typename T>
   Stmt& BindValue(int i, T v) {
     if constexpr (std::is_same_v<T, std::string>) {
@@ -74,6 +82,7 @@ class Stmt {
   void Check(int rc);
 
   sqlite3_stmt* stmt_ = nullptr;
+  StmtCache* cache_ = nullptr;
   int bind_error_ = SQLITE_OK;
 };
 
@@ -83,15 +92,20 @@ class Db {
   // Opens `path` with `flags` (SQLITE_OPEN_*; NOMUTEX is added). IoError on failure.
   static Result<Db> Open(const std::string& path, int flags);
 
-  Db(Db&& o) noexcept : db_(o.db_), path_(std::move(o.path_)) { o.db_ = nullptr; }
+  Db(Db&& o) noexcept;
   Db& operator=(Db&& o) noexcept;
   Db(const Db&) = delete;
   Db& operator=(const Db&) = delete;
   ~Db();
 
-  // Runs one or more statements without results.
+  // Runs one or more statements without results. A single statement (no ';') is
+  // prepared through the statement cache.
   Status Exec(const std::string& sql);
+  // A statement for `sql`: a cached one when an earlier Stmt of the same SQL was
+  // destroyed, else a new one. Up to kMaxCachedStatements are kept; SQLite
+  // re-prepares a kept statement by itself after a schema change.
   Result<Stmt> Prepare(const std::string& sql);
+  static constexpr size_t kMaxCachedStatements = 128;
   // Runs a query returning one integer (e.g. "PRAGMA user_version"); NotFound if no row.
   Result<int64_t> QueryInt(const std::string& sql);
   // Runs a query returning one text value (e.g. "PRAGMA journal_mode").
@@ -105,9 +119,10 @@ class Db {
   Status Error(int rc, std::string_view what) const { return SqliteError(db_, rc, what); }
 
  private:
-  Db(sqlite3* db, std::string path) : db_(db), path_(std::move(path)) {}
+  Db(sqlite3* db, std::string path);
   sqlite3* db_ = nullptr;
   std::string path_;
+  std::unique_ptr<StmtCache> cache_;  // heap: Stmts point to it across moves of the Db
 };
 
 // BEGIN ... COMMIT guard: rolls back in the destructor unless Commit() succeeded.

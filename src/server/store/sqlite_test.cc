@@ -76,6 +76,82 @@ TEST(SqliteTest, ErrorsNameTheFileAndTheProblem) {
       << missing.status().message();
 }
 
+// Prepared statements of the connection (cached idle ones included).
+int StatementCount(const Db& db) {
+  int n = 0;
+  for (sqlite3_stmt* s = sqlite3_next_stmt(db.raw(), nullptr); s; s = sqlite3_next_stmt(db.raw(), s)) ++n;
+  return n;
+}
+
+TEST(SqliteTest, StatementsAreCachedAndComeBackClean) {
+  TempDir dir;
+  Db db = OpenDb(dir.path() + "/t.db");
+  ASSERT_TRUE(db.Exec("CREATE TABLE t (a INTEGER)").ok());
+  const int before = StatementCount(db);  // the CREATE, cached too
+  for (int i = 0; i < 10; ++i) {
+    auto ins = db.Prepare("INSERT INTO t VALUES (?1)");
+    ASSERT_TRUE(ins.ok());
+    ASSERT_TRUE(ins->Bind(1, int64_t{i}).Run().ok());
+  }
+  EXPECT_EQ(StatementCount(db), before + 1);  // one statement, reused 10 times
+  {
+    // Dropped in the middle of its rows, with a binding set.
+    auto sel = db.Prepare("SELECT a FROM t WHERE a >= ?1 ORDER BY a");
+    ASSERT_TRUE(sel.ok());
+    sel->Bind(1, int64_t{5});
+    auto row = sel->Step();
+    ASSERT_TRUE(row.ok() && *row);
+    EXPECT_EQ(sel->Int(0), 5);
+  }
+  {
+    // Comes back from the start, its binding cleared (NULL: no row matches).
+    auto sel = db.Prepare("SELECT a FROM t WHERE a >= ?1 ORDER BY a");
+    ASSERT_TRUE(sel.ok());
+    auto row = sel->Step();
+    ASSERT_TRUE(row.ok());
+    EXPECT_FALSE(*row);
+    // The same SQL twice at once: two statements.
+    auto again = db.Prepare("SELECT a FROM t WHERE a >= ?1 ORDER BY a");
+    ASSERT_TRUE(again.ok());
+    again->Bind(1, int64_t{9});
+    row = again->Step();
+    ASSERT_TRUE(row.ok() && *row);
+    EXPECT_EQ(again->Int(0), 9);
+  }
+  EXPECT_EQ(StatementCount(db), before + 3);
+  // A schema change: the cached statement is prepared again by SQLite.
+  { ASSERT_TRUE(db.Prepare("SELECT * FROM t").ok()); }
+  ASSERT_TRUE(db.Exec("ALTER TABLE t ADD COLUMN b TEXT DEFAULT 'x'").ok());
+  auto star = db.Prepare("SELECT * FROM t");
+  ASSERT_TRUE(star.ok());
+  auto row = star->Step();
+  ASSERT_TRUE(row.ok() && *row);
+  EXPECT_EQ(star->ColumnCount(), 2);
+  EXPECT_EQ(star->Text(1), "x");
+}
+
+TEST(SqliteTest, StatementCacheIsBounded) {
+  TempDir dir;
+  Db db = OpenDb(dir.path() + "/t.db");
+  for (size_t i = 0; i < 3 * Db::kMaxCachedStatements; ++i) {
+    auto q = db.Prepare("SELECT " + std::to_string(i));
+    ASSERT_TRUE(q.ok());
+    auto row = q->Step();
+    ASSERT_TRUE(row.ok() && *row);
+    EXPECT_EQ(q->Int(0), static_cast<int64_t>(i));
+  }
+  EXPECT_LE(StatementCount(db), static_cast<int>(Db::kMaxCachedStatements));
+  // Single statements run by Exec go through the cache too; several do not.
+  ASSERT_TRUE(db.Exec("CREATE TABLE u (a INTEGER); CREATE TABLE v (a INTEGER)").ok());
+  ASSERT_TRUE(db.Exec("BEGIN").ok());
+  ASSERT_TRUE(db.Exec("INSERT INTO u VALUES (1)").ok());
+  ASSERT_TRUE(db.Exec("COMMIT").ok());
+  auto count = db.QueryInt("SELECT count(*) FROM u");
+  ASSERT_TRUE(count.ok());
+  EXPECT_EQ(*count, 1);
+  EXPECT_FALSE(db.Exec("COMMIT").ok());  // no transaction: an error, not a crash
+}
+
 TEST(SqliteTest, TransactionRollsBackUnlessCommitted) {
   TempDir dir;
   Db db = OpenDb(dir.path() + "/t.db");
