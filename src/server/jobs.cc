@@ -3,6 +3,7 @@
 #include <sqlite3.h>
 
 #include <algorithm>
+#include <chrono>
 #include <set>
 
 #include "common/log.h"
@@ -581,14 +582,23 @@ void JobService::AfterReports(const std::set<int64_t>& jobs) {
   }
 }
 
-void JobService::Tick(int64_t now_ms) {
+void JobService::Tick(int64_t now_ms, bool full) {
   tick_view_.reset();
+  // Node states for the deadline and liveness checks, copied once per tick.
+  std::map<std::string, NodeView> nodes;
+  if (full) {
+    for (auto& n : cluster_->Nodes()) nodes.emplace(n.info.name, std::move(n));
+  }
+  auto node = [&nodes](const std::string& name) -> const NodeView* {
+    auto it = nodes.find(name);
+    return it == nodes.end() ? nullptr : &it->second;
+  };
   std::vector<int64_t> done;
   for (auto& [id, job] : active_) {
-    if (!job.stop_to.empty() && now_ms >= job.kill_at_ms) {
+    if (full && !job.stop_to.empty() && now_ms >= job.kill_at_ms) {
       for (auto& t : job.tasks) {
         if (!t.runs || Ended(t)) continue;
-        auto view = cluster_->Node(t.node);
+        const NodeView* view = node(t.node);
         if (!view || !view->connected) {
           t.state = "lost";  // its node is gone: nothing more to wait for
           t.error = "node " + t.node + " is unreachable";
@@ -600,7 +610,7 @@ void JobService::Tick(int64_t now_ms) {
       AfterTaskChange(job, now_ms);
     } else if (job.state == "pending" && job.stop_to.empty() && now_ms >= job.retry_at_ms) {
       TryPlace(job, now_ms);
-    } else if ((job.state == "running" || job.state == "starting") && job.stop_to.empty()) {
+    } else if (full && (job.state == "running" || job.state == "starting") && job.stop_to.empty()) {
       if (job.spec.time_limit_ms > 0 && now_ms - job.started_ms > job.spec.time_limit_ms) {
         StopGang(job, "failed", "time limit " + std::to_string(job.spec.time_limit_ms / 1000) +
                                     " s reached", now_ms);
@@ -609,7 +619,7 @@ void JobService::Tick(int64_t now_ms) {
         bool changed = false;
         for (auto& t : job.tasks) {
           if (!t.runs || Ended(t)) continue;
-          auto view = cluster_->Node(t.node);
+          const NodeView* view = node(t.node);
           // A node not back yet after a server restart counts from the restart,
           // not from when it was last seen.
           const int64_t since = std::max(view ? view->state_since_ms : 0, started_at_ms_);
@@ -628,11 +638,20 @@ void JobService::Tick(int64_t now_ms) {
 }
 
 void JobService::Run() {
+  using Steady = std::chrono::steady_clock;
+  const auto tick = std::chrono::milliseconds(options_.tick_ms);
+  const auto pass_gap = std::chrono::milliseconds(options_.placement_gap_ms);
+  Steady::time_point last_full{}, last_pass{};
   std::unique_lock<std::mutex> lock(mu_);
   while (!stop_) {
-    cv_.wait_for(lock, std::chrono::milliseconds(options_.tick_ms),
-                 [&] { return stop_ || wake_ || !reports_.empty(); });
+    cv_.wait_for(lock, tick, [&] { return stop_ || wake_ || !reports_.empty(); });
     if (stop_) return;
+    // A burst of submissions is placed in batches: one pass per gap at most. A job
+    // submitted to an idle service is placed at once.
+    if (wake_ && Steady::now() - last_pass < pass_gap) {
+      cv_.wait_until(lock, last_pass + pass_gap, [&] { return stop_; });
+      if (stop_) return;
+    }
     wake_ = false;
     // Every report that arrived is applied before any job reacts, so a gang's
     // failure is blamed on the task that ended first, not on the first reported.
@@ -643,7 +662,10 @@ void JobService::Run() {
       if (auto id = HandleReport(node, r)) changed.insert(*id);
     }
     AfterReports(changed);
-    Tick(clock_->NowMs());
+    const bool full = Steady::now() - last_full >= tick;
+    Tick(clock_->NowMs(), full);
+    last_pass = Steady::now();
+    if (full) last_full = last_pass;
   }
 }
 

@@ -95,6 +95,9 @@ struct JobServiceOptions {
   jobs::PortRange ports;
   int64_t stop_grace_ms = 10'000;  // SIGTERM -> SIGKILL
   int64_t tick_ms = 250;
+  // Placement passes triggered by submissions are at least this far apart, so a
+  // burst is placed in batches (each pass reads nodes and reservations once).
+  int64_t placement_gap_ms = 2;
   int64_t log_timeout_ms = 10'000;
 };
 
@@ -138,7 +141,9 @@ class JobService {
   std::optional<int64_t> HandleReport(const std::string& node, const api::TaskReport& r);
   // Lets each job react to its tasks' changes (restart, stop, end).
   void AfterReports(const std::set<int64_t>& jobs);
-  void Tick(int64_t now_ms);
+  // Places pending jobs; a full tick (every tick_ms) also enforces SIGKILL
+  // deadlines and time limits and marks tasks on lost nodes.
+  void Tick(int64_t now_ms, bool full);
   void TryPlace(Job& job, int64_t now_ms);
   void Launch(Job& job, const std::vector<jobs::PlacedTask>& placed, int64_t now_ms);
   void StopGang(Job& job, const std::string& to_state, const std::string& reason, int64_t now_ms);
