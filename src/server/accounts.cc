@@ -3,6 +3,7 @@
 #include <sodium.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cctype>
 #include <nlohmann/json.hpp>
 
@@ -304,11 +305,12 @@ Result<User> Accounts::UpdateUser(int64_t id, const UserPatch& patch, int64_t no
     }
     return Status::Ok();
   }));
+  InvalidateTokenCache();
   return GetUser(id);
 }
 
 Status Accounts::DeleteUser(int64_t id) {
-  return store_->Write([&](Db& db) -> Status {
+  Status st = store_->Write([&](Db& db) -> Status {
     ASSIGN_OR_RETURN(User cur, QueryOneUser(db, "id = ?1", std::to_string(id),
                                             "user " + std::to_string(id)));
     ASSIGN_OR_RETURN(Stmt owns, db.Prepare("SELECT count(*) FROM reservations WHERE owner_id = ?1"));
@@ -327,6 +329,8 @@ Status Accounts::DeleteUser(int64_t id) {
     ASSIGN_OR_RETURN(Stmt del, db.Prepare("DELETE FROM users WHERE id = ?1"));
     return del.Bind(1, id).Run();
   });
+  InvalidateTokenCache();
+  return st;
 }
 
 Result<User> Accounts::GetUser(int64_t id) {
@@ -447,12 +451,14 @@ Result<Group> Accounts::CreateGroup(const std::string& name, const std::string& 
 }
 
 Status Accounts::DeleteGroup(const std::string& name) {
-  return store_->Write([&](Db& db) -> Status {
+  Status st = store_->Write([&](Db& db) -> Status {
     ASSIGN_OR_RETURN(Stmt del, db.Prepare("DELETE FROM groups WHERE name = ?1"));
     RETURN_IF_ERROR(del.Bind(1, name).Run());
     if (db.Changes() == 0) return Status::NotFound("group '" + name + "' not found");
     return Status::Ok();
   });
+  InvalidateTokenCache();
+  return st;
 }
 
 Result<std::vector<Group>> Accounts::ListGroups() {
@@ -512,6 +518,20 @@ Result<std::pair<std::string, TokenInfo>> Accounts::IssueToken(int64_t user_id,
   return std::make_pair(std::string(kTokenPrefix) + id + "_" + secret, info);
 }
 
+namespace {
+int64_t MonoMs() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(
+             std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+}  // namespace
+
+void Accounts::InvalidateTokenCache() {
+  std::lock_guard<std::mutex> lock(cache_mu_);
+  ++cache_generation_;
+  token_cache_.clear();
+}
+
 Result<User> Accounts::VerifyToken(const std::string& token, int64_t now_ms) {
   const Status refused = Status::Unauthenticated("invalid, expired or revoked token");
   const size_t prefix = std::string_view(kTokenPrefix).size();
@@ -522,39 +542,65 @@ Result<User> Accounts::VerifyToken(const std::string& token, int64_t now_ms) {
   const std::string id = token.substr(prefix, kTokenIdHex);
   const std::string secret = token.substr(prefix + kTokenIdHex + 1);
   if (!IsHex(id) || !IsHex(secret)) return Status::Unauthenticated("malformed token");
-  std::string mac;
-  int64_t user_id = 0;
-  std::optional<int64_t> expires, last_used;
-  bool found = false;
-  RETURN_IF_ERROR(store_->Read([&](Db& db) -> Status {
-    ASSIGN_OR_RETURN(Stmt s, db.Prepare("SELECT user_id, secret_mac, expires_ms, last_used_ms "
-                                        "FROM tokens WHERE id = ?1"));
-    s.Bind(1, id);
-    ASSIGN_OR_RETURN(found, s.Step());
-    if (found) {
-      user_id = s.Int(0);
-      mac = s.Text(1);
-      expires = s.OptInt(2);
-      last_used = s.OptInt(3);
-    }
-    return Status::Ok();
-  }));
   const std::string want = Mac(secret);
-  if (!found || mac.size() != want.size() ||
-      sodium_memcmp(mac.data(), want.data(), want.size()) != 0) {
-    return refused;
+  const int64_t mono = MonoMs();
+  CachedToken entry;
+  bool cached = false;
+  uint64_t generation = 0;
+  {
+    std::lock_guard<std::mutex> lock(cache_mu_);
+    generation = cache_generation_;
+    auto it = token_cache_.find(id);
+    if (it != token_cache_.end() && mono - it->second.cached_at_mono_ms < kTokenCacheMs) {
+      entry = it->second;
+      cached = true;
+    }
   }
-  if (expires && *expires <= now_ms) return refused;
-  auto user = GetUser(user_id);
-  if (!user.ok() || user->disabled) return refused;
-  if (!last_used || now_ms - *last_used >= 60'000) {
+  if (!cached) {
+    bool found = false;
+    RETURN_IF_ERROR(store_->Read([&](Db& db) -> Status {
+      ASSIGN_OR_RETURN(Stmt s, db.Prepare("SELECT user_id, secret_mac, expires_ms, last_used_ms "
+                                          "FROM tokens WHERE id = ?1"));
+      s.Bind(1, id);
+      ASSIGN_OR_RETURN(found, s.Step());
+      if (found) {
+        entry.user.id = s.Int(0);
+        entry.mac = s.Text(1);
+        entry.expires_ms = s.OptInt(2);
+        entry.last_used_ms = s.OptInt(3).value_or(0);
+      }
+      return Status::Ok();
+    }));
+    if (!found) return refused;
+    auto user = GetUser(entry.user.id);
+    if (!user.ok()) return refused;
+    entry.user = std::move(user).value();
+    entry.cached_at_mono_ms = mono;
+  }
+  if (entry.mac.size() != want.size() ||
+      sodium_memcmp(entry.mac.data(), want.data(), want.size()) != 0) {
+    return refused;  // a forged secret is never cached: only store rows are
+  }
+  if (entry.expires_ms && *entry.expires_ms <= now_ms) return refused;
+  if (entry.user.disabled) return refused;
+  const bool record_use = now_ms - entry.last_used_ms >= 60'000;
+  if (record_use) {
     Status st = store_->Write([&](Db& db) -> Status {
       ASSIGN_OR_RETURN(Stmt up, db.Prepare("UPDATE tokens SET last_used_ms = ?2 WHERE id = ?1"));
       return up.Bind(1, id).Bind(2, now_ms).Run();
     });
     if (!st.ok()) ROTA_LOG(WARNING) << "cannot record token use: " << st.message();
+    entry.last_used_ms = now_ms;
   }
-  return user;
+  if (!cached || record_use) {
+    std::lock_guard<std::mutex> lock(cache_mu_);
+    // Not when users, groups or tokens changed since the read: it may be stale.
+    if (generation == cache_generation_) {
+      if (token_cache_.size() >= kTokenCacheMax) token_cache_.clear();
+      token_cache_[id] = entry;
+    }
+  }
+  return entry.user;
 }
 
 Result<std::vector<TokenInfo>> Accounts::ListTokens(int64_t user_id) {
@@ -576,13 +622,15 @@ Result<std::vector<TokenInfo>> Accounts::ListTokens(int64_t user_id) {
 }
 
 Status Accounts::RevokeToken(int64_t user_id, const std::string& token_id) {
-  return store_->Write([&](Db& db) -> Status {
+  Status st = store_->Write([&](Db& db) -> Status {
     ASSIGN_OR_RETURN(Stmt del, db.Prepare("DELETE FROM tokens WHERE id = ?1 AND (?2 = 0 OR "
                                           "user_id = ?2)"));
     RETURN_IF_ERROR(del.Bind(1, token_id).Bind(2, user_id).Run());
     if (db.Changes() == 0) return Status::NotFound("token '" + token_id + "' not found");
     return Status::Ok();
   });
+  InvalidateTokenCache();
+  return st;
 }
 
 Result<std::string> LoadOrCreateAuthKey(const std::string& data_dir) {

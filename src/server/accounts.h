@@ -8,8 +8,10 @@
 
 #include <cstdint>
 #include <map>
+#include <mutex>
 #include <optional>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "common/status.h"
@@ -114,8 +116,13 @@ class Accounts {
                                                        const std::string& name, int64_t ttl_ms,
                                                        int64_t now_ms);
   // The user holding `token`. Unauthenticated for a malformed, unknown,
-  // forged, expired or revoked token, or a disabled user.
+  // forged, expired or revoked token, or a disabled user. Verified tokens are
+  // cached (every request carries one): a change to users, groups or tokens made
+  // through this object drops the cache at once; entries also expire after
+  // kTokenCacheMs, a bound for changes made to the store by anyone else.
   Result<User> VerifyToken(const std::string& token, int64_t now_ms);
+  static constexpr int64_t kTokenCacheMs = 10'000;
+  static constexpr size_t kTokenCacheMax = 4096;
   Result<std::vector<TokenInfo>> ListTokens(int64_t user_id);
   // NotFound if `token_id` is not a token of `user_id` (any user when user_id is 0).
   Status RevokeToken(int64_t user_id, const std::string& token_id);
@@ -124,9 +131,22 @@ class Accounts {
   Result<std::string> HashPassword(const std::string& password) const;
   std::string Mac(const std::string& secret) const;
 
+  struct CachedToken {
+    std::string mac;
+    User user;
+    std::optional<int64_t> expires_ms;
+    int64_t last_used_ms = 0;     // as recorded in the store
+    int64_t cached_at_mono_ms = 0;
+  };
+  // Drops every cached token (after any change to users, groups or tokens).
+  void InvalidateTokenCache();
+
   store::Store* const store_;
   const std::string key_;
   const std::string hash_cost_;
+  std::mutex cache_mu_;
+  std::unordered_map<std::string, CachedToken> token_cache_;  // GUARDED_BY(cache_mu_), by token id
+  uint64_t cache_generation_ = 0;  // GUARDED_BY(cache_mu_): bumped by InvalidateTokenCache
 };
 
 // Loads <data_dir>/auth-key (32 random bytes, hex), creating it with mode 0600

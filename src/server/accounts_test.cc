@@ -155,6 +155,58 @@ TEST_F(AccountsTest, DisablingAUserEndsItsSessions) {
   EXPECT_FALSE(accounts_->VerifyToken(session->first, clock_.NowMs()).ok());
 }
 
+// Verified tokens are cached; every change through Accounts is seen at once.
+TEST_F(AccountsTest, CachedTokensFollowChangesAtOnce) {
+  Make("root-admin", Role::kAdmin);
+  User alice = Make("alice");
+  auto api = accounts_->IssueToken(alice.id, "api", "cli", 0, clock_.NowMs());
+  ASSERT_TRUE(api.ok());
+  const std::string token = api->first;
+  ASSERT_TRUE(accounts_->VerifyToken(token, clock_.NowMs()).ok());  // now cached
+  // A forged secret for the cached id is still refused.
+  std::string forged = token;
+  forged.back() = forged.back() == '0' ? '1' : '0';
+  EXPECT_EQ(accounts_->VerifyToken(forged, clock_.NowMs()).status().code(),
+            StatusCode::kUnauthenticated);
+  // A role change shows on the next request.
+  UserPatch promote;
+  promote.role = Role::kAdmin;
+  ASSERT_TRUE(accounts_->UpdateUser(alice.id, promote, clock_.NowMs()).ok());
+  auto who = accounts_->VerifyToken(token, clock_.NowMs());
+  ASSERT_TRUE(who.ok());
+  EXPECT_EQ(who->role, Role::kAdmin);
+  // Disabled: refused at once.
+  UserPatch off;
+  off.disabled = true;
+  ASSERT_TRUE(accounts_->UpdateUser(alice.id, off, clock_.NowMs()).ok());
+  EXPECT_FALSE(accounts_->VerifyToken(token, clock_.NowMs()).ok());
+  UserPatch on;
+  on.disabled = false;
+  ASSERT_TRUE(accounts_->UpdateUser(alice.id, on, clock_.NowMs()).ok());
+  ASSERT_TRUE(accounts_->VerifyToken(token, clock_.NowMs()).ok());
+  // Use is recorded at most once a minute, cached or not.
+  auto last_used = [&] {
+    int64_t v = -1;
+    EXPECT_TRUE(store_->Read([&](store::Db& db) -> Status {
+      ASSIGN_OR_RETURN(v, db.QueryInt("SELECT last_used_ms FROM tokens WHERE id = '" +
+                                      api->second.id + "'"));
+      return Status::Ok();
+    }).ok());
+    return v;
+  };
+  const int64_t first_use = last_used();
+  clock_.AdvanceMs(30'000);
+  ASSERT_TRUE(accounts_->VerifyToken(token, clock_.NowMs()).ok());
+  EXPECT_EQ(last_used(), first_use);
+  clock_.AdvanceMs(31'000);
+  ASSERT_TRUE(accounts_->VerifyToken(token, clock_.NowMs()).ok());
+  EXPECT_EQ(last_used(), clock_.NowMs());
+  // Deleted user: refused at once.
+  ASSERT_TRUE(accounts_->DeleteUser(alice.id).ok());
+  EXPECT_EQ(accounts_->VerifyToken(token, clock_.NowMs()).status().code(),
+            StatusCode::kUnauthenticated);
+}
+
 TEST_F(AccountsTest, LastAdminCannotBeDemotedDisabledOrDeleted) {
   User admin = Make("boss", Role::kAdmin);
   UserPatch demote;
