@@ -1,6 +1,7 @@
 #include "agent/task_manager.h"
 
 #include <fcntl.h>
+#include <grp.h>
 #include <netinet/in.h>
 #include <pwd.h>
 #include <signal.h>
@@ -14,6 +15,22 @@
 
 namespace rota::agent {
 namespace {
+
+// The groups `user` belongs to (its primary group `gid` included), from the
+// user database, as initgroups would set them.
+Result<std::vector<uint32_t>> SupplementaryGroups(const std::string& user, gid_t gid) {
+  std::vector<gid_t> groups(64);
+  for (int attempt = 0; attempt < 8; ++attempt) {
+    int n = static_cast<int>(groups.size());
+    if (::getgrouplist(user.c_str(), gid, groups.data(), &n) >= 0) {
+      groups.resize(static_cast<size_t>(n));
+      return std::vector<uint32_t>(groups.begin(), groups.end());
+    }
+    if (n <= static_cast<int>(groups.size())) break;  // failed without saying how many
+    groups.resize(static_cast<size_t>(n));
+  }
+  return Status::Internal("cannot list the groups of Unix user '" + user + "'");
+}
 
 api::TaskReport ToReport(const TaskStatus& st) {
   api::TaskReport r;
@@ -130,6 +147,9 @@ void TaskManager::Start(const api::TaskSpec& spec) {
     req.uid = pw->pw_uid;
     req.gid = pw->pw_gid;
     req.user = spec.user;
+    auto groups = SupplementaryGroups(spec.user, pw->pw_gid);
+    if (!groups.ok()) return refuse(groups.status().message());
+    req.groups = std::move(groups).value();
   } else {
     pw = ::getpwuid(::geteuid());
   }

@@ -99,6 +99,7 @@ Result<TaskStatus> TaskRunner::Start(const TaskRequest& r) {
   s.uid = r.uid;
   s.gid = r.gid;
   s.user = r.user;
+  s.groups = r.groups;
   s.stdout_path = StdoutPath(r.id);
   s.stderr_path = StderrPath(r.id);
   s.pid_path = dir + "/pid";

@@ -38,6 +38,7 @@ struct TaskRequest {
   std::string workdir;
   std::optional<uint32_t> uid, gid;
   std::string user;
+  std::vector<uint32_t> groups;  // supplementary groups (with uid)
   // Files written into the task directory first (name -> content); each
   // variable of file_env (variable -> file name) is set to the file's path and
   // "{file:NAME}" in argv replaced by it.

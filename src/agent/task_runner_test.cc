@@ -161,6 +161,8 @@ TEST(TaskRunnerTest, FilesAndFilePlaceholders) {
 }
 
 // Bad requests: path tricks in ids and file names, empty argv, root as the user.
+// Bad requests tried: ids with path tricks, a file name escaping the task directory,
+// root, supplementary groups without a user, an empty command.
 TEST(TaskRunnerTest, BadRequestsAreRefused) {
   TempDir dir;
   TaskRunner r = MakeRunner(dir.path());
@@ -178,9 +180,13 @@ TEST(TaskRunnerTest, BadRequestsAreRefused) {
   req.uid = 0;
   req.gid = 0;
   EXPECT_EQ(r.Start(req).status().code(), StatusCode::kInvalidArgument);
-  req.id = "empty";
+  req.id = "groups-without-user";
   req.uid.reset();
   req.gid.reset();
+  req.groups = {27};
+  EXPECT_EQ(r.Start(req).status().code(), StatusCode::kInvalidArgument);
+  req.id = "empty";
+  req.groups.clear();
   req.argv.clear();
   EXPECT_EQ(r.Start(req).status().code(), StatusCode::kInvalidArgument);
 }
@@ -201,16 +207,19 @@ TEST(TaskRunnerTest, RunsAsTheJobOwner) {
   TaskRunner r = MakeRunner(dir.path());
   TaskRequest req;
   req.id = "as-user";
-  req.argv = {"id", "-u"};
+  req.argv = {"sh", "-c", "id -u; id -g; id -G"};
   req.env = {{"PATH", "/usr/bin:/bin"}};
   req.uid = pw->pw_uid;
   req.gid = pw->pw_gid;
   req.user = "rota-task-u";
+  req.groups = {pw->pw_gid, 4242};  // the supplementary groups the agent resolved
   ASSERT_TRUE(r.Start(req).ok());
   TaskStatus end = WaitEnded(r, req.id);
   ASSERT_EQ(end.state, TaskState::kExited);
   EXPECT_EQ(end.exit->exit_code, 0) << end.exit->error;
-  EXPECT_EQ(Read(r.StdoutPath(req.id)), std::to_string(pw->pw_uid) + "\n");
+  const std::string gid = std::to_string(pw->pw_gid);
+  EXPECT_EQ(Read(r.StdoutPath(req.id)),
+            std::to_string(pw->pw_uid) + "\n" + gid + "\n" + gid + " 4242\n");
 }
 
 TEST(TaskRunnerTest, ARestartedAgentReadoptsRunningAndFinishedTasks) {

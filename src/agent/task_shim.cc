@@ -60,6 +60,7 @@ Json ToJson(const ShimSpec& s) {
          {"pid_file", s.pid_path}, {"status_file", s.status_path}};
   if (s.uid) j["uid"] = *s.uid;
   if (s.gid) j["gid"] = *s.gid;
+  if (!s.groups.empty()) j["groups"] = s.groups;
   if (!s.cgroups.empty()) j["cgroups"] = s.cgroups;
   return j;
 }
@@ -78,6 +79,7 @@ Result<ShimSpec> ShimSpecFromJson(const Json& j) {
     s.status_path = j.at("status_file").get<std::string>();
     if (j.contains("uid")) s.uid = j["uid"].get<uint32_t>();
     if (j.contains("gid")) s.gid = j["gid"].get<uint32_t>();
+    s.groups = j.value("groups", std::vector<uint32_t>{});
     s.cgroups = j.value("cgroups", std::vector<std::string>{});
   } catch (const std::exception& e) {
     return Status::InvalidArgument(std::string("task spec: ") + e.what());
@@ -85,6 +87,8 @@ Result<ShimSpec> ShimSpecFromJson(const Json& j) {
   if (s.argv.empty() || s.argv[0].empty()) return Status::InvalidArgument("task spec: empty argv");
   if (s.uid && *s.uid == 0) return Status::InvalidArgument("task spec: tasks never run as root");
   if (s.uid && !s.gid) return Status::InvalidArgument("task spec: uid without gid");
+  if (!s.uid && !s.groups.empty()) return Status::InvalidArgument("task spec: groups without uid");
+  if (s.groups.size() > 65536) return Status::InvalidArgument("task spec: too many groups");
   for (const std::string* p : {&s.stdout_path, &s.stderr_path, &s.pid_path, &s.status_path}) {
     if (p->empty() || (*p)[0] != '/') return Status::InvalidArgument("task spec: paths must be absolute");
   }
@@ -173,6 +177,7 @@ int RunTaskShim(const std::string& spec_file) {
   }
   std::vector<std::string> cgroup_procs;  // joined by the child before exec
   for (const auto& c : s.cgroups) cgroup_procs.push_back(c + "/cgroup.procs");
+  const std::vector<gid_t> groups(s.groups.begin(), s.groups.end());  // none: cleared
   int pipefd[2];
   if (::pipe2(pipefd, O_CLOEXEC) != 0) return finish({127, 0, NowMs(), "pipe failed"});
   int devnull = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
@@ -202,8 +207,7 @@ int RunTaskShim(const std::string& spec_file) {
       ::close(fd);
     }
     if (s.uid) {
-      if (!s.user.empty() ? ::initgroups(s.user.c_str(), *s.gid) != 0 : ::setgroups(0, nullptr) != 0)
-        fail(kStageGroups);
+      if (::setgroups(groups.size(), groups.data()) != 0) fail(kStageGroups);
       if (::setgid(*s.gid) != 0) fail(kStageGid);
       if (::setuid(*s.uid) != 0) fail(kStageUid);
       if (::getuid() == 0 || ::geteuid() == 0) fail(kStageRoot);

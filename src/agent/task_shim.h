@@ -29,7 +29,10 @@ struct ShimSpec {
   std::string workdir;                     // "" = stay in the shim's directory
   std::optional<uint32_t> uid;             // run as this user (REQUIRES root); unset: as the shim
   std::optional<uint32_t> gid;             // its primary group (with uid)
-  std::string user;                        // its name, for initgroups ("" = no supplementary groups)
+  std::string user;                        // its name (informational)
+  // Its supplementary groups (with uid), resolved by the agent (getgrouplist): the
+  // shim needs no user database, so it can be linked statically (starts faster).
+  std::vector<uint32_t> groups;
   std::string stdout_path, stderr_path;    // appended; created 0640
   std::string pid_path, status_path;
   // cgroup directories the process joins before it drops privileges (task_cgroup.h);
