@@ -21,6 +21,7 @@ CLIENTS=${CLIENTS:-4}
 GPUS_PER_JOB=${GPUS_PER_JOB:-0}
 SLURM=${SLURM:-0}
 SLURM_PEER=${SLURM_PEER:-/work/shared/peers/slurm}
+BENCH_TMP=${BENCH_TMP:-/tmp}
 for tool in jq curl; do
   command -v "$tool" >/dev/null || { echo "run_jobs.sh: needs $tool" >&2; exit 2; }
 done
@@ -31,7 +32,7 @@ if [ "$SLURM" = 1 ] && [ "$(id -u)" != 0 ]; then
   echo "run_jobs.sh: SLURM=1 needs root (it starts Slurm's daemons)" >&2; exit 2
 fi
 
-work=$(mktemp -d /tmp/rota-jobs-XXXXXX)
+work=$(mktemp -d "$BENCH_TMP/rota-jobs-XXXXXX")
 chmod 755 "$work"
 dev_pid=""
 slurm_dir=""
@@ -75,7 +76,7 @@ slurm_drain() { while [ -n "$(squeue -h -o %i | head -1)" ]; do sleep 0.02; done
 # Percentile P (0..1) of the numbers on stdin, nearest rank as the C++ side.
 pct() { sort -n | awk -v p="$1" '{v[NR]=$1} END {if (NR) {i=int(p*(NR-1)+0.5)+1; printf "%.1f", v[i]} else print "null"}'; }
 
-slurm_dir=$(mktemp -d /tmp/rota-slurm-XXXXXX)
+slurm_dir=$(mktemp -d "$BENCH_TMP/rota-slurm-XXXXXX")
 cp -r "$SLURM_PEER/." "$slurm_dir/"
 rm -f "$slurm_dir/pids"
 echo "== Slurm: setup from $slurm_dir (1 node, 64 CPUs, 16 fake GPUs)" >&2

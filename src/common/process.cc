@@ -18,7 +18,7 @@ namespace rota {
 
 namespace {
 
-// fork + exec for what posix_spawn cannot do (PR_SET_PDEATHSIG). Between fork and exec
+// fork + exec for what posix_spawn cannot do (PR_SET_PDEATHSIG, nice). Between fork and exec
 // the child only makes async-signal-safe calls; an exec failure is reported back
 // through a close-on-exec pipe.
 Result<pid_t> ForkExec(std::vector<char*>& args, std::vector<char*>& envp,
@@ -39,8 +39,10 @@ Result<pid_t> ForkExec(std::vector<char*>& args, std::vector<char*>& envp,
     return Status::Unavailable(std::string("fork: ") + std::strerror(err));
   }
   if (pid == 0) {
-    ::prctl(PR_SET_PDEATHSIG, SIGKILL);
-    if (::getppid() != parent) ::_exit(127);  // the parent is already gone
+    if (options.die_with_parent) {
+      ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+      if (::getppid() != parent) ::_exit(127);  // the parent is already gone
+    }
     sigset_t empty;
     sigemptyset(&empty);
     ::sigprocmask(SIG_SETMASK, &empty, nullptr);
@@ -48,6 +50,10 @@ Result<pid_t> ForkExec(std::vector<char*>& args, std::vector<char*>& envp,
     dfl.sa_handler = SIG_DFL;
     for (int sig = 1; sig < NSIG; ++sig) ::sigaction(sig, &dfl, nullptr);
     if (options.new_process_group) ::setpgid(0, 0);
+    if (options.nice != 0) {
+      errno = 0;
+      if (::nice(options.nice) == -1 && errno != 0) ::_exit(127);
+    }
     if (in_path != nullptr) {
       int fd = ::open(in_path, O_RDONLY);
       if (fd >= 0) {
@@ -114,7 +120,7 @@ Result<pid_t> SpawnProcess(const std::vector<std::string>& argv, const SpawnOpti
   for (auto& s : argv_copy) args.push_back(s.data());
   args.push_back(nullptr);
 
-  if (options.die_with_parent) return ForkExec(args, envp, options);
+  if (options.die_with_parent || options.nice != 0) return ForkExec(args, envp, options);
 
   posix_spawn_file_actions_t actions;
   posix_spawn_file_actions_init(&actions);

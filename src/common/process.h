@@ -27,6 +27,9 @@ struct SpawnOptions {
   // helpers started by a test or by `rota dev` never outlive a crashed parent. Spawn
   // from a long-lived thread (e.g. main) when this is set.
   bool die_with_parent = false;
+  // Added to the child's niceness before it runs anything (all its threads and
+  // descendants inherit it). 0: unchanged.
+  int nice = 0;
 };
 
 // Starts argv[0] (searched in PATH when it has no '/') with argv. The child

@@ -3,9 +3,12 @@
 #include <gtest/gtest.h>
 #include <fcntl.h>
 #include <signal.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <cerrno>
 #include <chrono>
 #include <thread>
 
@@ -38,6 +41,31 @@ TEST(ProcessTest, SpawnWaitAndOutput) {
     EXPECT_TRUE(WIFEXITED(*st) && WEXITSTATUS(*st) == 0);
     EXPECT_EQ(*ReadFile(o.output_path), "hello world\n");
   }
+}
+
+// The child (and what it starts) runs at the given niceness on top of ours.
+TEST(ProcessTest, NiceIsAppliedToTheChildAndItsChildren) {
+  char tmpl[] = "/tmp/rota_process_XXXXXX";
+  std::string dir = ::mkdtemp(tmpl);
+  errno = 0;
+  const int ours = ::getpriority(PRIO_PROCESS, 0);
+  ASSERT_EQ(errno, 0);
+  for (bool die_with_parent : {false, true}) {
+    SpawnOptions o;
+    o.nice = 5;
+    o.die_with_parent = die_with_parent;
+    o.output_path = dir + "/nice" + std::to_string(die_with_parent);
+    // Field 19 of stat is the niceness: the shell's own and its child's.
+    auto pid = SpawnProcess({"/bin/sh", "-c", "cut -d' ' -f19 /proc/$$/stat; cut -d' ' -f19 /proc/self/stat"}, o);
+    ASSERT_TRUE(pid.ok()) << pid.status().ToString();
+    auto st = WaitProcess(*pid, 10000);
+    ASSERT_TRUE(st.ok());
+    EXPECT_TRUE(WIFEXITED(*st) && WEXITSTATUS(*st) == 0);
+    const std::string want = std::to_string(std::min(ours + 5, 19));
+    EXPECT_EQ(*ReadFile(o.output_path), want + "\n" + want + "\n");
+  }
+  errno = 0;
+  EXPECT_EQ(::getpriority(PRIO_PROCESS, 0), ours);  // ours is unchanged
 }
 
 // Bad inputs tried: empty argv, a command that does not exist (both spawn paths).

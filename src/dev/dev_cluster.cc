@@ -59,6 +59,9 @@ Result<std::string> FindSimNvmlLibrary() {
 
 namespace {
 
+// Niceness of the simulated nodes' agents (and so of their jobs).
+constexpr int kNodeNice = 10;
+
 struct AgentChild {
   SimNodeSpec spec;
   std::vector<std::string> argv;
@@ -163,6 +166,9 @@ int RunDev(const DevOptions& options) {
                        {"ROTA_LOG_LEVEL", options.log_level}};
     child.spawn.output_path = node_dir + "/agent.log";
     child.spawn.die_with_parent = true;  // agents stop if `rota dev` is killed
+    // The simulated nodes stand for other machines: their agents and jobs yield the
+    // CPU to the control plane, so the API stays responsive when jobs fill the box.
+    child.spawn.nice = kNodeNice;
     auto pid = SpawnProcess(child.argv, child.spawn);
     if (!pid.ok()) return Fail(pid.status());
     child.pid = *pid;

@@ -337,12 +337,15 @@ void JobService::Persist(const Job& job, const std::string& event_state, const s
                                          "VALUES (?1, ?2, ?3, ?4)"));
     return ev.Bind(1, id).Bind(2, updated_ms).Bind(3, event_state).Bind(4, reason).Run();
   };
-  // The end of a job is committed before anyone can see the job gone from the
-  // active set; changes on the way there are queued and commit together
-  // (a crash may lose the last few ms of them: agents re-report their tasks).
+  // Changes are queued and commit together (a crash may lose the last few ms of
+  // them: agents re-report their tasks). The end of a job is committed before the
+  // job leaves the active set (DropCommittedEnds), so it never looks older than it is.
   if (job.Final()) {
-    Status st = store_->Write(write);
-    if (!st.ok()) ROTA_LOG(WARNING) << "job " << job.id << ": cannot store its end: " << st.message();
+    store_->WriteAsync(std::move(write), [this, id = job.id](Status st) {
+      if (!st.ok()) ROTA_LOG(WARNING) << "job " << id << ": cannot store its end: " << st.message();
+      std::lock_guard<std::mutex> lock(ends_mu_);
+      ends_committed_.push_back(id);
+    });
     return;
   }
   store_->WriteAsync(std::move(write), [id = job.id](Status st) {
@@ -546,7 +549,7 @@ std::optional<int64_t> JobService::HandleReport(const std::string& node, const a
   auto id = JobIdOfTask(r.id);
   auto it = id ? active_.find(*id) : active_.end();
   JobTask* task = nullptr;
-  if (it != active_.end()) {
+  if (it != active_.end() && !it->second.Final()) {
     for (auto& t : it->second.tasks) {
       if (t.id == r.id && t.node == node) task = &t;
     }
@@ -574,11 +577,22 @@ void JobService::AfterReports(const std::set<int64_t>& jobs) {
   const int64_t now = clock_->NowMs();
   for (int64_t id : jobs) {
     auto it = active_.find(id);
-    if (it == active_.end()) continue;
+    if (it == active_.end() || it->second.Final()) continue;
     Job& job = it->second;
     Persist(job, "", "");
     AfterTaskChange(job, now);
-    if (job.Final()) active_.erase(it);
+  }
+}
+
+void JobService::DropCommittedEnds() {
+  std::vector<int64_t> ids;
+  {
+    std::lock_guard<std::mutex> lock(ends_mu_);
+    ids.swap(ends_committed_);
+  }
+  for (int64_t id : ids) {
+    auto it = active_.find(id);
+    if (it != active_.end() && it->second.Final()) active_.erase(it);
   }
 }
 
@@ -593,8 +607,8 @@ void JobService::Tick(int64_t now_ms, bool full) {
     auto it = nodes.find(name);
     return it == nodes.end() ? nullptr : &it->second;
   };
-  std::vector<int64_t> done;
   for (auto& [id, job] : active_) {
+    if (job.Final()) continue;  // leaves once its end is committed
     if (full && !job.stop_to.empty() && now_ms >= job.kill_at_ms) {
       for (auto& t : job.tasks) {
         if (!t.runs || Ended(t)) continue;
@@ -632,9 +646,7 @@ void JobService::Tick(int64_t now_ms, bool full) {
         if (changed) AfterTaskChange(job, now_ms);
       }
     }
-    if (job.Final()) done.push_back(id);
   }
-  for (int64_t id : done) active_.erase(id);
 }
 
 void JobService::Run() {
@@ -662,6 +674,7 @@ void JobService::Run() {
       if (auto id = HandleReport(node, r)) changed.insert(*id);
     }
     AfterReports(changed);
+    DropCommittedEnds();
     const bool full = Steady::now() - last_full >= tick;
     Tick(clock_->NowMs(), full);
     last_pass = Steady::now();
@@ -671,12 +684,15 @@ void JobService::Run() {
 
 Result<Job> JobService::Cancel(int64_t user_id, bool admin, int64_t id) {
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    std::unique_lock<std::mutex> lock(mu_);
     auto it = active_.find(id);
     if (it != active_.end()) {
       Job& job = it->second;
       if (!admin && job.owner_id != user_id) {
         return Status::PermissionDenied("job " + std::to_string(id) + " belongs to " + job.owner);
+      }
+      if (job.Final()) {  // ended a moment ago; its end is being committed
+        return Status::Conflict("job " + std::to_string(id) + " already ended: " + job.state);
       }
       if (job.stop_to != "cancelled") {
         const int64_t now = clock_->NowMs();
@@ -686,8 +702,12 @@ Result<Job> JobService::Cancel(int64_t user_id, bool admin, int64_t id) {
           StopGang(job, "cancelled", "cancelled", now);
         }
         if (job.Final()) {
+          // Its end is queued: wait for the commit (writes of one thread commit in
+          // order), so what this returns is what the store says from now on.
           Job copy = job;
-          active_.erase(it);
+          lock.unlock();
+          Status st = store_->Write([](Db&) { return Status::Ok(); });
+          if (!st.ok()) return st;
           return copy;
         }
       }

@@ -141,6 +141,8 @@ class JobService {
   std::optional<int64_t> HandleReport(const std::string& node, const api::TaskReport& r);
   // Lets each job react to its tasks' changes (restart, stop, end).
   void AfterReports(const std::set<int64_t>& jobs);
+  // Removes from active_ the ended jobs whose end is committed. REQUIRES: mu_ held.
+  void DropCommittedEnds();
   // Places pending jobs; a full tick (every tick_ms) also enforces SIGKILL
   // deadlines and time limits and marks tasks on lost nodes.
   void Tick(int64_t now_ms, bool full);
@@ -186,6 +188,9 @@ class JobService {
   // Log requests waiting for their answer.
   uint64_t next_log_req_ = 1;                        // GUARDED_BY(mu_)
   std::map<uint64_t, std::optional<api::TaskLogMsg>> log_answers_;  // GUARDED_BY(mu_)
+  // Jobs whose end the store committed (filled on the writer thread).
+  std::mutex ends_mu_;                  // never held while taking mu_
+  std::vector<int64_t> ends_committed_;  // GUARDED_BY(ends_mu_)
   std::thread thread_;
 };
 
