@@ -1,0 +1,205 @@
+// The job service's store side: job rows, their JSON, Persist, Get and List.
+#include "server/jobs_rows.h"
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "common/log.h"
+#include "common/time_util.h"
+
+namespace rota::server {
+
+using api::Json;
+using store::Db;
+using store::Stmt;
+
+const char* const kJobSelect =
+    "SELECT j.id, j.owner_id, coalesce(u.username, ''), j.spec_json, j.state, j.reason, "
+    "j.restart_count, j.tasks_json, j.created_ms, j.updated_ms, j.ended_ms "
+    "FROM jobs j LEFT JOIN users u ON u.id = j.owner_id ";
+
+api::Json TaskJson(const JobTask& t) {
+  Json j{{"id", t.id},     {"name", t.name},   {"role", t.role},   {"index", t.index},
+         {"node", t.node}, {"address", t.address}, {"gpus", t.gpus}, {"port", t.port},
+         {"runs", t.runs}, {"unix_user", t.unix_user}, {"state", t.state}, {"pid", t.pid}};
+  if (t.exit_code) j["exit_code"] = *t.exit_code;
+  if (t.signal) j["signal"] = *t.signal;
+  if (!t.error.empty()) j["error"] = t.error;
+  if (t.ended_ms > 0) j["ended_ms"] = t.ended_ms;
+  return j;
+}
+
+namespace {
+
+JobTask TaskFromJson(const api::Json& j) {
+  JobTask t;
+  t.id = j.value("id", "");
+  t.name = j.value("name", "");
+  t.role = j.value("role", "");
+  t.index = j.value("index", 0u);
+  t.node = j.value("node", "");
+  t.address = j.value("address", "");
+  t.gpus = j.value("gpus", std::vector<uint32_t>{});
+  t.port = j.value("port", uint16_t{0});
+  t.runs = j.value("runs", true);
+  t.unix_user = j.value("unix_user", "");
+  t.state = j.value("state", "created");
+  t.pid = j.value("pid", int64_t{0});
+  if (j.contains("exit_code")) t.exit_code = j["exit_code"].get<int>();
+  if (j.contains("signal")) t.signal = j["signal"].get<int>();
+  t.error = j.value("error", "");
+  t.ended_ms = j.value("ended_ms", int64_t{0});
+  return t;
+}
+
+}  // namespace
+
+Result<Job> JobFromRow(store::Stmt& s) {
+  Job job;
+  job.id = s.Int(0);
+  job.owner_id = s.Int(1);
+  job.owner = s.Text(2);
+  auto spec_json = api::ParseJson(s.Text(3));
+  if (!spec_json.ok()) return spec_json.status().WithContext("job " + std::to_string(job.id));
+  auto spec = jobs::JobSpecFromJson(*spec_json);
+  if (!spec.ok()) return spec.status().WithContext("job " + std::to_string(job.id));
+  job.spec = *spec;
+  job.state = s.Text(4);
+  job.reason = s.Text(5);
+  job.restart_count = static_cast<uint32_t>(s.Int(6));
+  auto tasks = api::ParseJson(s.Text(7));
+  if (tasks.ok() && tasks->is_array()) {
+    for (const auto& t : *tasks) job.tasks.push_back(TaskFromJson(t));
+  }
+  job.created_ms = s.Int(8);
+  job.updated_ms = s.Int(9);
+  if (!s.IsNull(10)) job.ended_ms = s.Int(10);
+  return job;
+}
+
+// "job-12.r0.worker-1" -> 12.
+
+Json ToJson(const Job& j, const std::vector<JobEvent>* events) {
+  Json tasks = Json::array();
+  for (const auto& t : j.tasks) tasks.push_back(TaskJson(t));
+  Json out{{"id", j.id},
+           {"name", j.spec.name},
+           {"owner", j.owner},
+           {"state", j.state},
+           {"reason", j.reason},
+           {"restart_count", j.restart_count},
+           {"framework", jobs::FrameworkName(j.spec.framework)},
+           {"spec", jobs::ToJson(j.spec)},
+           {"tasks", std::move(tasks)},
+           {"created", FormatRfc3339(j.created_ms)},
+           {"updated", FormatRfc3339(j.updated_ms)}};
+  if (j.ended_ms) out["ended"] = FormatRfc3339(*j.ended_ms);
+  if (!j.stop_to.empty()) out["stopping"] = true;
+  if (events != nullptr) {
+    Json ev = Json::array();
+    for (const auto& e : *events) {
+      ev.push_back(Json{{"time", FormatRfc3339(e.t_ms)}, {"state", e.state}, {"reason", e.reason}});
+    }
+    out["events"] = std::move(ev);
+  }
+  return out;
+}
+
+void JobService::Persist(const Job& job, const std::string& event_state, const std::string& reason) {
+  Json tasks = Json::array();
+  for (const auto& t : job.tasks) tasks.push_back(TaskJson(t));
+  auto write = [id = job.id, state = job.state, job_reason = job.reason,
+                restart_count = int64_t{job.restart_count}, tasks = tasks.dump(),
+                updated_ms = job.updated_ms, ended_ms = job.ended_ms, event_state,
+                reason](Db& db) -> Status {
+    ASSIGN_OR_RETURN(Stmt up, db.Prepare("UPDATE jobs SET state = ?2, reason = ?3, restart_count = ?4, "
+                                         "tasks_json = ?5, updated_ms = ?6, ended_ms = ?7 WHERE id = ?1"));
+    up.Bind(1, id).Bind(2, state).Bind(3, job_reason).Bind(4, restart_count);
+    up.Bind(5, tasks).Bind(6, updated_ms);
+    if (ended_ms) up.Bind(7, *ended_ms);
+    else up.BindNull(7);
+    RETURN_IF_ERROR(up.Run());
+    if (event_state.empty()) return Status::Ok();
+    ASSIGN_OR_RETURN(Stmt ev, db.Prepare("INSERT INTO job_events (job_id, t_ms, state, reason) "
+                                         "VALUES (?1, ?2, ?3, ?4)"));
+    return ev.Bind(1, id).Bind(2, updated_ms).Bind(3, event_state).Bind(4, reason).Run();
+  };
+  // Changes are queued and commit together (a crash may lose the last few ms of
+  // them: agents re-report their tasks). The end of a job is committed before the
+  // job leaves the active set (DropCommittedEnds), so it never looks older than it is.
+  if (job.Final()) {
+    store_->WriteAsync(std::move(write), [this, id = job.id](Status st) {
+      if (!st.ok()) ROTA_LOG(WARNING) << "job " << id << ": cannot store its end: " << st.message();
+      std::lock_guard<std::mutex> lock(ends_mu_);
+      ends_committed_.push_back(id);
+    });
+    return;
+  }
+  store_->WriteAsync(std::move(write), [id = job.id](Status st) {
+    if (!st.ok()) ROTA_LOG(WARNING) << "job " << id << ": cannot store its state: " << st.message();
+  });
+}
+
+Result<Job> JobService::Get(int64_t id, std::vector<JobEvent>* events) {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    auto it = active_.find(id);
+    if (it != active_.end() && events == nullptr) return it->second;
+  }
+  std::optional<Job> out;
+  RETURN_IF_ERROR(store_->Read([&](Db& db) -> Status {
+    ASSIGN_OR_RETURN(Stmt s, db.Prepare(std::string(kJobSelect) + "WHERE j.id = ?1"));
+    s.Bind(1, id);
+    ASSIGN_OR_RETURN(bool row, s.Step());
+    if (!row) return Status::NotFound("job " + std::to_string(id) + " not found");
+    ASSIGN_OR_RETURN(Job job, JobFromRow(s));
+    out = std::move(job);
+    if (events == nullptr) return Status::Ok();
+    ASSIGN_OR_RETURN(Stmt e, db.Prepare("SELECT t_ms, state, reason FROM job_events WHERE job_id = ?1 "
+                                        "ORDER BY t_ms, id"));
+    e.Bind(1, id);
+    while (true) {
+      ASSIGN_OR_RETURN(bool more, e.Step());
+      if (!more) break;
+      events->push_back(JobEvent{e.Int(0), e.Text(1), e.Text(2)});
+    }
+    return Status::Ok();
+  }));
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = active_.find(id);
+  if (it != active_.end()) return it->second;  // fresher than the store
+  return *out;
+}
+
+Result<std::vector<Job>> JobService::List(int64_t owner_id, const std::string& state, int limit) {
+  if (limit < 1 || limit > 1000) return Status::InvalidArgument("limit: must be 1..1000");
+  static const std::set<std::string> kStates = {"pending", "starting", "running", "succeeded",
+                                                "failed", "cancelled"};
+  if (!state.empty() && !kStates.count(state)) {
+    return Status::InvalidArgument("state '" + state + "': use pending, starting, running, "
+                                   "succeeded, failed or cancelled");
+  }
+  std::vector<Job> out;
+  RETURN_IF_ERROR(store_->Read([&](Db& db) -> Status {
+    ASSIGN_OR_RETURN(Stmt s, db.Prepare(std::string(kJobSelect) +
+                                        "WHERE (?1 = 0 OR j.owner_id = ?1) AND (?2 = '' OR j.state = ?2) "
+                                        "ORDER BY j.id DESC LIMIT ?3"));
+    s.Bind(1, owner_id).Bind(2, state).Bind(3, int64_t{limit});
+    while (true) {
+      ASSIGN_OR_RETURN(bool row, s.Step());
+      if (!row) break;
+      auto job = JobFromRow(s);
+      if (job.ok()) out.push_back(std::move(*job));
+    }
+    return Status::Ok();
+  }));
+  std::lock_guard<std::mutex> lock(mu_);
+  for (auto& j : out) {
+    auto it = active_.find(j.id);
+    if (it != active_.end()) j = it->second;
+  }
+  return out;
+}
+
+}  // namespace rota::server

@@ -1,0 +1,19 @@
+#pragma once
+// How jobs are kept in the store (tables jobs, job_events): rows to Job objects and
+// back. Internal to the job service (jobs.cc, jobs_rows.cc).
+
+#include "api/codec.h"
+#include "common/status.h"
+#include "server/jobs.h"
+#include "server/store/sqlite.h"
+
+namespace rota::server {
+
+// SELECT of the columns JobFromRow reads; append a WHERE clause.
+extern const char* const kJobSelect;
+// A stored job from a row of kJobSelect. InvalidArgument for an unreadable spec.
+Result<Job> JobFromRow(store::Stmt& s);
+// A task as stored in jobs.tasks_json and shown by the API.
+api::Json TaskJson(const JobTask& t);
+
+}  // namespace rota::server
