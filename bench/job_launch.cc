@@ -14,7 +14,9 @@
 //
 // Usage: rota_job_launch --server http://127.0.0.1:PORT --token TOKEN
 //            [--unix-user USER] [--latency-jobs 30] [--gang-tasks 8] [--jobs 1000]
-//            [--clients 4] [--gpus-per-job 0] [--poll-ms 5] [--hold-ms 500]
+//            [--clients 4] [--gpus-per-job 0] [--poll-ms 5] [--hold-ms 500] [--keep-alive 1]
+// --keep-alive 1 (default): each client thread keeps one connection open, as API clients
+// and SDKs do; 0: a new connection for every request.
 // With --unix-user, TOKEN must be an admin's: a user `jobbench-XXXX` running its tasks
 // as USER is created and used (tasks never run as root; as root pass `nobody`).
 // Prints a table on stderr and one JSON object on stdout. Loopback servers only.
@@ -60,6 +62,7 @@ struct Options {
   int poll_ms = 5;
   int hold_ms = 500;
   int timeout_s = 600;
+  int keep_alive = 1;  // 1: one connection per client thread; 0: one per request
 };
 
 double NowUnixS() {
@@ -101,7 +104,8 @@ Result<Options> ParseFlags(int argc, char** argv) {
                                                    {"--gpus-per-job", {&o.gpus_per_job, 0, 8}},
                                                    {"--poll-ms", {&o.poll_ms, 1, 1000}},
                                                    {"--hold-ms", {&o.hold_ms, 0, 60000}},
-                                                   {"--timeout-s", {&o.timeout_s, 1, 86400}}};
+                                                   {"--timeout-s", {&o.timeout_s, 1, 86400}},
+                                                   {"--keep-alive", {&o.keep_alive, 0, 1}}};
   for (int i = 1; i < argc; ++i) {
     const std::string k = argv[i];
     if (k == "-h" || k == "--help") return Status::InvalidArgument("");
@@ -143,15 +147,20 @@ Result<Options> ParseFlags(int argc, char** argv) {
 // The REST API with one bearer token. Thread-safe (HttpCall is).
 class Api {
  public:
-  Api(std::string server, std::string token)
-      : server_(std::move(server)), token_(std::move(token)) {}
+  Api(std::string server, std::string token, bool keep_alive)
+      : server_(std::move(server)), token_(std::move(token)), keep_alive_(keep_alive) {}
 
   // Calls and parses the answer; an unexpected HTTP status is an error naming the call.
+  // With keep-alive each thread keeps one connection open (as API clients do); else
+  // every call opens its own.
   Result<Json> Call(const std::string& method, const std::string& path, const std::string& body,
                     int want_status) const {
     std::vector<std::string> headers = {"Authorization: Bearer " + token_};
     if (!body.empty()) headers.push_back("Content-Type: application/json");
-    ASSIGN_OR_RETURN(auto r, rota::net::HttpCall(method, server_ + path, body, headers, 30000));
+    thread_local rota::net::HttpConnection connection;
+    ASSIGN_OR_RETURN(auto r, keep_alive_
+                                 ? connection.Call(method, server_ + path, body, headers, 30000)
+                                 : rota::net::HttpCall(method, server_ + path, body, headers, 30000));
     if (r.status != want_status) {
       return Status::Internal(method + " " + path + " -> " + std::to_string(r.status) + ": " +
                               r.body);
@@ -163,6 +172,7 @@ class Api {
 
  private:
   std::string server_, token_;
+  bool keep_alive_;
 };
 
 // Creates a bench user whose tasks run as `unix_user` and signs in as it.
@@ -390,10 +400,11 @@ int main(int argc, char** argv) {
     std::cerr << "usage: rota_job_launch --server http://127.0.0.1:PORT --token TOKEN [--unix-user "
                  "USER]\n"
                  "         [--latency-jobs 30] [--gang-tasks 8] [--jobs 1000] [--clients 4]\n"
-                 "         [--gpus-per-job 0] [--poll-ms 5] [--hold-ms 500] [--timeout-s 600]\n";
+                 "         [--gpus-per-job 0] [--poll-ms 5] [--hold-ms 500] [--timeout-s 600]\n"
+                 "         [--keep-alive 1]\n";
     return 2;
   }
-  Api api(o->server, o->token);
+  Api api(o->server, o->token, o->keep_alive == 1);
   if (!o->unix_user.empty()) {
     auto token = BenchUserToken(api, o->unix_user);
     if (!token.ok()) {
@@ -401,7 +412,7 @@ int main(int argc, char** argv) {
                 << token.status().message() << "\n";
       return 1;
     }
-    api = Api(o->server, *token);
+    api = Api(o->server, *token, o->keep_alive == 1);
   }
   Json out = Json::object();
   auto fail = [](const Status& st) {
@@ -436,6 +447,7 @@ int main(int argc, char** argv) {
               << Fixed(Percentile(tp->queue_ms, 0.5), 0) << " ms\n";
     out["throughput"] = Json{{"jobs", o->jobs},
                              {"clients", o->clients},
+                             {"keep_alive", o->keep_alive == 1},
                              {"gpus_per_job", o->gpus_per_job},
                              {"succeeded", tp->succeeded},
                              {"failed", tp->failed},

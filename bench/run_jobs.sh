@@ -3,6 +3,8 @@
 #   bench/run_jobs.sh [BUILD_DIR]                 rota only
 #   SLURM=1 bench/run_jobs.sh [BUILD_DIR]         then Slurm 22.05 on this machine (root)
 # Environment: LATENCY_JOBS (30), GANG_TASKS (8), JOBS (1000), CLIENTS (4),
+#   KEEP_ALIVE (1: rota's clients keep their connection, as API clients do; 0: one
+#   connection per request), BENCH_TMP (/tmp: where both sides keep their files),
 #   GPUS_PER_JOB (0, the throughput jobs), SLURM_PEER (/work/shared/peers/slurm),
 #   SLURM_SCHED_PARAMS (empty = Slurm defaults; e.g. batch_sched_delay=0), KEEP=1 keeps
 #   the temp dirs.
@@ -22,6 +24,7 @@ GPUS_PER_JOB=${GPUS_PER_JOB:-0}
 SLURM=${SLURM:-0}
 SLURM_PEER=${SLURM_PEER:-/work/shared/peers/slurm}
 BENCH_TMP=${BENCH_TMP:-/tmp}
+KEEP_ALIVE=${KEEP_ALIVE:-1}
 for tool in jq curl; do
   command -v "$tool" >/dev/null || { echo "run_jobs.sh: needs $tool" >&2; exit 2; }
 done
@@ -63,7 +66,7 @@ unix_user=$(id -un); [ "$(id -u)" = 0 ] && unix_user=nobody
 echo "== rota dev at $url (pid $dev_pid), 3 simulated nodes, tasks as $unix_user" >&2
 "$BUILD/bin/rota_job_launch" --server "$url" --token "$admin_token" --unix-user "$unix_user" \
     --latency-jobs "$LATENCY_JOBS" --gang-tasks "$GANG_TASKS" --jobs "$JOBS" --clients "$CLIENTS" \
-    --gpus-per-job "$GPUS_PER_JOB" >"$work/rota.json"
+    --gpus-per-job "$GPUS_PER_JOB" --keep-alive "$KEEP_ALIVE" >"$work/rota.json"
 kill "$dev_pid"; wait "$dev_pid" 2>/dev/null || true; dev_pid=""
 echo "rota: $(cat "$work/rota.json")"
 

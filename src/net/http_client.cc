@@ -82,18 +82,26 @@ size_t CollectHeader(char* data, size_t size, size_t n, void* user) {
 
 }  // namespace
 
-Result<ClientResponse> HttpCall(const std::string& method, const std::string& url,
-                                const std::string& body, const std::vector<std::string>& headers,
-                                int timeout_ms) {
+HttpConnection::HttpConnection() = default;
+
+HttpConnection::~HttpConnection() {
+  if (curl_ != nullptr) curl_easy_cleanup(static_cast<CURL*>(curl_));
+}
+
+Result<ClientResponse> HttpConnection::Call(const std::string& method, const std::string& url,
+                                            const std::string& body,
+                                            const std::vector<std::string>& headers,
+                                            int timeout_ms) {
   GlobalInit();
-  CurlPtr curl(curl_easy_init());
-  if (!curl) return Status::Internal("curl_easy_init failed");
+  if (curl_ == nullptr) curl_ = curl_easy_init();
+  if (curl_ == nullptr) return Status::Internal("curl_easy_init failed");
+  CURL* c = static_cast<CURL*>(curl_);
+  curl_easy_reset(c);  // options only: an open connection to the same server is kept
   std::vector<std::string> all = headers;
   all.emplace_back("Expect:");  // never wait for 100 Continue
   ASSIGN_OR_RETURN(SlistPtr list, BuildHeaders(all));
   ClientResponse out;
   char errbuf[CURL_ERROR_SIZE] = {0};
-  CURL* c = curl.get();
   curl_easy_setopt(c, CURLOPT_URL, url.c_str());
   curl_easy_setopt(c, CURLOPT_CUSTOMREQUEST, method.c_str());
   if (method == "HEAD") curl_easy_setopt(c, CURLOPT_NOBODY, 1L);
@@ -110,11 +118,20 @@ Result<ClientResponse> HttpCall(const std::string& method, const std::string& ur
   curl_easy_setopt(c, CURLOPT_HEADERFUNCTION, CollectHeader);
   curl_easy_setopt(c, CURLOPT_HEADERDATA, &out.headers);
   CURLcode rc = curl_easy_perform(c);
+  // The header list must outlive the transfer only: curl does not keep it past perform.
+  curl_easy_setopt(c, CURLOPT_HTTPHEADER, nullptr);
   if (rc != CURLE_OK) return TransportError(rc, errbuf, method, url);
   long status = 0;
   curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &status);
   out.status = static_cast<int>(status);
   return out;
+}
+
+Result<ClientResponse> HttpCall(const std::string& method, const std::string& url,
+                                const std::string& body, const std::vector<std::string>& headers,
+                                int timeout_ms) {
+  HttpConnection once;
+  return once.Call(method, url, body, headers, timeout_ms);
 }
 
 bool EventStreamParser::Feed(

@@ -26,6 +26,23 @@ Result<ClientResponse> HttpCall(const std::string& method, const std::string& ur
                                 const std::vector<std::string>& headers = {},
                                 int timeout_ms = 10000);
 
+// A client that keeps its connection open between calls (HTTP keep-alive), as API
+// clients and pipelines do; otherwise as HttpCall. Not thread-safe: one per thread.
+class HttpConnection {
+ public:
+  HttpConnection();
+  ~HttpConnection();
+  HttpConnection(const HttpConnection&) = delete;
+  HttpConnection& operator=(const HttpConnection&) = delete;
+  Result<ClientResponse> Call(const std::string& method, const std::string& url,
+                              const std::string& body = "",
+                              const std::vector<std::string>& headers = {},
+                              int timeout_ms = 10000);
+
+ private:
+  void* curl_ = nullptr;  // CURL*, created on the first call
+};
+
 // Reads a text/event-stream, calling on_event(event, data) per event ("message" when the event
 // has no event: line; multi-line data joined with '\n'; comments ignored) until it returns
 // false (-> OK), the server ends the stream (-> OK) or an error occurs. A non-2xx answer

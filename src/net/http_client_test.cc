@@ -5,6 +5,8 @@
 
 #include <gtest/gtest.h>
 
+#include <set>
+
 #include <atomic>
 #include <memory>
 #include <mutex>
@@ -209,6 +211,42 @@ TEST(HttpCallTest, TransportErrorsNameTheUrl) {
       url, {}, [](const std::string&, const std::string&) { return true; }, 2000);
   EXPECT_EQ(s.code(), StatusCode::kUnavailable);
   EXPECT_NE(s.message().find(url), std::string::npos) << s.message();
+}
+
+// Calls on one HttpConnection share one TCP connection (the server sees one client
+// port); separate HttpCalls do not; a failed call does not spoil the next.
+TEST(HttpConnectionTest, KeepsItsConnectionBetweenCalls) {
+  HttpServer server;
+  ASSERT_TRUE(server.Route("POST", "/echo", [](const HttpRequest& r) {
+                return HttpResponse::Json(200, "{\"peer\":\"" + r.remote_addr + "\",\"body\":" +
+                                                   (r.body.empty() ? "null" : r.body) + "}");
+              }).ok());
+  auto port = server.Start();
+  ASSERT_TRUE(port.ok());
+  const std::string url = LocalUrl(*port, "/echo");
+  HttpConnection conn;
+  std::set<std::string> peers;
+  for (int i = 0; i < 5; ++i) {
+    auto r = conn.Call("POST", url, std::to_string(i), {"Content-Type: application/json"});
+    ASSERT_TRUE(r.ok()) << r.status().ToString();
+    ASSERT_EQ(r->status, 200);
+    EXPECT_NE(r->body.find("\"body\":" + std::to_string(i)), std::string::npos) << r->body;
+    peers.insert(r->body.substr(0, r->body.find(",")));
+  }
+  EXPECT_EQ(peers.size(), 1u);
+  auto missing = conn.Call("GET", LocalUrl(*port, "/nothing"));
+  ASSERT_TRUE(missing.ok());
+  EXPECT_EQ(missing->status, 404);
+  auto again = conn.Call("POST", url, "7");
+  ASSERT_TRUE(again.ok());
+  EXPECT_NE(again->body.find("\"body\":7"), std::string::npos) << again->body;
+  std::set<std::string> separate;
+  for (int i = 0; i < 3; ++i) {
+    auto r = HttpCall("POST", url, "1");
+    ASSERT_TRUE(r.ok());
+    separate.insert(r->body.substr(0, r->body.find(",")));
+  }
+  EXPECT_EQ(separate.size(), 3u);
 }
 
 }  // namespace
