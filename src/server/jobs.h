@@ -97,7 +97,7 @@ struct JobServiceOptions {
   int64_t tick_ms = 250;
   // Placement passes triggered by submissions are at least this far apart, so a
   // burst is placed in batches (each pass reads nodes and reservations once).
-  int64_t placement_gap_ms = 2;
+  int64_t placement_gap_ms = 5;
   int64_t log_timeout_ms = 10'000;
 };
 
