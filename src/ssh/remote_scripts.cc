@@ -2,6 +2,7 @@
 
 #include <cctype>
 #include <cstdlib>
+#include <cstdio>
 #include <sstream>
 
 #include "common/strings.h"
@@ -114,6 +115,13 @@ Result<std::string> RemoteShell(const std::string& login_user, const std::string
          "env HOME=\"$h\" USER=\"$u\" LOGNAME=\"$u\" SHELL=/bin/sh /bin/sh -s";
 }
 
+// "1F90" for 8080, as /proc/net/tcp writes ports.
+std::string PortHex(uint16_t port) {
+  char buf[8];
+  std::snprintf(buf, sizeof buf, "%04X", static_cast<unsigned>(port));
+  return buf;
+}
+
 Result<std::string> LaunchScript(const std::string& cluster, const api::TaskSpec& task) {
   RETURN_IF_ERROR(CheckClusterId(cluster));
   RETURN_IF_ERROR(api::Validate(task));
@@ -145,6 +153,14 @@ Result<std::string> LaunchScript(const std::string& cluster, const api::TaskSpec
     << "  if [ -s \"$d/pid\" ]; then echo \"started $(cat \"$d/pid\")\"; exit 0; fi\n"
     << "  echo \"error: task directory $d already exists\"; exit 0\n"
     << "fi\n";
+  // Ports the task will listen on must not have a listener already (IPv4 or IPv6,
+  // from /proc/net/tcp*: state 0A is LISTEN). Without awk or /proc nothing is refused.
+  for (uint16_t port : task.ports) {
+    s << "if cat /proc/net/tcp /proc/net/tcp6 2>/dev/null | awk -v h=" << PortHex(port)
+      << " '$4 == \"0A\" { n = split($2, a, \":\"); if (a[n] == h) f = 1 } END { exit !f }'; then\n"
+      << "  rm -rf \"$d\"; echo 'error: port " << port << " " << api::kPortInUseError << "'; exit 0\n"
+      << "fi\n";
+  }
   // The environment, exactly: the spec's variables, then the account's own.
   std::map<std::string, std::string> env = task.env;
   std::string env_words;

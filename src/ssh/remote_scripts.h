@@ -37,7 +37,8 @@ std::string ShellQuote(const std::string& text);
 // refuses root. PermissionDenied when login is neither root nor task_user.
 Result<std::string> RemoteShell(const std::string& login_user, const std::string& task_user);
 
-// Starts the task. Prints "started PID" or "error: WHY". Extra variables a task
+// Starts the task. Prints "started PID" or "error: WHY" ("port N is in use on this
+// node" when one of task.ports has a listener, as an agent reports it). Extra variables a task
 // needs from its user's account (HOME, USER, LOGNAME, SHELL, PATH) are added when
 // the spec does not set them. InvalidArgument for NUL bytes in any value.
 Result<std::string> LaunchScript(const std::string& cluster, const api::TaskSpec& task);

@@ -1,6 +1,9 @@
 #include "ssh/remote_scripts.h"
 
 #include <gtest/gtest.h>
+#include <sys/socket.h>
+#include <netinet/in.h>
+#include <arpa/inet.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <unistd.h>
@@ -127,6 +130,30 @@ TEST_F(RemoteScriptsTest, SameTaskIdOfTwoClustersDoesNotMeet) {
   ASSERT_EQ(b.compare(0, 8, "started "), 0) << b;
   EXPECT_NE(a, b);  // two processes, two pids
   EXPECT_EQ(ParsePoll(RunScript(PollScript("c3", {t.id})))[t.id].state, "lost");
+}
+
+// A port with a listener (here, this test's) is refused as an agent refuses it, and
+// leaves no task directory; free ports start the task.
+TEST_F(RemoteScriptsTest, PortWithAListenerIsRefused) {
+  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  ASSERT_GE(fd, 0);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  ASSERT_EQ(::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a), 0);
+  ASSERT_EQ(::listen(fd, 1), 0);
+  socklen_t len = sizeof a;
+  ASSERT_EQ(::getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len), 0);
+  const uint16_t taken = ntohs(a.sin_port);
+  api::TaskSpec t = Task("job-7.r0.w", {"true"});
+  t.ports = {static_cast<uint16_t>(taken == 65535 ? 1 : taken + 1), taken};
+  std::string out = RunScript(*LaunchScript("c1", t));
+  EXPECT_EQ(out, "error: port " + std::to_string(taken) + " " + api::kPortInUseError + "\n");
+  EXPECT_EQ(ParsePoll(RunScript(PollScript("c1", {"job-7.r0.w"})))["job-7.r0.w"].state, "lost");
+  ::close(fd);  // free again
+  out = RunScript(*LaunchScript("c1", t));
+  EXPECT_EQ(out.compare(0, 8, "started "), 0) << out;
+  EXPECT_EQ(WaitExited("job-7.r0.w").exit_code, 0);
 }
 
 TEST_F(RemoteScriptsTest, MissingCommandAndWorkdirAreReported) {
