@@ -327,6 +327,14 @@ TEST_F(JobsE2E, BadRequestsAreRefusedWithFittingStatus) {
   ASSERT_TRUE(r.ok());
   EXPECT_EQ(r->status, 400);
   EXPECT_NE(r->body.find("has 2"), std::string::npos) << r->body;
+  // More CPUs per task than any node has (the nodes are this machine): refused too,
+  // not left pending forever.
+  Json cpu_hungry = base;
+  cpu_hungry["groups"][0]["cpus_per_task"] = 4096;
+  r = server_->CallAs(alice_, "POST", "/api/v1/jobs", cpu_hungry.dump());
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ(r->status, 400) << r->body;
+  EXPECT_NE(r->body.find("more CPUs or memory than any node has"), std::string::npos) << r->body;
   EXPECT_EQ(status("POST", "/api/v1/jobs", base, ""), 401);
 
   Json missing = base;

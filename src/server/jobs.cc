@@ -58,6 +58,19 @@ bool Decisive(const Job& job, const JobTask& t) {
   return t.role != "ps" && t.role != "evaluator";
 }
 
+// What placement sees of a node, but for its free GPUs and readiness.
+jobs::NodeOffer OfferOf(const NodeView& view) {
+  jobs::NodeOffer n;
+  n.name = view.info.name;
+  n.address = view.info.addresses.empty() ? view.info.hostname : view.info.addresses.front();
+  if (n.address.empty()) n.address = n.name;
+  n.labels = view.info.labels;
+  n.total_gpus = static_cast<uint32_t>(view.info.gpus.size());
+  n.cpus = view.info.cpus;
+  n.memory_bytes = view.info.memory_bytes;
+  return n;
+}
+
 }  // namespace
 
 
@@ -161,14 +174,7 @@ std::vector<jobs::NodeOffer> JobService::Offers(const Job& job, int64_t now_ms,
   if (used != nullptr) *used = v.busy_ports;
   std::vector<jobs::NodeOffer> out;
   for (const auto& view : v.nodes) {
-    jobs::NodeOffer n;
-    n.name = view.info.name;
-    n.address = view.info.addresses.empty() ? view.info.hostname : view.info.addresses.front();
-    if (n.address.empty()) n.address = n.name;
-    n.labels = view.info.labels;
-    n.total_gpus = static_cast<uint32_t>(view.info.gpus.size());
-    n.cpus = view.info.cpus;
-    n.memory_bytes = view.info.memory_bytes;
+    jobs::NodeOffer n = OfferOf(view);
     n.ready = view.state == NodeState::kReady && view.connected;
     std::set<uint32_t> taken;
     if (auto b = v.busy_gpus.find(n.name); b != v.busy_gpus.end()) taken = b->second;
@@ -187,15 +193,13 @@ std::vector<jobs::NodeOffer> JobService::Offers(const Job& job, int64_t now_ms,
 
 Result<Job> JobService::Submit(int64_t owner_id, const std::string& owner, const jobs::JobSpec& spec) {
   RETURN_IF_ERROR(jobs::Validate(spec));
-  // A job that could never be placed is refused now, naming why.
+  // A job that could never be placed (on the whole cluster, idle) is refused now,
+  // naming why.
   {
     std::vector<jobs::NodeOffer> idle;
     for (const auto& view : cluster_->Nodes()) {
-      jobs::NodeOffer n;
-      n.name = view.info.name;
-      n.address = "x";
-      n.labels = view.info.labels;
-      n.total_gpus = static_cast<uint32_t>(view.info.gpus.size());
+      jobs::NodeOffer n = OfferOf(view);
+      n.ready = true;
       for (const auto& g : view.info.gpus) n.free_gpus.push_back(g.index);
       idle.push_back(std::move(n));
     }
