@@ -74,6 +74,10 @@ class ReservationsTest : public ::testing::Test {
   api::NodeSample Sample(int64_t t, uint32_t util) {
     return store::testing::MakeSample(t, 4, util);
   }
+  // gpu-a reports `util` % at minutes first..last after t0 (its session since t0).
+  void SamplesEveryMinute(int64_t t0, int first, int last, uint32_t util) {
+    for (int i = first; i <= last; ++i) cluster_.RecordSample("gpu-a", 1, Sample(t0 + i * kMin, util), t0);
+  }
 
   store::testing::TempDir dir_;
   FakeClock clock_;
@@ -333,9 +337,7 @@ TEST_F(ReservationsTest, IdleReservationIsNotifiedThenReleasedByPolicy) {
   ASSERT_TRUE(r.ok());
   const int64_t t0 = Now();
   cluster_.RecordSample("gpu-a", 1, Sample(t0 + 1000, 50), t0);  // busy
-  for (int i = 1; i <= 10; ++i) {
-    cluster_.RecordSample("gpu-a", 1, Sample(t0 + i * kMin, 2), t0);  // idle from minute 1
-  }
+  SamplesEveryMinute(t0, 1, 10, 2);  // idle from minute 1
   clock_.AdvanceMs(10 * kMin);
   res_->Tick(Now());
   ASSERT_TRUE(notices_.empty());  // idle for 9 minutes of samples
@@ -377,7 +379,7 @@ TEST_F(ReservationsTest, IdleRuleWithoutReleaseNotifiesOnceAndKeepsTheReservatio
   auto r = res_->Create(alice_, Req({0}, Now(), end));
   ASSERT_TRUE(r.ok());
   const int64_t t0 = Now();
-  for (int i = 1; i <= 6; ++i) cluster_.RecordSample("gpu-a", 1, Sample(t0 + i * kMin, 4), t0);
+  SamplesEveryMinute(t0, 1, 6, 4);
   clock_.AdvanceMs(6 * kMin);
   res_->Tick(Now());
   ASSERT_EQ(notices_.size(), 1u);
@@ -398,7 +400,7 @@ TEST_F(ReservationsTest, IdleRuleWithoutReleaseNotifiesOnceAndKeepsTheReservatio
   EXPECT_EQ(res_->Create(alice_, Req({0}, Now(), Now() + kHour)).status().code(),
             StatusCode::kConflict);
   // Once: more idle samples bring no second notice.
-  for (int i = 7; i <= 20; ++i) cluster_.RecordSample("gpu-a", 1, Sample(t0 + i * kMin, 4), t0);
+  SamplesEveryMinute(t0, 7, 20, 4);
   clock_.AdvanceMs(15 * kMin);
   res_->Tick(Now());
   EXPECT_EQ(notices_.size(), 1u);
@@ -417,13 +419,13 @@ TEST_F(ReservationsTest, AReleasingRuleStillActsAfterANotifyOnlyOne) {
   auto r = res_->Create(alice_, Req({0}, Now(), Now() + 2 * kHour));
   ASSERT_TRUE(r.ok()) << r.status().ToString();
   const int64_t t0 = Now();
-  for (int i = 1; i <= 6; ++i) cluster_.RecordSample("gpu-a", 1, Sample(t0 + i * kMin, 4), t0);
+  SamplesEveryMinute(t0, 1, 6, 4);
   clock_.AdvanceMs(6 * kMin);
   res_->Tick(Now());
   ASSERT_EQ(notices_.size(), 1u);
   EXPECT_FALSE(notices_[0].released);
   EXPECT_EQ(notices_[0].policy, "nudge");
-  for (int i = 7; i <= 11; ++i) cluster_.RecordSample("gpu-a", 1, Sample(t0 + i * kMin, 4), t0);
+  SamplesEveryMinute(t0, 7, 11, 4);
   clock_.AdvanceMs(5 * kMin);
   res_->Tick(Now());
   ASSERT_EQ(notices_.size(), 2u);
