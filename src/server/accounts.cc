@@ -3,10 +3,10 @@
 #include <sodium.h>
 
 #include <algorithm>
-#include <chrono>
 #include <cctype>
 #include <nlohmann/json.hpp>
 
+#include "common/clock.h"
 #include "common/file_util.h"
 #include "common/log.h"
 #include "common/strings.h"
@@ -518,14 +518,6 @@ Result<std::pair<std::string, TokenInfo>> Accounts::IssueToken(int64_t user_id,
   return std::make_pair(std::string(kTokenPrefix) + id + "_" + secret, info);
 }
 
-namespace {
-int64_t MonoMs() {
-  return std::chrono::duration_cast<std::chrono::milliseconds>(
-             std::chrono::steady_clock::now().time_since_epoch())
-      .count();
-}
-}  // namespace
-
 void Accounts::InvalidateTokenCache() {
   std::lock_guard<std::mutex> lock(cache_mu_);
   ++cache_generation_;
@@ -543,7 +535,7 @@ Result<User> Accounts::VerifyToken(const std::string& token, int64_t now_ms) {
   const std::string secret = token.substr(prefix + kTokenIdHex + 1);
   if (!IsHex(id) || !IsHex(secret)) return Status::Unauthenticated("malformed token");
   const std::string want = Mac(secret);
-  const int64_t mono = MonoMs();
+  const int64_t mono = RealClock::Get().MonotonicMs();
   CachedToken entry;
   bool cached = false;
   uint64_t generation = 0;

@@ -20,6 +20,7 @@ using api::Json;
 using store::Db;
 using store::Stmt;
 
+// "job-12.r0.worker-1" -> 12.
 std::optional<int64_t> JobIdOfTask(const std::string& task) {
   if (task.rfind("job-", 0) != 0) return std::nullopt;
   const size_t dot = task.find('.', 4);
@@ -72,7 +73,6 @@ jobs::NodeOffer OfferOf(const NodeView& view) {
 }
 
 }  // namespace
-
 
 JobService::JobService(store::Store* store, ClusterState* cluster, TaskTransport* gateway,
                        Reservations* reservations, Accounts* accounts, const Clock* clock,
@@ -236,7 +236,6 @@ Result<Job> JobService::Submit(int64_t owner_id, const std::string& owner, const
                  << spec.TaskCount() << " task(s), " << spec.GpuCount() << " GPU(s)";
   return job;
 }
-
 
 void JobService::SetState(Job& job, const std::string& state, const std::string& reason, int64_t now_ms) {
   const bool changed = job.state != state || job.reason != reason;
@@ -587,11 +586,11 @@ Result<Job> JobService::Cancel(int64_t user_id, bool admin, int64_t id) {
           StopGang(job, "cancelled", "cancelled", now);
         }
         if (job.Final()) {
-          // Its end is queued: wait for the commit (writes of one thread commit in
-          // order), so what this returns is what the store says from now on.
+          // Its end is queued: wait for the commit, so what this returns is what
+          // the store says from now on.
           Job copy = job;
           lock.unlock();
-          Status st = store_->Write([](Db&) { return Status::Ok(); });
+          Status st = store_->Flush();
           if (!st.ok()) return st;
           return copy;
         }
@@ -605,8 +604,6 @@ Result<Job> JobService::Cancel(int64_t user_id, bool admin, int64_t id) {
   }
   return Status::Conflict("job " + std::to_string(id) + " already ended: " + job.state);
 }
-
-
 
 Result<api::TaskLogMsg> JobService::Logs(int64_t id, const std::string& task, const std::string& stream,
                                          uint64_t offset, uint64_t max_bytes) {

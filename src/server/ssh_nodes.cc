@@ -9,6 +9,7 @@
 #include <variant>
 
 #include "common/file_util.h"
+#include "common/clock.h"
 #include "common/log.h"
 #include "common/run_command.h"
 #include "reserve/json_fields.h"
@@ -22,11 +23,7 @@ using store::Stmt;
 
 constexpr size_t kMaxDoneTasks = 4096;  // finished tasks remembered for their logs
 
-int64_t MonoMs() {
-  return std::chrono::duration_cast<std::chrono::milliseconds>(
-             std::chrono::steady_clock::now().time_since_epoch())
-      .count();
-}
+int64_t MonoMs() { return RealClock::Get().MonotonicMs(); }
 
 // The first line of an ssh failure, for messages.
 std::string FirstLine(const std::string& s) {
