@@ -14,6 +14,11 @@ int64_t RealClock::MonotonicMs() const {
   return duration_cast<milliseconds>(steady_clock::now().time_since_epoch()).count();
 }
 
+int64_t MonotonicNs() {
+  using namespace std::chrono;
+  return duration_cast<nanoseconds>(steady_clock::now().time_since_epoch()).count();
+}
+
 RealClock& RealClock::Get() {
   static RealClock clock;
   return clock;

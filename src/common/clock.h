@@ -16,6 +16,10 @@ class Clock {
   virtual int64_t MonotonicMs() const = 0;
 };
 
+// Monotonic nanoseconds from an arbitrary origin, for measuring how long code
+// runs (benchmarks, the simulator's scheduler pass latency). Not a seam.
+int64_t MonotonicNs();
+
 // The system clock. Thread-safe.
 class RealClock final : public Clock {
  public:

@@ -9,6 +9,7 @@
 #include "cli/commands.h"
 #include "dev/dev_cluster.h"
 #include "server/server_main.h"
+#include "sim/simulate.h"
 
 namespace {
 constexpr const char* kVersion = "0.1.0";
@@ -273,6 +274,26 @@ int main(int argc, char** argv) {
   auto* ssh_key = app.add_subcommand("ssh-key", "Print the server's SSH public key (admin)");
   add_client_flags(ssh_key);
 
+  // rota simulate
+  rota::sim::SimulateOptions sim;
+  auto* simulate = app.add_subcommand("simulate", "Replay a cluster trace through the scheduler under "
+                                                  "rota's policy and the baselines");
+  simulate->add_option("--trace", sim.trace, "CSV trace (submit_time, duration_s, num_gpus[, user, queue])")
+      ->required();
+  simulate->add_option("--policy", sim.policies,
+                       "rota, fifo, easy, sjf, srtf or las (repeatable; default: all)")
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
+  simulate->add_option("--nodes", sim.nodes, "Nodes (default: sized to --load)");
+  simulate->add_option("--gpus-per-node", sim.gpus_per_node, "GPUs per node (default 8)");
+  simulate->add_option("--pooled", sim.pooled_gpus, "One pool of this many GPUs, no node layout");
+  simulate->add_option("--load", sim.load, "Offered load that sizes the cluster when --nodes is not given (default 0.9)");
+  simulate->add_option("--from", sim.from, "Window start, UTC (YYYY-MM-DD[ HH:MM:SS])");
+  simulate->add_option("--to", sim.to, "Window end (exclusive)");
+  simulate->add_option("--preempt-cost", sim.preempt_cost, "Progress a preempted job loses (default 30s)");
+  simulate->add_flag("--skip-bad-rows", sim.skip_bad_rows, "Skip bad rows (reported) instead of refusing the trace");
+  simulate->add_option("-o,--output", sim.output, "table (default) or json");
+  simulate->add_option("--plot", sim.plot, "Write an SVG picture (JCT CDF, utilisation) to this file");
+
   // The agent's per-task supervisor (not for users: the agent starts it).
   std::string shim_spec;
   auto* shim = app.add_subcommand("task-shim", "")->group("");
@@ -285,6 +306,7 @@ int main(int argc, char** argv) {
   }
 
   if (shim->parsed()) return rota::agent::RunTaskShim(shim_spec);
+  if (simulate->parsed()) return rota::sim::RunSimulate(sim);
   if (server->parsed()) return rota::server::RunServer(server_flags);
   if (agent->parsed()) return rota::agent::RunAgent(agent_flags);
   if (dev->parsed()) return rota::dev::RunDev(dev_options);

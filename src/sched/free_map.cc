@@ -1,0 +1,205 @@
+#include "sched/free_map.h"
+
+#include <algorithm>
+#include <limits>
+
+namespace rota::sched {
+
+FreeMap::FreeMap(const std::vector<Node>& nodes) {
+  nodes_.reserve(nodes.size());
+  for (const auto& n : nodes) {
+    NodeFree f;
+    f.node = &n;
+    f.gpu_free.assign(n.gpus, n.schedulable ? 1 : 0);
+    for (uint32_t g : n.unusable_gpus) {
+      if (g < n.gpus) f.gpu_free[g] = 0;
+    }
+    f.free_gpus = static_cast<uint32_t>(std::count(f.gpu_free.begin(), f.gpu_free.end(), 1));
+    f.free_cpus = n.cpus;
+    f.free_memory = static_cast<int64_t>(n.memory_bytes);
+    total_free_ += f.free_gpus;
+    nodes_.push_back(std::move(f));
+  }
+}
+
+std::optional<size_t> FreeMap::Find(const std::string& name) const {
+  for (size_t i = 0; i < nodes_.size(); ++i) {
+    if (nodes_[i].node->name == name) return i;
+  }
+  return std::nullopt;
+}
+
+void FreeMap::TakeGpu(size_t n, uint32_t gpu) {
+  auto& f = nodes_[n];
+  if (gpu >= f.gpu_free.size() || !f.gpu_free[gpu]) return;
+  f.gpu_free[gpu] = 0;
+  --f.free_gpus;
+  --total_free_;
+}
+
+void FreeMap::GiveGpu(size_t n, uint32_t gpu) {
+  auto& f = nodes_[n];
+  if (gpu >= f.gpu_free.size() || f.gpu_free[gpu] || !f.node->schedulable) return;
+  for (uint32_t u : f.node->unusable_gpus) {
+    if (u == gpu) return;
+  }
+  f.gpu_free[gpu] = 1;
+  ++f.free_gpus;
+  ++total_free_;
+}
+
+void FreeMap::Take(const TaskAlloc& t) {
+  auto n = Find(t.node);
+  if (!n) return;
+  for (uint32_t g : t.gpus) TakeGpu(*n, g);
+  nodes_[*n].free_cpus -= t.cpus;
+  nodes_[*n].free_memory -= static_cast<int64_t>(t.memory_bytes);
+}
+
+void FreeMap::Give(const TaskAlloc& t) {
+  auto n = Find(t.node);
+  if (!n) return;
+  for (uint32_t g : t.gpus) GiveGpu(*n, g);
+  nodes_[*n].free_cpus += t.cpus;
+  nodes_[*n].free_memory += static_cast<int64_t>(t.memory_bytes);
+}
+
+bool Eligible(const Node& n, const TaskDemand& d) {
+  if (!d.gpu_model.empty() && d.gpus_per_task > 0 && n.gpu_model != d.gpu_model) return false;
+  if (!d.nodes.empty() && std::find(d.nodes.begin(), d.nodes.end(), n.name) == d.nodes.end()) return false;
+  for (const auto& [k, v] : d.labels) {
+    auto it = n.labels.find(k);
+    if (it == n.labels.end() || it->second != v) return false;
+  }
+  return true;
+}
+
+std::pair<std::string, uint32_t> FreeMap::LargestBlock(const TaskDemand& d) const {
+  std::pair<std::string, uint32_t> best{"", 0};
+  for (const auto& f : nodes_) {
+    if (!f.node->schedulable || !Eligible(*f.node, d)) continue;
+    if (best.first.empty() || f.free_gpus > best.second) best = {f.node->name, f.free_gpus};
+  }
+  return best;
+}
+
+std::optional<std::vector<TaskAlloc>> PlaceGang(const FreeMap& map, const std::vector<TaskDemand>& demands,
+                                                bool spread,
+                                                const std::function<bool(size_t, uint32_t)>& blocked) {
+  uint64_t needed = 0;
+  for (const auto& d : demands) needed += uint64_t{d.tasks} * d.gpus_per_task;
+  if (needed > map.TotalFree()) return std::nullopt;
+  const size_t n_nodes = map.size();
+  // Free GPUs, CPUs and memory per node as this placement goes.
+  std::vector<uint32_t> avail(n_nodes);
+  std::vector<int64_t> cpus(n_nodes), memory(n_nodes);
+  std::vector<uint8_t> used(n_nodes, 0);
+  for (size_t i = 0; i < n_nodes; ++i) {
+    const auto& f = map.nodes_[i];
+    uint32_t a = f.free_gpus;
+    if (blocked && a > 0) {
+      for (uint32_t g = 0; g < f.gpu_free.size(); ++g) {
+        if (f.gpu_free[g] && blocked(i, g)) --a;
+      }
+    }
+    avail[i] = a;
+    cpus[i] = f.free_cpus;
+    memory[i] = f.free_memory;
+  }
+  constexpr uint64_t kInf = std::numeric_limits<uint32_t>::max();
+  // How many tasks of `d` node i can take now.
+  auto capacity = [&](size_t i, const TaskDemand& d) -> uint64_t {
+    const auto& f = map.nodes_[i];
+    if (!f.node->schedulable || !Eligible(*f.node, d)) return 0;
+    uint64_t cap = d.gpus_per_task > 0 ? avail[i] / d.gpus_per_task : kInf;
+    if (d.cpus_per_task > 0 && f.node->cpus > 0) {
+      cap = std::min<uint64_t>(cap, cpus[i] <= 0 ? 0 : static_cast<uint64_t>(cpus[i]) / d.cpus_per_task);
+    }
+    if (d.memory_per_task > 0 && f.node->memory_bytes > 0) {
+      cap = std::min<uint64_t>(cap, memory[i] <= 0 ? 0 : static_cast<uint64_t>(memory[i]) / d.memory_per_task);
+    }
+    return cap;
+  };
+  // Demands with more GPUs per task first; output in the caller's order.
+  std::vector<size_t> order(demands.size());
+  for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
+    return demands[a].gpus_per_task > demands[b].gpus_per_task;
+  });
+  // (node, tasks) per demand, then GPU indices at the end.
+  std::vector<std::vector<std::pair<size_t, uint32_t>>> chosen(demands.size());
+  for (size_t di : order) {
+    const TaskDemand& d = demands[di];
+    uint64_t remaining = d.tasks;
+    while (remaining > 0) {
+      size_t pick = n_nodes;
+      uint64_t take = 0;
+      if (spread) {
+        for (size_t i = 0; i < n_nodes; ++i) {
+          if (capacity(i, d) == 0) continue;
+          if (pick == n_nodes || avail[i] > avail[pick]) pick = i;
+        }
+        take = 1;
+      } else {
+        // Best fit for the whole rest; else the node holding the most of it.
+        size_t best_fit = n_nodes, most = n_nodes;
+        uint64_t most_cap = 0;
+        for (size_t i = 0; i < n_nodes; ++i) {
+          const uint64_t cap = capacity(i, d);
+          if (cap == 0) continue;
+          if (cap >= remaining) {
+            if (best_fit == n_nodes || used[i] > used[best_fit] ||
+                (used[i] == used[best_fit] && avail[i] < avail[best_fit])) {
+              best_fit = i;
+            }
+          }
+          if (cap > most_cap || (cap == most_cap && used[i] > used[most])) {
+            most = i;
+            most_cap = cap;
+          }
+        }
+        if (best_fit != n_nodes) {
+          pick = best_fit;
+          take = remaining;
+        } else {
+          pick = most;
+          take = most_cap;
+        }
+      }
+      if (pick == n_nodes || take == 0) return std::nullopt;
+      take = std::min(take, remaining);
+      avail[pick] -= static_cast<uint32_t>(take * d.gpus_per_task);
+      cpus[pick] -= static_cast<int64_t>(take * d.cpus_per_task);
+      memory[pick] -= static_cast<int64_t>(take * d.memory_per_task);
+      used[pick] = 1;
+      chosen[di].emplace_back(pick, static_cast<uint32_t>(take));
+      remaining -= take;
+    }
+  }
+  // GPU indices: the lowest free ones of each node, in the order tasks were chosen.
+  std::vector<uint32_t> cursor(n_nodes, 0);
+  std::vector<TaskAlloc> out;
+  for (size_t di = 0; di < demands.size(); ++di) {
+    const TaskDemand& d = demands[di];
+    for (const auto& [node, tasks] : chosen[di]) {
+      const auto& f = map.nodes_[node];
+      for (uint32_t t = 0; t < tasks; ++t) {
+        TaskAlloc a;
+        a.node = f.node->name;
+        a.cpus = d.cpus_per_task;
+        a.memory_bytes = d.memory_per_task;
+        uint32_t& c = cursor[node];
+        while (a.gpus.size() < d.gpus_per_task && c < f.gpu_free.size()) {
+          if (f.gpu_free[c] && !(blocked && blocked(node, c))) a.gpus.push_back(c);
+          ++c;
+        }
+        out.push_back(std::move(a));
+      }
+    }
+  }
+  // Tasks come out in demand order but nodes in choice order within a demand;
+  // that is the order the caller gets (demand by demand).
+  return out;
+}
+
+}  // namespace rota::sched

@@ -1,0 +1,106 @@
+#include "sched/free_map.h"
+
+#include <gtest/gtest.h>
+
+#include "sched/sched_test_util.h"
+
+namespace rota::sched {
+namespace {
+
+using namespace testing;  // NOLINT
+
+TEST(FreeMapTest, UnusableAndUnschedulableGpusAreNotFree) {
+  std::vector<Node> nodes = {MakeNode("a", 4, {1}), MakeNode("b", 2)};
+  nodes[1].schedulable = false;
+  FreeMap m(nodes);
+  EXPECT_EQ(m.TotalFree(), 3u);
+  EXPECT_FALSE(m.Free(0, 1));
+  m.Take(On("a", {0, 2}));
+  EXPECT_EQ(m.FreeGpus(0), 1u);
+  m.Give(On("a", {0, 1}));  // 1 is unusable: not given back
+  EXPECT_EQ(m.FreeGpus(0), 2u);
+  EXPECT_FALSE(m.Free(0, 1));
+}
+
+TEST(PlaceGangTest, PackChoosesTheTightestNodeAndLowestGpus) {
+  std::vector<Node> nodes = {MakeNode("a", 8), MakeNode("b", 8)};
+  FreeMap m(nodes);
+  m.Take(On("b", {0, 1, 2, 3, 4}));  // b has 3 free: the tightest fit for 2
+  auto p = PlaceGang(m, {Demand(1, 2)}, false, {});
+  ASSERT_TRUE(p);
+  ASSERT_EQ(p->size(), 1u);
+  EXPECT_EQ((*p)[0], On("b", {5, 6}));
+}
+
+TEST(PlaceGangTest, MultiNodeJobUsesFewestNodes) {
+  std::vector<Node> nodes = {MakeNode("a", 8), MakeNode("b", 8), MakeNode("c", 8)};
+  FreeMap m(nodes);
+  m.Take(On("a", {0, 1, 2, 3, 4, 5}));  // a: 2 free, b and c: 8 free
+  auto p = PlaceGang(m, {Demand(10, 1)}, false, {});
+  ASSERT_TRUE(p);
+  std::map<std::string, int> per_node;
+  for (const auto& t : *p) per_node[t.node]++;
+  // 8 on one empty node, then the rest on the tightest fit (a), not on c.
+  EXPECT_EQ(per_node.size(), 2u);
+  EXPECT_EQ(per_node["a"], 2);
+}
+
+TEST(PlaceGangTest, GangIsAllOrNothingUnderFragmentation) {
+  std::vector<Node> nodes = {MakeNode("a", 8), MakeNode("b", 8)};
+  FreeMap m(nodes);
+  m.Take(On("a", {0, 1, 2, 3}));
+  m.Take(On("b", {0, 1, 2, 3}));
+  // 8 GPUs free in all, but no node holds a task of 8 GPUs.
+  EXPECT_FALSE(PlaceGang(m, {Demand(1, 8)}, false, {}));
+  // Two tasks of 4 fit.
+  auto p = PlaceGang(m, {Demand(2, 4)}, false, {});
+  ASSERT_TRUE(p);
+  EXPECT_EQ(p->size(), 2u);
+  // A gang of 4+4+1 does not: nothing is placed.
+  EXPECT_FALSE(PlaceGang(m, {Demand(2, 4), Demand(1, 1)}, false, {}));
+}
+
+TEST(PlaceGangTest, SpreadPutsTasksOnTheEmptiestNodes) {
+  std::vector<Node> nodes = {MakeNode("a", 4), MakeNode("b", 4)};
+  FreeMap m(nodes);
+  auto p = PlaceGang(m, {Demand(2, 1)}, true, {});
+  ASSERT_TRUE(p);
+  EXPECT_NE((*p)[0].node, (*p)[1].node);
+}
+
+TEST(PlaceGangTest, ModelLabelsNodesAndCpusAreHonoured) {
+  std::vector<Node> nodes = {MakeNode("a", 4), MakeNode("b", 4)};
+  nodes[1].gpu_model = "V100";
+  nodes[1].labels["rack"] = "r2";
+  nodes[0].cpus = 4;
+  FreeMap m(nodes);
+  TaskDemand d = Demand(1, 1);
+  d.gpu_model = "V100";
+  auto p = PlaceGang(m, {d}, false, {});
+  ASSERT_TRUE(p);
+  EXPECT_EQ((*p)[0].node, "b");
+  d = Demand(1, 1);
+  d.labels["rack"] = "r1";
+  EXPECT_FALSE(PlaceGang(m, {d}, false, {}));
+  d = Demand(1, 1);
+  d.nodes = {"a"};
+  d.cpus_per_task = 8;  // a has 4 CPUs
+  EXPECT_FALSE(PlaceGang(m, {d}, false, {}));
+  d.cpus_per_task = 2;
+  p = PlaceGang(m, {Demand(1, 1), d}, false, {});
+  ASSERT_TRUE(p);
+  EXPECT_EQ((*p)[1].node, "a");
+  EXPECT_EQ((*p)[1].cpus, 2u);
+}
+
+TEST(PlaceGangTest, BlockedGpusAreSkipped) {
+  std::vector<Node> nodes = {MakeNode("a", 4)};
+  FreeMap m(nodes);
+  auto p = PlaceGang(m, {Demand(1, 2)}, false, [](size_t, uint32_t g) { return g < 2; });
+  ASSERT_TRUE(p);
+  EXPECT_EQ((*p)[0].gpus, (std::vector<uint32_t>{2, 3}));
+  EXPECT_FALSE(PlaceGang(m, {Demand(1, 3)}, false, [](size_t, uint32_t g) { return g < 2; }));
+}
+
+}  // namespace
+}  // namespace rota::sched

@@ -1,0 +1,272 @@
+#include "sched/scheduler.h"
+
+#include <gtest/gtest.h>
+
+#include "sched/sched_test_util.h"
+
+namespace rota::sched {
+namespace {
+
+using namespace testing;  // NOLINT
+
+TEST(ScheduleTest, StartsWhatFitsAndExplainsTheRest) {
+  Snapshot s = Base({MakeNode("gpu-a", 8), MakeNode("gpu-b", 8)});
+  s.running.push_back(Running(1, "bob", {On("gpu-a", {0, 1, 2})}));
+  s.running.push_back(Running(4, "bob", {On("gpu-b", {0, 1, 2, 3, 4})}));
+  s.pending.push_back(Pending(2, "alice", {Demand(1, 2)}));  // the tightest fit: gpu-b
+  s.pending.push_back(Pending(3, "alice", {Demand(1, 6)}));  // 6 free, but not on one node
+  s.pending.push_back(Pending(5, "alice", {Demand(1, 7)}));
+  Decisions d = Schedule(s);
+  ASSERT_EQ(d.starts.size(), 1u);
+  EXPECT_EQ(d.starts[0].id, 2);
+  EXPECT_EQ(d.starts[0].tasks[0], On("gpu-b", {5, 6}));
+  const Wait* w = WaitOf(d, 3);
+  ASSERT_NE(w, nullptr);
+  EXPECT_EQ(w->reason, "waiting for 6 free GPUs on one node (largest free block: 5 on gpu-a)");
+  EXPECT_EQ(WaitOf(d, 5)->reason, "waiting for 7 GPUs (6 free); behind 1 earlier job in queue default");
+  EXPECT_EQ(w->estimated_start_ms, 0);  // bob's job has no time limit
+  EXPECT_EQ(w->position, 2u);
+}
+
+TEST(ScheduleTest, SameSnapshotSameDecisions) {
+  Snapshot s = Base({MakeNode("a", 8), MakeNode("b", 4)});
+  for (int i = 0; i < 20; ++i) s.pending.push_back(Pending(100 - i, i % 2 ? "x" : "y", {Demand(1, 1 + i % 3)}));
+  Decisions a = Schedule(s), b = Schedule(s);
+  ASSERT_EQ(a.starts.size(), b.starts.size());
+  for (size_t i = 0; i < a.starts.size(); ++i) {
+    EXPECT_EQ(a.starts[i].id, b.starts[i].id);
+    EXPECT_EQ(a.starts[i].tasks, b.starts[i].tasks);
+  }
+  ASSERT_EQ(a.waits.size(), b.waits.size());
+}
+
+TEST(ScheduleTest, HandUsedFailedAndUnschedulableGpusAreNotGiven) {
+  Snapshot s = Base({MakeNode("a", 2, {0}), MakeNode("b", 2)});
+  s.nodes[1].schedulable = false;  // unreachable or drained
+  s.pending.push_back(Pending(1, "u", {Demand(1, 1)}));
+  s.pending.push_back(Pending(2, "u", {Demand(1, 1)}));
+  Decisions d = Schedule(s);
+  ASSERT_EQ(d.starts.size(), 1u);
+  EXPECT_EQ(d.starts[0].tasks[0], On("a", {1}));
+  EXPECT_EQ(WaitOf(d, 2)->reason, "waiting for 1 GPU (0 free)");
+}
+
+TEST(ScheduleTest, StrictFifoStartsNothingBehindTheHead) {
+  Snapshot s = Base({MakeNode("a", 4)});
+  s.policy.order = Order::kFifo;
+  s.policy.backfill = Backfill::kNone;
+  s.running.push_back(Running(1, "u", {On("a", {0, 1})}, kNow - kHour, kNow + kHour));
+  s.pending.push_back(Pending(2, "u", {Demand(1, 4)}, kNow - 2 * kMin));
+  s.pending.push_back(Pending(3, "u", {Demand(1, 1)}, kNow - kMin));
+  Decisions d = Schedule(s);
+  EXPECT_TRUE(d.starts.empty());
+  EXPECT_EQ(WaitOf(d, 2)->estimated_start_ms, kNow + kHour);
+  EXPECT_EQ(WaitOf(d, 3)->reason, "behind job 2 (first in line; no backfill)");
+}
+
+TEST(ScheduleTest, EasyBackfillNeverDelaysTheHead) {
+  // 4 GPUs; 2 busy until now+1h. Head wants 4 (starts at +1h). A short job
+  // (30 min) may use the 2 free GPUs; a long one (2 h) may not.
+  Snapshot s = Base({MakeNode("a", 4)});
+  s.policy.order = Order::kFifo;
+  s.policy.backfill = Backfill::kEasy;
+  s.running.push_back(Running(1, "u", {On("a", {0, 1})}, kNow - kHour, kNow + kHour));
+  s.pending.push_back(Pending(2, "u", {Demand(1, 4)}, kNow - 3 * kMin));
+  auto long_job = Pending(3, "u", {Demand(1, 2)}, kNow - 2 * kMin);
+  long_job.meta.time_limit_ms = 2 * kHour;
+  auto short_job = Pending(4, "u", {Demand(1, 2)}, kNow - kMin);
+  short_job.meta.time_limit_ms = 30 * kMin;
+  auto unlimited = Pending(5, "u", {Demand(1, 1)}, kNow - kMin / 2);
+  s.pending.push_back(long_job);
+  s.pending.push_back(short_job);
+  s.pending.push_back(unlimited);
+  Decisions d = Schedule(s);
+  ASSERT_EQ(d.starts.size(), 1u);
+  EXPECT_EQ(d.starts[0].id, 4);
+  EXPECT_EQ(WaitOf(d, 2)->estimated_start_ms, kNow + kHour);
+  EXPECT_NE(WaitOf(d, 3)->reason.find("kept for job 2"), std::string::npos) << WaitOf(d, 3)->reason;
+  EXPECT_NE(WaitOf(d, 5), nullptr);  // no time limit: it could run past the head's start
+  // Without backfill protection (skip), the long job takes the GPUs.
+  s.policy.backfill = Backfill::kSkip;
+  d = Schedule(s);
+  ASSERT_EQ(d.starts.size(), 1u);
+  EXPECT_EQ(d.starts[0].id, 3);
+}
+
+TEST(ScheduleTest, ConservativeBackfillProtectsEveryPlannedJob) {
+  // a: 4 GPUs, 3 busy until +1h. Job 2 wants 4 (planned at +1h for 2 h), job 3
+  // wants 4 (planned at +3h). One GPU is free now: a 4-hour job would delay
+  // both, a 30-minute job delays neither.
+  Snapshot s = Base({MakeNode("a", 4)});
+  s.policy.order = Order::kFifo;
+  s.policy.backfill = Backfill::kConservative;
+  s.running.push_back(Running(1, "u", {On("a", {0, 1, 2})}, kNow - kHour, kNow + kHour));
+  auto j2 = Pending(2, "u", {Demand(1, 4)}, kNow - 3 * kMin);
+  j2.meta.time_limit_ms = 2 * kHour;
+  auto j3 = Pending(3, "u", {Demand(1, 4)}, kNow - 2 * kMin);
+  j3.meta.time_limit_ms = kHour;
+  auto j4 = Pending(4, "u", {Demand(1, 1)}, kNow - kMin);
+  j4.meta.time_limit_ms = 4 * kHour;  // would run into both
+  auto j5 = Pending(5, "u", {Demand(1, 1)}, kNow - kMin / 2);
+  j5.meta.time_limit_ms = 30 * kMin;  // ends before job 2 starts
+  s.pending = {j2, j3, j4, j5};
+  Decisions d = Schedule(s);
+  ASSERT_EQ(d.starts.size(), 1u);
+  EXPECT_EQ(d.starts[0].id, 5);
+  EXPECT_EQ(WaitOf(d, 2)->estimated_start_ms, kNow + kHour);
+  EXPECT_EQ(WaitOf(d, 3)->estimated_start_ms, kNow + 3 * kHour);
+}
+
+TEST(ScheduleTest, ReservedGpusFollowTheCalendarRules) {
+  Snapshot s = Base({MakeNode("gpu-b", 2)});
+  Reservation r{.id = 7, .user = "alice", .node = "gpu-b", .gpus = {0, 1},
+                .start_ms = kNow + 2 * kHour, .end_ms = kNow + 4 * kHour};
+  s.reservations.push_back(r);
+  auto fits_before = Pending(1, "bob", {Demand(1, 1)});
+  fits_before.meta.time_limit_ms = 2 * kHour;  // ends exactly at the start: allowed
+  auto runs_into = Pending(2, "bob", {Demand(1, 1)});
+  runs_into.meta.time_limit_ms = 3 * kHour;
+  s.pending = {fits_before, runs_into};
+  Decisions d = Schedule(s);
+  ASSERT_EQ(d.starts.size(), 1u);
+  EXPECT_EQ(d.starts[0].id, 1);
+  EXPECT_EQ(WaitOf(d, 2)->reason, "gpu-b reserved by alice from " "2027-01-15T10:00:00Z until 2027-01-15T12:00:00Z");
+  // Preemptible: allowed (it will be stopped when the reservation starts).
+  s.pending[1].meta.preemptible = true;
+  d = Schedule(s);
+  EXPECT_EQ(d.starts.size(), 2u);
+  // The owner's own job without a limit: allowed.
+  s.pending = {Pending(3, "alice", {Demand(1, 2)})};
+  d = Schedule(s);
+  EXPECT_EQ(d.starts.size(), 1u);
+}
+
+TEST(ScheduleTest, ActiveReservationGpusGoToOthersOnlyWhenTheOwnerIsIdle) {
+  Snapshot s = Base({MakeNode("gpu-b", 2)});
+  Reservation r{.id = 7, .user = "alice", .node = "gpu-b", .gpus = {0, 1},
+                .start_ms = kNow - kHour, .end_ms = kNow + kHour};
+  s.reservations.push_back(r);
+  auto j = Pending(1, "bob", {Demand(1, 1)});
+  j.meta.preemptible = true;
+  s.pending = {j};
+  EXPECT_TRUE(Schedule(s).starts.empty());
+  s.reservations[0].owner_idle = true;  // forgotten reservation
+  Decisions d = Schedule(s);
+  ASSERT_EQ(d.starts.size(), 1u);
+  s.pending[0].meta.preemptible = false;  // only preemptible jobs may
+  EXPECT_TRUE(Schedule(s).starts.empty());
+}
+
+TEST(ScheduleTest, OwnerReturningPreemptsJobsOnReservedGpus) {
+  Snapshot s = Base({MakeNode("gpu-b", 4)});
+  s.reservations.push_back(Reservation{.id = 7, .user = "alice", .node = "gpu-b", .gpus = {0, 1},
+                                       .start_ms = kNow - kHour, .end_ms = kNow + kHour});
+  auto on_reserved = Running(1, "bob", {On("gpu-b", {1})}, kNow - 30 * kMin);
+  on_reserved.meta.preemptible = true;
+  auto elsewhere = Running(2, "bob", {On("gpu-b", {2})}, kNow - 30 * kMin);
+  elsewhere.meta.preemptible = true;
+  s.running = {on_reserved, elsewhere};
+  s.reservations[0].owner_idle = true;
+  EXPECT_TRUE(Schedule(s).preemptions.empty());
+  s.reservations[0].owner_idle = false;  // alice is back
+  Decisions d = Schedule(s);
+  ASSERT_EQ(d.preemptions.size(), 1u);
+  EXPECT_EQ(d.preemptions[0].id, 1);
+  EXPECT_EQ(d.preemptions[0].reason, "reservation 7 of alice on gpu-b: its owner is using the GPUs");
+  // A job that started before the reservation is told it started.
+  s.running[0].started_ms = kNow - 2 * kHour;
+  EXPECT_EQ(Schedule(s).preemptions[0].reason, "reservation 7 of alice on gpu-b started");
+}
+
+TEST(ScheduleTest, PreemptsWorstOrderedJobsAfterTheThreshold) {
+  Snapshot s = Base({MakeNode("a", 4)});
+  s.policy.preempt_after_ms = 5 * kMin;
+  // Two preemptible jobs that ran long (LAS level 2) and one protected one.
+  auto r1 = Running(1, "u", {On("a", {0, 1})}, kNow - 3 * kHour);
+  r1.meta.preemptible = true;
+  auto r2 = Running(2, "u", {On("a", {2})}, kNow - 5 * kHour);
+  r2.meta.preemptible = true;
+  auto r3 = Running(3, "u", {On("a", {3})}, kNow - 6 * kHour);  // not preemptible
+  s.running = {r1, r2, r3};
+  s.pending = {Pending(4, "v", {Demand(1, 2)}, kNow - kMin)};
+  Decisions d = Schedule(s);
+  EXPECT_TRUE(d.preemptions.empty());  // waited 1 min < 5
+  s.pending[0].meta.queued_ms = kNow - 10 * kMin;
+  d = Schedule(s);
+  // Job 2 orders last (most attained), then job 1: both are needed for 2 GPUs
+  // on one node? No: 2 GPUs = job 1's two; job 2 alone gives 1. Worst first
+  // adds job 2, then job 1; only those whose GPUs are used are preempted.
+  ASSERT_EQ(d.preemptions.size(), 1u);
+  EXPECT_EQ(d.preemptions[0].id, 1);
+  EXPECT_EQ(WaitOf(d, 4)->reason, "preempting job(s) 1 for it");
+  // A non-preemptible job is never a victim.
+  s.running[0].meta.preemptible = false;
+  s.running[1].meta.preemptible = false;
+  EXPECT_TRUE(Schedule(s).preemptions.empty());
+}
+
+TEST(ScheduleTest, QuotasAndQueueLimitsHoldJobsWithoutBlockingOthers) {
+  Snapshot s = Base({MakeNode("a", 8)});
+  s.user_quotas["alice"] = Quota{.max_gpus = 2};
+  s.group_quotas["ml"] = Quota{.max_gpus = 0, .max_gpu_hours_per_period = 100};
+  s.group_period_gpu_hours["ml"] = 120;
+  s.running.push_back(Running(1, "alice", {On("a", {0})}));
+  auto over = Pending(2, "alice", {Demand(1, 2)}, kNow - 3 * kMin);
+  auto group = Pending(3, "carol", {Demand(1, 1)}, kNow - 2 * kMin);
+  group.meta.group = "ml";
+  auto ok = Pending(4, "bob", {Demand(1, 1)}, kNow - kMin);
+  s.pending = {over, group, ok};
+  Decisions d = Schedule(s);
+  ASSERT_EQ(d.starts.size(), 1u);
+  EXPECT_EQ(d.starts[0].id, 4);
+  EXPECT_EQ(WaitOf(d, 2)->reason, "user quota: 1 GPU in use, limit 2");
+  EXPECT_EQ(WaitOf(d, 3)->reason, "group ml quota: 120 of 100 GPU-hours used this period");
+  s.queues[0].max_gpus = 1;
+  s.pending = {ok};
+  EXPECT_EQ(WaitOf(Schedule(s), 4)->reason, "queue default limit: 1 GPU in use, limit 1");
+}
+
+TEST(ScheduleTest, BadInputWaitsWithAReason) {
+  Snapshot s = Base({MakeNode("a", 8)});
+  auto p = Pending(1, "u", {Demand(1, 1)});
+  p.meta.queue = "nope";
+  auto backoff = Pending(2, "u", {Demand(1, 1)});
+  backoff.not_before_ms = kNow + 5000;
+  s.pending = {p, backoff};
+  Decisions d = Schedule(s);
+  EXPECT_TRUE(d.starts.empty());
+  EXPECT_EQ(WaitOf(d, 1)->reason, "unknown queue 'nope'");
+  EXPECT_EQ(WaitOf(d, 2)->estimated_start_ms, kNow + 5000);
+}
+
+TEST(ScheduleTest, FairShareOrdersTheLighterUserFirst) {
+  Snapshot s = Base({MakeNode("a", 1)});
+  s.fairshare.user_usage = {{"heavy", 1e9}, {"light", 1e6}};
+  s.pending = {Pending(1, "heavy", {Demand(1, 1)}, kNow - 2 * kMin), Pending(2, "light", {Demand(1, 1)}, kNow - kMin)};
+  Decisions d = Schedule(s);
+  ASSERT_EQ(d.starts.size(), 1u);
+  EXPECT_EQ(d.starts[0].id, 2);
+  EXPECT_NE(WaitOf(d, 1)->reason.find("waiting for 1 GPU"), std::string::npos);
+}
+
+TEST(ScheduleTest, ManyPendingJobsGetPositionsAndBoundedPlanning) {
+  Snapshot s = Base({MakeNode("a", 8)});
+  s.policy.plan_depth = 3;
+  s.running.push_back(Running(1, "u", {On("a", {0, 1, 2, 3, 4, 5, 6, 7})}, kNow - kHour, kNow + kHour));
+  for (int i = 0; i < 10; ++i) {
+    auto p = Pending(10 + i, "u", {Demand(1, 8)}, kNow - kHour + i);
+    p.meta.time_limit_ms = kHour;
+    s.pending.push_back(p);
+  }
+  Decisions d = Schedule(s);
+  ASSERT_EQ(d.waits.size(), 10u);
+  EXPECT_EQ(d.waits[0].estimated_start_ms, kNow + kHour);
+  EXPECT_EQ(d.waits[1].estimated_start_ms, kNow + 2 * kHour);
+  EXPECT_EQ(d.waits[2].estimated_start_ms, kNow + 3 * kHour);
+  EXPECT_EQ(d.waits[3].estimated_start_ms, 0);  // past plan_depth
+  EXPECT_EQ(d.waits[9].position, 10u);
+  EXPECT_NE(d.waits[9].reason.find("behind 9 earlier jobs in queue default"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace rota::sched

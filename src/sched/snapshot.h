@@ -1,0 +1,200 @@
+#pragma once
+// The scheduler's world as values: a Snapshot goes in, Decisions come out
+// (scheduler.h). Nothing here reads a clock, a store or the network: the live
+// server and `rota simulate` both build a Snapshot and apply the Decisions.
+// Times are milliseconds on one clock of the caller's choosing (`now_ms` says
+// where "now" is); durations are milliseconds.
+// See docs/design-sched.md.
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+namespace rota::sched {
+
+using JobId = int64_t;
+
+// A node as the scheduler sees it.
+struct Node {
+  std::string name;
+  std::string gpu_model;  // "A100", "" when unknown
+  std::map<std::string, std::string> labels;
+  uint32_t gpus = 0;  // GPU indices are 0..gpus-1
+  // GPUs no job may get: failed, or running a process that is not a rota job
+  // (someone working by hand, as the monitoring sees it). Ascending.
+  std::vector<uint32_t> unusable_gpus;
+  uint32_t cpus = 0;          // 0: not checked
+  uint64_t memory_bytes = 0;  // 0: not checked
+  // False when the node is unreachable or drained: nothing new starts there.
+  bool schedulable = true;
+};
+
+// What one task of a job holds: GPUs on one node.
+struct TaskAlloc {
+  std::string node;
+  std::vector<uint32_t> gpus;  // ascending
+  uint32_t cpus = 0;
+  uint64_t memory_bytes = 0;
+  bool operator==(const TaskAlloc&) const = default;
+};
+
+// A group of identical tasks (a role) of a pending job.
+struct TaskDemand {
+  uint32_t tasks = 1;
+  uint32_t gpus_per_task = 0;
+  uint32_t cpus_per_task = 0;          // 0: none asked
+  uint64_t memory_per_task = 0;        // 0: none asked
+  std::string gpu_model;               // "": any
+  std::map<std::string, std::string> labels;  // every one must match
+  std::vector<std::string> nodes;      // non-empty: only these nodes
+};
+
+// What the order of jobs is built from, for running and pending jobs alike.
+struct JobMeta {
+  JobId id = 0;
+  std::string user;
+  std::string group;            // the user's primary group ("" none)
+  std::string queue = "default";
+  int priority = 0;             // within the queue's bounds (checked at submit)
+  int64_t submitted_ms = 0;
+  int64_t queued_ms = 0;        // when it last became pending (submitted, requeued)
+  int64_t time_limit_ms = 0;    // 0: none (backfill then cannot plan around it)
+  bool preemptible = false;
+  // GPU-milliseconds this job has run so far, over all its runs, the current
+  // one up to now included (least attained service orders by it).
+  double attained_gpu_ms = 0;
+  // Known duration of one whole run: only the simulator's oracle policies
+  // (SJF, SRTF) use it; 0 unknown.
+  int64_t oracle_duration_ms = 0;
+};
+
+struct RunningJob {
+  JobMeta meta;
+  int64_t started_ms = 0;  // this run
+  // When the job is expected to end: started + time limit (or, in the
+  // simulator's oracle policies, its real end). 0: unknown.
+  int64_t expected_end_ms = 0;
+  // False while the job is already being stopped (it still holds its GPUs, but
+  // is not a preemption candidate again).
+  bool stoppable = true;
+  std::vector<TaskAlloc> tasks;
+};
+
+struct PendingJob {
+  JobMeta meta;
+  std::vector<TaskDemand> demands;  // all start together or none does
+  int64_t not_before_ms = 0;        // restart backoff
+  bool spread = false;              // spread tasks over nodes instead of packing
+};
+
+struct Reservation {
+  int64_t id = 0;
+  std::string user;
+  std::string node;
+  std::vector<uint32_t> gpus;
+  int64_t start_ms = 0, end_ms = 0;
+  // The owner has left its GPUs idle long enough that others' preemptible jobs
+  // may use them (the shell decides, from monitoring).
+  bool owner_idle = false;
+};
+
+struct Queue {
+  std::string name = "default";
+  int priority = 0;              // higher runs first, before fair share
+  int min_priority = 0, max_priority = 0;  // bounds of a job's own priority
+  std::vector<std::string> users, groups;  // empty both: anyone
+  uint32_t max_gpus = 0;         // all jobs of the queue at once; 0: no limit
+  int64_t default_time_limit_ms = 0;
+  bool preemptible_by_default = false;
+};
+
+// Limits per user or group. 0: no limit.
+struct Quota {
+  uint32_t max_gpus = 0;               // at once
+  double max_gpu_hours_per_period = 0; // see Snapshot::quota_usage
+};
+
+// How jobs are ordered and when later jobs may pass earlier ones.
+enum class Order {
+  kRota,  // least attained service level, then fair share, priorities and age (docs)
+  kFifo,  // submission time
+  kSjf,   // oracle duration, shortest first (simulator only)
+  kSrtf,  // oracle remaining time, shortest first (simulator only)
+  kLas,   // Tiresias discretised 2D-LAS: queues by attained GPU-time, FIFO within
+};
+enum class Backfill {
+  kNone,          // strict: nothing passes the first job that does not fit
+  kSkip,          // any later job that fits starts (no protection of the head)
+  kEasy,          // later jobs start when they do not delay the first blocked job
+  kConservative,  // ... nor any earlier blocked job
+};
+const char* OrderName(Order o);
+const char* BackfillName(Backfill b);
+
+struct Policy {
+  Order order = Order::kRota;
+  Backfill backfill = Backfill::kEasy;
+  // Running preemptible jobs may be stopped for pending jobs that order before
+  // them (after waiting preempt_after_ms), and for reservation owners.
+  bool preempt = true;
+  int64_t preempt_after_ms = 5 * 60'000;
+  bool pack = true;  // default placement; a job may ask to spread
+  // LAS levels (kLas and kRota): attained GPU-time thresholds, ascending.
+  std::vector<double> las_thresholds_gpu_ms = {3'250'000.0, 7'200'000.0};
+  // kRota weights (docs/design-sched.md has the formula).
+  double weight_fairshare = 1000;
+  double weight_queue = 100;    // per queue priority point
+  double weight_job = 10;       // per job priority point
+  double weight_age_per_hour = 10;  // unbounded: age eventually wins
+  // Blocked jobs planned ahead (estimated start, backfill protection); later
+  // ones get a reason without an estimate.
+  uint32_t plan_depth = 100;
+  // Give every pending job a reason and an estimate (the live server). The
+  // simulator turns it off for speed.
+  bool explain = true;
+};
+
+// Usage for fair share: GPU-milliseconds decayed by the half-life (see
+// fairshare.h), and shares. A user or group without an entry has share 1.
+struct FairShare {
+  std::map<std::string, double> user_usage, group_usage;
+  std::map<std::string, double> user_shares, group_shares;
+};
+
+struct Snapshot {
+  int64_t now_ms = 0;
+  Policy policy;
+  std::vector<Node> nodes;
+  std::vector<RunningJob> running;
+  std::vector<PendingJob> pending;
+  std::vector<Reservation> reservations;  // current and future
+  std::vector<Queue> queues;              // a job naming no known queue waits
+  FairShare fairshare;
+  std::map<std::string, Quota> user_quotas, group_quotas;
+  // GPU-hours used in the current quota period, by user and by group.
+  std::map<std::string, double> user_period_gpu_hours, group_period_gpu_hours;
+};
+
+struct Start {
+  JobId id = 0;
+  std::vector<TaskAlloc> tasks;  // demands in order, tasks in order within each
+};
+struct Preemption {
+  JobId id = 0;
+  std::string reason;  // "for job 12 (waiting 6 min, orders first)"
+};
+struct Wait {
+  JobId id = 0;
+  std::string reason;          // "waiting for 8 free GPUs on one node (largest free block: 5 on gpu-a)"
+  int64_t estimated_start_ms = 0;  // 0: unknown
+  uint32_t position = 0;       // 1-based place in the order of pending jobs
+};
+
+struct Decisions {
+  std::vector<Start> starts;
+  std::vector<Preemption> preemptions;
+  std::vector<Wait> waits;  // in order; empty unless policy.explain
+};
+
+}  // namespace rota::sched

@@ -1,0 +1,386 @@
+#include "sim/replay.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <map>
+
+#include "common/clock.h"
+#include "sched/order.h"
+#include "sched/scheduler.h"
+
+namespace rota::sim {
+namespace {
+
+constexpr int64_t kNever = std::numeric_limits<int64_t>::max();
+constexpr double kHourMs = 3.6e6;
+
+struct SimJob {
+  const TraceJob* trace = nullptr;
+  uint32_t gpus = 0;
+  int64_t done_ms = 0;         // progress kept (lost progress subtracted)
+  double attained_prior = 0;   // GPU-ms of earlier runs
+  int64_t start_ms = 0;        // of the current run
+  int64_t end_ms = 0;
+  uint32_t preemptions = 0;
+  double lost_gpu_ms = 0;
+  bool running = false;
+  size_t slot = 0;             // index in the snapshot's pending or running list
+  int64_t Remaining() const { return trace->duration_ms - done_ms; }
+};
+
+Percentiles Summarise(std::vector<double> v) {
+  Percentiles p;
+  if (v.empty()) return p;
+  std::sort(v.begin(), v.end());
+  double sum = 0;
+  for (double x : v) sum += x;
+  p.avg = sum / static_cast<double>(v.size());
+  auto at = [&](double q) {  // linear interpolation between closest ranks
+    const double pos = q * static_cast<double>(v.size() - 1);
+    const size_t lo = static_cast<size_t>(std::floor(pos));
+    const size_t hi = std::min(lo + 1, v.size() - 1);
+    return v[lo] + (v[hi] - v[lo]) * (pos - static_cast<double>(lo));
+  };
+  p.p50 = at(0.50);
+  p.p95 = at(0.95);
+  p.p99 = at(0.99);
+  p.max = v.back();
+  return p;
+}
+
+class Replayer {
+ public:
+  Replayer(const std::vector<TraceJob>& trace, const PolicySpec& spec, const ReplayOptions& o)
+      : spec_(spec), o_(o) {
+    s_.policy = spec.policy;
+    s_.policy.explain = false;
+    s_.queues.push_back(sched::Queue{});
+    if (o.pooled_gpus > 0) {
+      s_.nodes.push_back(sched::Node{.name = "pool", .gpus = o.pooled_gpus});
+      total_gpus_ = o.pooled_gpus;
+    } else {
+      for (uint32_t i = 0; i < o.nodes; ++i) {
+        s_.nodes.push_back(sched::Node{.name = "n" + std::to_string(i), .gpus = o.gpus_per_node});
+      }
+      total_gpus_ = o.nodes * o.gpus_per_node;
+    }
+    for (const auto& t : trace) {
+      if (o.to_ms > o.from_ms && (t.submit_ms < o.from_ms || t.submit_ms >= o.to_ms)) continue;
+      if (t.gpus > total_gpus_) {
+        ++dropped_;
+        continue;
+      }
+      SimJob j;
+      j.trace = &t;
+      j.gpus = t.gpus;
+      jobs_.push_back(j);
+    }
+  }
+
+  Result<ReplayResult> Run() {
+    if (total_gpus_ == 0) return Status::InvalidArgument("the simulated cluster has no GPUs");
+    if (jobs_.empty()) return Status::InvalidArgument("no job of the trace falls in the window");
+    const int64_t begin = jobs_.front().trace->submit_ms;
+    window_from_ = begin;
+    window_to_ = jobs_.back().trace->submit_ms;
+    const int64_t wall0 = MonotonicNs();
+    size_t next = 0;
+    int64_t now = begin;
+    last_ms_ = begin;
+    while (next < jobs_.size() || !s_.running.empty() || !s_.pending.empty()) {
+      int64_t t = next < jobs_.size() ? jobs_[next].trace->submit_ms : kNever;
+      t = std::min(t, NextRunningEvent());
+      if (t == kNever) return Status::Internal("the replay stalled with jobs left pending");
+      Advance(std::max(now, t));
+      now = std::max(now, t);
+      FinishDue(now);
+      while (next < jobs_.size() && jobs_[next].trace->submit_ms <= now) Arrive(next++, now);
+      for (int round = 0; round < 16; ++round) {
+        if (!Pass(now)) break;
+      }
+    }
+    ReplayResult r = Results();
+    r.replay_s = static_cast<double>(MonotonicNs() - wall0) / 1e9;
+    return r;
+  }
+
+ private:
+  sched::JobMeta Meta(const SimJob& j, size_t index) const {
+    sched::JobMeta m;
+    m.id = static_cast<sched::JobId>(index + 1);
+    m.user = j.trace->user;
+    m.group = j.trace->group;
+    m.submitted_ms = j.trace->submit_ms;
+    m.queued_ms = j.trace->submit_ms;
+    m.preemptible = true;
+    if (spec_.oracle) {
+      m.oracle_duration_ms = j.trace->duration_ms;
+      m.time_limit_ms = std::max<int64_t>(1, j.Remaining());
+    }
+    return m;
+  }
+
+  std::vector<sched::TaskDemand> DemandsOf(const SimJob& j) const {
+    if (o_.pooled_gpus > 0 || j.gpus <= o_.gpus_per_node) {
+      return {sched::TaskDemand{.tasks = 1, .gpus_per_task = j.gpus}};
+    }
+    std::vector<sched::TaskDemand> d = {sched::TaskDemand{.tasks = j.gpus / o_.gpus_per_node,
+                                                          .gpus_per_task = o_.gpus_per_node}};
+    if (j.gpus % o_.gpus_per_node) d.push_back(sched::TaskDemand{.tasks = 1, .gpus_per_task = j.gpus % o_.gpus_per_node});
+    return d;
+  }
+
+  // Soonest completion, or level crossing of a running job when a preemptive
+  // LAS order could act on it.
+  int64_t NextRunningEvent() const {
+    int64_t t = kNever;
+    const bool levels = s_.policy.preempt && !s_.pending.empty() &&
+                        (s_.policy.order == sched::Order::kLas || s_.policy.order == sched::Order::kRota);
+    for (const auto& r : s_.running) {
+      const SimJob& j = jobs_[static_cast<size_t>(r.meta.id - 1)];
+      t = std::min(t, j.start_ms + j.Remaining());
+      if (!levels) continue;
+      const double attained_at_start = j.attained_prior;
+      for (double th : s_.policy.las_thresholds_gpu_ms) {
+        const double run_at_start_needed = (th - attained_at_start) / j.gpus;
+        if (run_at_start_needed <= 0) continue;
+        const int64_t cross = j.start_ms + static_cast<int64_t>(std::ceil(run_at_start_needed));
+        if (cross > s_.now_ms) t = std::min(t, cross);
+        break;
+      }
+    }
+    return t;
+  }
+
+  // Busy GPU-time and fair-share usage from last_ms_ to t.
+  void Advance(int64_t t) {
+    if (t <= last_ms_) return;
+    uint64_t busy = 0;
+    for (const auto& r : s_.running) {
+      const SimJob& j = jobs_[static_cast<size_t>(r.meta.id - 1)];
+      busy += j.gpus;
+    }
+    // Utilisation over the submission window, by hour for the picture.
+    const int64_t a = std::max(last_ms_, window_from_), b = std::min(t, window_to_);
+    if (b > a) busy_gpu_ms_ += static_cast<double>(busy) * static_cast<double>(b - a);
+    for (int64_t x = last_ms_; x < t;) {
+      const size_t hour = static_cast<size_t>((x - window_from_) / static_cast<int64_t>(kHourMs));
+      const int64_t hour_end = window_from_ + static_cast<int64_t>((hour + 1) * kHourMs);
+      const int64_t y = std::min(t, hour_end);
+      if (hourly_.size() <= hour) hourly_.resize(hour + 1, 0);
+      hourly_[hour] += static_cast<double>(busy) * static_cast<double>(y - x);
+      x = y;
+    }
+    if (s_.policy.order == sched::Order::kRota) {
+      const int64_t dt = t - last_ms_;
+      for (auto& [u, v] : s_.fairshare.user_usage) v = sched::Decay(v, dt, o_.fairshare_half_life_ms);
+      for (const auto& r : s_.running) {
+        const SimJob& j = jobs_[static_cast<size_t>(r.meta.id - 1)];
+        s_.fairshare.user_usage[j.trace->user] += static_cast<double>(j.gpus) * static_cast<double>(dt);
+      }
+    }
+    last_ms_ = t;
+  }
+
+  void FinishDue(int64_t now) {
+    for (size_t i = 0; i < s_.running.size();) {
+      SimJob& j = jobs_[static_cast<size_t>(s_.running[i].meta.id - 1)];
+      if (j.start_ms + j.Remaining() <= now) {
+        j.end_ms = j.start_ms + j.Remaining();
+        j.done_ms = j.trace->duration_ms;
+        j.running = false;
+        RemoveRunning(i);
+      } else {
+        ++i;
+      }
+    }
+  }
+
+  void Arrive(size_t index, int64_t now) {
+    SimJob& j = jobs_[index];
+    sched::PendingJob p;
+    p.meta = Meta(j, index);
+    p.demands = DemandsOf(j);
+    (void)now;
+    j.slot = s_.pending.size();
+    s_.pending.push_back(std::move(p));
+    max_queue_ = std::max(max_queue_, s_.pending.size());
+  }
+
+  void RemoveRunning(size_t i) {
+    if (i + 1 != s_.running.size()) {
+      s_.running[i] = std::move(s_.running.back());
+      jobs_[static_cast<size_t>(s_.running[i].meta.id - 1)].slot = i;
+    }
+    s_.running.pop_back();
+  }
+  void RemovePending(size_t i) {
+    if (i + 1 != s_.pending.size()) {
+      s_.pending[i] = std::move(s_.pending.back());
+      jobs_[static_cast<size_t>(s_.pending[i].meta.id - 1)].slot = i;
+    }
+    s_.pending.pop_back();
+  }
+
+  // One scheduling pass at `now`; true when it preempted (pass again).
+  bool Pass(int64_t now) {
+    if (s_.pending.empty()) return false;
+    s_.now_ms = now;
+    for (auto& r : s_.running) {
+      const SimJob& j = jobs_[static_cast<size_t>(r.meta.id - 1)];
+      r.meta.attained_gpu_ms = j.attained_prior + static_cast<double>(j.gpus) * static_cast<double>(now - j.start_ms);
+      if (spec_.oracle) r.meta.oracle_duration_ms = j.trace->duration_ms;
+    }
+    for (auto& p : s_.pending) {
+      const SimJob& j = jobs_[static_cast<size_t>(p.meta.id - 1)];
+      p.meta.attained_gpu_ms = j.attained_prior;
+    }
+    const int64_t t0 = MonotonicNs();
+    sched::Decisions d = sched::Schedule(s_);
+    pass_ms_.push_back(static_cast<double>(MonotonicNs() - t0) / 1e6);
+    queue_at_pass_.push_back(s_.pending.size());
+    for (const auto& pre : d.preemptions) {
+      SimJob& j = jobs_[static_cast<size_t>(pre.id - 1)];
+      if (!j.running) continue;
+      const int64_t ran = now - j.start_ms;
+      const int64_t progress = j.done_ms + ran;
+      const int64_t lost = std::min(o_.preempt_cost_ms, progress);
+      j.done_ms = progress - lost;
+      j.attained_prior += static_cast<double>(j.gpus) * static_cast<double>(ran);
+      j.lost_gpu_ms += static_cast<double>(j.gpus) * static_cast<double>(lost);
+      ++j.preemptions;
+      j.running = false;
+      sched::RunningJob r = std::move(s_.running[j.slot]);
+      RemoveRunning(j.slot);
+      sched::PendingJob p;
+      p.meta = r.meta;
+      p.meta.queued_ms = now;
+      p.meta.attained_gpu_ms = j.attained_prior;
+      if (spec_.oracle) p.meta.time_limit_ms = std::max<int64_t>(1, j.Remaining());
+      p.demands = DemandsOf(j);
+      j.slot = s_.pending.size();
+      s_.pending.push_back(std::move(p));
+    }
+    for (auto& st : d.starts) {
+      SimJob& j = jobs_[static_cast<size_t>(st.id - 1)];
+      if (j.running) continue;
+      sched::RunningJob r;
+      r.meta = s_.pending[j.slot].meta;
+      RemovePending(j.slot);
+      r.started_ms = now;
+      r.expected_end_ms = spec_.oracle ? now + j.Remaining() : 0;
+      r.tasks = std::move(st.tasks);
+      j.running = true;
+      j.start_ms = now;
+      j.slot = s_.running.size();
+      s_.running.push_back(std::move(r));
+    }
+    return !d.preemptions.empty();
+  }
+
+  ReplayResult Results() const {
+    ReplayResult r;
+    r.policy = spec_.name;
+    r.jobs = jobs_.size();
+    r.dropped = dropped_;
+    r.gpus = total_gpus_;
+    std::vector<double> jct, wait, slowdown;
+    std::map<std::string, std::pair<double, int>> per_user;
+    double preemptions = 0, lost = 0;
+    for (const auto& j : jobs_) {
+      const double c = static_cast<double>(j.end_ms - j.trace->submit_ms);
+      const double dur = static_cast<double>(j.trace->duration_ms);
+      jct.push_back(c / kHourMs);
+      wait.push_back(std::max(0.0, c - dur) / kHourMs);
+      const double sd = std::max(1.0, c / std::max(dur, 10'000.0));
+      slowdown.push_back(sd);
+      per_user[j.trace->user].first += sd;
+      per_user[j.trace->user].second += 1;
+      preemptions += j.preemptions;
+      lost += j.lost_gpu_ms;
+    }
+    r.jct_h = Summarise(jct);
+    r.wait_h = Summarise(wait);
+    r.bounded_slowdown = Summarise(slowdown);
+    r.jct_sorted_h = jct;
+    std::sort(r.jct_sorted_h.begin(), r.jct_sorted_h.end());
+    const double window = static_cast<double>(std::max<int64_t>(1, window_to_ - window_from_));
+    r.utilisation = busy_gpu_ms_ / (window * total_gpus_);
+    r.preemptions_per_job = preemptions / static_cast<double>(jobs_.size());
+    r.lost_gpu_hours = lost / kHourMs;
+    double sum = 0, sq = 0;
+    for (const auto& [u, v] : per_user) {
+      const double x = v.first / v.second;
+      sum += x;
+      sq += x * x;
+    }
+    r.fairness_jain = per_user.empty() ? 1 : sum * sum / (static_cast<double>(per_user.size()) * sq);
+    r.pass_ms = Summarise(pass_ms_);
+    r.passes = pass_ms_.size();
+    r.max_queue = max_queue_;
+    for (size_t h = 0; h < hourly_.size(); ++h) {
+      r.utilisation_series.emplace_back(static_cast<double>(h), hourly_[h] / (kHourMs * total_gpus_));
+    }
+    return r;
+  }
+
+  const PolicySpec spec_;
+  const ReplayOptions o_;
+  sched::Snapshot s_;
+  std::vector<SimJob> jobs_;
+  uint32_t total_gpus_ = 0;
+  size_t dropped_ = 0, max_queue_ = 0;
+  int64_t last_ms_ = 0, window_from_ = 0, window_to_ = 0;
+  double busy_gpu_ms_ = 0;
+  std::vector<double> hourly_;
+  std::vector<double> pass_ms_;
+  std::vector<size_t> queue_at_pass_;
+};
+
+}  // namespace
+
+std::vector<std::string> PolicyNames() { return {"rota", "fifo", "easy", "sjf", "srtf", "las"}; }
+
+Result<PolicySpec> PolicyByName(const std::string& name) {
+  PolicySpec p;
+  p.name = name;
+  sched::Policy& x = p.policy;
+  x.preempt = false;
+  x.preempt_after_ms = 0;
+  if (name == "rota") {
+    x = sched::Policy{};  // the live server's default
+  } else if (name == "fifo") {
+    x.order = sched::Order::kFifo;
+    x.backfill = sched::Backfill::kNone;
+  } else if (name == "easy") {
+    x.order = sched::Order::kFifo;
+    x.backfill = sched::Backfill::kEasy;
+    p.oracle = true;
+  } else if (name == "sjf") {
+    x.order = sched::Order::kSjf;
+    x.backfill = sched::Backfill::kNone;
+    p.oracle = true;
+  } else if (name == "srtf") {
+    x.order = sched::Order::kSrtf;
+    x.backfill = sched::Backfill::kSkip;
+    x.preempt = true;
+    p.oracle = true;
+  } else if (name == "las") {
+    x.order = sched::Order::kLas;
+    x.backfill = sched::Backfill::kSkip;
+    x.preempt = true;
+  } else {
+    std::string known;
+    for (const auto& n : PolicyNames()) known += (known.empty() ? "" : ", ") + n;
+    return Status::InvalidArgument("unknown policy '" + name + "' (known: " + known + ")");
+  }
+  return p;
+}
+
+Result<ReplayResult> Replay(const std::vector<TraceJob>& jobs, const PolicySpec& policy,
+                            const ReplayOptions& options) {
+  return Replayer(jobs, policy, options).Run();
+}
+
+}  // namespace rota::sim

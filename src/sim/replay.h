@@ -1,0 +1,70 @@
+#pragma once
+// A deterministic discrete-event replay of a trace through the scheduling core
+// (sched::Schedule) with a simulated clock. Jobs run for their trace duration
+// once started; a preempted job loses `preempt_cost_ms` of progress and goes
+// back to the queue. Events: arrivals, completions and (for preemptive
+// least-attained-service orders) the times a running job crosses a level;
+// every event time gets one pass (repeated while it preempts).
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "sched/snapshot.h"
+#include "sim/trace.h"
+
+namespace rota::sim {
+
+// The policies `rota simulate` knows: rota's default and the baselines.
+//   rota  - rota's order (LAS levels, fair share, age), EASY backfill with what
+//           is known (no durations), preemption of preemptible jobs
+//   fifo  - strict first come first served
+//   easy  - FIFO + EASY backfill with oracle durations as time limits
+//   sjf   - shortest job first (oracle), non-preemptive, strict (no backfill)
+//   srtf  - shortest remaining time first (oracle), preemptive
+//   las   - Tiresias discretised 2D-LAS (3,250 and 7,200 GPU-seconds), preemptive
+struct PolicySpec {
+  std::string name;
+  sched::Policy policy;
+  bool oracle = false;  // durations known to the scheduler
+};
+// InvalidArgument naming the known policies.
+Result<PolicySpec> PolicyByName(const std::string& name);
+std::vector<std::string> PolicyNames();
+
+struct ReplayOptions {
+  // Cluster: `nodes` x `gpus_per_node`, or one pool of `pooled_gpus` (no node
+  // layout; a job's GPUs are one task) when pooled_gpus > 0.
+  uint32_t nodes = 64;
+  uint32_t gpus_per_node = 8;
+  uint32_t pooled_gpus = 0;
+  int64_t from_ms = 0, to_ms = 0;  // window of submissions [from, to); 0 0: all
+  int64_t preempt_cost_ms = 30'000;
+  int64_t fairshare_half_life_ms = 7LL * 24 * 3600 * 1000;
+};
+
+struct Percentiles {
+  double avg = 0, p50 = 0, p95 = 0, p99 = 0, max = 0;
+};
+
+struct ReplayResult {
+  std::string policy;
+  size_t jobs = 0, dropped = 0;  // dropped: more GPUs than the cluster has
+  uint32_t gpus = 0;
+  Percentiles jct_h, wait_h, bounded_slowdown;
+  double utilisation = 0;  // busy GPU-time / (GPUs x window) over the submission window
+  double preemptions_per_job = 0;
+  double lost_gpu_hours = 0;  // progress lost to preemptions
+  double fairness_jain = 0;   // Jain's index of per-user average slowdown (1 = fair)
+  Percentiles pass_ms;        // scheduler pass wall time
+  size_t passes = 0, max_queue = 0;
+  double replay_s = 0;        // wall time of the whole replay
+  std::vector<double> jct_sorted_h;  // for the CDF picture
+  std::vector<std::pair<double, double>> utilisation_series;  // (hours from start, busy fraction)
+};
+
+// InvalidArgument for a cluster without GPUs or a window with no job.
+Result<ReplayResult> Replay(const std::vector<TraceJob>& jobs, const PolicySpec& policy,
+                            const ReplayOptions& options);
+
+}  // namespace rota::sim

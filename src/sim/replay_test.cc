@@ -1,0 +1,150 @@
+#include "sim/replay.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "common/time_util.h"
+#include "sim/simulate.h"
+
+namespace rota::sim {
+namespace {
+
+constexpr int64_t kH = 3'600'000;
+
+TraceJob Job(int64_t submit_s, int64_t duration_s, uint32_t gpus, const std::string& user = "u") {
+  TraceJob j;
+  j.submit_ms = submit_s * 1000;
+  j.duration_ms = duration_s * 1000;
+  j.gpus = gpus;
+  j.user = user;
+  return j;
+}
+
+ReplayResult RunPolicy(const std::vector<TraceJob>& jobs, const std::string& policy, ReplayOptions o) {
+  auto spec = PolicyByName(policy);
+  EXPECT_TRUE(spec.ok());
+  auto r = Replay(jobs, *spec, o);
+  EXPECT_TRUE(r.ok()) << r.status().message();
+  return r.ok() ? *r : ReplayResult{};
+}
+
+TEST(ReplayTest, FifoBlocksAndEasyBackfillsAroundTheHead) {
+  // 4 GPUs. Job A holds 2 for 1 h; B wants 4; C wants 2 for 30 min.
+  std::vector<TraceJob> jobs = {Job(0, 3600, 2), Job(1, 3600, 4), Job(2, 1800, 2)};
+  ReplayOptions o;
+  o.pooled_gpus = 4;
+  ReplayResult fifo = RunPolicy(jobs, "fifo", o);
+  ReplayResult easy = RunPolicy(jobs, "easy", o);
+  // FIFO: A 0-1h, B 1-2h, C 2-2.5h. EASY: C backfills at once (ends before B).
+  EXPECT_NEAR(fifo.jct_h.avg * 3, 1 + (2 - 1.0 / 3600) + (2.5 - 2.0 / 3600), 1e-6);
+  EXPECT_NEAR(easy.jct_h.avg * 3, 1 + (2 - 1.0 / 3600) + 0.5, 1e-6);
+  EXPECT_EQ(fifo.preemptions_per_job, 0);
+}
+
+TEST(ReplayTest, PreemptionCostsProgressAndIsCounted) {
+  // 1 GPU: a long job, then a short one that LAS and SRTF run first.
+  std::vector<TraceJob> jobs = {Job(0, 3 * 3600, 1), Job(3600, 600, 1)};
+  ReplayOptions o;
+  o.pooled_gpus = 1;
+  o.preempt_cost_ms = 60'000;
+  ReplayResult srtf = RunPolicy(jobs, "srtf", o);
+  EXPECT_DOUBLE_EQ(srtf.preemptions_per_job, 0.5);
+  EXPECT_NEAR(srtf.lost_gpu_hours, 60.0 / 3600, 1e-9);
+  // The long job: 3 h of work + 10 min waiting + 1 min redone.
+  EXPECT_NEAR(srtf.jct_h.max, 3 + 10.0 / 60 + 1.0 / 60, 1e-6);
+  ReplayResult fifo = RunPolicy(jobs, "fifo", o);
+  EXPECT_EQ(fifo.lost_gpu_hours, 0);
+}
+
+TEST(ReplayTest, NodeLayoutSplitsBigJobsAndDropsTooBigOnes) {
+  std::vector<TraceJob> jobs = {Job(0, 60, 16), Job(0, 60, 64)};
+  ReplayOptions o;
+  o.nodes = 2;
+  o.gpus_per_node = 8;
+  ReplayResult r = RunPolicy(jobs, "fifo", o);
+  EXPECT_EQ(r.jobs, 1u);
+  EXPECT_EQ(r.dropped, 1u);
+  EXPECT_NEAR(r.jct_h.avg, 60.0 / 3600, 1e-9);
+}
+
+TEST(ReplayTest, SameTraceSameResults) {
+  std::vector<TraceJob> jobs;
+  for (int i = 0; i < 300; ++i) jobs.push_back(Job(i * 37, 100 + (i * 7919) % 5000, 1 + (i % 9 == 0 ? 7 : 0), "u" + std::to_string(i % 5)));
+  ReplayOptions o;
+  o.nodes = 3;
+  for (const auto& p : PolicyNames()) {
+    ReplayResult a = RunPolicy(jobs, p, o), b = RunPolicy(jobs, p, o);
+    EXPECT_EQ(a.jct_sorted_h, b.jct_sorted_h) << p;
+    EXPECT_EQ(a.preemptions_per_job, b.preemptions_per_job) << p;
+  }
+}
+
+TEST(ReplayTest, BadInputIsRefused) {
+  EXPECT_FALSE(PolicyByName("best").ok());
+  ReplayOptions o;
+  o.pooled_gpus = 4;
+  o.from_ms = 10 * kH;
+  o.to_ms = 11 * kH;
+  auto spec = PolicyByName("fifo");
+  EXPECT_EQ(Replay({Job(0, 1, 1)}, *spec, o).status().code(), StatusCode::kInvalidArgument);
+}
+
+// The replayer's correctness test: the pooled-GPU reference table of
+// traces/README (from shared/traces), same window and rules, no preemption cost.
+TEST(ReplayTest, ReproducesThePhillyReferenceTable) {
+  auto trace = ReadTrace(std::string(ROTA_TRACES_DIR) + "/philly-2017-10-01_to_10-22.csv");
+  ASSERT_TRUE(trace.ok()) << trace.status().message();
+  struct Row {
+    uint32_t gpus;
+    const char* policy;
+    double avg, p50, p99, wait;
+  };
+  const Row rows[] = {
+      {512, "fifo", 4.005, 1.287, 33.98, 1.902}, {512, "easy", 3.974, 1.243, 33.98, 1.871},
+      {512, "sjf", 2.903, 0.775, 32.12, 0.800},  {512, "las", 2.322, 0.701, 35.77, 0.219},
+      {512, "srtf", 2.163, 0.701, 30.86, 0.061}, {384, "fifo", 15.963, 14.089, 50.70, 13.861},
+      {384, "easy", 15.383, 13.006, 50.66, 13.281}, {384, "sjf", 4.123, 1.165, 46.81, 2.020},
+      {384, "las", 4.572, 0.701, 53.13, 2.469},  {384, "srtf", 2.314, 0.701, 35.65, 0.211},
+  };
+  ReplayOptions o;
+  o.from_ms = *ParseRfc3339("2017-10-09T00:00:00Z");
+  o.to_ms = *ParseRfc3339("2017-10-16T00:00:00Z");
+  o.preempt_cost_ms = 0;
+  // Within 1 % (EASY's tie-breaking differs slightly from the reference's), or
+  // 0.005 h for small waits.
+  auto near = [](double got, double want) { return std::abs(got - want) <= std::max(0.01 * want, 0.005); };
+  for (const Row& row : rows) {
+    o.pooled_gpus = row.gpus;
+    ReplayResult r = RunPolicy(trace->jobs, row.policy, o);
+    SCOPED_TRACE(std::string(row.policy) + " on " + std::to_string(row.gpus) + " GPUs");
+    EXPECT_EQ(r.jobs, 12'751u);
+    EXPECT_TRUE(near(r.jct_h.avg, row.avg)) << r.jct_h.avg << " vs " << row.avg;
+    EXPECT_TRUE(near(r.jct_h.p50, row.p50)) << r.jct_h.p50 << " vs " << row.p50;
+    EXPECT_TRUE(near(r.jct_h.p99, row.p99)) << r.jct_h.p99 << " vs " << row.p99;
+    EXPECT_TRUE(near(r.wait_h.avg, row.wait)) << r.wait_h.avg << " vs " << row.wait;
+  }
+}
+
+TEST(SimulateTest, SizesTheClusterToTheLoad) {
+  // 100 GPU-hours offered over 10 hours at load 0.5 on 8-GPU nodes: 20 GPUs -> 3 nodes.
+  std::vector<TraceJob> jobs = {Job(0, 50 * 3600, 1), Job(9 * 3600, 50 * 3600, 1)};
+  EXPECT_EQ(NodesForLoad(jobs, 0, 10 * kH, 0.5, 8), 3u);
+}
+
+TEST(SimulateTest, PlotIsAnSvgWithOneCurvePerPolicy) {
+  ReplayResult a, b;
+  a.policy = "rota";
+  a.jct_sorted_h = {0.1, 1, 10};
+  a.utilisation_series = {{0, 0.5}, {1, 0.9}};
+  b.policy = "fifo";
+  b.jct_sorted_h = {0.5, 5};
+  std::string svg = PlotSvg({a, b}, "t");
+  EXPECT_EQ(svg.rfind("<svg", 0), 0u);
+  EXPECT_NE(svg.find("rota (avg"), std::string::npos);
+  EXPECT_NE(svg.find("fifo (avg"), std::string::npos);
+  EXPECT_NE(svg.find("</svg>"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace rota::sim

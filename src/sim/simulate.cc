@@ -1,0 +1,220 @@
+#include "sim/simulate.h"
+
+#include <cmath>
+#include <cstdio>
+#include <iostream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "common/file_util.h"
+#include "common/time_util.h"
+
+namespace rota::sim {
+namespace {
+
+using Json = nlohmann::json;
+
+Result<int64_t> ParseWhen(const std::string& text) {
+  std::string t = text;
+  if (t.size() == 10) t += "T00:00:00Z";  // a date
+  if (t.size() == 19 && t[10] == ' ') t[10] = 'T';
+  if (t.size() == 19) t += "Z";
+  auto ms = ParseRfc3339(t);
+  if (!ms.ok()) return Status::InvalidArgument("'" + text + "' is not a time (YYYY-MM-DD[ HH:MM:SS] UTC or RFC 3339)");
+  return *ms;
+}
+
+Json PercentilesJson(const Percentiles& p) {
+  return {{"avg", p.avg}, {"p50", p.p50}, {"p95", p.p95}, {"p99", p.p99}, {"max", p.max}};
+}
+
+Json ToJson(const ReplayResult& r) {
+  return {{"policy", r.policy},
+          {"jobs", r.jobs},
+          {"dropped", r.dropped},
+          {"gpus", r.gpus},
+          {"jct_hours", PercentilesJson(r.jct_h)},
+          {"wait_hours", PercentilesJson(r.wait_h)},
+          {"bounded_slowdown", PercentilesJson(r.bounded_slowdown)},
+          {"utilisation", r.utilisation},
+          {"preemptions_per_job", r.preemptions_per_job},
+          {"lost_gpu_hours", r.lost_gpu_hours},
+          {"fairness_jain", r.fairness_jain},
+          {"pass_ms", PercentilesJson(r.pass_ms)},
+          {"passes", r.passes},
+          {"max_queue", r.max_queue},
+          {"replay_seconds", r.replay_s}};
+}
+
+std::string Fixed(double v, int digits) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.*f", digits, v);
+  return buf;
+}
+
+void PrintTable(const std::vector<ReplayResult>& rs) {
+  std::printf("%-6s %8s %8s %8s %8s %8s %8s %6s %7s %8s %6s %8s %8s %8s\n", "policy", "avgJCTh", "p50JCTh",
+              "p95JCTh", "p99JCTh", "avgWaith", "p99Waith", "util", "slowdn", "preempt", "jain", "passp50",
+              "passp99", "passmax");
+  for (const auto& r : rs) {
+    std::printf("%-6s %8.3f %8.3f %8.3f %8.3f %8.3f %8.3f %6.3f %7.2f %8.3f %6.3f %8.3f %8.3f %8.2f\n",
+                r.policy.c_str(), r.jct_h.avg, r.jct_h.p50, r.jct_h.p95, r.jct_h.p99, r.wait_h.avg, r.wait_h.p99,
+                r.utilisation, r.bounded_slowdown.avg, r.preemptions_per_job, r.fairness_jain, r.pass_ms.p50,
+                r.pass_ms.p99, r.pass_ms.max);
+  }
+}
+
+}  // namespace
+
+uint32_t NodesForLoad(const std::vector<TraceJob>& jobs, int64_t from_ms, int64_t to_ms, double load,
+                      uint32_t gpus_per_node) {
+  double gpu_ms = 0;
+  int64_t first = 0, last = 0;
+  bool any = false;
+  for (const auto& j : jobs) {
+    if (to_ms > from_ms && (j.submit_ms < from_ms || j.submit_ms >= to_ms)) continue;
+    gpu_ms += static_cast<double>(j.gpus) * static_cast<double>(j.duration_ms);
+    if (!any) first = j.submit_ms;
+    last = j.submit_ms;
+    any = true;
+  }
+  const double window_ms = to_ms > from_ms ? static_cast<double>(to_ms - from_ms) : static_cast<double>(last - first);
+  if (!any || window_ms <= 0 || load <= 0 || gpus_per_node == 0) return 1;
+  return static_cast<uint32_t>(std::max(1.0, std::ceil(gpu_ms / (window_ms * load * gpus_per_node))));
+}
+
+std::string PlotSvg(const std::vector<ReplayResult>& results, const std::string& title) {
+  static const char* kColours[] = {"#d62728", "#1f77b4", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b", "#17becf"};
+  const double w = 900, h = 360, pad = 50, panel = (w - 3 * pad) / 2;
+  std::ostringstream s;
+  s << "<svg xmlns='http://www.w3.org/2000/svg' width='" << w << "' height='" << h + 40
+    << "' font-family='sans-serif' font-size='12'>\n<rect width='100%' height='100%' fill='white'/>\n";
+  s << "<text x='" << pad << "' y='20' font-size='14'>" << title << "</text>\n";
+  // Panel 1: JCT CDF, log10 hours from 0.01 h to the largest JCT.
+  double max_jct = 0.02;
+  for (const auto& r : results) {
+    if (!r.jct_sorted_h.empty()) max_jct = std::max(max_jct, r.jct_sorted_h.back());
+  }
+  const double lo = std::log10(0.01), hi = std::log10(max_jct);
+  const double x0 = pad, y0 = 40, ph = h - 80;
+  s << "<rect x='" << x0 << "' y='" << y0 << "' width='" << panel << "' height='" << ph
+    << "' fill='none' stroke='#999'/>\n";
+  s << "<text x='" << x0 << "' y='" << y0 + ph + 30 << "'>JCT (hours, log scale) — CDF of jobs</text>\n";
+  for (double d = -2; d <= hi + 1e-9; d += 1) {
+    const double x = x0 + (d - lo) / (hi - lo) * panel;
+    s << "<line x1='" << x << "' y1='" << y0 << "' x2='" << x << "' y2='" << y0 + ph << "' stroke='#eee'/>"
+      << "<text x='" << x - 10 << "' y='" << y0 + ph + 14 << "'>" << Fixed(std::pow(10, d), d < 0 ? 2 : 0)
+      << "</text>\n";
+  }
+  for (size_t i = 0; i < results.size(); ++i) {
+    const auto& v = results[i].jct_sorted_h;
+    if (v.empty()) continue;
+    s << "<polyline fill='none' stroke-width='1.5' stroke='" << kColours[i % 7] << "' points='";
+    const size_t step = std::max<size_t>(1, v.size() / 400);
+    for (size_t k = 0; k < v.size(); k += step) {
+      const double lx = std::log10(std::max(0.01, v[k]));
+      s << Fixed(x0 + (lx - lo) / (hi - lo) * panel, 1) << ","
+        << Fixed(y0 + ph - static_cast<double>(k + 1) / static_cast<double>(v.size()) * ph, 1) << " ";
+    }
+    s << "'/>\n<text x='" << x0 + 8 << "' y='" << y0 + 16 + 14 * static_cast<double>(i) << "' fill='"
+      << kColours[i % 7] << "'>" << results[i].policy << " (avg " << Fixed(results[i].jct_h.avg, 2)
+      << " h)</text>\n";
+  }
+  // Panel 2: utilisation by hour.
+  const double x1 = 2 * pad + panel;
+  size_t hours = 1;
+  for (const auto& r : results) hours = std::max(hours, r.utilisation_series.size());
+  s << "<rect x='" << x1 << "' y='" << y0 << "' width='" << panel << "' height='" << ph
+    << "' fill='none' stroke='#999'/>\n";
+  s << "<text x='" << x1 << "' y='" << y0 + ph + 30 << "'>GPUs busy (fraction) by hour</text>\n";
+  for (size_t i = 0; i < results.size(); ++i) {
+    s << "<polyline fill='none' stroke-width='1' stroke='" << kColours[i % 7] << "' points='";
+    for (const auto& [hour, u] : results[i].utilisation_series) {
+      s << Fixed(x1 + hour / static_cast<double>(hours) * panel, 1) << ","
+        << Fixed(y0 + ph - std::min(1.0, u) * ph, 1) << " ";
+    }
+    s << "'/>\n";
+  }
+  s << "</svg>\n";
+  return s.str();
+}
+
+int RunSimulate(const SimulateOptions& o) {
+  auto usage = [](const std::string& m) {
+    std::cerr << "rota: " << m << "\n";
+    return 2;
+  };
+  if (o.trace.empty()) return usage("simulate needs --trace FILE");
+  if (o.output != "table" && o.output != "json") return usage("-o must be table or json");
+  if (o.gpus_per_node == 0 || o.gpus_per_node > 4096) return usage("--gpus-per-node must be 1..4096");
+  if (o.load <= 0 || o.load > 100) return usage("--load must be above 0");
+  auto cost = ParseDurationMs(o.preempt_cost);
+  if (!cost.ok()) return usage("--preempt-cost: " + cost.status().message());
+  ReplayOptions ro;
+  ro.gpus_per_node = o.gpus_per_node;
+  ro.pooled_gpus = o.pooled_gpus;
+  ro.preempt_cost_ms = *cost;
+  if (!o.from.empty()) {
+    auto t = ParseWhen(o.from);
+    if (!t.ok()) return usage("--from: " + t.status().message());
+    ro.from_ms = *t;
+  }
+  if (!o.to.empty()) {
+    auto t = ParseWhen(o.to);
+    if (!t.ok()) return usage("--to: " + t.status().message());
+    ro.to_ms = *t;
+  }
+  if ((ro.from_ms != 0) != (ro.to_ms != 0) || (ro.to_ms != 0 && ro.to_ms <= ro.from_ms)) {
+    return usage("--from and --to go together, --to after --from");
+  }
+  std::vector<PolicySpec> specs;
+  for (const auto& name : o.policies.empty() ? PolicyNames() : o.policies) {
+    auto p = PolicyByName(name);
+    if (!p.ok()) return usage(p.status().message());
+    specs.push_back(*p);
+  }
+  TraceReadOptions tro;
+  tro.skip_bad_rows = o.skip_bad_rows;
+  auto trace = ReadTrace(o.trace, tro);
+  if (!trace.ok()) {
+    std::cerr << "rota: " << trace.status().message() << "\n";
+    return 1;
+  }
+  for (const auto& w : trace->warnings) std::cerr << "rota: skipped " << w << "\n";
+  if (trace->bad_rows > trace->warnings.size()) {
+    std::cerr << "rota: skipped " << trace->bad_rows - trace->warnings.size() << " more bad row(s)\n";
+  }
+  ro.nodes = o.nodes > 0 ? o.nodes : NodesForLoad(trace->jobs, ro.from_ms, ro.to_ms, o.load, o.gpus_per_node);
+  std::vector<ReplayResult> results;
+  for (const auto& spec : specs) {
+    auto r = Replay(trace->jobs, spec, ro);
+    if (!r.ok()) {
+      std::cerr << "rota: " << spec.name << ": " << r.status().message() << "\n";
+      return 1;
+    }
+    results.push_back(std::move(*r));
+  }
+  const std::string cluster = ro.pooled_gpus > 0 ? "one pool of " + std::to_string(ro.pooled_gpus) + " GPUs"
+                                                 : std::to_string(ro.nodes) + " nodes x " +
+                                                       std::to_string(ro.gpus_per_node) + " GPUs";
+  if (o.output == "json") {
+    Json j = {{"trace", o.trace}, {"cluster", cluster}, {"bad_rows", trace->bad_rows},
+              {"preempt_cost_ms", ro.preempt_cost_ms}, {"results", Json::array()}};
+    for (const auto& r : results) j["results"].push_back(ToJson(r));
+    std::cout << j.dump(2) << "\n";
+  } else {
+    std::printf("%s, %zu jobs (%zu dropped: larger than the cluster), preemption cost %s\n", cluster.c_str(),
+                results.front().jobs, results.front().dropped, o.preempt_cost.c_str());
+    PrintTable(results);
+  }
+  if (!o.plot.empty()) {
+    Status st = WriteFileAtomic(o.plot, PlotSvg(results, "rota simulate: " + cluster));
+    if (!st.ok()) {
+      std::cerr << "rota: --plot: " << st.message() << "\n";
+      return 1;
+    }
+  }
+  return 0;
+}
+
+}  // namespace rota::sim
