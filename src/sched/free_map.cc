@@ -7,6 +7,9 @@ namespace rota::sched {
 
 FreeMap::FreeMap(const std::vector<Node>& nodes) {
   nodes_.reserve(nodes.size());
+  auto index = std::make_shared<std::unordered_map<std::string, size_t>>();
+  for (size_t i = 0; i < nodes.size(); ++i) index->emplace(nodes[i].name, i);
+  index_ = std::move(index);
   for (const auto& n : nodes) {
     NodeFree f;
     f.node = &n;
@@ -23,10 +26,16 @@ FreeMap::FreeMap(const std::vector<Node>& nodes) {
 }
 
 std::optional<size_t> FreeMap::Find(const std::string& name) const {
-  for (size_t i = 0; i < nodes_.size(); ++i) {
-    if (nodes_[i].node->name == name) return i;
-  }
-  return std::nullopt;
+  auto it = index_->find(name);
+  if (it == index_->end()) return std::nullopt;
+  return it->second;
+}
+
+uint64_t FreeMap::RoughCapacity(const TaskDemand& d) const {
+  if (d.gpus_per_task == 0) return UINT64_MAX;
+  uint64_t n = 0;
+  for (const auto& f : nodes_) n += f.free_gpus / d.gpus_per_task;
+  return n;
 }
 
 void FreeMap::TakeGpu(size_t n, uint32_t gpu) {

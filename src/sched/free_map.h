@@ -15,7 +15,9 @@
 
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <optional>
+#include <unordered_map>
 #include <string>
 #include <vector>
 
@@ -41,6 +43,8 @@ class FreeMap {
   void TakeGpu(size_t n, uint32_t gpu);
   void GiveGpu(size_t n, uint32_t gpu);
 
+  // Upper bound on how many tasks of `d` fit now (GPUs only), without placing.
+  uint64_t RoughCapacity(const TaskDemand& d) const;
   // The node with the largest free block a demand may use, for messages.
   std::pair<std::string, uint32_t> LargestBlock(const TaskDemand& d) const;
 
@@ -56,6 +60,7 @@ class FreeMap {
     int64_t free_memory = 0;  // meaningful when node->memory_bytes > 0
   };
   std::vector<NodeFree> nodes_;
+  std::shared_ptr<const std::unordered_map<std::string, size_t>> index_;  // shared by copies
   uint32_t total_free_ = 0;
 };
 

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <limits>
+#include <memory>
 #include <set>
 #include <string>
 
@@ -36,6 +37,7 @@ struct Hold {
   int64_t start = 0, end = kForever;
   bool protect = false;  // later jobs may not take these GPUs before `end`
   std::vector<TaskAlloc> tasks;
+  std::vector<uint32_t> flat;  // the GPUs as indices into a Pass's flat GPU mask
 };
 
 bool Overlaps(int64_t a0, int64_t a1, int64_t b0, int64_t b1) { return a0 < b1 && b0 < a1; }
@@ -57,6 +59,8 @@ class Pass {
  public:
   explicit Pass(const Snapshot& s) : s_(s), free_(s.nodes), ranker_(s) {
     for (const auto& q : s.queues) queues_[q.name] = &q;
+    offset_.resize(free_.size() + 1);
+    for (size_t i = 0; i < free_.size(); ++i) offset_[i + 1] = offset_[i] + free_.node(i).gpus;
     res_by_node_.resize(free_.size());
     for (const auto& r : s.reservations) {
       if (r.end_ms <= s.now_ms) continue;
@@ -165,23 +169,34 @@ class Pass {
   // holds of planned jobs (protected ones only, or all when planning).
   std::function<bool(size_t, uint32_t)> Blocked(const PendingJob& job, int64_t t, bool all_holds) const {
     const int64_t end = EndOf(job, t);
-    std::set<std::pair<size_t, uint32_t>> out;
+    std::shared_ptr<std::vector<uint8_t>> mask;
+    auto mark = [&](uint32_t flat) {
+      if (!mask) mask = std::make_shared<std::vector<uint8_t>>(offset_.back(), 0);
+      (*mask)[flat] = 1;
+    };
     for (size_t n = 0; n < res_by_node_.size(); ++n) {
       for (const Reservation* r : res_by_node_[n]) {
         if (!ReservationBlocks(*r, job, t, end)) continue;
-        for (uint32_t g : r->gpus) out.emplace(n, g);
+        for (uint32_t g : r->gpus) {
+          if (offset_[n] + g < offset_[n + 1]) mark(offset_[n] + g);
+        }
       }
     }
     for (const auto& h : holds_) {
       if (!(h.protect || all_holds) || h.id == job.meta.id || !Overlaps(t, end, h.start, h.end)) continue;
-      for (const auto& task : h.tasks) {
-        if (auto n = free_.Find(task.node)) {
-          for (uint32_t g : task.gpus) out.emplace(*n, g);
-        }
+      for (uint32_t f : h.flat) mark(f);
+    }
+    if (!mask) return {};
+    return [mask, off = &offset_](size_t n, uint32_t g) { return (*mask)[(*off)[n] + g] != 0; };
+  }
+
+  void AddHold(Hold h) {
+    for (const auto& task : h.tasks) {
+      if (auto n = free_.Find(task.node)) {
+        for (uint32_t g : task.gpus) h.flat.push_back(offset_[*n] + g);
       }
     }
-    if (out.empty()) return {};
-    return [set = std::move(out)](size_t n, uint32_t g) { return set.count({n, g}) > 0; };
+    holds_.push_back(std::move(h));
   }
 
   // Why `job` does not fit now, for people.
@@ -281,13 +296,27 @@ class Pass {
     FreeMap trial = free_;
     std::vector<size_t> added;
     std::optional<std::vector<TaskAlloc>> placed;
+    const auto blocked = Blocked(job, s_.now_ms, false);
+    const TaskDemand* big = &job.demands.front();
+    for (const auto& d : job.demands) {
+      if (d.gpus_per_task > big->gpus_per_task) big = &d;
+    }
     for (size_t k = 0; k < victims_.size(); ++k) {
       const Victim& v = victims_[k];
       if (v.taken || !(rank < v.rank)) continue;
-      for (const auto& t : s_.running[v.running].tasks) trial.Give(t);
+      bool useful = false;  // frees a GPU a task of this job could use
+      for (const auto& t : s_.running[v.running].tasks) {
+        trial.Give(t);
+        auto n = trial.Find(t.node);
+        useful = useful || (n && Eligible(trial.node(*n), *big));
+      }
+      if (!useful) continue;
       added.push_back(k);
       if (trial.TotalFree() < need) continue;
-      placed = PlaceGang(trial, job.demands, job.spread, Blocked(job, s_.now_ms, false));
+      bool can = true;
+      for (const auto& d : job.demands) can = can && trial.RoughCapacity(d) >= d.tasks;
+      if (!can) continue;
+      placed = PlaceGang(trial, job.demands, job.spread, blocked);
       if (placed) break;
     }
     if (!placed) return "";
@@ -308,7 +337,7 @@ class Pass {
         for (uint32_t g : t.gpus) free_.TakeGpu(*n, g);
       }
     }
-    holds_.push_back({job.meta.id, s_.now_ms, EndOf(job, s_.now_ms), true, *placed});
+    AddHold({job.meta.id, s_.now_ms, EndOf(job, s_.now_ms), true, *placed, {}});
     return ids;
   }
 
@@ -340,8 +369,11 @@ class Pass {
         ++next;
       }
       if (map.TotalFree() < need) continue;
+      bool can = true;
+      for (const auto& d : job.demands) can = can && map.RoughCapacity(d) >= d.tasks;
+      if (!can) continue;
       auto placed = PlaceGang(map, job.demands, job.spread, Blocked(job, t, true));
-      if (placed) return Hold{job.meta.id, t, EndOf(job, t), false, std::move(*placed)};
+      if (placed) return Hold{job.meta.id, t, EndOf(job, t), false, std::move(*placed), {}};
     }
     return std::nullopt;
   }
@@ -388,7 +420,7 @@ class Pass {
       if (auto h = Plan(job)) {
         estimate = h->start;
         h->protect = protect;
-        holds_.push_back(std::move(*h));
+        AddHold(std::move(*h));
       }
       if (p.backfill == Backfill::kEasy) head_planned_ = true;
     }
@@ -400,6 +432,7 @@ class Pass {
   Ranker ranker_;
   std::map<std::string, const Queue*> queues_;
   std::vector<std::vector<const Reservation*>> res_by_node_;
+  std::vector<uint32_t> offset_;  // node i's GPUs are [offset_[i], offset_[i+1]) of a flat mask
   std::map<std::string, uint32_t> user_gpus_, group_gpus_, queue_gpus_;
   std::vector<std::pair<int64_t, std::vector<TaskAlloc>>> releases_;  // running jobs' expected ends
   std::vector<std::pair<int64_t, std::vector<TaskAlloc>>> started_;   // started in this pass
