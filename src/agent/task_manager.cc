@@ -225,6 +225,10 @@ void TaskManager::Run() {
       if (auto* start = std::get_if<api::TaskStartMsg>(&w)) {
         Start(start->task);
       } else if (auto* sig = std::get_if<api::TaskSignalMsg>(&w)) {
+        if (!sig->notice.empty()) {
+          Status n = runner_.Notify(sig->id, sig->notice);
+          if (!n.ok()) ROTA_LOG(INFO) << "task " << sig->id << ": notice: " << n.message();
+        }
         Status st = runner_.Signal(sig->id, sig->signal == "KILL" ? SIGKILL : SIGTERM);
         if (!st.ok()) ROTA_LOG(INFO) << "task " << sig->id << ": SIG" << sig->signal << ": " << st.message();
       } else if (auto* logs = std::get_if<api::TaskLogsMsg>(&w)) {

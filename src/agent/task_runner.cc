@@ -118,6 +118,7 @@ Result<TaskStatus> TaskRunner::Start(const TaskRequest& r) {
     if (!r.files.count(name)) return Status::InvalidArgument("file_env names an unknown file '" + name + "'");
     s.env[var] = dir + "/" + name;
   }
+  s.env["ROTA_PREEMPT_NOTICE"] = dir + "/" + kNoticeFile;  // exists once rota stops the task
   RETURN_IF_ERROR(ShimSpecFromJson(ToJson(s)).status());
   if (::geteuid() == 0 && !cgroup_root_.empty()) {
     // Named after this agent's state directory too: agents sharing a host (rota
@@ -200,6 +201,12 @@ Result<TaskStatus> TaskRunner::Poll(const std::string& id) {
   out.state = TaskState::kLost;
   out.error = "the task's supervisor ended without recording how the task ended";
   return out;
+}
+
+Status TaskRunner::Notify(const std::string& id, const std::string& text) {
+  if (!ValidId(id)) return Status::InvalidArgument("bad task id '" + id + "'");
+  if (::access((Dir(id) + "/spec.json").c_str(), F_OK) != 0) return Status::NotFound("no task " + id);
+  return WriteFileAtomic(Dir(id) + "/" + kNoticeFile, text + "\n", 0644);
 }
 
 Status TaskRunner::Signal(const std::string& id, int sig) {

@@ -73,6 +73,10 @@ class TaskRunner {
   // cgroup (descendants that left the group too). NotFound for an unknown id;
   // FailedPrecondition-like Conflict when it already ended.
   Status Signal(const std::string& id, int sig);
+  // Writes `text` to the task's notice file, whose path the task has in
+  // ROTA_PREEMPT_NOTICE (the file appears only when rota is about to stop it).
+  Status Notify(const std::string& id, const std::string& text);
+  static constexpr const char* kNoticeFile = "preempt-notice";
   // Forgets a task that ended and removes its directory (logs included).
   Status Remove(const std::string& id);
   // Finds the tasks in the state directory (after an agent restart) and returns

@@ -303,7 +303,8 @@ std::string Encode(const TaskSignalMsg& m) {
   Json j = Envelope("task_signal");
   j["id"] = m.id;
   j["signal"] = m.signal;
-  return j.dump();
+  if (!m.notice.empty()) j["notice"] = m.notice;
+  return j.dump(-1, ' ', false, Json::error_handler_t::replace);
 }
 
 std::string Encode(const TaskLogsMsg& m) {

@@ -155,6 +155,8 @@ Result<TaskSignalMsg> TaskSignalFromJson(const Json& j) {
   RETURN_IF_ERROR(ValidateTaskId(m.id));
   RETURN_IF_ERROR(Get(j, "signal", &m.signal));
   if (m.signal != "TERM" && m.signal != "KILL") return Bad("signal", "must be TERM or KILL");
+  RETURN_IF_ERROR(Get(j, "notice", &m.notice, false));
+  if (m.notice.size() > kMaxTextLength) return Bad("notice", "longer than " + std::to_string(kMaxTextLength) + " bytes");
   return m;
 }
 

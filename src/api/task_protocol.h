@@ -53,6 +53,9 @@ struct TaskStartMsg {
 struct TaskSignalMsg {
   std::string id;
   std::string signal;  // "TERM" or "KILL"
+  // Before the signal, written to the file named by the task's
+  // ROTA_PREEMPT_NOTICE (why it is stopped; preemption). "" none.
+  std::string notice;
 };
 struct TaskLogsMsg {
   uint64_t req = 0;

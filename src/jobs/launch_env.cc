@@ -157,6 +157,7 @@ Result<std::vector<ProcessLaunch>> BuildLaunch(const JobSpec& spec,
     env["ROTA_TASK_ROLE"] = t.role;
     env["ROTA_TASK_INDEX"] = std::to_string(t.index);
     env["ROTA_TASK_NAME"] = t.Name();
+    env["ROTA_NODE"] = t.node;
     env["ROTA_PORT"] = std::to_string(t.port);
     env["ROTA_HOSTS"] = Join(hosts, ",");
     env["ROTA_PORTS"] = Join(ports, ",");

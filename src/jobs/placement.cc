@@ -120,23 +120,31 @@ Result<std::vector<PlacedTask>> PlaceJob(const JobSpec& spec, const std::vector<
       chosen->gpus.erase(chosen->gpus.begin(), chosen->gpus.begin() + g.gpus_per_task);
       if (chosen->offer->cpus != 0) chosen->cpus -= g.cpus_per_task;
       if (chosen->offer->memory_bytes != 0) chosen->memory -= g.memory_bytes_per_task;
-      std::set<uint16_t>& taken = used[t.address];
-      for (uint32_t p = options.ports.first; p <= options.ports.last; ++p) {
-        if (!taken.count(static_cast<uint16_t>(p))) {
-          t.port = static_cast<uint16_t>(p);
-          break;
-        }
-      }
-      if (t.port == 0) {
-        return Status::ResourceExhausted("no free port in " + std::to_string(options.ports.first) +
-                                         "-" + std::to_string(options.ports.last) + " on " +
-                                         t.address);
-      }
-      taken.insert(t.port);
       out.push_back(std::move(t));
     }
   }
+  RETURN_IF_ERROR(AssignPorts(out, options.ports, used));
   return out;
+}
+
+Status AssignPorts(std::vector<PlacedTask>& tasks, const PortRange& range,
+                   std::map<std::string, std::set<uint16_t>>& used) {
+  for (auto& t : tasks) {
+    std::set<uint16_t>& taken = used[t.address];
+    t.port = 0;
+    for (uint32_t p = range.first; p <= range.last; ++p) {
+      if (!taken.count(static_cast<uint16_t>(p))) {
+        t.port = static_cast<uint16_t>(p);
+        break;
+      }
+    }
+    if (t.port == 0) {
+      return Status::ResourceExhausted("no free port in " + std::to_string(range.first) + "-" +
+                                       std::to_string(range.last) + " on " + t.address);
+    }
+    taken.insert(t.port);
+  }
+  return Status::Ok();
 }
 
 }  // namespace rota::jobs

@@ -65,4 +65,10 @@ struct PlacementOptions {
 Result<std::vector<PlacedTask>> PlaceJob(const JobSpec& spec, const std::vector<NodeOffer>& nodes,
                                          const PlacementOptions& options = {});
 
+// Gives each task the lowest port of `range` not yet taken on its address, and
+// marks it taken in `used`. ResourceExhausted naming the address when none is
+// left.
+Status AssignPorts(std::vector<PlacedTask>& tasks, const PortRange& range,
+                   std::map<std::string, std::set<uint16_t>>& used);
+
 }  // namespace rota::jobs

@@ -257,7 +257,21 @@ Status Validate(const JobSpec& s) {
   if (s.time_limit_ms < 0 || s.time_limit_ms > kMaxTimeLimitMs) {
     return Bad("job.time_limit", "must be 0 (none) up to 366d");
   }
+  if (!s.queue.empty() && !ValidQueueName(s.queue)) {
+    return Bad("job.queue", "'" + s.queue + "': use [a-z][a-z0-9_-]{0,31}");
+  }
+  if (s.priority < kMinPriority || s.priority > kMaxPriority) {
+    return Bad("job.priority", "must be " + std::to_string(kMinPriority) + ".." + std::to_string(kMaxPriority));
+  }
   return Status::Ok();
+}
+
+bool ValidQueueName(const std::string& name) {
+  if (name.empty() || name.size() > 32 || name[0] < 'a' || name[0] > 'z') return false;
+  for (char c : name) {
+    if (!((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_' || c == '-')) return false;
+  }
+  return true;
 }
 
 Result<uint64_t> ParseBytes(const std::string& text) {
@@ -287,7 +301,8 @@ Result<uint64_t> ParseBytes(const std::string& text) {
 Result<JobSpec> JobSpecFromJson(const Json& j) {
   JsonFields f(j, "job");
   RETURN_IF_ERROR(f.Only({"name", "command", "shell", "env", "workdir", "framework", "groups",
-                          "restart", "time_limit", "process_per_node"}));
+                          "restart", "time_limit", "process_per_node", "queue", "priority",
+                          "preemptible", "spread"}));
   JobSpec s;
   RETURN_IF_ERROR(f.Str("name", &s.name, true, 64));
   RETURN_IF_ERROR(f.StrArray("command", &s.command, kMaxArgs, kMaxArgBytes));
@@ -323,6 +338,16 @@ Result<JobSpec> JobSpecFromJson(const Json& j) {
   }
   RETURN_IF_ERROR(f.Duration("time_limit", &s.time_limit_ms));
   RETURN_IF_ERROR(f.Bool("process_per_node", &s.process_per_node));
+  RETURN_IF_ERROR(f.Str("queue", &s.queue, false, 32));
+  int64_t priority = 0;
+  RETURN_IF_ERROR(f.Int("priority", &priority, kMinPriority, kMaxPriority));
+  s.priority = static_cast<int>(priority);
+  if (f.Has("preemptible")) {
+    bool p = false;
+    RETURN_IF_ERROR(f.Bool("preemptible", &p));
+    s.preemptible = p;
+  }
+  RETURN_IF_ERROR(f.Bool("spread", &s.spread));
   RETURN_IF_ERROR(Validate(s));
   return s;
 }
@@ -354,6 +379,10 @@ Json ToJson(const JobSpec& s) {
            {"max_backoff", FormatDurationMs(s.restart.backoff_max_ms)}}},
          {"process_per_node", s.process_per_node}};
   if (s.time_limit_ms > 0) j["time_limit"] = FormatDurationMs(s.time_limit_ms);
+  if (!s.queue.empty()) j["queue"] = s.queue;
+  if (s.priority != 0) j["priority"] = s.priority;
+  if (s.preemptible) j["preemptible"] = *s.preemptible;
+  if (s.spread) j["spread"] = true;
   return j;
 }
 

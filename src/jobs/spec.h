@@ -28,6 +28,11 @@ inline constexpr uint32_t kMaxReplicas = 1024;
 inline constexpr uint32_t kMaxGpusPerTask = 64;
 inline constexpr uint32_t kMaxRestarts = 1000;
 inline constexpr int64_t kMaxTimeLimitMs = 366LL * 24 * 3600 * 1000;
+inline constexpr int kMinPriority = -1000;
+inline constexpr int kMaxPriority = 1000;
+
+// Queue names (and other scheduler names): [a-z][a-z0-9_-]{0,31}.
+bool ValidQueueName(const std::string& name);
 
 enum class Framework { kGeneric, kTensorflow, kPytorch, kMpi, kJax };
 const char* FrameworkName(Framework f);  // "generic", "tensorflow", ...
@@ -89,6 +94,15 @@ struct JobSpec {
   // pytorch: one process per task holding all its GPUs (for torchrun) instead of
   // one process per GPU.
   bool process_per_node = false;
+  // Scheduling. The queue ("" = the server's default queue) bounds the
+  // priority and gives the defaults of time_limit_ms and preemptible; the
+  // server fills them in at submit (a stored spec names its queue).
+  std::string queue;
+  int priority = 0;  // kMinPriority..kMaxPriority, within the queue's bounds
+  // May be stopped and requeued for higher-ordered jobs and reservations
+  // (told first: SIGTERM and ROTA_PREEMPT_NOTICE). Unset: the queue's default.
+  std::optional<bool> preemptible;
+  bool spread = false;  // tasks on as many nodes as possible instead of packing
 
   bool operator==(const JobSpec&) const = default;
   uint32_t TaskCount() const;
@@ -106,7 +120,7 @@ Status Validate(const JobSpec& spec);
 //            node_labels?: {K: V}, nodes?: [..], command?: [..]}],
 //  restart?: {policy: never|on-failure|exit-code, max_restarts?, backoff?: "1s",
 //             max_backoff?: "1m"},
-//  time_limit?: "2h", process_per_node?}
+//  time_limit?: "2h", process_per_node?, queue?, priority?, preemptible?, spread?}
 // Unknown keys are refused. Result is Validate()d.
 Result<JobSpec> JobSpecFromJson(const api::Json& j);
 api::Json ToJson(const JobSpec& spec);

@@ -22,6 +22,7 @@ class AgentGateway;
 class AuditLog;
 class Reservations;
 class JobService;
+class Queues;
 class SshNodes;
 
 struct ApiContext {
@@ -37,6 +38,7 @@ struct ApiContext {
   AuditLog* audit = nullptr;
   Reservations* reservations = nullptr;
   JobService* jobs = nullptr;
+  Queues* queues = nullptr;
   SshNodes* ssh_nodes = nullptr;
   // Server-wide enforcement settings (policies validate against them).
   enforce::EnforcementSettings enforcement_defaults;
@@ -54,6 +56,7 @@ Status RegisterViolationRoutes(net::HttpServer& http, ApiContext& ctx);  // viol
 Status RegisterReservationRoutes(net::HttpServer& http, ApiContext& ctx); // reservations_api.cc
 Status RegisterPolicyRoutes(net::HttpServer& http, ApiContext& ctx);     // policies_api.cc
 Status RegisterJobRoutes(net::HttpServer& http, ApiContext& ctx);        // jobs_api.cc
+Status RegisterQueueRoutes(net::HttpServer& http, ApiContext& ctx);      // queues/queues_api.cc
 Status RegisterSshNodeRoutes(net::HttpServer& http, ApiContext& ctx);    // ssh_nodes_api.cc
 
 }  // namespace rota::server

@@ -34,6 +34,12 @@ const std::vector<KeyDef>& Keys() {
       {"max_agent_message_bytes", "ROTA_MAX_AGENT_MESSAGE_BYTES"},
       {"log_level", "ROTA_LOG_LEVEL"},
       {"job_ports", "ROTA_JOB_PORTS"},
+      {"job_stop_grace", "ROTA_JOB_STOP_GRACE"},
+      {"backfill", "ROTA_BACKFILL"},
+      {"preemption", "ROTA_PREEMPTION"},
+      {"preempt_after", "ROTA_PREEMPT_AFTER"},
+      {"fairshare_half_life", "ROTA_FAIRSHARE_HALF_LIFE"},
+      {"reservation_idle", "ROTA_RESERVATION_IDLE"},
       {"anonymous_read", "ROTA_ANONYMOUS_READ"},
       {"session_ttl", "ROTA_SESSION_TTL"},
       {"password_hash_cost", "ROTA_PASSWORD_HASH_COST"},
@@ -162,6 +168,27 @@ Status ApplySetting(ServerConfig* c, const std::string& key, const std::string& 
     }
     c->job_port_first = static_cast<uint16_t>(*first);
     c->job_port_last = static_cast<uint16_t>(*last);
+  } else if (key == "job_stop_grace") {
+    auto ms = ParseDurationMs(value);
+    if (!ms.ok()) return err(ms.status());
+    if (*ms < 100 || *ms > 3'600'000) return err(Status::InvalidArgument("must be between 100ms and 1h"));
+    c->job_stop_grace_ms = *ms;
+  } else if (key == "backfill") {
+    if (value != "easy" && value != "conservative" && value != "none" && value != "skip") {
+      return err(Status::InvalidArgument("'" + value + "' must be easy, conservative, none or skip"));
+    }
+    c->backfill = value;
+  } else if (key == "preemption") {
+    auto v = ParseBool(value);
+    if (!v.ok()) return err(v.status());
+    c->preemption = *v;
+  } else if (key == "preempt_after" || key == "fairshare_half_life" || key == "reservation_idle") {
+    auto ms = ParseDurationMs(value);
+    if (!ms.ok()) return err(ms.status());
+    if (*ms < 0 || *ms > 366LL * 86'400'000) return err(Status::InvalidArgument("must be between 0 and 366d"));
+    (key == "preempt_after"         ? c->preempt_after_ms
+     : key == "fairshare_half_life" ? c->fairshare_half_life_ms
+                                    : c->reservation_idle_ms) = *ms;
   } else if (key == "http_threads") {
     auto v = ParseInt(value, 1, 64);
     if (!v.ok()) return err(v.status());
@@ -314,6 +341,12 @@ std::string ConfigToYaml(const ServerConfig& c, bool show_secrets) {
   out << YAML::Key << "log_level" << YAML::Value << c.log_level;
   out << YAML::Key << "job_ports" << YAML::Value
       << std::to_string(c.job_port_first) + "-" + std::to_string(c.job_port_last);
+  out << YAML::Key << "job_stop_grace" << YAML::Value << FormatDuration(c.job_stop_grace_ms);
+  out << YAML::Key << "backfill" << YAML::Value << c.backfill;
+  out << YAML::Key << "preemption" << YAML::Value << c.preemption;
+  out << YAML::Key << "preempt_after" << YAML::Value << FormatDuration(c.preempt_after_ms);
+  out << YAML::Key << "fairshare_half_life" << YAML::Value << FormatDuration(c.fairshare_half_life_ms);
+  out << YAML::Key << "reservation_idle" << YAML::Value << FormatDuration(c.reservation_idle_ms);
   auto secret = [&](const std::string& v) { return v.empty() ? "" : (show_secrets ? v : "<set>"); };
   out << YAML::Key << "anonymous_read" << YAML::Value << c.anonymous_read;
   out << YAML::Key << "session_ttl" << YAML::Value << FormatDuration(c.session_ttl_ms);

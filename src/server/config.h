@@ -31,6 +31,17 @@ struct ServerConfig {
   // Ports handed to job tasks, "FIRST-LAST" (unique per node address).
   uint16_t job_port_first = 29500;
   uint16_t job_port_last = 29999;
+  // SIGTERM -> SIGKILL when rota stops a job (cancel, time limit, preemption).
+  int64_t job_stop_grace_ms = 10'000;
+
+  // ---- Scheduler (docs/design-sched.md) ----
+  std::string backfill = "easy";          // easy | conservative | none | skip
+  bool preemption = true;                 // preemptible jobs may be stopped and requeued
+  int64_t preempt_after_ms = 5 * 60'000;  // a job waits this long before it preempts
+  int64_t fairshare_half_life_ms = 7LL * 24 * 3600 * 1000;
+  // A running reservation whose GPUs see no process of its owner this long
+  // lends them to others' preemptible jobs (0: never).
+  int64_t reservation_idle_ms = 30 * 60'000;
 
   // ---- Accounts ----
   // Anonymous callers may read cluster state, reservations and violations.

@@ -10,6 +10,8 @@
 #include "common/time_util.h"
 #include "server/accounts.h"
 #include "server/jobs_rows.h"
+#include "server/queues/queues.h"
+#include "server/scheduling/snapshot_builder.h"
 #include "server/task_transport.h"
 #include "server/reservations.h"
 
@@ -75,13 +77,14 @@ jobs::NodeOffer OfferOf(const NodeView& view) {
 }  // namespace
 
 JobService::JobService(store::Store* store, ClusterState* cluster, TaskTransport* gateway,
-                       Reservations* reservations, Accounts* accounts, const Clock* clock,
-                       JobServiceOptions options)
+                       Reservations* reservations, Accounts* accounts, Queues* queues,
+                       const Clock* clock, JobServiceOptions options)
     : store_(store),
       cluster_(cluster),
       gateway_(gateway),
       reservations_(reservations),
       accounts_(accounts),
+      queues_(queues),
       clock_(clock),
       options_(options) {
   gateway_->SetTaskListeners(
@@ -129,6 +132,7 @@ Status JobService::Start() {
     std::lock_guard<std::mutex> lock(mu_);
     for (auto& j : loaded) {
       j.started_ms = clock_->NowMs();  // time limits restart counting from here
+      j.run_open = scheduling::HoldsResources(j);
       active_[j.id] = std::move(j);
     }
   }
@@ -137,15 +141,11 @@ Status JobService::Start() {
   return Status::Ok();
 }
 
-JobService::TickView& JobService::View(int64_t now_ms) {
-  if (tick_view_) return *tick_view_;
-  TickView& v = tick_view_.emplace();
-  v.nodes = cluster_->Nodes();
+std::map<std::string, std::set<uint16_t>> JobService::BusyPorts(int64_t now_ms) {
+  std::map<std::string, std::set<uint16_t>> busy;
   for (const auto& [id, job] : active_) {
     for (const auto& t : job.tasks) {
-      if (Ended(t)) continue;
-      v.busy_gpus[t.node].insert(t.gpus.begin(), t.gpus.end());
-      if (t.port != 0) v.busy_ports[t.address].insert(t.port);
+      if (!Ended(t) && t.port != 0) busy[t.address].insert(t.port);
     }
   }
   for (auto& [address, ports] : foreign_ports_) {
@@ -153,46 +153,21 @@ JobService::TickView& JobService::View(int64_t now_ms) {
       if (it->second <= now_ms) {
         it = ports.erase(it);
       } else {
-        v.busy_ports[address].insert(it->first);
+        busy[address].insert(it->first);
         ++it;
       }
     }
   }
-  if (reservations_ != nullptr) {
-    for (const auto& view : v.nodes) {
-      auto active = reservations_->ActiveOn(view.info.name, now_ms);
-      if (active.ok()) v.reservations[view.info.name] = std::move(*active);
-    }
-  }
-  return v;
+  return busy;
 }
 
-std::vector<jobs::NodeOffer> JobService::Offers(const Job& job, int64_t now_ms,
-                                                std::map<std::string, std::set<uint16_t>>* used) {
-  // GPUs and ports held by other unfinished jobs (a pending job holds none).
-  TickView& v = View(now_ms);
-  if (used != nullptr) *used = v.busy_ports;
-  std::vector<jobs::NodeOffer> out;
-  for (const auto& view : v.nodes) {
-    jobs::NodeOffer n = OfferOf(view);
-    n.ready = view.state == NodeState::kReady && view.connected;
-    std::set<uint32_t> taken;
-    if (auto b = v.busy_gpus.find(n.name); b != v.busy_gpus.end()) taken = b->second;
-    if (auto r = v.reservations.find(n.name); r != v.reservations.end()) {
-      for (const auto& res : r->second) {
-        if (res.owner_id != job.owner_id) taken.insert(res.gpus.begin(), res.gpus.end());
-      }
-    }
-    for (const auto& g : view.info.gpus) {
-      if (!taken.count(g.index)) n.free_gpus.push_back(g.index);
-    }
-    out.push_back(std::move(n));
+Result<Job> JobService::Submit(int64_t owner_id, const std::string& owner, const jobs::JobSpec& submitted) {
+  RETURN_IF_ERROR(jobs::Validate(submitted));
+  jobs::JobSpec spec = submitted;
+  {
+    ASSIGN_OR_RETURN(User user, accounts_->GetUser(owner_id));
+    RETURN_IF_ERROR(queues_->Admit(owner, user.groups, user.role == Role::kAdmin, &spec));
   }
-  return out;
-}
-
-Result<Job> JobService::Submit(int64_t owner_id, const std::string& owner, const jobs::JobSpec& spec) {
-  RETURN_IF_ERROR(jobs::Validate(spec));
   // A job that could never be placed (on the whole cluster, idle) is refused now,
   // naming why.
   {
@@ -213,7 +188,7 @@ Result<Job> JobService::Submit(int64_t owner_id, const std::string& owner, const
   job.owner_id = owner_id;
   job.owner = owner;
   job.spec = spec;
-  job.created_ms = job.updated_ms = clock_->NowMs();
+  job.created_ms = job.updated_ms = job.queued_ms = clock_->NowMs();
   job.reason = "submitted";
   RETURN_IF_ERROR(store_->Write([&](Db& db) -> Status {
     ASSIGN_OR_RETURN(Stmt ins, db.Prepare("INSERT INTO jobs (owner_id, name, spec_json, state, reason, "
@@ -229,7 +204,7 @@ Result<Job> JobService::Submit(int64_t owner_id, const std::string& owner, const
   {
     std::lock_guard<std::mutex> lock(mu_);
     active_[job.id] = job;
-    wake_ = true;  // place it now, not at the next tick
+    wake_ = dirty_ = true;  // place it now, not at the next tick
     cv_.notify_all();
   }
   ROTA_LOG(INFO) << "job " << job.id << " (" << spec.name << ") submitted by " << owner << ": "
@@ -247,27 +222,12 @@ void JobService::SetState(Job& job, const std::string& state, const std::string&
 }
 
 void JobService::Finish(Job& job, const std::string& state, const std::string& reason, int64_t now_ms) {
+  CloseRun(job, now_ms);
   job.ended_ms = now_ms;
+  job.wait_reason.clear();
+  dirty_ = true;
   job.stop_to.clear();
   SetState(job, state, reason, now_ms);
-}
-
-void JobService::TryPlace(Job& job, int64_t now_ms) {
-  std::map<std::string, std::set<uint16_t>> used;
-  jobs::PlacementOptions o;
-  o.ports = options_.ports;
-  auto offers = Offers(job, now_ms, &used);
-  o.used_ports = std::move(used);
-  auto placed = jobs::PlaceJob(job.spec, offers, o);
-  if (!placed.ok()) {
-    if (placed.status().code() == StatusCode::kInvalidArgument) {
-      return Finish(job, "failed", placed.status().message(), now_ms);
-    }
-    if (job.reason != placed.status().message()) SetState(job, "pending", placed.status().message(), now_ms);
-    job.retry_at_ms = now_ms + 1000;
-    return;
-  }
-  Launch(job, *placed, now_ms);
 }
 
 void JobService::Launch(Job& job, const std::vector<jobs::PlacedTask>& placed, int64_t now_ms) {
@@ -342,17 +302,13 @@ void JobService::Launch(Job& job, const std::vector<jobs::PlacedTask>& placed, i
     job.retry_at_ms = now_ms + 2000;
     return SetState(job, "pending", failure, now_ms);
   }
-  if (tick_view_) {  // later placements in this tick see what this one took
-    for (const auto& t : job.tasks) {
-      tick_view_->busy_gpus[t.node].insert(t.gpus.begin(), t.gpus.end());
-      if (t.port != 0) tick_view_->busy_ports[t.address].insert(t.port);
-    }
-  }
+  job.run_open = true;
   SetState(job, "starting",
            job.restart_count == 0 ? "placed" : "restart " + std::to_string(job.restart_count), now_ms);
 }
 
-void JobService::StopGang(Job& job, const std::string& to_state, const std::string& reason, int64_t now_ms) {
+void JobService::StopGang(Job& job, const std::string& to_state, const std::string& reason, int64_t now_ms,
+                          const std::string& notice) {
   job.stop_to = to_state;
   job.stop_reason = reason;
   job.kill_at_ms = now_ms + options_.stop_grace_ms;
@@ -362,7 +318,7 @@ void JobService::StopGang(Job& job, const std::string& to_state, const std::stri
       t.exit_code = 0;
     }
     if (t.runs && t.state == "running") {
-      Status st = gateway_->SendTask(t.node, api::TaskSignalMsg{t.id, "TERM"});
+      Status st = gateway_->SendTask(t.node, api::TaskSignalMsg{t.id, "TERM", notice});
       if (!st.ok()) ROTA_LOG(INFO) << "job " << job.id << ": SIGTERM " << t.name << ": " << st.message();
     }
   }
@@ -377,11 +333,13 @@ void JobService::AfterTaskChange(Job& job, int64_t now_ms) {
     if (!all_ended) return;  // StopGang already ended the placeholders
     const std::string to = job.stop_to, reason = job.stop_reason;
     job.stop_to.clear();
-    if (to == "restart") {
-      ++job.restart_count;
-      return SetState(job, "pending", reason, now_ms);  // retry_at_ms set by the caller
+    CloseRun(job, now_ms);
+    if (to == "restart" || to == "replace" || to == "requeue") {
+      if (to == "restart") ++job.restart_count;  // retry_at_ms set by the caller
+      job.queued_ms = now_ms;
+      dirty_ = true;
+      return SetState(job, "pending", reason, now_ms);  // "replace", "requeue": not a restart
     }
-    if (to == "replace") return SetState(job, "pending", reason, now_ms);  // not a restart
     return Finish(job, to, reason, now_ms);
   }
   // A port its agent found taken by something outside rota: placed again on
@@ -459,6 +417,7 @@ std::optional<int64_t> JobService::HandleReport(const std::string& node, const a
 
 void JobService::AfterReports(const std::set<int64_t>& jobs) {
   const int64_t now = clock_->NowMs();
+  if (!jobs.empty()) dirty_ = true;
   for (int64_t id : jobs) {
     auto it = active_.find(id);
     if (it == active_.end() || it->second.Final()) continue;
@@ -481,7 +440,6 @@ void JobService::DropCommittedEnds() {
 }
 
 void JobService::Tick(int64_t now_ms, bool full) {
-  tick_view_.reset();
   // Node states for the deadline and liveness checks, copied once per tick.
   std::map<std::string, NodeView> nodes;
   if (full) {
@@ -506,8 +464,6 @@ void JobService::Tick(int64_t now_ms, bool full) {
       }
       job.kill_at_ms = now_ms + options_.stop_grace_ms;
       AfterTaskChange(job, now_ms);
-    } else if (job.state == "pending" && job.stop_to.empty() && now_ms >= job.retry_at_ms) {
-      TryPlace(job, now_ms);
     } else if (full && (job.state == "running" || job.state == "starting") && job.stop_to.empty()) {
       if (job.spec.time_limit_ms > 0 && now_ms - job.started_ms > job.spec.time_limit_ms) {
         StopGang(job, "failed", "time limit " + std::to_string(job.spec.time_limit_ms / 1000) +
@@ -531,21 +487,22 @@ void JobService::Tick(int64_t now_ms, bool full) {
       }
     }
   }
+  if (full || dirty_) SchedulePass(now_ms, full);
 }
 
 void JobService::Run() {
-  using Steady = std::chrono::steady_clock;
   const auto tick = std::chrono::milliseconds(options_.tick_ms);
-  const auto pass_gap = std::chrono::milliseconds(options_.placement_gap_ms);
-  Steady::time_point last_full{}, last_pass{};
+  int64_t last_full = INT64_MIN / 2, last_pass = INT64_MIN / 2;  // monotonic ms
   std::unique_lock<std::mutex> lock(mu_);
   while (!stop_) {
     cv_.wait_for(lock, tick, [&] { return stop_ || wake_ || !reports_.empty(); });
     if (stop_) return;
     // A burst of submissions is placed in batches: one pass per gap at most. A job
     // submitted to an idle service is placed at once.
-    if (wake_ && Steady::now() - last_pass < pass_gap) {
-      cv_.wait_until(lock, last_pass + pass_gap, [&] { return stop_; });
+    const int64_t since_pass = clock_->MonotonicMs() - last_pass;
+    if (wake_ && since_pass < options_.placement_gap_ms) {
+      cv_.wait_for(lock, std::chrono::milliseconds(options_.placement_gap_ms - since_pass),
+                   [&] { return stop_; });
       if (stop_) return;
     }
     wake_ = false;
@@ -559,9 +516,9 @@ void JobService::Run() {
     }
     AfterReports(changed);
     DropCommittedEnds();
-    const bool full = Steady::now() - last_full >= tick;
+    const bool full = clock_->MonotonicMs() - last_full >= options_.tick_ms;
     Tick(clock_->NowMs(), full);
-    last_pass = Steady::now();
+    last_pass = clock_->MonotonicMs();
     if (full) last_full = last_pass;
   }
 }

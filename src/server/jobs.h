@@ -35,6 +35,7 @@
 #include "jobs/placement.h"
 #include "jobs/spec.h"
 #include "server/cluster_state.h"
+#include "sched/snapshot.h"
 #include "server/reservations.h"
 #include "server/store/store.h"
 
@@ -43,6 +44,7 @@ namespace rota::server {
 class TaskTransport;
 class Accounts;
 class Reservations;
+class Queues;
 
 // One process of the current attempt and what its agent last said.
 struct JobTask {
@@ -80,6 +82,16 @@ struct Job {
   int64_t kill_at_ms = 0;        // stopping: SIGKILL at
   std::string stop_to;           // stopping: the state to end in
   std::string stop_reason;
+  // Scheduling (stored).
+  int64_t queued_ms = 0;          // last became pending (submitted, requeued); 0: created_ms
+  double attained_gpu_ms = 0;     // GPU time of its ended runs (least attained service)
+  uint32_t preemptions = 0;
+  double lost_gpu_ms = 0;         // GPU time of the runs preemption cut short
+  bool run_open = false;          // the current run's GPU time is not yet in attained_gpu_ms
+  // Why it waits, from the latest scheduling pass (pending jobs; not stored).
+  std::string wait_reason;
+  int64_t estimated_start_ms = 0;  // 0: unknown
+  uint32_t position = 0;           // 1-based place among pending jobs
 
   bool Final() const { return state == "succeeded" || state == "failed" || state == "cancelled"; }
 };
@@ -99,6 +111,14 @@ struct JobServiceOptions {
   // burst is placed in batches (each pass reads nodes and reservations once).
   int64_t placement_gap_ms = 5;
   int64_t log_timeout_ms = 10'000;
+  // Scheduling (docs/design-sched.md).
+  sched::Policy policy;
+  int64_t fairshare_half_life_ms = 7LL * 24 * 3600 * 1000;
+  // A running reservation whose GPUs had no process of its owner for this long
+  // lends them to others' preemptible jobs (0: never).
+  int64_t reservation_idle_ms = 30 * 60'000;
+  // How far ahead reservations are planned around.
+  int64_t reservation_horizon_ms = 14LL * 24 * 3600 * 1000;
 };
 
 class JobService {
@@ -106,7 +126,7 @@ class JobService {
   // All pointers borrowed; they must outlive the service. Registers the
   // gateway's task listeners.
   JobService(store::Store* store, ClusterState* cluster, TaskTransport* gateway,
-             Reservations* reservations, Accounts* accounts, const Clock* clock,
+             Reservations* reservations, Accounts* accounts, Queues* queues, const Clock* clock,
              JobServiceOptions options = {});
   ~JobService();
   JobService(const JobService&) = delete;
@@ -116,8 +136,14 @@ class JobService {
   Status Start();
 
   // Validates and stores the job (pending) and returns it. InvalidArgument for a
-  // job that can never be placed (names the largest node).
+  // job that can never be placed (names the largest node), an unknown queue or
+  // a priority outside the queue's bounds; PermissionDenied when the queue does
+  // not admit the owner. The queue's defaults are filled in (Queues::Admit).
   Result<Job> Submit(int64_t owner_id, const std::string& owner, const jobs::JobSpec& spec);
+  // Unfinished jobs that name `queue`.
+  int UnfinishedIn(const std::string& queue) const;
+  // Pending jobs in the scheduler's order (position 1 first), with why they wait.
+  std::vector<Job> Queue(const std::string& queue) const;
   // Cancels a job: PermissionDenied unless owner or admin; Conflict when it ended.
   Result<Job> Cancel(int64_t user_id, bool admin, int64_t id);
   Result<Job> Get(int64_t id, std::vector<JobEvent>* events = nullptr);
@@ -143,35 +169,38 @@ class JobService {
   void AfterReports(const std::set<int64_t>& jobs);
   // Removes from active_ the ended jobs whose end is committed. REQUIRES: mu_ held.
   void DropCommittedEnds();
-  // Places pending jobs; a full tick (every tick_ms) also enforces SIGKILL
-  // deadlines and time limits and marks tasks on lost nodes.
+  // A full tick (every tick_ms) enforces SIGKILL deadlines and time limits and
+  // marks tasks on lost nodes; then a scheduling pass runs when anything may
+  // have changed (or on every full tick).
   void Tick(int64_t now_ms, bool full);
-  void TryPlace(Job& job, int64_t now_ms);
+  // One scheduling pass (jobs_sched.cc): snapshot -> sched::Schedule -> starts,
+  // preemptions and wait reasons applied. REQUIRES: mu_ held.
+  void SchedulePass(int64_t now_ms, bool full);
+  void RefreshPassCache(int64_t now_ms);
+  void Start(Job& job, const std::vector<sched::TaskAlloc>& tasks, int64_t now_ms,
+             std::map<std::string, std::set<uint16_t>>& busy_ports);
+  void Preempt(Job& job, const std::string& reason, int64_t now_ms);
+  // Adds the current run's GPU time to the job's attained service. REQUIRES: mu_.
+  void CloseRun(Job& job, int64_t now_ms);
   void Launch(Job& job, const std::vector<jobs::PlacedTask>& placed, int64_t now_ms);
-  void StopGang(Job& job, const std::string& to_state, const std::string& reason, int64_t now_ms);
+  // `notice`: told to the tasks before SIGTERM (preemption; ROTA_PREEMPT_NOTICE).
+  void StopGang(Job& job, const std::string& to_state, const std::string& reason, int64_t now_ms,
+                const std::string& notice = "");
   void Finish(Job& job, const std::string& state, const std::string& reason, int64_t now_ms);
   void SetState(Job& job, const std::string& state, const std::string& reason, int64_t now_ms);
   void AfterTaskChange(Job& job, int64_t now_ms);
   // Writes the job's row (and an event when event_state is set); the end of a
   // job synchronously, anything before asynchronously. Failures are logged.
   void Persist(const Job& job, const std::string& event_state, const std::string& reason);
-  std::vector<jobs::NodeOffer> Offers(const Job& job, int64_t now_ms,
-                                      std::map<std::string, std::set<uint16_t>>* used_ports);
-  // What every placement of one tick shares: computed once per tick (not once per
-  // pending job), updated as jobs are placed. REQUIRES: mu_ held.
-  struct TickView {
-    std::vector<NodeView> nodes;
-    std::map<std::string, std::vector<Reservation>> reservations;  // active, by node
-    std::map<std::string, std::set<uint32_t>> busy_gpus;  // node -> GPUs of unfinished jobs
-    std::map<std::string, std::set<uint16_t>> busy_ports; // address -> ports of unfinished jobs
-  };
-  TickView& View(int64_t now_ms);
+  // Ports held by unfinished jobs and found busy by agents, by address.
+  std::map<std::string, std::set<uint16_t>> BusyPorts(int64_t now_ms);
 
   store::Store* const store_;
   ClusterState* const cluster_;
   TaskTransport* const gateway_;
   Reservations* const reservations_;
   Accounts* const accounts_;
+  Queues* const queues_;
   const Clock* const clock_;
   const JobServiceOptions options_;
   int64_t started_at_ms_ = 0;  // set by Start, before the thread runs
@@ -182,7 +211,21 @@ class JobService {
   std::deque<std::pair<std::string, api::TaskReport>> reports_;  // GUARDED_BY(mu_)
   bool stop_ = false;  // GUARDED_BY(mu_)
   bool wake_ = false;  // GUARDED_BY(mu_): a job was submitted; tick now
-  std::optional<TickView> tick_view_;  // GUARDED_BY(mu_): this tick's, reset by Tick
+  bool dirty_ = true;  // GUARDED_BY(mu_): something changed since the last pass
+  // What passes share, refreshed on full ticks (GUARDED_BY(mu_)).
+  struct PassCache {
+    int64_t refreshed_ms = -1;
+    std::vector<Reservation> reservations;                 // running and upcoming
+    std::map<std::string, std::string> group_of;           // username -> primary group
+    std::map<int64_t, std::string> unix_user_of;           // reservation id -> owner's Unix user
+  } pass_cache_;
+  // Fair share: decayed GPU-ms per user and group (GUARDED_BY(mu_)).
+  std::map<std::string, double> user_usage_, group_usage_;
+  int64_t usage_at_ms_ = 0;
+  // Reservation id -> when its owner last used its GPUs (GUARDED_BY(mu_)).
+  std::map<int64_t, int64_t> reservation_used_ms_;
+  // (node, GPU) -> when a job last let it go (GUARDED_BY(mu_)).
+  std::map<std::pair<std::string, uint32_t>, int64_t> released_ms_;
   // Ports an agent found in use by something else: address -> port -> until (ms).
   std::map<std::string, std::map<uint16_t, int64_t>> foreign_ports_;  // GUARDED_BY(mu_)
   // Log requests waiting for their answer.

@@ -16,7 +16,8 @@ using store::Stmt;
 
 const char* const kJobSelect =
     "SELECT j.id, j.owner_id, coalesce(u.username, ''), j.spec_json, j.state, j.reason, "
-    "j.restart_count, j.tasks_json, j.created_ms, j.updated_ms, j.ended_ms "
+    "j.restart_count, j.tasks_json, j.created_ms, j.updated_ms, j.ended_ms, "
+    "j.queued_ms, j.attained_gpu_ms, j.preemptions, j.lost_gpu_ms "
     "FROM jobs j LEFT JOIN users u ON u.id = j.owner_id ";
 
 api::Json TaskJson(const JobTask& t) {
@@ -75,6 +76,10 @@ Result<Job> JobFromRow(store::Stmt& s) {
   job.created_ms = s.Int(8);
   job.updated_ms = s.Int(9);
   if (!s.IsNull(10)) job.ended_ms = s.Int(10);
+  job.queued_ms = s.Int(11);
+  job.attained_gpu_ms = static_cast<double>(s.Int(12));
+  job.preemptions = static_cast<uint32_t>(s.Int(13));
+  job.lost_gpu_ms = static_cast<double>(s.Int(14));
   return job;
 }
 
@@ -96,6 +101,17 @@ Json ToJson(const Job& j, const std::vector<JobEvent>* events) {
            {"updated", FormatRfc3339(j.updated_ms)}};
   if (j.ended_ms) out["ended"] = FormatRfc3339(*j.ended_ms);
   if (!j.stop_to.empty()) out["stopping"] = true;
+  out["queue"] = j.spec.queue.empty() ? "default" : j.spec.queue;
+  out["priority"] = j.spec.priority;
+  out["preemptible"] = j.spec.preemptible.value_or(false);
+  out["preemptions"] = j.preemptions;
+  out["lost_gpu_seconds"] = static_cast<int64_t>(j.lost_gpu_ms / 1000);
+  out["gpu_seconds"] = static_cast<int64_t>(j.attained_gpu_ms / 1000);
+  if (j.state == "pending" && !j.wait_reason.empty()) {
+    out["reason"] = j.wait_reason;
+    if (j.position > 0) out["position"] = j.position;
+    if (j.estimated_start_ms > 0) out["estimated_start"] = FormatRfc3339(j.estimated_start_ms);
+  }
   if (events != nullptr) {
     Json ev = Json::array();
     for (const auto& e : *events) {
@@ -112,11 +128,16 @@ void JobService::Persist(const Job& job, const std::string& event_state, const s
   auto write = [id = job.id, state = job.state, job_reason = job.reason,
                 restart_count = int64_t{job.restart_count}, tasks = tasks.dump(),
                 updated_ms = job.updated_ms, ended_ms = job.ended_ms, event_state,
+                queued_ms = job.queued_ms, attained = static_cast<int64_t>(job.attained_gpu_ms),
+                preemptions = int64_t{job.preemptions}, lost = static_cast<int64_t>(job.lost_gpu_ms),
                 reason](Db& db) -> Status {
     ASSIGN_OR_RETURN(Stmt up, db.Prepare("UPDATE jobs SET state = ?2, reason = ?3, restart_count = ?4, "
-                                         "tasks_json = ?5, updated_ms = ?6, ended_ms = ?7 WHERE id = ?1"));
+                                         "tasks_json = ?5, updated_ms = ?6, ended_ms = ?7, queued_ms = ?8, "
+                                         "attained_gpu_ms = ?9, preemptions = ?10, lost_gpu_ms = ?11 "
+                                         "WHERE id = ?1"));
     up.Bind(1, id).Bind(2, state).Bind(3, job_reason).Bind(4, restart_count);
-    up.Bind(5, tasks).Bind(6, updated_ms);
+    up.Bind(5, tasks).Bind(6, updated_ms).Bind(8, queued_ms).Bind(9, attained).Bind(10, preemptions);
+    up.Bind(11, lost);
     if (ended_ms) up.Bind(7, *ended_ms);
     else up.BindNull(7);
     RETURN_IF_ERROR(up.Run());

@@ -421,6 +421,18 @@ Result<std::vector<Reservation>> Reservations::ActiveOn(const std::string& node,
   return out;
 }
 
+Result<std::vector<Reservation>> Reservations::Overlapping(int64_t from_ms, int64_t to_ms) {
+  std::vector<Reservation> out;
+  RETURN_IF_ERROR(store_->Read([&](Db& db) -> Status {
+    ASSIGN_OR_RETURN(out, Query(db,
+                                "WHERE r.cancelled_ms IS NULL AND r.start_ms < ?2 AND r.end_ms > ?1 "
+                                "ORDER BY r.start_ms, r.id",
+                                [&](Stmt& s) { s.Bind(1, from_ms).Bind(2, to_ms); }));
+    return Status::Ok();
+  }));
+  return out;
+}
+
 Result<std::vector<Reservation>> Reservations::HeldBy(int64_t user_id, const std::string& node,
                                                       int64_t now_ms) {
   ASSIGN_OR_RETURN(auto active, ActiveOn(node, now_ms));

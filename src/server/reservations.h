@@ -105,6 +105,8 @@ class Reservations {
   Result<std::vector<Reservation>> List(const ReservationQuery& q);
   // Reservations running on `node` at `now_ms` (for enforcement).
   Result<std::vector<Reservation>> ActiveOn(const std::string& node, int64_t now_ms);
+  // Every reservation, not cancelled, overlapping [from_ms, to_ms), by start.
+  Result<std::vector<Reservation>> Overlapping(int64_t from_ms, int64_t to_ms);
   // Reservations of `user_id` running on `node` at `now_ms` (for `rota exec`).
   Result<std::vector<Reservation>> HeldBy(int64_t user_id, const std::string& node, int64_t now_ms);
   // Live utilisation of a tracked (upcoming or running) reservation.

@@ -16,6 +16,7 @@
 #include "server/enforcement_binding.h"
 #include "server/enforcement_service.h"
 #include "server/jobs.h"
+#include "server/queues/queues.h"
 #include "server/reservations.h"
 #include "server/ingest_stats.h"
 #include "server/request_metrics.h"
@@ -42,6 +43,7 @@ struct Server::Impl {
   std::unique_ptr<EnforcementRunner> enforcement_runner;
   std::unique_ptr<SshNodes> ssh_nodes;
   std::unique_ptr<TaskRouter> task_router;
+  std::unique_ptr<Queues> queues;
   std::unique_ptr<JobService> jobs;
   std::unique_ptr<net::HttpServer> http;
 
@@ -199,11 +201,23 @@ Result<std::unique_ptr<Server>> Server::Start(const ServerConfig& config, Clock&
   impl->ssh_nodes =
       std::make_unique<SshNodes>(impl->store.get(), impl->cluster.get(), &clock, ssh_options);
   impl->task_router = std::make_unique<TaskRouter>(impl->gateway.get(), impl->ssh_nodes.get());
+  impl->queues = std::make_unique<Queues>(impl->store.get(), &clock);
+  RETURN_IF_ERROR(impl->queues->Start().WithContext("queues"));
   JobServiceOptions job_options;
   job_options.ports = {config.job_port_first, config.job_port_last};
+  job_options.stop_grace_ms = config.job_stop_grace_ms;
+  job_options.policy.backfill = config.backfill == "conservative" ? sched::Backfill::kConservative
+                                : config.backfill == "none"       ? sched::Backfill::kNone
+                                : config.backfill == "skip"       ? sched::Backfill::kSkip
+                                                                  : sched::Backfill::kEasy;
+  job_options.policy.preempt = config.preemption;
+  job_options.policy.preempt_after_ms = config.preempt_after_ms;
+  job_options.fairshare_half_life_ms = config.fairshare_half_life_ms;
+  job_options.reservation_idle_ms = config.reservation_idle_ms;
   impl->jobs = std::make_unique<JobService>(impl->store.get(), impl->cluster.get(),
                                             impl->task_router.get(), impl->reservations.get(),
-                                            impl->accounts.get(), &clock, job_options);
+                                            impl->accounts.get(), impl->queues.get(), &clock,
+                                            job_options);
   RETURN_IF_ERROR(impl->jobs->Start().WithContext("jobs"));
   RETURN_IF_ERROR(impl->ssh_nodes->Start().WithContext("ssh nodes"));
   EnforcementHooks hooks = MakeEnforcementHooks(deps);
@@ -222,6 +236,7 @@ Result<std::unique_ptr<Server>> Server::Start(const ServerConfig& config, Clock&
   impl->ctx.audit = impl->audit.get();
   impl->ctx.reservations = impl->reservations.get();
   impl->ctx.jobs = impl->jobs.get();
+  impl->ctx.queues = impl->queues.get();
   impl->ctx.ssh_nodes = impl->ssh_nodes.get();
   impl->ctx.enforcement_defaults = deps.defaults;
 
@@ -245,6 +260,7 @@ Result<std::unique_ptr<Server>> Server::Start(const ServerConfig& config, Clock&
   RETURN_IF_ERROR(RegisterPolicyRoutes(http, ctx));
   RETURN_IF_ERROR(RegisterViolationRoutes(http, ctx));
   RETURN_IF_ERROR(RegisterJobRoutes(http, ctx));
+  RETURN_IF_ERROR(RegisterQueueRoutes(http, ctx));
   RETURN_IF_ERROR(RegisterSshNodeRoutes(http, ctx));
   RETURN_IF_ERROR(http.AddWebSocket("/api/v1/agent/connect", impl->gateway->Acceptor()));
   RequestMetrics* metrics = &impl->request_metrics;

@@ -42,6 +42,7 @@ bool TakeValue(std::string_view entry, std::string_view name, std::string_view* 
 bool ParseEnviron(const char* data, size_t size, ProcEnv* out) {
   *out = ProcEnv{};
   bool has_visible = false;
+  std::string sim_node, rota_node;
   std::string_view rest(data, size);
   while (!rest.empty()) {
     size_t end = rest.find('\0');
@@ -55,8 +56,9 @@ bool ParseEnviron(const char* data, size_t size, ProcEnv* out) {
       has_visible = true;
       out->visible.assign(v);
     } else if (TakeValue(entry, "ROTA_SIM_NODE", &v)) {
-      out->has_node = !v.empty();
-      out->node.assign(v);
+      sim_node.assign(v);
+    } else if (TakeValue(entry, "ROTA_NODE", &v)) {  // set for rota's job tasks
+      rota_node.assign(v);
     } else if (TakeValue(entry, "ROTA_SIM_GPU_MEM_MIB", &v)) {
       if (ParseNumber(v, 0, 1 << 24, &n)) out->mem_mib = n;
     } else if (TakeValue(entry, "ROTA_SIM_GPU_UTIL", &v)) {
@@ -70,6 +72,9 @@ bool ParseEnviron(const char* data, size_t size, ProcEnv* out) {
       }
     }
   }
+  // ROTA_SIM_NODE names the node; else ROTA_NODE, which rota sets for its tasks.
+  out->node = !sim_node.empty() ? sim_node : rota_node;
+  out->has_node = !out->node.empty();
   return has_visible;
 }
 

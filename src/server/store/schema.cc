@@ -244,7 +244,24 @@ CREATE TABLE ssh_tasks (
 );
 )sql";
 
-constexpr std::array<Migration, 4> kAll = {{{kV1}, {kV2}, {kV3}, {kV4}}};
+// Version 5: the scheduler. Queues (admins' definitions; the default queue is
+// built in), and per job what scheduling needs across restarts: when it last
+// became pending, GPU time attained over all its runs (least attained service),
+// and its preemptions with the GPU time they cost.
+constexpr const char* kV5 = R"sql(
+CREATE TABLE queues (
+  name        TEXT PRIMARY KEY,
+  spec_json   TEXT NOT NULL,
+  created_ms  INTEGER NOT NULL,
+  updated_ms  INTEGER NOT NULL
+);
+ALTER TABLE jobs ADD COLUMN queued_ms INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE jobs ADD COLUMN attained_gpu_ms INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE jobs ADD COLUMN preemptions INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE jobs ADD COLUMN lost_gpu_ms INTEGER NOT NULL DEFAULT 0;
+)sql";
+
+constexpr std::array<Migration, 5> kAll = {{{kV1}, {kV2}, {kV3}, {kV4}, {kV5}}};
 
 std::string Hex(int64_t v) {
   char buf[32];

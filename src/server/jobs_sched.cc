@@ -1,0 +1,221 @@
+// The job service's scheduling pass: what it knows -> sched::Snapshot ->
+// sched::Schedule -> starts, preemptions and wait reasons applied.
+// See docs/design-sched.md ("The live server").
+#include <algorithm>
+
+#include "common/log.h"
+#include "common/time_util.h"
+#include "sched/order.h"
+#include "sched/scheduler.h"
+#include "server/accounts.h"
+#include "server/jobs.h"
+#include "server/queues/queues.h"
+#include "server/reservations.h"
+#include "server/scheduling/snapshot_builder.h"
+
+namespace rota::server {
+namespace {
+
+// Where other tasks reach this node's tasks.
+std::string AddressOf(const NodeView& view) {
+  if (!view.info.addresses.empty()) return view.info.addresses.front();
+  return view.info.hostname.empty() ? view.info.name : view.info.hostname;
+}
+
+// Users' and groups' cached facts are fetched again after this long.
+constexpr int64_t kPassCacheMs = 2000;
+
+}  // namespace
+
+void JobService::RefreshPassCache(int64_t now_ms) {
+  PassCache& c = pass_cache_;
+  c.refreshed_ms = now_ms;
+  if (reservations_ != nullptr) {
+    auto r = reservations_->Overlapping(now_ms, now_ms + options_.reservation_horizon_ms);
+    if (r.ok()) {
+      c.reservations = std::move(*r);
+    } else {
+      ROTA_LOG(WARNING) << "scheduler: cannot read reservations: " << r.status().message();
+    }
+  }
+  std::map<int64_t, User> users;
+  auto user = [&](int64_t id) -> const User* {
+    auto it = users.find(id);
+    if (it == users.end()) {
+      auto u = accounts_->GetUser(id);
+      if (!u.ok()) return nullptr;
+      it = users.emplace(id, std::move(*u)).first;
+    }
+    return &it->second;
+  };
+  c.group_of.clear();
+  for (const auto& [id, job] : active_) {
+    if (c.group_of.count(job.owner)) continue;
+    const User* u = user(job.owner_id);
+    c.group_of[job.owner] = u != nullptr && !u->groups.empty() ? u->groups.front() : "";
+  }
+  c.unix_user_of.clear();
+  for (const auto& r : c.reservations) {
+    const User* u = user(r.owner_id);
+    c.unix_user_of[r.id] = u != nullptr ? u->UnixUserOn(r.node) : r.owner;
+  }
+}
+
+void JobService::SchedulePass(int64_t now_ms, bool full) {
+  dirty_ = false;
+  if (active_.empty()) return;
+  if (full || now_ms - pass_cache_.refreshed_ms > kPassCacheMs) RefreshPassCache(now_ms);
+
+  // Fair share: decay everyone's usage, then add what ran since the last pass.
+  const int64_t dt = usage_at_ms_ > 0 ? std::max<int64_t>(0, now_ms - usage_at_ms_) : 0;
+  usage_at_ms_ = now_ms;
+  if (dt > 0) {
+    for (auto* m : {&user_usage_, &group_usage_}) {
+      for (auto it = m->begin(); it != m->end();) {
+        it->second = sched::Decay(it->second, dt, options_.fairshare_half_life_ms);
+        it = it->second < 1 ? m->erase(it) : std::next(it);
+      }
+    }
+  }
+
+  scheduling::SchedulingInput in;
+  in.now_ms = now_ms;
+  in.policy = options_.policy;
+  in.nodes = cluster_->Nodes();
+  in.jobs = &active_;
+  in.reservations = pass_cache_.reservations;
+  in.queues = queues_->ForScheduler();
+  in.group_of = pass_cache_.group_of;
+  in.released_ms = released_ms_;
+
+  bool any_pending = false;
+  for (const auto& [id, job] : active_) {
+    if (scheduling::Schedulable(job)) any_pending = true;
+    if (dt == 0 || !scheduling::HoldsResources(job)) continue;
+    double gpus = 0;
+    for (const auto& t : job.tasks) gpus += static_cast<double>(t.gpus.size());
+    user_usage_[job.owner] += gpus * static_cast<double>(dt);
+    if (const std::string& g = pass_cache_.group_of[job.owner]; !g.empty()) {
+      group_usage_[g] += gpus * static_cast<double>(dt);
+    }
+  }
+  in.fairshare.user_usage = user_usage_;
+  in.fairshare.group_usage = group_usage_;
+
+  // Reservations whose owner has left their GPUs idle long enough.
+  if (options_.reservation_idle_ms > 0) {
+    std::map<std::string, const NodeView*> views;
+    for (const auto& v : in.nodes) views[v.info.name] = &v;
+    const scheduling::JobGpus job_gpus = scheduling::JobGpusByNode(active_);
+    static const std::map<uint32_t, std::string> kNone;
+    std::map<int64_t, int64_t> used;
+    for (const auto& r : in.reservations) {
+      if (r.start_ms > now_ms || r.end_ms <= now_ms) continue;
+      auto prev = reservation_used_ms_.find(r.id);
+      int64_t last = std::max(r.start_ms, prev == reservation_used_ms_.end() ? started_at_ms_ : prev->second);
+      auto v = views.find(r.node);
+      auto jg = job_gpus.find(r.node);
+      if (v != views.end() && scheduling::OwnerUses(*v->second, r.gpus, jg == job_gpus.end() ? kNone : jg->second,
+                                                    pass_cache_.unix_user_of[r.id])) {
+        last = now_ms;
+      }
+      used[r.id] = last;
+      if (now_ms - last >= options_.reservation_idle_ms) in.idle_reservations.insert(r.id);
+    }
+    reservation_used_ms_ = std::move(used);
+  }
+  // Nothing to start, and nothing a reservation could preempt: no pass.
+  if (!any_pending && in.reservations.empty()) return;
+
+  const sched::Decisions d = sched::Schedule(scheduling::BuildSnapshot(in));
+
+  for (const auto& p : d.preemptions) {
+    auto it = active_.find(p.id);
+    if (it != active_.end() && it->second.stop_to.empty()) Preempt(it->second, p.reason, now_ms);
+  }
+  std::map<std::string, std::set<uint16_t>> busy_ports;
+  if (!d.starts.empty()) busy_ports = BusyPorts(now_ms);
+  std::map<std::string, std::string> address;
+  for (const auto& v : in.nodes) address[v.info.name] = AddressOf(v);
+  for (const auto& st : d.starts) {
+    auto it = active_.find(st.id);
+    if (it == active_.end()) continue;
+    Job& job = it->second;
+    job.wait_reason.clear();
+    job.position = 0;
+    job.estimated_start_ms = 0;
+    // Start.tasks come in the spec's group order, tasks in order within each.
+    std::vector<jobs::PlacedTask> placed;
+    size_t k = 0;
+    for (const auto& g : job.spec.groups) {
+      for (uint32_t i = 0; i < g.replicas && k < st.tasks.size(); ++i, ++k) {
+        jobs::PlacedTask t;
+        t.role = g.role;
+        t.index = i;
+        t.node = st.tasks[k].node;
+        t.address = address.count(t.node) ? address[t.node] : t.node;
+        t.gpus = st.tasks[k].gpus;
+        placed.push_back(std::move(t));
+      }
+    }
+    Status ports = jobs::AssignPorts(placed, options_.ports, busy_ports);
+    if (!ports.ok()) {
+      job.retry_at_ms = now_ms + 1000;
+      job.wait_reason = ports.message();
+      continue;
+    }
+    Launch(job, placed, now_ms);
+  }
+  for (const auto& w : d.waits) {
+    auto it = active_.find(w.id);
+    if (it == active_.end()) continue;
+    it->second.wait_reason = w.reason;
+    it->second.estimated_start_ms = w.estimated_start_ms;
+    it->second.position = w.position;
+  }
+}
+
+void JobService::Preempt(Job& job, const std::string& reason, int64_t now_ms) {
+  ++job.preemptions;
+  job.lost_gpu_ms += scheduling::CurrentRunGpuMs(job, now_ms);
+  const std::string notice = "preempted at " + FormatRfc3339(now_ms) + ": " + reason +
+                             "; SIGKILL follows in " + std::to_string(options_.stop_grace_ms / 1000) +
+                             " s; the job is requeued";
+  ROTA_LOG(INFO) << "job " << job.id << ": preempted (" << reason << ")";
+  StopGang(job, "requeue", "preempted: " + reason + "; requeued", now_ms, notice);
+}
+
+void JobService::CloseRun(Job& job, int64_t now_ms) {
+  if (!job.run_open) return;
+  job.run_open = false;
+  job.attained_gpu_ms += scheduling::CurrentRunGpuMs(job, now_ms);
+  for (const auto& t : job.tasks) {
+    for (uint32_t g : t.gpus) released_ms_[{t.node, g}] = now_ms;
+  }
+}
+
+int JobService::UnfinishedIn(const std::string& queue) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  int n = 0;
+  for (const auto& [id, job] : active_) {
+    if (!job.Final() && (job.spec.queue.empty() ? "default" : job.spec.queue) == queue) ++n;
+  }
+  return n;
+}
+
+std::vector<Job> JobService::Queue(const std::string& queue) const {
+  std::vector<Job> out;
+  std::lock_guard<std::mutex> lock(mu_);
+  for (const auto& [id, job] : active_) {
+    if (job.state != "pending" || job.Final()) continue;
+    if (!queue.empty() && (job.spec.queue.empty() ? "default" : job.spec.queue) != queue) continue;
+    out.push_back(job);
+  }
+  std::sort(out.begin(), out.end(), [](const Job& a, const Job& b) {
+    const uint32_t pa = a.position == 0 ? UINT32_MAX : a.position, pb = b.position == 0 ? UINT32_MAX : b.position;
+    return pa != pb ? pa < pb : a.id < b.id;
+  });
+  return out;
+}
+
+}  // namespace rota::server

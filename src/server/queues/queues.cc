@@ -1,0 +1,231 @@
+#include "server/queues/queues.h"
+
+#include <algorithm>
+
+#include "common/time_util.h"
+#include "reserve/json_fields.h"
+#include "reserve/reservation.h"
+
+namespace rota::server {
+namespace {
+
+using api::Json;
+using reserve::FormatDurationMs;
+using reserve::JsonFields;
+using store::Db;
+using store::Stmt;
+
+QueueDef BuiltInDefault() {
+  QueueDef d;
+  d.queue.name = "default";
+  d.queue.min_priority = -100;
+  d.queue.max_priority = 0;
+  d.description = "built in: everyone's jobs unless they name another queue";
+  return d;
+}
+
+Status Bad(const std::string& field, const std::string& why) {
+  return Status::InvalidArgument("queue." + field + ": " + why);
+}
+
+std::string Join(const std::vector<std::string>& v) {
+  std::string out;
+  for (const auto& s : v) out += (out.empty() ? "" : ", ") + s;
+  return out;
+}
+
+}  // namespace
+
+Result<QueueDef> QueueFromJson(const Json& j) {
+  if (!j.is_object()) return Status::InvalidArgument("queue: must be an object");
+  JsonFields f(j, "queue");
+  RETURN_IF_ERROR(f.Only({"name", "description", "priority", "min_priority", "max_priority", "users",
+                          "groups", "max_gpus", "default_time_limit", "preemptible"}));
+  QueueDef d;
+  sched::Queue& q = d.queue;
+  q.name.clear();
+  RETURN_IF_ERROR(f.Str("name", &q.name, true, 32));
+  if (!jobs::ValidQueueName(q.name)) return Bad("name", "'" + q.name + "': use [a-z][a-z0-9_-]{0,31}");
+  RETURN_IF_ERROR(f.Str("description", &d.description, false, api::kMaxTextLength));
+  int64_t v = 0;
+  RETURN_IF_ERROR(f.Int("priority", &v, jobs::kMinPriority, jobs::kMaxPriority));
+  q.priority = static_cast<int>(v);
+  v = 0;
+  RETURN_IF_ERROR(f.Int("min_priority", &v, jobs::kMinPriority, jobs::kMaxPriority));
+  q.min_priority = static_cast<int>(v);
+  v = 0;
+  RETURN_IF_ERROR(f.Int("max_priority", &v, jobs::kMinPriority, jobs::kMaxPriority));
+  q.max_priority = static_cast<int>(v);
+  if (q.min_priority > q.max_priority) return Bad("min_priority", "must not exceed max_priority");
+  RETURN_IF_ERROR(f.StrArray("users", &q.users, kMaxQueueMembers, 64));
+  RETURN_IF_ERROR(f.StrArray("groups", &q.groups, kMaxQueueMembers, 64));
+  v = 0;
+  RETURN_IF_ERROR(f.Int("max_gpus", &v, 0, 1'000'000));
+  q.max_gpus = static_cast<uint32_t>(v);
+  RETURN_IF_ERROR(f.Duration("default_time_limit", &q.default_time_limit_ms));
+  if (q.default_time_limit_ms < 0 || q.default_time_limit_ms > jobs::kMaxTimeLimitMs) {
+    return Bad("default_time_limit", "must be 0 (none) up to 366d");
+  }
+  RETURN_IF_ERROR(f.Bool("preemptible", &q.preemptible_by_default));
+  return d;
+}
+
+Json ToJson(const QueueDef& d) {
+  const sched::Queue& q = d.queue;
+  Json j{{"name", q.name},
+         {"description", d.description},
+         {"priority", q.priority},
+         {"min_priority", q.min_priority},
+         {"max_priority", q.max_priority},
+         {"users", q.users},
+         {"groups", q.groups},
+         {"max_gpus", q.max_gpus},
+         {"preemptible", q.preemptible_by_default},
+         {"built_in", d.created_ms == 0}};
+  if (q.default_time_limit_ms > 0) j["default_time_limit"] = FormatDurationMs(q.default_time_limit_ms);
+  return j;
+}
+
+Queues::Queues(store::Store* store, const Clock* clock) : store_(store), clock_(clock) {
+  queues_["default"] = BuiltInDefault();
+}
+
+Status Queues::Start() {
+  std::vector<QueueDef> loaded;
+  RETURN_IF_ERROR(store_->Read([&](Db& db) -> Status {
+    ASSIGN_OR_RETURN(Stmt s, db.Prepare("SELECT name, spec_json, created_ms, updated_ms FROM queues"));
+    while (true) {
+      ASSIGN_OR_RETURN(bool row, s.Step());
+      if (!row) break;
+      auto json = api::ParseJson(s.Text(1));
+      if (!json.ok()) return json.status().WithContext("stored queue " + s.Text(0));
+      auto def = QueueFromJson(*json);
+      if (!def.ok()) return def.status().WithContext("stored queue " + s.Text(0));
+      def->created_ms = s.Int(2);
+      def->updated_ms = s.Int(3);
+      loaded.push_back(std::move(*def));
+    }
+    return Status::Ok();
+  }));
+  std::lock_guard<std::mutex> lock(mu_);
+  for (auto& d : loaded) queues_[d.queue.name] = std::move(d);
+  return Status::Ok();
+}
+
+std::vector<QueueDef> Queues::List() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  std::vector<QueueDef> out;
+  out.push_back(queues_.at("default"));
+  for (const auto& [name, d] : queues_) {
+    if (name != "default") out.push_back(d);
+  }
+  return out;
+}
+
+std::vector<sched::Queue> Queues::ForScheduler() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  std::vector<sched::Queue> out;
+  for (const auto& [name, d] : queues_) out.push_back(d.queue);
+  return out;
+}
+
+Result<QueueDef> Queues::Get(const std::string& name) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = queues_.find(name);
+  if (it == queues_.end()) return Status::NotFound("no queue '" + name + "'");
+  return it->second;
+}
+
+Status Queues::Store(const QueueDef& d, bool create) {
+  return store_->Write([&](Db& db) -> Status {
+    ASSIGN_OR_RETURN(Stmt s, db.Prepare(create ? "INSERT INTO queues (name, spec_json, created_ms, updated_ms) "
+                                                 "VALUES (?1, ?2, ?3, ?4)"
+                                               : "INSERT INTO queues (name, spec_json, created_ms, updated_ms) "
+                                                 "VALUES (?1, ?2, ?3, ?4) ON CONFLICT(name) DO UPDATE SET "
+                                                 "spec_json = ?2, updated_ms = ?4"));
+    Json j = ToJson(d);
+    j.erase("built_in");
+    return s.Bind(1, d.queue.name).Bind(2, j.dump()).Bind(3, d.created_ms).Bind(4, d.updated_ms).Run();
+  });
+}
+
+Result<QueueDef> Queues::Create(const QueueDef& q) {
+  QueueDef d = q;
+  d.created_ms = d.updated_ms = clock_->NowMs();
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (queues_.count(d.queue.name)) return Status::AlreadyExists("queue '" + d.queue.name + "' exists");
+    if (queues_.size() >= kMaxQueues) {
+      return Status::ResourceExhausted("at most " + std::to_string(kMaxQueues) + " queues");
+    }
+  }
+  // Two creates of one name: the store's primary key refuses the second.
+  RETURN_IF_ERROR(Store(d, true));
+  std::lock_guard<std::mutex> lock(mu_);
+  queues_[d.queue.name] = d;
+  return d;
+}
+
+Result<QueueDef> Queues::Replace(const QueueDef& q) {
+  QueueDef d = q;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    auto it = queues_.find(d.queue.name);
+    if (it == queues_.end()) return Status::NotFound("no queue '" + d.queue.name + "'");
+    d.created_ms = it->second.created_ms;
+  }
+  d.updated_ms = clock_->NowMs();
+  if (d.created_ms == 0) d.created_ms = d.updated_ms;  // the built-in default, stored from now on
+  RETURN_IF_ERROR(Store(d, false));
+  std::lock_guard<std::mutex> lock(mu_);
+  queues_[d.queue.name] = d;
+  return d;
+}
+
+Status Queues::Delete(const std::string& name) {
+  if (name == "default") return Status::Conflict("the default queue cannot be deleted");
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (!queues_.count(name)) return Status::NotFound("no queue '" + name + "'");
+  }
+  RETURN_IF_ERROR(store_->Write([&](Db& db) -> Status {
+    ASSIGN_OR_RETURN(Stmt s, db.Prepare("DELETE FROM queues WHERE name = ?1"));
+    return s.Bind(1, name).Run();
+  }));
+  std::lock_guard<std::mutex> lock(mu_);
+  queues_.erase(name);
+  return Status::Ok();
+}
+
+Status Queues::Admit(const std::string& user, const std::vector<std::string>& groups, bool admin,
+                     jobs::JobSpec* spec) const {
+  if (spec->queue.empty()) spec->queue = "default";
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = queues_.find(spec->queue);
+  if (it == queues_.end()) {
+    std::vector<std::string> names;
+    for (const auto& [name, d] : queues_) names.push_back(name);
+    return Status::InvalidArgument("job.queue: no queue '" + spec->queue + "' (queues: " + Join(names) + ")");
+  }
+  const sched::Queue& q = it->second.queue;
+  if (!admin && (!q.users.empty() || !q.groups.empty())) {
+    bool in = std::find(q.users.begin(), q.users.end(), user) != q.users.end();
+    for (const auto& g : groups) in = in || std::find(q.groups.begin(), q.groups.end(), g) != q.groups.end();
+    if (!in) {
+      return Status::PermissionDenied("queue '" + q.name + "' admits " +
+                                      (q.users.empty() ? "" : "users " + Join(q.users)) +
+                                      (!q.users.empty() && !q.groups.empty() ? " and " : "") +
+                                      (q.groups.empty() ? "" : "groups " + Join(q.groups)) + " only");
+    }
+  }
+  if (spec->priority < q.min_priority || spec->priority > q.max_priority) {
+    return Status::InvalidArgument("job.priority: " + std::to_string(spec->priority) + " is outside queue '" +
+                                   q.name + "' bounds " + std::to_string(q.min_priority) + ".." +
+                                   std::to_string(q.max_priority));
+  }
+  if (spec->time_limit_ms == 0) spec->time_limit_ms = q.default_time_limit_ms;
+  if (!spec->preemptible) spec->preemptible = q.preemptible_by_default;
+  return Status::Ok();
+}
+
+}  // namespace rota::server

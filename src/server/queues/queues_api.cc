@@ -1,0 +1,122 @@
+// Queues API:
+//
+//   GET    /api/v1/queues              every queue with its pending and running jobs   reader
+//   POST   /api/v1/queues              a queue (queues.h)                   admin -> 201
+//   GET    /api/v1/queues/{name}                                            reader
+//   PUT    /api/v1/queues/{name}       the whole queue                      admin
+//   DELETE /api/v1/queues/{name}       Conflict while jobs name it          admin -> 204
+//   GET    /api/v1/queue               ?queue=NAME: pending jobs in the scheduler's order,
+//                                      with why each waits                  reader
+
+#include "net/http_server.h"
+#include "server/api_context.h"
+#include "server/auth.h"
+#include "server/jobs.h"
+#include "server/queues/queues.h"
+#include "server/request_params.h"
+
+namespace rota::server {
+namespace {
+
+using net::HttpRequest;
+using net::HttpResponse;
+
+HttpResponse Fail(const Status& st) { return HttpResponse::FromStatus(st); }
+
+api::Json WithCounts(ApiContext& ctx, const QueueDef& q) {
+  api::Json j = ToJson(q);
+  const int pending = static_cast<int>(ctx.jobs->Queue(q.queue.name).size());
+  j["pending"] = pending;
+  j["unfinished"] = ctx.jobs->UnfinishedIn(q.queue.name);
+  return j;
+}
+
+// The queue in a request body; a PUT's path names it (the body may omit it).
+Result<QueueDef> BodyQueue(const HttpRequest& req, const std::string& path_name) {
+  auto body = api::ParseJson(req.body);
+  if (!body.ok()) return body.status().WithContext("request body");
+  if (!path_name.empty() && body->is_object()) {
+    if (!body->contains("name")) (*body)["name"] = path_name;
+    if ((*body)["name"] != path_name) {
+      return Status::InvalidArgument("queue.name: the body names '" + (*body)["name"].dump() +
+                                     "', the path '" + path_name + "'");
+    }
+  }
+  return QueueFromJson(*body);
+}
+
+}  // namespace
+
+Status RegisterQueueRoutes(net::HttpServer& http, ApiContext& ctx) {
+  if (ctx.queues == nullptr || ctx.jobs == nullptr) return Status::Internal("queue routes need queues and jobs");
+
+  RETURN_IF_ERROR(http.Route("GET", "/api/v1/queues", [&ctx](const HttpRequest& req) {
+    auto who = RequireReader(ctx, req);
+    if (!who.ok()) return Fail(who.status());
+    if (Status st = OnlyQueryParams(req, {}); !st.ok()) return Fail(st);
+    api::Json rows = api::Json::array();
+    for (const auto& q : ctx.queues->List()) rows.push_back(WithCounts(ctx, q));
+    return HttpResponse::Json(200, api::Json{{"queues", std::move(rows)}}.dump());
+  }));
+
+  RETURN_IF_ERROR(http.Route("POST", "/api/v1/queues", [&ctx](const HttpRequest& req) {
+    auto who = RequireAdmin(ctx, req);
+    if (!who.ok()) return Fail(who.status());
+    auto q = BodyQueue(req, "");
+    if (!q.ok()) return Fail(q.status());
+    auto created = ctx.queues->Create(*q);
+    if (!created.ok()) return Fail(created.status());
+    return HttpResponse::Json(201, WithCounts(ctx, *created).dump());
+  }));
+
+  RETURN_IF_ERROR(http.Route("GET", "/api/v1/queues/{name}", [&ctx](const HttpRequest& req) {
+    auto who = RequireReader(ctx, req);
+    if (!who.ok()) return Fail(who.status());
+    auto q = ctx.queues->Get(req.Param("name"));
+    if (!q.ok()) return Fail(q.status());
+    return HttpResponse::Json(200, WithCounts(ctx, *q).dump());
+  }));
+
+  RETURN_IF_ERROR(http.Route("PUT", "/api/v1/queues/{name}", [&ctx](const HttpRequest& req) {
+    auto who = RequireAdmin(ctx, req);
+    if (!who.ok()) return Fail(who.status());
+    auto q = BodyQueue(req, req.Param("name"));
+    if (!q.ok()) return Fail(q.status());
+    auto replaced = ctx.queues->Replace(*q);
+    if (!replaced.ok()) return Fail(replaced.status());
+    return HttpResponse::Json(200, WithCounts(ctx, *replaced).dump());
+  }));
+
+  RETURN_IF_ERROR(http.Route("DELETE", "/api/v1/queues/{name}", [&ctx](const HttpRequest& req) {
+    auto who = RequireAdmin(ctx, req);
+    if (!who.ok()) return Fail(who.status());
+    const std::string name = req.Param("name");
+    if (auto q = ctx.queues->Get(name); !q.ok()) return Fail(q.status());
+    if (int n = ctx.jobs->UnfinishedIn(name); n > 0) {
+      return Fail(Status::Conflict("queue '" + name + "' still has " + std::to_string(n) + " unfinished job(s)"));
+    }
+    if (Status st = ctx.queues->Delete(name); !st.ok()) return Fail(st);
+    return HttpResponse{204, "application/json", "", {}};
+  }));
+
+  RETURN_IF_ERROR(http.Route("GET", "/api/v1/queue", [&ctx](const HttpRequest& req) {
+    auto who = RequireReader(ctx, req);
+    if (!who.ok()) return Fail(who.status());
+    if (Status st = OnlyQueryParams(req, {"queue"}); !st.ok()) return Fail(st);
+    const std::string queue = req.Query("queue");
+    if (!queue.empty()) {
+      if (auto q = ctx.queues->Get(queue); !q.ok()) return Fail(q.status());
+    }
+    api::Json rows = api::Json::array();
+    for (const auto& j : ctx.jobs->Queue(queue)) {
+      api::Json row = ToJson(j);
+      row.erase("spec");
+      row.erase("tasks");
+      rows.push_back(std::move(row));
+    }
+    return HttpResponse::Json(200, api::Json{{"jobs", std::move(rows)}}.dump());
+  }));
+  return Status::Ok();
+}
+
+}  // namespace rota::server

@@ -1,0 +1,68 @@
+#pragma once
+// The live server's side of the scheduler: what the job service knows (jobs,
+// node views, reservations, queues, usage) turned into a sched::Snapshot.
+// Pure: values in, a snapshot out; no store, clock or locks (the job service
+// gathers the inputs under its lock and calls this).
+// See docs/design-sched.md ("The live server").
+
+#include <cstdint>
+#include <map>
+#include <set>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "reserve/reservation.h"
+#include "sched/snapshot.h"
+#include "server/cluster_state.h"
+#include "server/jobs.h"
+
+namespace rota::server::scheduling {
+
+// A GPU of a node: (node name, GPU index).
+using GpuKey = std::pair<std::string, uint32_t>;
+
+struct SchedulingInput {
+  int64_t now_ms = 0;
+  sched::Policy policy;
+  std::vector<NodeView> nodes;
+  const std::map<int64_t, Job>* jobs = nullptr;  // unfinished jobs (borrowed)
+  std::vector<reserve::Reservation> reservations;  // running and upcoming
+  std::vector<sched::Queue> queues;
+  sched::FairShare fairshare;
+  std::map<std::string, std::string> group_of;  // username -> primary group
+  std::set<int64_t> idle_reservations;          // owner left them idle long enough
+  // When a job last let a GPU go: a process seen on it in a sample taken before
+  // then (plus the sample interval) is the job's, not someone's by hand.
+  std::map<GpuKey, int64_t> released_ms;
+};
+
+sched::Snapshot BuildSnapshot(const SchedulingInput& in);
+
+// A job that holds GPUs or processes now: starting, running, or being stopped.
+bool HoldsResources(const Job& job);
+// True for a job the scheduler may start: pending and not being stopped.
+bool Schedulable(const Job& job);
+// Node -> GPU -> the Unix user of the job task holding it, over every job
+// that holds resources.
+using JobGpus = std::map<std::string, std::map<uint32_t, std::string>>;
+JobGpus JobGpusByNode(const std::map<int64_t, Job>& jobs);
+
+// The GPUs of `view` no job may get now: failed in its latest sample, or
+// running a process that is no rota job's (someone working by hand). A process
+// on a job's GPU is the job's when it runs as the job's Unix user (or its user
+// is unknown). Ascending.
+std::vector<uint32_t> UnusableGpus(const NodeView& view, const std::map<uint32_t, std::string>& job_gpus,
+                                   const std::map<GpuKey, int64_t>& released_ms);
+
+// True when a GPU of `view` among `gpus` runs a process of someone other than
+// the jobs of other users on it: the reservation owner (or anyone by hand) is
+// using it. `job_gpus` as for UnusableGpus; `owner_unix` is the owner's Unix
+// user on the node (their own jobs count as use too).
+bool OwnerUses(const NodeView& view, const std::vector<uint32_t>& gpus,
+               const std::map<uint32_t, std::string>& job_gpus, const std::string& owner_unix);
+
+// GPU-milliseconds the job's current run (its tasks) has held since it started.
+double CurrentRunGpuMs(const Job& job, int64_t now_ms);
+
+}  // namespace rota::server::scheduling
