@@ -140,6 +140,9 @@ struct RunOptions {
   std::string workdir, restart, time_limit;
   int max_restarts = -1;
   bool shell = false, process_per_node = false, wait = false;
+  std::string queue;
+  std::optional<int> priority;
+  bool preemptible = false, spread = false;
   std::vector<std::string> command;
 };
 // Prints the job id (-o json: the job); with --wait follows it and exits 0 only
@@ -149,6 +152,18 @@ int RunJobs(const ClientOptions& client, const OutputOptions& out, bool mine, co
 // action: "show" or "cancel".
 int RunJobCommand(const ClientOptions& client, const OutputOptions& out, const std::string& action,
                   const std::string& id);
+// rota queue [--queue NAME]: pending jobs in the scheduler's order.
+int RunQueue(const ClientOptions& client, const OutputOptions& out, const std::string& queue);
+// rota queues | queues create NAME [flags] | queues set NAME [flags] | queues delete NAME
+struct QueueEdit {
+  std::string action = "list";  // list, create, set, delete
+  std::string name;
+  std::optional<int> priority, min_priority, max_priority;
+  std::optional<std::string> users, groups, default_time_limit, description;  // lists: a,b
+  std::optional<int64_t> max_gpus;
+  std::optional<bool> preemptible;
+};
+int RunQueues(const ClientOptions& client, const OutputOptions& out, const QueueEdit& e);
 struct LogsOptions {
   std::string id, task;
   bool use_stderr = false, follow = false;

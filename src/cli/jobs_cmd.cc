@@ -111,6 +111,10 @@ Result<Json> SpecFromFlags(const RunOptions& o) {
   }
   if (!o.time_limit.empty()) spec["time_limit"] = o.time_limit;
   if (o.process_per_node) spec["process_per_node"] = true;
+  if (!o.queue.empty()) spec["queue"] = o.queue;
+  if (o.priority) spec["priority"] = *o.priority;
+  if (o.preemptible) spec["preemptible"] = true;
+  if (o.spread) spec["spread"] = true;
   return spec;
 }
 
@@ -121,7 +125,16 @@ void PrintJob(const Json& j) {
             << " — " << j.value("reason", "") << "\n"
             << "  Framework: " << j.value("framework", "") << ", restarts "
             << j.value("restart_count", 0) << "\n"
+            << "  Queue:     " << j.value("queue", "default") << ", priority " << j.value("priority", 0)
+            << (j.value("preemptible", false) ? ", preemptible" : "") << ", preempted "
+            << j.value("preemptions", 0) << " time(s) (" << j.value("lost_gpu_seconds", 0)
+            << " GPU-s lost)\n"
             << "  Created:   " << j.value("created", "") << "\n";
+  if (j.contains("position") || j.contains("estimated_start")) {
+    std::cout << "  Waiting:   " << (j.contains("position") ? "#" + j["position"].dump() + " in line" : "")
+              << (j.contains("estimated_start") ? ", estimated start " + Str(j, "estimated_start") : "")
+              << "\n";
+  }
   Table t({"TASK", "NODE", "GPUS", "PORT", "STATE", "PID", "EXIT", "ERROR"});
   for (const auto& task : j.value("tasks", Json::array())) {
     std::string gpus;
@@ -191,11 +204,13 @@ int RunJobs(const ClientOptions& client, const OutputOptions& out, bool mine, co
     std::cout << (*list)["jobs"].dump(2) << "\n";
     return 0;
   }
-  Table t({"ID", "NAME", "OWNER", "FRAMEWORK", "STATE", "TASKS", "RESTARTS", "REASON"});
+  Table t({"ID", "NAME", "OWNER", "QUEUE", "FRAMEWORK", "STATE", "TASKS", "RESTARTS", "REASON"});
   for (const auto& j : (*list)["jobs"]) {
+    std::string reason = j.value("reason", "");
+    if (j.contains("estimated_start")) reason += " (start ~" + Str(j, "estimated_start") + ")";
     t.Add({std::to_string(j.value("id", 0)), j.value("name", ""), j.value("owner", ""),
-           j.value("framework", ""), j.value("state", ""), std::to_string(j["tasks"].size()),
-           std::to_string(j.value("restart_count", 0)), j.value("reason", "")});
+           j.value("queue", "default"), j.value("framework", ""), j.value("state", ""),
+           std::to_string(j["tasks"].size()), std::to_string(j.value("restart_count", 0)), reason});
   }
   std::cout << t.Render();
   return 0;

@@ -227,6 +227,11 @@ int main(int argc, char** argv) {
   run->add_flag("--shell", run_options.shell, "Run the command as one string through /bin/sh -c");
   run->add_flag("--process-per-node", run_options.process_per_node,
                 "pytorch: one process per node holding all its GPUs (for torchrun)");
+  run->add_option("--queue", run_options.queue, "Queue (default: the default queue)");
+  run->add_option("--priority", run_options.priority, "Priority within the queue's bounds");
+  run->add_flag("--preemptible", run_options.preemptible,
+                "May be stopped (SIGTERM, ROTA_PREEMPT_NOTICE) and requeued for others");
+  run->add_flag("--spread", run_options.spread, "Tasks on as many nodes as possible");
   run->add_flag("--wait", run_options.wait, "Follow the job to its end; exit 0 only if it succeeded");
   run->add_option("command", run_options.command, "CMD ARGS... (after --)");
   run->positionals_at_end();
@@ -236,6 +241,31 @@ int main(int argc, char** argv) {
   add_client_flags(jobs_cmd);
   jobs_cmd->add_flag("--mine", jobs_mine, "Only mine");
   jobs_cmd->add_option("--state", jobs_state, "pending, starting, running, succeeded, failed or cancelled");
+  std::string queue_name;
+  auto* queue_cmd = app.add_subcommand("queue", "Pending jobs in the scheduler's order, with why they wait");
+  add_client_flags(queue_cmd);
+  queue_cmd->add_option("--queue", queue_name, "Only this queue");
+  rota::cli::QueueEdit queue_edit;
+  auto* queues_cmd = app.add_subcommand("queues", "List queues; create, set or delete one (admin)");
+  add_client_flags(queues_cmd);
+  auto* queues_create = queues_cmd->add_subcommand("create", "Create a queue");
+  auto* queues_set = queues_cmd->add_subcommand("set", "Change a queue (the flags given)");
+  auto* queues_delete = queues_cmd->add_subcommand("delete", "Delete a queue with no unfinished job");
+  for (auto* cmd : {queues_create, queues_set, queues_delete}) {
+    add_client_flags(cmd);
+    cmd->add_option("name", queue_edit.name, "Queue name")->required();
+  }
+  for (auto* cmd : {queues_create, queues_set}) {
+    cmd->add_option("--priority", queue_edit.priority, "Queue priority: higher queues go first");
+    cmd->add_option("--min-priority", queue_edit.min_priority, "Lowest job priority allowed");
+    cmd->add_option("--max-priority", queue_edit.max_priority, "Highest job priority allowed");
+    cmd->add_option("--users", queue_edit.users, "Only these users (a,b; empty: anyone)");
+    cmd->add_option("--groups", queue_edit.groups, "Only these groups (a,b)");
+    cmd->add_option("--max-gpus", queue_edit.max_gpus, "GPUs all its jobs hold at once (0: no limit)");
+    cmd->add_option("--default-time-limit", queue_edit.default_time_limit, "Time limit of jobs that set none");
+    cmd->add_option("--preemptible", queue_edit.preemptible, "Jobs preemptible by default (true/false)");
+    cmd->add_option("--description", queue_edit.description, "Description");
+  }
   std::string job_id;
   auto* job_cmd = app.add_subcommand("job", "Show a job");
   job_cmd->require_subcommand(1);
@@ -344,6 +374,13 @@ int main(int argc, char** argv) {
   }
   if (exec->parsed()) return rota::cli::RunExec(client, exec_options);
   if (run->parsed()) return rota::cli::RunRun(client, output, run_options);
+  if (queue_cmd->parsed()) return rota::cli::RunQueue(client, output, queue_name);
+  if (queues_cmd->parsed()) {
+    queue_edit.action = queues_create->parsed() ? "create"
+                         : queues_set->parsed() ? "set"
+                         : queues_delete->parsed() ? "delete" : "list";
+    return rota::cli::RunQueues(client, output, queue_edit);
+  }
   if (jobs_cmd->parsed()) return rota::cli::RunJobs(client, output, jobs_mine, jobs_state);
   if (job_cmd->parsed()) return rota::cli::RunJobCommand(client, output, "show", job_id);
   if (cancel->parsed()) return rota::cli::RunJobCommand(client, output, "cancel", job_id);

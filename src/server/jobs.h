@@ -217,7 +217,6 @@ class JobService {
     int64_t refreshed_ms = -1;
     std::vector<Reservation> reservations;                 // running and upcoming
     std::map<std::string, std::string> group_of;           // username -> primary group
-    std::map<int64_t, std::string> unix_user_of;           // reservation id -> owner's Unix user
   } pass_cache_;
   // Fair share: decayed GPU-ms per user and group (GUARDED_BY(mu_)).
   std::map<std::string, double> user_usage_, group_usage_;

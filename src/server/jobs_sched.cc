@@ -54,11 +54,6 @@ void JobService::RefreshPassCache(int64_t now_ms) {
     const User* u = user(job.owner_id);
     c.group_of[job.owner] = u != nullptr && !u->groups.empty() ? u->groups.front() : "";
   }
-  c.unix_user_of.clear();
-  for (const auto& r : c.reservations) {
-    const User* u = user(r.owner_id);
-    c.unix_user_of[r.id] = u != nullptr ? u->UnixUserOn(r.node) : r.owner;
-  }
 }
 
 void JobService::SchedulePass(int64_t now_ms, bool full) {
@@ -107,7 +102,7 @@ void JobService::SchedulePass(int64_t now_ms, bool full) {
     std::map<std::string, const NodeView*> views;
     for (const auto& v : in.nodes) views[v.info.name] = &v;
     const scheduling::JobGpus job_gpus = scheduling::JobGpusByNode(active_);
-    static const std::map<uint32_t, std::string> kNone;
+    static const scheduling::NodeJobGpus kNone;
     std::map<int64_t, int64_t> used;
     for (const auto& r : in.reservations) {
       if (r.start_ms > now_ms || r.end_ms <= now_ms) continue;
@@ -116,7 +111,7 @@ void JobService::SchedulePass(int64_t now_ms, bool full) {
       auto v = views.find(r.node);
       auto jg = job_gpus.find(r.node);
       if (v != views.end() && scheduling::OwnerUses(*v->second, r.gpus, jg == job_gpus.end() ? kNone : jg->second,
-                                                    pass_cache_.unix_user_of[r.id])) {
+                                                    r.owner)) {
         last = now_ms;
       }
       used[r.id] = last;

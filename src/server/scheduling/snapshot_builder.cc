@@ -105,13 +105,13 @@ JobGpus JobGpusByNode(const std::map<int64_t, Job>& jobs) {
     for (const auto& t : job.tasks) {
       if (!Alive(t)) continue;
       auto& node = out[t.node];
-      for (uint32_t g : t.gpus) node[g] = t.unix_user;
+      for (uint32_t g : t.gpus) node[g] = GpuHolder{job.owner, t.unix_user};
     }
   }
   return out;
 }
 
-std::vector<uint32_t> UnusableGpus(const NodeView& view, const std::map<uint32_t, std::string>& job_gpus,
+std::vector<uint32_t> UnusableGpus(const NodeView& view, const NodeJobGpus& job_gpus,
                                    const std::map<GpuKey, int64_t>& released_ms) {
   std::vector<uint32_t> out;
   if (!view.latest) return out;
@@ -125,7 +125,7 @@ std::vector<uint32_t> UnusableGpus(const NodeView& view, const std::map<uint32_t
                        sampled <= released->second + view.info.sample_interval_ms;
     for (const auto& p : g.processes) {
       if (unusable) break;
-      if (job != job_gpus.end()) unusable = !OfJob(p, job->second);
+      if (job != job_gpus.end()) unusable = !OfJob(p, job->second.unix_user);
       else unusable = !stale;
     }
     if (unusable) out.push_back(g.index);
@@ -134,15 +134,15 @@ std::vector<uint32_t> UnusableGpus(const NodeView& view, const std::map<uint32_t
   return out;
 }
 
-bool OwnerUses(const NodeView& view, const std::vector<uint32_t>& gpus,
-               const std::map<uint32_t, std::string>& job_gpus, const std::string& owner_unix) {
+bool OwnerUses(const NodeView& view, const std::vector<uint32_t>& gpus, const NodeJobGpus& job_gpus,
+               const std::string& owner) {
   if (!view.latest) return false;
   for (const auto& g : view.latest->gpus) {
     if (!std::binary_search(gpus.begin(), gpus.end(), g.index)) continue;
     auto job = job_gpus.find(g.index);
     for (const auto& p : g.processes) {
-      const bool others_job = job != job_gpus.end() && !job->second.empty() &&
-                              job->second != owner_unix && OfJob(p, job->second);
+      const bool others_job =
+          job != job_gpus.end() && job->second.owner != owner && OfJob(p, job->second.unix_user);
       if (!others_job) return true;
     }
   }
@@ -156,7 +156,7 @@ sched::Snapshot BuildSnapshot(const SchedulingInput& in) {
   static const std::map<int64_t, Job> kNoJobs;
   const auto& jobs = in.jobs != nullptr ? *in.jobs : kNoJobs;
   const JobGpus job_gpus = JobGpusByNode(jobs);
-  static const std::map<uint32_t, std::string> kNone;
+  static const NodeJobGpus kNone;
   for (const auto& view : in.nodes) {
     sched::Node n;
     n.name = view.info.name;

@@ -43,24 +43,29 @@ sched::Snapshot BuildSnapshot(const SchedulingInput& in);
 bool HoldsResources(const Job& job);
 // True for a job the scheduler may start: pending and not being stopped.
 bool Schedulable(const Job& job);
-// Node -> GPU -> the Unix user of the job task holding it, over every job
-// that holds resources.
-using JobGpus = std::map<std::string, std::map<uint32_t, std::string>>;
+// Who holds a GPU through a job: the job's owner and the Unix user its task
+// runs as.
+struct GpuHolder {
+  std::string owner;
+  std::string unix_user;
+};
+using NodeJobGpus = std::map<uint32_t, GpuHolder>;
+// Node -> GPU -> holder, over every job that holds resources.
+using JobGpus = std::map<std::string, NodeJobGpus>;
 JobGpus JobGpusByNode(const std::map<int64_t, Job>& jobs);
 
 // The GPUs of `view` no job may get now: failed in its latest sample, or
 // running a process that is no rota job's (someone working by hand). A process
 // on a job's GPU is the job's when it runs as the job's Unix user (or its user
 // is unknown). Ascending.
-std::vector<uint32_t> UnusableGpus(const NodeView& view, const std::map<uint32_t, std::string>& job_gpus,
+std::vector<uint32_t> UnusableGpus(const NodeView& view, const NodeJobGpus& job_gpus,
                                    const std::map<GpuKey, int64_t>& released_ms);
 
-// True when a GPU of `view` among `gpus` runs a process of someone other than
-// the jobs of other users on it: the reservation owner (or anyone by hand) is
-// using it. `job_gpus` as for UnusableGpus; `owner_unix` is the owner's Unix
-// user on the node (their own jobs count as use too).
-bool OwnerUses(const NodeView& view, const std::vector<uint32_t>& gpus,
-               const std::map<uint32_t, std::string>& job_gpus, const std::string& owner_unix);
+// True when a GPU of `view` among `gpus` runs a process that is not one of
+// another user's jobs on it: the reservation's `owner` (by hand or through a
+// job), or anyone by hand, is using it.
+bool OwnerUses(const NodeView& view, const std::vector<uint32_t>& gpus, const NodeJobGpus& job_gpus,
+               const std::string& owner);
 
 // GPU-milliseconds the job's current run (its tasks) has held since it started.
 double CurrentRunGpuMs(const Job& job, int64_t now_ms);

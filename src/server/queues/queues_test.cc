@@ -1,0 +1,121 @@
+#include "server/queues/queues.h"
+
+#include <gtest/gtest.h>
+
+#include "server/store/store_test_util.h"
+
+namespace rota::server {
+namespace {
+
+using api::Json;
+
+class QueuesTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    auto s = store::Store::Open(dir_.path(), store::StoreOptions{}, clock_);
+    ASSERT_TRUE(s.ok()) << s.status().ToString();
+    store_ = std::move(*s);
+    queues_ = std::make_unique<Queues>(store_.get(), &clock_);
+    ASSERT_TRUE(queues_->Start().ok());
+  }
+
+  QueueDef Def(const Json& j) {
+    auto d = QueueFromJson(j);
+    EXPECT_TRUE(d.ok()) << d.status().ToString();
+    return d.ok() ? *d : QueueDef{};
+  }
+
+  store::testing::TempDir dir_;
+  FakeClock clock_;
+  std::unique_ptr<store::Store> store_;
+  std::unique_ptr<Queues> queues_;
+};
+
+TEST_F(QueuesTest, BadDefinitionsAreRefusedNamingTheField) {
+  struct Case {
+    const char* json;
+    const char* field;
+  } cases[] = {
+      {R"({"priority": 1})", "queue.name"},
+      {R"({"name": "Bad"})", "queue.name"},
+      {R"({"name": "q", "bogus": 1})", "bogus"},
+      {R"({"name": "q", "priority": 5000})", "queue.priority"},
+      {R"({"name": "q", "min_priority": 3, "max_priority": 1})", "queue.min_priority"},
+      {R"({"name": "q", "max_gpus": -1})", "queue.max_gpus"},
+      {R"({"name": "q", "default_time_limit": "soon"})", "queue.default_time_limit"},
+      {R"({"name": "q", "users": "alice"})", "queue.users"},
+      {R"([1, 2])", "queue"},
+  };
+  for (const auto& c : cases) {
+    auto d = QueueFromJson(Json::parse(c.json));
+    ASSERT_FALSE(d.ok()) << c.json;
+    EXPECT_EQ(d.status().code(), StatusCode::kInvalidArgument) << c.json;
+    EXPECT_NE(d.status().message().find(c.field), std::string::npos) << c.json << ": " << d.status().message();
+  }
+}
+
+TEST_F(QueuesTest, AdmitFillsDefaultsAndChecksBoundsAndMembers) {
+  ASSERT_TRUE(queues_->Create(Def(Json{{"name", "ml"}, {"min_priority", -5}, {"max_priority", 5},
+                                       {"groups", {"vision"}}, {"default_time_limit", "2h"},
+                                       {"preemptible", true}}))
+                  .ok());
+  jobs::JobSpec spec;
+  spec.queue = "ml";
+  spec.priority = 5;
+  ASSERT_TRUE(queues_->Admit("alice", {"vision"}, false, &spec).ok());
+  EXPECT_EQ(spec.time_limit_ms, 2 * 3600'000);
+  EXPECT_EQ(spec.preemptible, std::optional<bool>(true));
+
+  jobs::JobSpec own;
+  own.queue = "ml";
+  own.time_limit_ms = 1000;
+  own.preemptible = false;
+  ASSERT_TRUE(queues_->Admit("alice", {"vision"}, false, &own).ok());
+  EXPECT_EQ(own.time_limit_ms, 1000) << "the job's own values win";
+  EXPECT_EQ(own.preemptible, std::optional<bool>(false));
+
+  jobs::JobSpec high = spec;
+  high.priority = 6;
+  Status st = queues_->Admit("alice", {"vision"}, false, &high);
+  EXPECT_EQ(st.code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(st.message().find("-5..5"), std::string::npos) << st.message();
+  st = queues_->Admit("bob", {"audio"}, false, &spec);
+  EXPECT_EQ(st.code(), StatusCode::kPermissionDenied);
+  EXPECT_NE(st.message().find("groups vision"), std::string::npos) << st.message();
+  EXPECT_TRUE(queues_->Admit("root", {}, true, &spec).ok()) << "admins may use any queue";
+
+  jobs::JobSpec nameless;
+  ASSERT_TRUE(queues_->Admit("bob", {}, false, &nameless).ok());
+  EXPECT_EQ(nameless.queue, "default");
+  nameless.priority = 1;
+  EXPECT_EQ(queues_->Admit("bob", {}, false, &nameless).code(), StatusCode::kInvalidArgument)
+      << "the built-in default lets jobs lower their priority only";
+  jobs::JobSpec unknown;
+  unknown.queue = "nope";
+  st = queues_->Admit("bob", {}, false, &unknown);
+  EXPECT_NE(st.message().find("queues: default, ml"), std::string::npos) << st.message();
+}
+
+TEST_F(QueuesTest, ChangesAreStoredAndTheDefaultQueueStays) {
+  ASSERT_TRUE(queues_->Create(Def(Json{{"name", "ml"}, {"priority", 3}})).ok());
+  EXPECT_EQ(queues_->Create(Def(Json{{"name", "ml"}})).status().code(), StatusCode::kAlreadyExists);
+  EXPECT_EQ(queues_->Replace(Def(Json{{"name", "nope"}})).status().code(), StatusCode::kNotFound);
+  ASSERT_TRUE(queues_->Replace(Def(Json{{"name", "default"}, {"max_priority", 10}})).ok());
+  ASSERT_TRUE(queues_->Create(Def(Json{{"name", "gone"}})).ok());
+  ASSERT_TRUE(queues_->Delete("gone").ok());
+  EXPECT_EQ(queues_->Delete("default").code(), StatusCode::kConflict);
+  EXPECT_EQ(queues_->Delete("gone").code(), StatusCode::kNotFound);
+
+  Queues again(store_.get(), &clock_);
+  ASSERT_TRUE(again.Start().ok());
+  auto list = again.List();
+  ASSERT_EQ(list.size(), 2u);
+  EXPECT_EQ(list[0].queue.name, "default");
+  EXPECT_EQ(list[0].queue.max_priority, 10);
+  EXPECT_EQ(list[1].queue.name, "ml");
+  EXPECT_EQ(list[1].queue.priority, 3);
+  EXPECT_EQ(ToJson(list[1]).value("built_in", true), false);
+}
+
+}  // namespace
+}  // namespace rota::server

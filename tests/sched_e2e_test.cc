@@ -1,0 +1,244 @@
+// The scheduler end to end: `rota server` and a real agent on a simulated
+// node. A preemptible job is told (SIGTERM and ROTA_PREEMPT_NOTICE), stopped
+// and requeued when a job of a higher-priority queue needs its GPUs, then runs
+// again; a reservation its owner leaves idle lends its GPUs to a preemptible
+// job, which is preempted when the owner starts a process there; queues are
+// managed through the API and the CLI, and waiting jobs say why.
+
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <chrono>
+
+#include "common/clock.h"
+#include "common/file_util.h"
+#include "common/time_util.h"
+#include "tests/harness.h"
+
+namespace rota::testing {
+namespace {
+
+using api::Json;
+using std::chrono::seconds;
+
+class SchedE2E : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (::geteuid() != 0) GTEST_SKIP() << "needs root: jobs run as nobody, apart from processes by hand";
+    server_ = std::make_unique<ServerProcess>(dir_.path() + "/server");
+    server_->SetEnv("ROTA_JOB_PORTS", "32000-32499");  // apart from other tests running at once
+    server_->SetEnv("ROTA_PREEMPT_AFTER", "0s");
+    server_->SetEnv("ROTA_JOB_STOP_GRACE", "3s");
+    server_->SetEnv("ROTA_RESERVATION_IDLE", "2s");
+    ASSERT_TRUE(server_->Start().ok()) << server_->child().Log();
+    agent_ = std::make_unique<AgentProcess>(dir_.path(), SimGpuNode{.name = "gpu-s", .gpus = 2}, *server_);
+    ASSERT_TRUE(agent_->Start().ok());
+    ASSERT_TRUE(WaitFor([&] { return NodeReady(*server_, "gpu-s"); }, seconds(20)));
+    Json extra{{"unix_user", "nobody"}};
+    auto a = server_->CreateUser("alice", "user", extra);
+    auto b = server_->CreateUser("bob", "user", extra);
+    ASSERT_TRUE(a.ok()) << a.status().ToString();
+    ASSERT_TRUE(b.ok()) << b.status().ToString();
+    alice_ = *a;
+    bob_ = *b;
+    // Where preempted tasks leave what they were told.
+    shared_ = dir_.path() + "/shared";
+    ASSERT_TRUE(MakeDirs(shared_, 0777).ok());
+    ::chmod(shared_.c_str(), 0777);
+    ::chmod(dir_.path().c_str(), 0755);
+  }
+
+  Result<Json> Submit(const Json& spec, const std::string& token) {
+    ASSIGN_OR_RETURN(auto r, server_->CallAs(token, "POST", "/api/v1/jobs", spec.dump()));
+    if (r.status != 201) return Status::InvalidArgument(std::to_string(r.status) + " " + r.body);
+    return Json::parse(r.body);
+  }
+
+  Json Job(int64_t id) {
+    auto j = server_->GetJson("/api/v1/jobs/" + std::to_string(id));
+    return j.ok() ? *j : Json::object();
+  }
+
+  bool WaitState(int64_t id, const std::string& state, int secs = 30) {
+    return WaitFor([&] { return Job(id).value("state", "") == state; }, seconds(secs));
+  }
+
+  // A job whose tasks, when stopped, copy their notice to shared_/notice and
+  // exit; run again after that, they succeed at once.
+  Json Preemptible(const std::string& name, int gpus) {
+    const std::string notice = shared_ + "/notice-" + name;
+    return Json{{"name", name},
+                {"shell", true},
+                {"command", {"if [ -e " + notice + " ]; then echo second run; exit 0; fi; "
+                             "trap 'cat \"$ROTA_PREEMPT_NOTICE\" > " + notice + "; exit 143' TERM; "
+                             "while true; do sleep 0.1; done"}},
+                {"workdir", "/tmp"},
+                {"preemptible", true},
+                {"groups", {{{"role", "worker"}, {"gpus_per_task", gpus}}}}};
+  }
+
+  TempDir dir_;
+  std::unique_ptr<ServerProcess> server_;
+  std::unique_ptr<AgentProcess> agent_;
+  std::string alice_, bob_, shared_;
+};
+
+TEST_F(SchedE2E, AHigherQueuePreemptsAPreemptibleJobWhichIsToldRequeuedAndRunsAgain) {
+  auto q = server_->Call("POST", "/api/v1/queues",
+                         Json{{"name", "urgent"}, {"priority", 10}, {"users", {"bob"}}}.dump());
+  ASSERT_TRUE(q.ok());
+  ASSERT_EQ(q->status, 201) << q->body;
+
+  auto low = Submit(Preemptible("low", 2), alice_);
+  ASSERT_TRUE(low.ok()) << low.status().ToString();
+  const int64_t low_id = (*low)["id"];
+  ASSERT_TRUE(WaitState(low_id, "running")) << Job(low_id).dump(2);
+
+  // Alice may not use bob's queue; bob's job there takes both GPUs.
+  Json urgent{{"name", "urgent"}, {"command", {"sleep", "2"}}, {"workdir", "/tmp"}, {"queue", "urgent"},
+              {"groups", {{{"role", "worker"}, {"gpus_per_task", 2}}}}};
+  auto refused = Submit(urgent, alice_);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_NE(refused.status().message().find("403"), std::string::npos) << refused.status().message();
+  auto high = Submit(urgent, bob_);
+  ASSERT_TRUE(high.ok()) << high.status().ToString();
+  const int64_t high_id = (*high)["id"];
+
+  // Bob's job runs once alice's has stopped; alice's waits, saying why.
+  ASSERT_TRUE(WaitState(high_id, "running")) << Job(high_id).dump(2) << Job(low_id).dump(2);
+  Json waiting = Job(low_id);
+  EXPECT_EQ(waiting.value("state", ""), "pending") << waiting.dump(2);
+  EXPECT_EQ(waiting.value("preemptions", 0), 1) << waiting.dump(2);
+  EXPECT_GT(waiting.value("lost_gpu_seconds", -1), -1);
+  auto notice = ReadFile(shared_ + "/notice-low");
+  ASSERT_TRUE(notice.ok()) << "the task was not told: " << notice.status().ToString();
+  EXPECT_NE(notice->find("preempted"), std::string::npos) << *notice;
+  EXPECT_NE(notice->find("job " + std::to_string(high_id)), std::string::npos) << *notice;
+  auto queue = server_->GetJson("/api/v1/queue");
+  ASSERT_TRUE(queue.ok());
+  ASSERT_EQ((*queue)["jobs"].size(), 1u) << queue->dump(2);
+  EXPECT_EQ((*queue)["jobs"][0].value("id", 0), low_id);
+  EXPECT_EQ((*queue)["jobs"][0].value("position", 0), 1);
+  EXPECT_NE((*queue)["jobs"][0].value("reason", "").find("GPU"), std::string::npos) << queue->dump(2);
+
+  // Bob's job ends; alice's runs again and succeeds.
+  Json high_end = WaitJobEnd(*server_, high_id, seconds(60));
+  EXPECT_EQ(high_end.value("state", ""), "succeeded") << high_end.dump(2);
+  Json low_end = WaitJobEnd(*server_, low_id, seconds(60));
+  EXPECT_EQ(low_end.value("state", ""), "succeeded") << low_end.dump(2);
+  EXPECT_EQ(low_end.value("restart_count", -1), 0) << "a preemption is not a restart";
+  EXPECT_NE(low_end["events"].dump().find("preempted: "), std::string::npos) << low_end.dump(2);
+
+  // A queue with unfinished jobs cannot go; an empty one can, and the default never.
+  EXPECT_EQ(server_->Call("DELETE", "/api/v1/queues/default")->status, 409);
+  EXPECT_EQ(server_->CallAs(bob_, "DELETE", "/api/v1/queues/urgent")->status, 403);
+  EXPECT_EQ(server_->Call("DELETE", "/api/v1/queues/urgent")->status, 204);
+}
+
+TEST_F(SchedE2E, AnIdleReservationLendsItsGpusToAPreemptibleJobUntilItsOwnerComesBack) {
+  // Bob reserves both GPUs from a moment from now for an hour.
+  const int64_t start = RealClock::Get().NowMs() + 1000;
+  auto r = server_->CallAs(bob_, "POST", "/api/v1/reservations",
+                           Json{{"node", "gpu-s"},
+                                {"gpus", {0, 1}},
+                                {"start", FormatRfc3339(start)},
+                                {"end", FormatRfc3339(start + 3600'000)},
+                                {"title", "experiments"}}
+                               .dump());
+  ASSERT_TRUE(r.ok());
+  ASSERT_EQ(r->status, 201) << r->body;
+  // (Before it starts, a preemptible job could run there, and would be stopped
+  // when it starts: the owner's time has come, idle or not.)
+  ASSERT_TRUE(WaitFor([&] { return RealClock::Get().NowMs() > start + 200; }, seconds(5)));
+
+  // Alice's ordinary job waits behind the reservation, saying so.
+  Json plain{{"name", "plain"}, {"command", {"true"}}, {"workdir", "/tmp"},
+             {"groups", {{{"role", "worker"}, {"gpus_per_task", 1}}}}};
+  auto p = Submit(plain, alice_);
+  ASSERT_TRUE(p.ok()) << p.status().ToString();
+  const int64_t plain_id = (*p)["id"];
+  // Her preemptible job runs on a GPU bob leaves idle.
+  auto lent = Submit(Preemptible("lent", 1), alice_);
+  ASSERT_TRUE(lent.ok()) << lent.status().ToString();
+  const int64_t lent_id = (*lent)["id"];
+  ASSERT_TRUE(WaitState(lent_id, "running")) << Job(lent_id).dump(2);
+  Json wait = Job(plain_id);
+  EXPECT_EQ(wait.value("state", ""), "pending") << wait.dump(2);
+  EXPECT_NE(wait.value("reason", "").find("reserved"), std::string::npos) << wait.dump(2);
+
+  // Bob comes back: a process of his on the GPU alice's job holds.
+  const int gpu = Job(lent_id)["tasks"][0]["gpus"][0];
+  Child mine({"/bin/sleep", "120"}, {{"ROTA_SIM_NODE", "gpu-s"}, {"CUDA_VISIBLE_DEVICES", std::to_string(gpu)}},
+             dir_.path() + "/bob.log");
+  ASSERT_TRUE(mine.Start().ok());
+  ASSERT_TRUE(WaitFor([&] { return Job(lent_id).value("preemptions", 0) == 1; }, seconds(30)))
+      << Job(lent_id).dump(2);
+  ASSERT_TRUE(WaitFor([&] { return ReadFile(shared_ + "/notice-lent").ok(); }, seconds(30)));
+  auto notice = ReadFile(shared_ + "/notice-lent");
+  EXPECT_NE(notice->find("reserv"), std::string::npos) << *notice;
+  ASSERT_TRUE(WaitState(lent_id, "pending")) << Job(lent_id).dump(2);
+  // Bob is still there: nothing of alice's starts on his GPUs.
+  EXPECT_EQ(Job(plain_id).value("state", ""), "pending");
+  mine.Kill();
+}
+
+TEST_F(SchedE2E, QueuesAreManagedWithTheCliAndBadInputIsRefused) {
+  auto env = server_->CliEnv();
+  CliResult made = RunCli({"queues", "create", "ml", "--priority", "5", "--min-priority", "-10",
+                           "--max-priority", "10", "--default-time-limit", "2h", "--preemptible", "true"},
+                          env);
+  ASSERT_EQ(made.exit_code, 0) << made.out << made.err;
+  CliResult list = RunCli({"queues"}, env);
+  ASSERT_EQ(list.exit_code, 0) << list.err;
+  EXPECT_NE(list.out.find("ml"), std::string::npos) << list.out;
+  EXPECT_NE(list.out.find("-10..10"), std::string::npos) << list.out;
+  CliResult set = RunCli({"queues", "set", "ml", "--max-gpus", "1"}, env);
+  ASSERT_EQ(set.exit_code, 0) << set.out << set.err;
+  auto ml = server_->GetJson("/api/v1/queues/ml");
+  ASSERT_TRUE(ml.ok());
+  EXPECT_EQ((*ml).value("max_gpus", 0), 1);
+  EXPECT_EQ((*ml).value("priority", 0), 5) << "set keeps what it was not told to change";
+
+  // A job in ml gets the queue's defaults; a priority outside its bounds is refused.
+  Json spec{{"name", "q"}, {"command", {"true"}}, {"workdir", "/tmp"}, {"queue", "ml"},
+            {"groups", {{{"role", "worker"}, {"gpus_per_task", 1}}}}};
+  auto job = Submit(spec, alice_);
+  ASSERT_TRUE(job.ok()) << job.status().ToString();
+  EXPECT_EQ((*job)["spec"].value("time_limit", ""), "2h");
+  EXPECT_TRUE((*job).value("preemptible", false));
+  spec["priority"] = 11;
+  auto high = Submit(spec, alice_);
+  ASSERT_FALSE(high.ok());
+  EXPECT_NE(high.status().message().find("-10..10"), std::string::npos) << high.status().message();
+  spec["queue"] = "nope";
+  spec.erase("priority");
+  auto unknown = Submit(spec, alice_);
+  ASSERT_FALSE(unknown.ok());
+  EXPECT_NE(unknown.status().message().find("no queue 'nope'"), std::string::npos);
+  spec["queue"] = "Bad Name";
+  EXPECT_NE(Submit(spec, alice_).status().message().find("400"), std::string::npos);
+
+  auto status = [&](const std::string& method, const std::string& path, const std::string& body,
+                    const std::string& token) {
+    auto r = server_->CallAs(token, method, path, body);
+    return r.ok() ? r->status : -1;
+  };
+  EXPECT_EQ(status("POST", "/api/v1/queues", R"({"name":"x"})", alice_), 403);
+  EXPECT_EQ(status("POST", "/api/v1/queues", R"({"name":"x","bogus":1})", server_->admin_token()), 400);
+  EXPECT_EQ(status("POST", "/api/v1/queues", R"({"name":"x","min_priority":5,"max_priority":1})",
+                   server_->admin_token()), 400);
+  EXPECT_EQ(status("POST", "/api/v1/queues", R"({"name":"ml"})", server_->admin_token()), 409);
+  EXPECT_EQ(status("PUT", "/api/v1/queues/nope", R"({"priority":1})", server_->admin_token()), 404);
+  EXPECT_EQ(status("PUT", "/api/v1/queues/ml", R"({"name":"other"})", server_->admin_token()), 400);
+  EXPECT_EQ(status("GET", "/api/v1/queue?queue=nope", "", alice_), 404);
+  EXPECT_EQ(status("GET", "/api/v1/queue?bogus=1", "", alice_), 400);
+  EXPECT_EQ(status("GET", "/api/v1/queues", "", ""), 401);
+
+  // The queue listing in order, as the CLI shows it.
+  CliResult queue = RunCli({"queue"}, env);
+  EXPECT_EQ(queue.exit_code, 0) << queue.err;
+  EXPECT_NE(queue.out.find("POS"), std::string::npos) << queue.out;
+}
+
+}  // namespace
+}  // namespace rota::testing
