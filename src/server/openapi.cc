@@ -193,7 +193,7 @@ Json ReservationPaths() {
   };
 }
 
-Json JobPaths() {
+Json JobSchema() {
   Json task = Obj({{"id", T("string")}, {"name", T("string")}, {"role", T("string")},
                    {"index", T("integer")}, {"node", T("string")}, {"address", T("string")},
                    {"gpus", Arr(T("integer"))}, {"port", T("integer")}, {"runs", T("boolean")},
@@ -204,8 +204,17 @@ Json JobPaths() {
                   {"state", T("string")}, {"reason", T("string")}, {"restart_count", T("integer")},
                   {"framework", T("string")}, {"spec", T("object")}, {"tasks", Arr(task)},
                   {"created", T("string")}, {"updated", T("string")}, {"ended", T("string")},
+                  {"queue", T("string")}, {"priority", T("integer")}, {"preemptible", T("boolean")},
+                  {"preemptions", T("integer")}, {"lost_gpu_seconds", T("integer")},
+                  {"gpu_seconds", T("integer")}, {"position", T("integer")},
+                  {"estimated_start", T("string")}, {"stopping", T("boolean")},
                   {"events", Arr(Obj({{"time", T("string")}, {"state", T("string")},
                                       {"reason", T("string")}}))}});
+  return job;
+}
+
+Json JobPaths() {
+  const Json job = JobSchema();
   Json id = Json::array({PathParam("id", "integer", "job id")});
   Json logs_params = id;
   logs_params.push_back(QueryParam("task", "string", "process name, e.g. worker-1 (default: the first)"));
@@ -222,8 +231,11 @@ Json JobPaths() {
         {"post", Op("Submit a job: {name, command, shell?, env?, workdir?, framework?, groups: "
                     "[{role, replicas, gpus_per_task, cpus_per_task?, memory?, node_labels?, nodes?, "
                     "command?}], restart?: {policy, max_restarts?, backoff?, max_backoff?}, "
-                    "time_limit?, process_per_node?}; 400 names the field (or the largest node)",
-                    job, {400, 401})}}},
+                    "time_limit?, process_per_node?, queue?, priority?, preemptible?, spread?}; 400 "
+                    "names the field (or the largest node, or the queue's bounds); 403 when the queue "
+                    "does not admit the caller. A pending job's reason says why it waits, with its "
+                    "position and estimated start",
+                    job, {400, 401, 403})}}},
       {"/api/v1/jobs/{id}", {{"get", Op("A job with its tasks and state changes", job, {400, 401, 404}, id)}}},
       {"/api/v1/jobs/{id}/cancel",
        {{"post", Op("Cancel (owner or admin): SIGTERM, SIGKILL after a grace period; 409 once ended",
@@ -233,6 +245,34 @@ Json JobPaths() {
                    Obj({{"task", T("string")}, {"stream", T("string")}, {"offset", T("integer")},
                         {"size", T("integer")}, {"data", T("string")}}),
                    {400, 401, 403, 404, 503}, logs_params)}}},
+  };
+}
+
+Json QueuePaths() {
+  const Json job = JobSchema();
+  Json queue = Obj({{"name", T("string")}, {"description", T("string")}, {"priority", T("integer")},
+                    {"min_priority", T("integer")}, {"max_priority", T("integer")},
+                    {"users", Arr(T("string"))}, {"groups", Arr(T("string"))}, {"max_gpus", T("integer")},
+                    {"default_time_limit", T("string")}, {"preemptible", T("boolean")},
+                    {"built_in", T("boolean")}, {"pending", T("integer")}, {"unfinished", T("integer")}});
+  Json name = Json::array({PathParam("name", "string", "queue name")});
+  return Json{
+      {"/api/v1/queues",
+       {{"get", Op("Queues, default first, with their pending and unfinished jobs", Obj({{"queues", Arr(queue)}}),
+                   {401})},
+        {"post", Op("Create a queue (admin): {name, description?, priority?, min_priority?, max_priority?, "
+                    "users?, groups?, max_gpus?, default_time_limit?, preemptible?}",
+                    queue, {400, 401, 403, 409})}}},
+      {"/api/v1/queues/{name}",
+       {{"get", Op("A queue", queue, {401, 404}, name)},
+        {"put", Op("Replace a queue (admin); the path names it", queue, {400, 401, 403, 404}, name)},
+        {"delete", Op("Delete a queue with no unfinished job (admin); never the default", T("object"),
+                      {401, 403, 404, 409}, name)}}},
+      {"/api/v1/queue",
+       {{"get", Op("Pending jobs in the scheduler's order, each with why it waits, its position and "
+                   "estimated start",
+                   Obj({{"jobs", Arr(job)}}), {400, 401, 404},
+                   Json::array({QueryParam("queue", "string", "only this queue")}))}}},
   };
 }
 
@@ -325,6 +365,7 @@ Json BuildSpec() {
   paths.update(ViolationPaths());
   paths.update(ReservationPaths());
   paths.update(JobPaths());
+  paths.update(QueuePaths());
   paths.update(SshNodePaths());
   return Json{{"openapi", "3.0.3"},
               {"info", {{"title", "rota API"}, {"version", "1"},
