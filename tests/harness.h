@@ -138,6 +138,7 @@ class AgentProcess {
   Child& child() { return child_; }
   const std::string& sim_config_path() const { return sim_config_; }
   const std::string& state_dir() const { return state_dir_; }
+  const std::string& node_name() const { return node_.name; }
   // Rewrites the simulated NVML config with `faults` ({"2": "gpu_lost"}).
   Status SetFaults(const api::Json& faults);
 

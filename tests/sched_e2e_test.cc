@@ -6,6 +6,7 @@
 // managed through the API and the CLI, and waiting jobs say why.
 
 #include <gtest/gtest.h>
+#include <signal.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -238,6 +239,67 @@ TEST_F(SchedE2E, QueuesAreManagedWithTheCliAndBadInputIsRefused) {
   CliResult queue = RunCli({"queue"}, env);
   EXPECT_EQ(queue.exit_code, 0) << queue.err;
   EXPECT_NE(queue.out.find("POS"), std::string::npos) << queue.out;
+}
+
+// A node whose agent stops answering (frozen, its task still running): the gang
+// restarts elsewhere; when the agent answers again, its task of the superseded
+// launch is stopped, and its GPU is not handed out while that task lives.
+TEST(NodeLossE2E, AReturningNodeStopsTheTaskOfASupersededLaunch) {
+  if (::geteuid() != 0) GTEST_SKIP() << "needs root: jobs run as nobody";
+  TempDir dir;
+  ServerProcess server(dir.path() + "/server");
+  server.SetEnv("ROTA_JOB_PORTS", "32500-32999");
+  ASSERT_TRUE(server.Start().ok()) << server.child().Log();
+  std::vector<std::unique_ptr<AgentProcess>> agents;
+  for (const char* name : {"gpu-l1", "gpu-l2", "gpu-l3"}) {
+    agents.push_back(std::make_unique<AgentProcess>(dir.path(), SimGpuNode{.name = name, .gpus = 1}, server));
+    ASSERT_TRUE(agents.back()->Start().ok());
+  }
+  ASSERT_TRUE(WaitFor([&] { return NodeReady(server, "gpu-l1") && NodeReady(server, "gpu-l2") &&
+                                   NodeReady(server, "gpu-l3"); }, seconds(20)));
+  auto alice = server.CreateUser("alice", "user", Json{{"unix_user", "nobody"}});
+  ASSERT_TRUE(alice.ok());
+  Json spec{{"name", "gang"}, {"command", {"sleep", "600"}}, {"workdir", "/tmp"},
+            {"restart", {{"policy", "on-failure"}, {"backoff", "1s"}}},
+            {"groups", {{{"role", "worker"}, {"replicas", 2}, {"gpus_per_task", 1}}}}};
+  auto r = server.CallAs(*alice, "POST", "/api/v1/jobs", spec.dump());
+  ASSERT_TRUE(r.ok() && r->status == 201) << (r.ok() ? r->body : r.status().ToString());
+  const std::string path = "/api/v1/jobs/" + std::to_string(Json::parse(r->body)["id"].get<int64_t>());
+  auto job = [&] {
+    auto j = server.GetJson(path);
+    return j.ok() ? *j : Json::object();
+  };
+  ASSERT_TRUE(WaitFor([&] {
+    Json j = job();
+    if (j.value("state", "") != "running") return false;
+    for (const auto& t : j["tasks"]) if (t.value("pid", 0) == 0) return false;
+    return true;
+  }, seconds(30))) << job().dump(2);
+  const Json first = job()["tasks"][0];
+  const std::string node = first["node"];
+  const pid_t pid = first["pid"].get<pid_t>();
+  AgentProcess* frozen = nullptr;
+  for (auto& a : agents) {
+    if (a->node_name() == node) frozen = a.get();
+  }
+  ASSERT_NE(frozen, nullptr);
+  frozen->child().Signal(SIGSTOP);
+  // The gang restarts on the two other nodes.
+  ASSERT_TRUE(WaitFor([&] {
+    Json j = job();
+    if (j.value("restart_count", 0) < 1 || j.value("state", "") != "running") return false;
+    for (const auto& t : j["tasks"]) if (t.value("node", "") == node) return false;
+    return true;
+  }, seconds(60))) << job().dump(2);
+  ASSERT_EQ(::kill(pid, 0), 0) << "the frozen node's task still runs";
+  frozen->child().Signal(SIGCONT);
+  // Back: the superseded task is stopped.
+  EXPECT_TRUE(WaitFor([&] { return ::kill(pid, 0) != 0; }, seconds(30)))
+      << "task " << pid << " of the superseded launch still runs on " << node;
+  auto c = server.CallAs(*alice, "POST", path + "/cancel");
+  ASSERT_TRUE(c.ok());
+  EXPECT_EQ(WaitJobEnd(server, Json::parse(r->body)["id"].get<int64_t>(), seconds(60)).value("state", ""),
+            "cancelled");
 }
 
 }  // namespace

@@ -457,6 +457,7 @@ void JobService::Tick(int64_t now_ms, bool full) {
         const NodeView* view = node(t.node);
         if (!view || !view->connected) {
           t.state = "lost";  // its node is gone: nothing more to wait for
+          orphans_[t.node][t.id] = Orphan{job.id, 0};
           t.error = "node " + t.node + " is unreachable";
           continue;
         }
@@ -479,6 +480,7 @@ void JobService::Tick(int64_t now_ms, bool full) {
           const int64_t since = std::max(view ? view->state_since_ms : 0, started_at_ms_);
           if (view && view->state == NodeState::kUnreachable && now_ms - since > 10'000) {
             t.state = "lost";
+            orphans_[t.node][t.id] = Orphan{job.id, 0};
             t.error = "node " + t.node + " unreachable since " + FormatRfc3339(since);
             changed = true;
           }
@@ -487,7 +489,49 @@ void JobService::Tick(int64_t now_ms, bool full) {
       }
     }
   }
+  if (full) StopOrphans(nodes, now_ms);
   if (full || dirty_) SchedulePass(now_ms, full);
+}
+
+void JobService::StopOrphans(const std::map<std::string, NodeView>& nodes, int64_t now_ms) {
+  for (auto n = orphans_.begin(); n != orphans_.end();) {
+    auto view = nodes.find(n->first);
+    if (view == nodes.end()) {
+      n = orphans_.erase(n);  // the node was removed
+      continue;
+    }
+    if (view->second.state != NodeState::kReady || !view->second.connected) {
+      ++n;
+      continue;
+    }
+    // The node answers again: what still runs there of a superseded launch
+    // stops (SIGTERM, then SIGKILL after the grace period).
+    for (auto o = n->second.begin(); o != n->second.end();) {
+      const bool term = o->second.kill_at_ms == 0;
+      if (!term && now_ms < o->second.kill_at_ms) {
+        ++o;
+        continue;
+      }
+      const std::string what = "stopping task " + o->first + " on " + n->first +
+                               ", left from a launch superseded while the node was unreachable (" +
+                               (term ? "SIGTERM" : "SIGKILL") + ")";
+      ROTA_LOG(WARNING) << "job " << o->second.job_id << ": " << what;
+      Status st = gateway_->SendTask(
+          n->first, api::TaskSignalMsg{o->first, term ? "TERM" : "KILL",
+                                       term ? "stopped: its job runs elsewhere since its node was unreachable" : ""});
+      if (auto job = active_.find(o->second.job_id); job != active_.end() && term) {
+        Persist(job->second, job->second.state, what);
+      }
+      if (term) {
+        o->second.kill_at_ms = now_ms + options_.stop_grace_ms;
+        ++o;
+      } else {
+        o = n->second.erase(o);
+      }
+      (void)st;
+    }
+    n = n->second.empty() ? orphans_.erase(n) : std::next(n);
+  }
 }
 
 void JobService::Run() {

@@ -192,6 +192,8 @@ class JobService {
   // Writes the job's row (and an event when event_state is set); the end of a
   // job synchronously, anything before asynchronously. Failures are logged.
   void Persist(const Job& job, const std::string& event_state, const std::string& reason);
+  // Stops the tasks marked lost on nodes that answer again. REQUIRES: mu_ held.
+  void StopOrphans(const std::map<std::string, NodeView>& nodes, int64_t now_ms);
   // Ports held by unfinished jobs and found busy by agents, by address.
   std::map<std::string, std::set<uint16_t>> BusyPorts(int64_t now_ms);
 
@@ -223,6 +225,13 @@ class JobService {
   int64_t usage_at_ms_ = 0;
   // Reservation id -> when its owner last used its GPUs (GUARDED_BY(mu_)).
   std::map<int64_t, int64_t> reservation_used_ms_;
+  // Tasks marked lost because their node stopped answering, by node: stopped
+  // when it answers again (GUARDED_BY(mu_)).
+  struct Orphan {
+    int64_t job_id = 0;
+    int64_t kill_at_ms = 0;  // 0: not told yet; else SIGKILL at
+  };
+  std::map<std::string, std::map<std::string, Orphan>> orphans_;
   // (node, GPU) -> when a job last let it go (GUARDED_BY(mu_)).
   std::map<std::pair<std::string, uint32_t>, int64_t> released_ms_;
   // Ports an agent found in use by something else: address -> port -> until (ms).
