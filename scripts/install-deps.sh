@@ -15,7 +15,8 @@ PACKAGES=(
   python3-aiosmtpd openssl openssh-client
 )
 if [ "${1:-}" = "--test" ]; then
-  PACKAGES+=(python3-torch openssh-server)
+  # clang + its sanitizer runtimes: the ThreadSanitizer and lock-annotation build.
+  PACKAGES+=(python3-torch openssh-server clang libclang-rt-14-dev)
 fi
 
 missing=()

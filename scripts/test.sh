@@ -1,8 +1,11 @@
 #!/usr/bin/env bash
-# Installs what is missing, builds rota and runs the whole test suite twice:
-# a RelWithDebInfo build, then an AddressSanitizer + UndefinedBehaviorSanitizer
-# build. Exits non-zero if any test fails.
-#   ROTA_TEST_CONFIGS="release"  run only one configuration (release | sanitize)
+# Installs what is missing, builds rota and runs the whole test suite three times:
+# a RelWithDebInfo build (GCC); an AddressSanitizer + UndefinedBehaviorSanitizer
+# build (GCC); a ThreadSanitizer build with Clang, which also checks the lock
+# annotations (-Wthread-safety -Werror, see src/common/mutex.h) on everything,
+# benchmarks included. Exits non-zero if any test fails, if ThreadSanitizer
+# reports anything in any process, or if a test left processes running.
+#   ROTA_TEST_CONFIGS="release"  run only some configurations (release sanitize tsan)
 #   CTEST_ARGS="-L unit"          pass extra arguments to ctest
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -16,7 +19,7 @@ if [ "$(id -u)" -eq 0 ]; then
   export ROTA_REQUIRE_ROOT_TESTS=1
   export ROTA_REQUIRE_SSHD=1
 fi
-CONFIGS=${ROTA_TEST_CONFIGS:-"release sanitize"}
+CONFIGS=${ROTA_TEST_CONFIGS:-"release sanitize tsan"}
 
 run_config() {
   local name=$1 dir=$2; shift 2
@@ -33,6 +36,21 @@ for c in $CONFIGS; do
     release) run_config release build -DCMAKE_BUILD_TYPE=RelWithDebInfo ;;
     sanitize) ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
       run_config sanitize build-asan -DCMAKE_BUILD_TYPE=Debug -DROTA_SANITIZE=ON -DROTA_BUILD_BENCH=OFF ;;
+    tsan)
+      # Every process (tests, and the servers, agents and shims they start) writes its
+      # reports to build-tsan/tsan-reports/; any file there fails the run.
+      reports=$PWD/build-tsan/tsan-reports
+      rm -rf "$reports" && mkdir -p "$reports"
+      status=0
+      TSAN_OPTIONS="log_path=$reports/report second_deadlock_stack=1 history_size=4" \
+        run_config tsan build-tsan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DROTA_SANITIZE_THREAD=ON \
+        -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++ || status=$?
+      if compgen -G "$reports/report*" >/dev/null; then
+        echo "ThreadSanitizer reports:" >&2
+        cat "$reports"/report* >&2
+        exit 1
+      fi
+      [ "$status" -eq 0 ] || exit "$status" ;;
     *) echo "unknown configuration $c" >&2; exit 2 ;;
   esac
 done

@@ -4,6 +4,7 @@
 
 #include "api/protocol.h"
 #include "common/log.h"
+#include "common/mutex.h"
 #include "net/ws_client.h"
 
 namespace rota::agent {
@@ -34,7 +35,7 @@ Agent::Agent(AgentOptions options, api::NodeInfo info, Collector* collector, Clo
   if (!options_.task_state_dir.empty()) {
     tasks_ = std::make_unique<TaskManager>(
         options_.task_shim_argv, options_.task_state_dir, [this](std::string text) {
-          std::lock_guard<std::mutex> lock(mu_);
+          MutexLock lock(&mu_);
           if (!client_ || !registered_) return false;
           return client_->Send(std::move(text));
         });
@@ -44,15 +45,15 @@ Agent::Agent(AgentOptions options, api::NodeInfo info, Collector* collector, Clo
 
 Agent::~Agent() {
   {
-    std::lock_guard<std::mutex> lock(cmd_mu_);
+    MutexLock lock(&cmd_mu_);
     cmd_stop_ = true;
   }
-  cmd_cv_.notify_all();
+  cmd_cv_.NotifyAll();
   cmd_thread_.join();
   tasks_.reset();  // before the connection it sends on goes away
   std::unique_ptr<net::WsClient> client;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
     client = std::move(client_);
     ++attempt_;  // callbacks of the last connection are ignored from now on
   }
@@ -61,29 +62,29 @@ Agent::~Agent() {
 }
 
 size_t Agent::buffered() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   return buffer_.size();
 }
 
 uint64_t Agent::dropped() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   return buffer_.dropped();
 }
 
 bool Agent::registered() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   return registered_;
 }
 
 void Agent::Run(const std::atomic<bool>& stop) {
   int64_t next_sample = clock_->MonotonicMs();
-  std::unique_lock<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   while (!stop.load()) {
     int64_t now = clock_->MonotonicMs();
     if (now >= next_sample) {
-      lock.unlock();
+      lock.Unlock();
       auto sample = collector_->Sample();
-      lock.lock();
+      lock.Lock();
       if (sample.ok()) {
         buffer_.Push(std::move(*sample));
       } else {
@@ -96,7 +97,7 @@ void Agent::Run(const std::atomic<bool>& stop) {
     if (registered_) SendPending();
     int64_t wake = std::min(next_sample, client_ ? next_sample : next_connect_ms_);
     int64_t wait = std::clamp<int64_t>(wake - clock_->MonotonicMs(), 1, 100);
-    cv_.wait_for(lock, std::chrono::milliseconds(wait));
+    cv_.WaitFor(&mu_, std::chrono::milliseconds(wait));
   }
 }
 
@@ -117,7 +118,7 @@ void Agent::Connect() {
 }
 
 void Agent::OnConnected(uint64_t attempt, const Status& st) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   if (attempt != attempt_) return;
   connecting_ = false;
   if (!st.ok()) {
@@ -127,7 +128,7 @@ void Agent::OnConnected(uint64_t attempt, const Status& st) {
     }
     client_.reset();  // from inside its own callback: allowed, and the last one
     ScheduleReconnect();
-    cv_.notify_all();
+    cv_.NotifyAll();
     return;
   }
   if (client_) client_->Send(api::Encode(api::RegisterMsg{info_}));
@@ -135,7 +136,7 @@ void Agent::OnConnected(uint64_t attempt, const Status& st) {
 
 void Agent::OnMessage(uint64_t attempt, const std::string& text) {
   auto msg = api::DecodeServerMessage(text);
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   if (attempt != attempt_) return;
   if (!msg.ok()) {
     ROTA_LOG(WARNING) << "bad message from server: " << msg.status().message();
@@ -171,7 +172,7 @@ void Agent::OnMessage(uint64_t attempt, const std::string& text) {
   } else if (auto* logs = std::get_if<api::TaskLogsMsg>(&*msg)) {
     tasks_->OnLogs(std::move(*logs));
   }
-  cv_.notify_all();
+  cv_.NotifyAll();
 }
 
 void Agent::SendOn(uint64_t attempt, std::string text) {
@@ -179,9 +180,9 @@ void Agent::SendOn(uint64_t attempt, std::string text) {
 }
 
 void Agent::QueueCommand(uint64_t attempt, api::CommandMsg cmd) {
-  std::unique_lock<std::mutex> lock(cmd_mu_);
+  MutexLock lock(&cmd_mu_);
   if (commands_.size() >= options_.max_queued_commands) {
-    lock.unlock();
+    lock.Unlock();
     api::CommandResultMsg r;
     r.id = cmd.id;
     r.error = "agent busy: " + std::to_string(options_.max_queued_commands) + " commands queued";
@@ -190,30 +191,30 @@ void Agent::QueueCommand(uint64_t attempt, api::CommandMsg cmd) {
     return;
   }
   commands_.emplace_back(attempt, std::move(cmd));
-  cmd_cv_.notify_one();
+  cmd_cv_.NotifyOne();
 }
 
 void Agent::CommandLoop() {
-  std::unique_lock<std::mutex> lock(cmd_mu_);
+  MutexLock lock(&cmd_mu_);
   while (true) {
-    cmd_cv_.wait(lock, [this] { return cmd_stop_ || !commands_.empty(); });
+    cmd_cv_.Wait(&cmd_mu_, [this]() ROTA_REQUIRES(cmd_mu_) { return cmd_stop_ || !commands_.empty(); });
     if (cmd_stop_) return;
     auto [attempt, cmd] = std::move(commands_.front());
     commands_.pop_front();
-    lock.unlock();
+    lock.Unlock();
     ROTA_LOG(INFO) << "command " << cmd.id << ": " << api::CommandActionName(cmd.action) << " uid "
                    << cmd.uid << ", " << cmd.targets.size() << " target(s)";
     std::string reply = api::Encode(executor_.Execute(cmd));
     {
-      std::lock_guard<std::mutex> mu_lock(mu_);
+      MutexLock mu_lock(&mu_);
       SendOn(attempt, std::move(reply));
     }
-    lock.lock();
+    lock.Lock();
   }
 }
 
 void Agent::OnClosed(uint64_t attempt, const Status& reason) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   if (attempt != attempt_) return;
   if (registered_) {
     ROTA_LOG(WARNING) << "connection to server lost: " << reason.message() << "; buffering samples";
@@ -225,7 +226,7 @@ void Agent::OnClosed(uint64_t attempt, const Status& reason) {
   connecting_ = false;
   client_.reset();
   ScheduleReconnect();
-  cv_.notify_all();
+  cv_.NotifyAll();
 }
 
 void Agent::ScheduleReconnect() {

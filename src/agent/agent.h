@@ -11,14 +11,13 @@
 // Threading: Run() is the sampling/connection loop on the caller's thread;
 // network callbacks arrive on the WebSocket client's thread; commands run on the
 // command thread. Shared state is guarded by mu_; the command queue by cmd_mu_
-// (lock order: mu_ before cmd_mu_).
+// (lock order: mu_ before cmd_mu_). No callback of the WebSocket client runs under a
+// lock of the client, so the callbacks may take mu_ while Run() holds it and calls the client.
 
 #include <atomic>
-#include <condition_variable>
 #include <cstdint>
 #include <deque>
 #include <memory>
-#include <mutex>
 #include <string>
 #include <thread>
 #include <utility>
@@ -30,6 +29,7 @@
 #include "agent/sample_buffer.h"
 #include "api/types.h"
 #include "common/clock.h"
+#include "common/mutex.h"
 #include "common/status.h"
 
 namespace rota::net {
@@ -62,7 +62,7 @@ class Agent {
   ~Agent();
 
   // Runs until `stop` becomes true (checked at least every 100 ms).
-  void Run(const std::atomic<bool>& stop);
+  void Run(const std::atomic<bool>& stop) ROTA_EXCLUDES(mu_);
 
   // For tests and logs.
   size_t buffered() const;
@@ -70,17 +70,19 @@ class Agent {
   bool registered() const;
 
  private:
-  void Connect();                // REQUIRES: mu_ held
-  void SendPending();            // REQUIRES: mu_ held
-  void OnConnected(uint64_t attempt, const Status& st);
-  void OnMessage(uint64_t attempt, const std::string& text);
-  void OnClosed(uint64_t attempt, const Status& reason);
-  void ScheduleReconnect();      // REQUIRES: mu_ held
-  // Queues a command from connection `attempt`. REQUIRES: mu_ held.
-  void QueueCommand(uint64_t attempt, api::CommandMsg cmd);
-  // Sends `text` if connection `attempt` is still the current one. REQUIRES: mu_ held.
-  void SendOn(uint64_t attempt, std::string text);
-  void CommandLoop();            // the command thread
+  void Connect() ROTA_REQUIRES(mu_);
+  void SendPending() ROTA_REQUIRES(mu_);
+  // WebSocket callbacks (the client's thread; the client holds no lock while they run).
+  void OnConnected(uint64_t attempt, const Status& st) ROTA_EXCLUDES(mu_);
+  void OnMessage(uint64_t attempt, const std::string& text) ROTA_EXCLUDES(mu_);
+  void OnClosed(uint64_t attempt, const Status& reason) ROTA_EXCLUDES(mu_);
+  void ScheduleReconnect() ROTA_REQUIRES(mu_);
+  // Queues a command from connection `attempt`.
+  void QueueCommand(uint64_t attempt, api::CommandMsg cmd) ROTA_REQUIRES(mu_)
+      ROTA_EXCLUDES(cmd_mu_);
+  // Sends `text` if connection `attempt` is still the current one.
+  void SendOn(uint64_t attempt, std::string text) ROTA_REQUIRES(mu_);
+  void CommandLoop() ROTA_EXCLUDES(mu_, cmd_mu_);  // the command thread
 
   const AgentOptions options_;
   const api::NodeInfo info_;
@@ -88,24 +90,24 @@ class Agent {
   Clock* const clock_;
   std::string ws_url_;
 
-  mutable std::mutex mu_;
-  std::condition_variable cv_;
-  SampleBuffer buffer_;                          // GUARDED_BY(mu_)
+  mutable Mutex mu_;
+  CondVar cv_;
+  SampleBuffer buffer_ ROTA_GUARDED_BY(mu_);
   std::unique_ptr<net::WsClientLoop> loop_;
-  std::unique_ptr<net::WsClient> client_;        // GUARDED_BY(mu_)
-  uint64_t attempt_ = 0;                         // GUARDED_BY(mu_): id of the current connection
-  bool connecting_ = false;                      // GUARDED_BY(mu_)
-  bool registered_ = false;                      // GUARDED_BY(mu_)
-  uint64_t sent_up_to_ = 0;                      // GUARDED_BY(mu_)
-  int64_t next_connect_ms_ = 0;                  // GUARDED_BY(mu_), monotonic
-  int64_t backoff_ms_ = 0;                       // GUARDED_BY(mu_)
-  std::string last_error_;                       // GUARDED_BY(mu_)
+  std::unique_ptr<net::WsClient> client_ ROTA_GUARDED_BY(mu_);
+  uint64_t attempt_ ROTA_GUARDED_BY(mu_) = 0;  // id of the current connection
+  bool connecting_ ROTA_GUARDED_BY(mu_) = false;
+  bool registered_ ROTA_GUARDED_BY(mu_) = false;
+  uint64_t sent_up_to_ ROTA_GUARDED_BY(mu_) = 0;
+  int64_t next_connect_ms_ ROTA_GUARDED_BY(mu_) = 0;  // monotonic
+  int64_t backoff_ms_ ROTA_GUARDED_BY(mu_) = 0;
+  std::string last_error_ ROTA_GUARDED_BY(mu_);
 
   const CommandExecutor executor_;
-  std::mutex cmd_mu_;
-  std::condition_variable cmd_cv_;
-  std::deque<std::pair<uint64_t, api::CommandMsg>> commands_;  // GUARDED_BY(cmd_mu_): (attempt, command)
-  bool cmd_stop_ = false;                                      // GUARDED_BY(cmd_mu_)
+  Mutex cmd_mu_ ROTA_ACQUIRED_AFTER(mu_);
+  CondVar cmd_cv_;
+  std::deque<std::pair<uint64_t, api::CommandMsg>> commands_ ROTA_GUARDED_BY(cmd_mu_);  // (attempt, command)
+  bool cmd_stop_ ROTA_GUARDED_BY(cmd_mu_) = false;
   std::unique_ptr<TaskManager> tasks_;  // null when options_.task_state_dir is empty
   std::thread cmd_thread_;  // started last, joined first
 };

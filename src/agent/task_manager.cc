@@ -12,6 +12,7 @@
 #include <chrono>
 
 #include "common/log.h"
+#include "common/mutex.h"
 
 namespace rota::agent {
 namespace {
@@ -80,35 +81,35 @@ TaskManager::TaskManager(std::vector<std::string> shim_argv, std::string state_d
 
 TaskManager::~TaskManager() {
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
     stop_ = true;
   }
-  cv_.notify_all();
+  cv_.NotifyAll();
   thread_.join();
 }
 
 void TaskManager::OnStart(api::TaskStartMsg m) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   work_.emplace_back(std::move(m));
-  cv_.notify_all();
+  cv_.NotifyAll();
 }
 
 void TaskManager::OnSignal(api::TaskSignalMsg m) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   work_.emplace_back(std::move(m));
-  cv_.notify_all();
+  cv_.NotifyAll();
 }
 
 void TaskManager::OnLogs(api::TaskLogsMsg m) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   work_.emplace_back(std::move(m));
-  cv_.notify_all();
+  cv_.NotifyAll();
 }
 
 void TaskManager::OnRegistered() {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   resend_ = true;
-  cv_.notify_all();
+  cv_.NotifyAll();
 }
 
 void TaskManager::Start(const api::TaskSpec& spec) {
@@ -203,24 +204,24 @@ bool TaskManager::PollAll(bool send_all) {
   if (msg.tasks.empty()) return starting;
   if (!send_(api::Encode(msg))) {
     // Not connected: everything is reported after the next registration.
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
     resend_ = true;
   }
   return starting;
 }
 
 void TaskManager::Run() {
-  std::unique_lock<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   while (!stop_) {
     // Tasks being started are looked at every few ms, so their start is reported
     // at once although starts do not wait for one another.
-    cv_.wait_for(lock, std::chrono::milliseconds(starting_ ? 3 : poll_ms_),
-                 [&] { return stop_ || !work_.empty() || resend_; });
+    cv_.WaitFor(&mu_, std::chrono::milliseconds(starting_ ? 3 : poll_ms_),
+                [&]() ROTA_REQUIRES(mu_) { return stop_ || !work_.empty() || resend_; });
     if (stop_) return;
     std::deque<Work> work = std::move(work_);
     work_.clear();
     const bool send_all = std::exchange(resend_, false);
-    lock.unlock();
+    lock.Unlock();
     for (auto& w : work) {
       if (auto* start = std::get_if<api::TaskStartMsg>(&w)) {
         Start(start->task);
@@ -252,7 +253,7 @@ void TaskManager::Run() {
       }
     }
     starting_ = PollAll(send_all);
-    lock.lock();
+    lock.Lock();
   }
 }
 

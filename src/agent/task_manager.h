@@ -13,17 +13,16 @@
 // Thread-safe: the On* methods may be called from any thread and never block on
 // a task.
 
-#include <condition_variable>
 #include <deque>
 #include <functional>
 #include <map>
-#include <mutex>
 #include <string>
 #include <thread>
 #include <variant>
 
 #include "agent/task_runner.h"
 #include "api/protocol.h"
+#include "common/mutex.h"
 
 namespace rota::agent {
 
@@ -31,6 +30,7 @@ class TaskManager {
  public:
   // Sends one encoded message to the server; false when not connected (the
   // report is then sent again after the next registration).
+  // Called on the manager's thread with no lock of the manager held.
   using SendFn = std::function<bool(std::string)>;
 
   // `shim_argv` and `state_dir` as for TaskRunner. Polls running tasks every
@@ -49,12 +49,12 @@ class TaskManager {
 
  private:
   using Work = std::variant<api::TaskStartMsg, api::TaskSignalMsg, api::TaskLogsMsg>;
-  void Run();
-  void Start(const api::TaskSpec& spec);
+  void Run() ROTA_EXCLUDES(mu_);
+  void Start(const api::TaskSpec& spec) ROTA_EXCLUDES(mu_);
   api::TaskReport Report(const std::string& id);
   // Reports what changed (everything with send_all). A task whose process does
   // not exist yet is not reported; returns true while there is one.
-  bool PollAll(bool send_all);
+  bool PollAll(bool send_all) ROTA_EXCLUDES(mu_);
 
   TaskRunner runner_;  // used by the thread only
   SendFn send_;
@@ -63,11 +63,11 @@ class TaskManager {
   std::map<std::string, api::TaskReport> last_;  // thread only: last report sent per task
   std::map<std::string, api::TaskReport> failed_;  // thread only: tasks that never started
 
-  std::mutex mu_;
-  std::condition_variable cv_;
-  std::deque<Work> work_;   // GUARDED_BY(mu_)
-  bool resend_ = true;      // GUARDED_BY(mu_)
-  bool stop_ = false;       // GUARDED_BY(mu_)
+  Mutex mu_;
+  CondVar cv_;
+  std::deque<Work> work_ ROTA_GUARDED_BY(mu_);
+  bool resend_ ROTA_GUARDED_BY(mu_) = true;
+  bool stop_ ROTA_GUARDED_BY(mu_) = false;
   std::thread thread_;      // last
 };
 

@@ -4,9 +4,9 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <mutex>
 
 #include "common/clock.h"
+#include "common/mutex.h"
 #include "common/time_util.h"
 
 namespace rota::log {
@@ -56,8 +56,8 @@ Record::Record(Level level, const char* file, int line) : level_(level) {
 
 Record::~Record() {
   stream_ << '\n';
-  static std::mutex mu;
-  std::lock_guard<std::mutex> lock(mu);
+  static Mutex mu;
+  MutexLock lock(&mu);
   std::string text = stream_.str();
   std::fwrite(text.data(), 1, text.size(), stderr);
   std::fflush(stderr);

@@ -26,6 +26,7 @@
 #include <thread>
 
 #include "common/log.h"
+#include "common/mutex.h"
 #include "net/server_internal.h"
 #include "net/url.h"
 
@@ -652,7 +653,7 @@ struct HttpServer::Impl {
   std::optional<asio::executor_work_guard<asio::io_context::executor_type>> work;
   std::shared_ptr<Listener> listener;
   std::vector<std::thread> threads;
-  std::mutex mu;  // Start/Stop against each other
+  Mutex mu;  // Start/Stop against each other
   uint16_t port = 0;
   bool started = false;
   bool stopped = false;
@@ -665,7 +666,7 @@ HttpServer::HttpServer(HttpServerOptions options) : impl_(std::make_unique<Impl>
 HttpServer::~HttpServer() { Stop(); }
 
 Status HttpServer::Route(const std::string& method, const std::string& pattern, Handler handler) {
-  std::lock_guard<std::mutex> lock(impl_->mu);
+  MutexLock lock(&impl_->mu);
   if (impl_->started) return Status::Conflict("route " + pattern + ": server already started");
   return impl_->state->router.Add(method, pattern, std::move(handler));
 }
@@ -692,24 +693,24 @@ Status AddPatternRoute(const char* kind, const std::string& pattern, Acceptor ac
 }  // namespace
 
 Status HttpServer::AddWebSocket(const std::string& pattern, WsAcceptor acceptor) {
-  std::lock_guard<std::mutex> lock(impl_->mu);
+  MutexLock lock(&impl_->mu);
   if (impl_->started) return Status::Conflict("route " + pattern + ": server already started");
   return AddPatternRoute("WebSocket", pattern, std::move(acceptor), &impl_->state->ws_routes);
 }
 
 Status HttpServer::AddEventStream(const std::string& pattern, StreamAcceptor acceptor) {
-  std::lock_guard<std::mutex> lock(impl_->mu);
+  MutexLock lock(&impl_->mu);
   if (impl_->started) return Status::Conflict("route " + pattern + ": server already started");
   return AddPatternRoute("event-stream", pattern, std::move(acceptor), &impl_->state->sse_routes);
 }
 
 void HttpServer::SetObserver(AccessObserver observer) {
-  std::lock_guard<std::mutex> lock(impl_->mu);
+  MutexLock lock(&impl_->mu);
   if (!impl_->started) impl_->state->observer = std::move(observer);
 }
 
 Result<uint16_t> HttpServer::Start() {
-  std::lock_guard<std::mutex> lock(impl_->mu);
+  MutexLock lock(&impl_->mu);
   if (impl_->started) return Status::Conflict("HTTP server already started");
   const HttpServerOptions& o = impl_->state->options;
   if (o.threads < 1) return Status::InvalidArgument("HTTP server threads must be >= 1");
@@ -745,7 +746,7 @@ Result<uint16_t> HttpServer::Start() {
 }
 
 void HttpServer::Stop() {
-  std::lock_guard<std::mutex> lock(impl_->mu);
+  MutexLock lock(&impl_->mu);
   if (!impl_->started || impl_->stopped) return;
   impl_->stopped = true;
   ServerState& state = *impl_->state;
@@ -754,7 +755,7 @@ void HttpServer::Stop() {
 
   auto snapshot = [&state] {
     std::vector<std::shared_ptr<Session>> sessions;
-    std::lock_guard<std::mutex> lock(state.mu);
+    MutexLock lock(&state.mu);
     for (const auto& [id, weak] : state.live) {
       if (auto session = weak.lock()) sessions.push_back(std::move(session));
     }
@@ -762,9 +763,9 @@ void HttpServer::Stop() {
   };
   for (const auto& session : snapshot()) session->Shutdown();
   {
-    std::unique_lock<std::mutex> lock(state.mu);
-    if (!state.cv.wait_for(lock, state.options.stop_timeout,
-                           [&state] { return state.connections == 0; })) {
+    MutexLock lock(&state.mu);
+    if (!state.cv.WaitFor(&state.mu, state.options.stop_timeout,
+                          [&state]() ROTA_REQUIRES(state.mu) { return state.connections == 0; })) {
       ROTA_LOG(WARNING) << "HTTP server stop: " << state.connections
                         << " connections did not close in time; cutting them";
     }
@@ -783,7 +784,7 @@ void HttpServer::Stop() {
 uint16_t HttpServer::port() const { return impl_->port; }
 
 int HttpServer::connection_count() const {
-  std::lock_guard<std::mutex> lock(impl_->state->mu);
+  MutexLock lock(&impl_->state->mu);
   return impl_->state->connections;
 }
 

@@ -4,9 +4,9 @@
 // strand) pops. The writer is either busy (a write in flight or about to start) or idle; Push
 // tells the caller when it must start the writer. No Boost.
 
+#include "common/mutex.h"
 #include <cstddef>
 #include <deque>
-#include <mutex>
 #include <string>
 
 namespace rota::net {
@@ -26,7 +26,7 @@ class Outbox {
     kOverflow,           // dropped and the outbox is now closed: close the connection
   };
   PushResult Push(std::string message) {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
     if (closed_ || sealed_) return PushResult::kClosed;
     if (bytes_ + message.size() > max_bytes_) {
       closed_ = true;
@@ -44,7 +44,7 @@ class Outbox {
   // Writer side: moves the next message into `out` and returns true, or returns false and
   // marks the writer idle (also when closed).
   bool Pop(std::string* out) {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
     if (closed_ || queue_.empty()) {
       writer_busy_ = false;
       return false;
@@ -57,7 +57,7 @@ class Outbox {
 
   // Drops queued messages; later pushes return kClosed. Returns false if already closed.
   bool Close() {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
     if (closed_) return false;
     closed_ = true;
     queue_.clear();
@@ -67,28 +67,28 @@ class Outbox {
 
   // Refuses further pushes but keeps the queued messages for the writer (graceful close).
   void Seal() {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
     sealed_ = true;
   }
 
   // True after Close() or Seal().
   bool closed() const {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
     return closed_ || sealed_;
   }
   size_t queued_bytes() const {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
     return bytes_;
   }
 
  private:
-  mutable std::mutex mu_;
+  mutable Mutex mu_;
   const size_t max_bytes_;
-  std::deque<std::string> queue_;  // GUARDED_BY(mu_)
-  size_t bytes_ = 0;               // GUARDED_BY(mu_)
-  bool writer_busy_;               // GUARDED_BY(mu_)
-  bool closed_ = false;            // GUARDED_BY(mu_)
-  bool sealed_ = false;            // GUARDED_BY(mu_)
+  std::deque<std::string> queue_ ROTA_GUARDED_BY(mu_);
+  size_t bytes_ ROTA_GUARDED_BY(mu_) = 0;
+  bool writer_busy_ ROTA_GUARDED_BY(mu_);
+  bool closed_ ROTA_GUARDED_BY(mu_) = false;
+  bool sealed_ ROTA_GUARDED_BY(mu_) = false;
 };
 
 }  // namespace rota::net

@@ -1,6 +1,7 @@
 #include "net/server_state.h"
 
 #include "common/log.h"
+#include "common/mutex.h"
 
 namespace rota::net::internal {
 
@@ -18,7 +19,7 @@ void ServerState::Observe(const HttpRequest& request, int status, SteadyTime sin
 
 ConnectionSlot ConnectionSlot::Acquire(const std::shared_ptr<ServerState>& state) {
   ConnectionSlot slot;
-  std::lock_guard<std::mutex> lock(state->mu);
+  MutexLock lock(&state->mu);
   if (state->connections >= state->options.max_connections) return slot;
   ++state->connections;
   slot.state_ = state;
@@ -40,7 +41,7 @@ ConnectionSlot& ConnectionSlot::operator=(ConnectionSlot&& other) noexcept {
 void ConnectionSlot::Attach(const std::shared_ptr<Session>& session) {
   if (!state_) return;
   {
-    std::lock_guard<std::mutex> lock(state_->mu);
+    MutexLock lock(&state_->mu);
     state_->live[id_] = session;
   }
   // Stop() sets `stopping` before it snapshots `live`: a session registered after the snapshot
@@ -51,17 +52,17 @@ void ConnectionSlot::Attach(const std::shared_ptr<Session>& session) {
 void ConnectionSlot::Release() {
   if (!state_) return;
   {
-    std::lock_guard<std::mutex> lock(state_->mu);
+    MutexLock lock(&state_->mu);
     state_->live.erase(id_);
     --state_->connections;
   }
-  state_->cv.notify_all();
+  state_->cv.NotifyAll();
   state_.reset();
   id_ = 0;
 }
 
 void SessionLink::Bind(std::weak_ptr<Session> session) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   if (!detached_) session_ = std::move(session);
 }
 
@@ -69,7 +70,7 @@ bool SessionLink::Push(std::string message, int overflow_code) {
   std::shared_ptr<Session> session;  // dropped after the lock: its destructor may run here
   bool queued = false;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
     if (detached_) return false;
     switch (outbox_.Push(std::move(message))) {
       case Outbox::PushResult::kQueuedStartWriter:
@@ -93,7 +94,7 @@ bool SessionLink::Push(std::string message, int overflow_code) {
 
 void SessionLink::RequestClose(int code, std::string reason) {
   std::shared_ptr<Session> session;
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   if (detached_) return;
   session = session_.lock();
   if (session) session->CloseWith(code, std::move(reason));
@@ -101,7 +102,7 @@ void SessionLink::RequestClose(int code, std::string reason) {
 
 void SessionLink::Detach() {
   std::weak_ptr<Session> old;
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   detached_ = true;
   old = std::move(session_);
   outbox_.Close();

@@ -5,15 +5,14 @@
 
 #include <atomic>
 #include <chrono>
-#include <condition_variable>
 #include <cstdint>
 #include <memory>
-#include <mutex>
 #include <string>
 #include <unordered_map>
 #include <utility>
 #include <vector>
 
+#include "common/mutex.h"
 #include "net/http_server.h"
 #include "net/outbox.h"
 #include "net/router.h"
@@ -47,11 +46,11 @@ struct ServerState {
   AccessObserver observer;
   std::atomic<bool> stopping{false};
 
-  std::mutex mu;
-  std::condition_variable cv;                                 // signalled when a slot frees
-  std::unordered_map<uint64_t, std::weak_ptr<Session>> live;  // GUARDED_BY(mu)
-  uint64_t next_id = 0;                                       // GUARDED_BY(mu)
-  int connections = 0;                                        // GUARDED_BY(mu)
+  Mutex mu;
+  CondVar cv;                                 // signalled when a slot frees
+  std::unordered_map<uint64_t, std::weak_ptr<Session>> live ROTA_GUARDED_BY(mu);
+  uint64_t next_id ROTA_GUARDED_BY(mu) = 0;
+  int connections ROTA_GUARDED_BY(mu) = 0;
 
   // Calls the observer, swallowing (and logging) its exceptions.
   void Observe(const HttpRequest& request, int status, SteadyTime since) const;
@@ -96,9 +95,9 @@ class SessionLink {
   const std::string& remote() const { return remote_; }
 
  private:
-  mutable std::mutex mu_;
-  bool detached_ = false;           // GUARDED_BY(mu_)
-  std::weak_ptr<Session> session_;  // GUARDED_BY(mu_)
+  mutable Mutex mu_;
+  bool detached_ ROTA_GUARDED_BY(mu_) = false;
+  std::weak_ptr<Session> session_ ROTA_GUARDED_BY(mu_);
   Outbox outbox_;
   const std::string remote_;
 };

@@ -97,19 +97,23 @@ TEST(ConnectionSlotTest, CountsAndLimits) {
   ConnectionSlot a = ConnectionSlot::Acquire(state);
   ConnectionSlot b = ConnectionSlot::Acquire(state);
   ConnectionSlot c = ConnectionSlot::Acquire(state);
+  auto counts = [&state] {
+    MutexLock lock(&state->mu);
+    return std::make_pair(state->connections, state->live.size());
+  };
   EXPECT_TRUE(a.valid());
   EXPECT_TRUE(b.valid());
   EXPECT_FALSE(c.valid());
-  EXPECT_EQ(state->connections, 2);
+  EXPECT_EQ(counts().first, 2);
   ConnectionSlot moved = std::move(a);
   EXPECT_FALSE(a.valid());  // NOLINT(bugprone-use-after-move): checking the moved-from state
-  EXPECT_EQ(state->connections, 2);
+  EXPECT_EQ(counts().first, 2);
   auto session = std::make_shared<FakeSession>();
   moved.Attach(session);
-  EXPECT_EQ(state->live.size(), 1u);
+  EXPECT_EQ(counts().second, 1u);
   moved.Release();
-  EXPECT_EQ(state->connections, 1);
-  EXPECT_TRUE(state->live.empty());
+  EXPECT_EQ(counts().first, 1);
+  EXPECT_EQ(counts().second, 0u);
   state->stopping = true;
   ConnectionSlot d = ConnectionSlot::Acquire(state);
   d.Attach(session);

@@ -15,12 +15,11 @@
 #include <boost/asio/strand.hpp>
 #include <boost/beast/core.hpp>
 #include <boost/beast/websocket.hpp>
-#include <condition_variable>
 #include <deque>
-#include <mutex>
 #include <thread>
 
 #include "common/log.h"
+#include "common/mutex.h"
 #include "net/http_types.h"
 #include "net/outbox.h"
 #include "net/url.h"
@@ -70,12 +69,10 @@ struct WsClient::Impl : public std::enable_shared_from_this<WsClient::Impl> {
   void Connect(const std::string& url_text, Headers extra,
                std::function<void(const Status&)> on_connected) {
     {
-      std::lock_guard<std::recursive_mutex> lock(cb_mu);
+      MutexLock lock(&cb_mu);
       if (connect_called) {
         asio::post(exec, [self = shared_from_this(), cb = std::move(on_connected)] {
-          self->WithCallbacks([&] {
-            if (cb) cb(Status::InvalidArgument("WsClient::Connect called twice"));
-          });
+          self->Call([&] { return cb; }, Status::InvalidArgument("WsClient::Connect called twice"));
         });
         return;
       }
@@ -123,22 +120,43 @@ struct WsClient::Impl : public std::enable_shared_from_this<WsClient::Impl> {
     asio::post(exec, [self = shared_from_this()] { self->DoClose(Status::Ok()); });
   }
 
-  void DetachCallbacks() {
+  // No callback starts after this returns, and none still runs (unless this thread is the one
+  // running it: a callback destroying its own client is the last one).
+  void DetachCallbacks() ROTA_EXCLUDES(cb_mu) {
     std::function<void(const std::string&)> m;
     std::function<void(const Status&)> c, cc;
-    std::lock_guard<std::recursive_mutex> lock(cb_mu);
+    MutexLock lock(&cb_mu);
     detached = true;
-    m = std::move(on_message);
+    m = std::move(on_message);  // destroyed after the lock is released
     c = std::move(on_closed);
     cc = std::move(on_connected);
+    cb_cv.Wait(&cb_mu, [&]() ROTA_REQUIRES(cb_mu) {
+      return callback_thread == std::thread::id() ||
+             callback_thread == std::this_thread::get_id();
+    });
   }
 
   // ---- Strand only.
 
-  template <class F>
-  void WithCallbacks(F&& f) {
-    std::lock_guard<std::recursive_mutex> lock(cb_mu);
-    if (!detached) f();
+  // Calls the callback that pick() returns (picked with cb_mu held) with `args`, unless the
+  // client was destroyed. The callback runs WITHOUT cb_mu: it may take its own locks while
+  // another thread holding them calls this client, and may call or destroy this client.
+  template <class Pick, class... Args>
+  void Call(Pick pick, const Args&... args) ROTA_EXCLUDES(cb_mu) {
+    {
+      decltype(pick()) cb;
+      {
+        MutexLock lock(&cb_mu);
+        if (detached) return;
+        cb = pick();
+        if (!cb) return;
+        callback_thread = std::this_thread::get_id();
+      }
+      cb(args...);
+    }  // the copy (and what it captured) goes before ~WsClient may return
+    MutexLock lock(&cb_mu);
+    callback_thread = std::thread::id();
+    cb_cv.NotifyAll();
   }
 
   void Resolve(const Url& u) {
@@ -213,9 +231,7 @@ struct WsClient::Impl : public std::enable_shared_from_this<WsClient::Impl> {
     }
     response = {};
     state = State::kOpen;
-    WithCallbacks([&] {
-      if (auto cb = on_connected) cb(Status::Ok());
-    });
+    Call([this]() ROTA_REQUIRES(cb_mu) { return on_connected; }, Status::Ok());
     if (state != State::kOpen) return;  // the callback closed us
     Read();
     PumpWrites();
@@ -226,9 +242,7 @@ struct WsClient::Impl : public std::enable_shared_from_this<WsClient::Impl> {
     outbox.Close();
     beast::error_code ignored;
     beast::get_lowest_layer(ws).socket().close(ignored);
-    WithCallbacks([&] {
-      if (auto cb = on_connected) cb(status);
-    });
+    Call([this]() ROTA_REQUIRES(cb_mu) { return on_connected; }, status);
   }
 
   void Read() {
@@ -250,9 +264,7 @@ struct WsClient::Impl : public std::enable_shared_from_this<WsClient::Impl> {
     }
     std::string text = beast::buffers_to_string(buffer.data());
     buffer.consume(buffer.size());
-    WithCallbacks([&] {
-      if (auto cb = on_message) cb(text);
-    });
+    Call([this]() ROTA_REQUIRES(cb_mu) { return on_message; }, text);
     if (state == State::kOpen) Read();
   }
 
@@ -322,9 +334,7 @@ struct WsClient::Impl : public std::enable_shared_from_this<WsClient::Impl> {
     beast::error_code ignored;
     beast::get_lowest_layer(ws).socket().close(ignored);
     if (!was_open) return;
-    WithCallbacks([&] {
-      if (auto cb = on_closed) cb(why);
-    });
+    Call([this]() ROTA_REQUIRES(cb_mu) { return on_closed; }, why);
   }
 
   asio::strand<asio::io_context::executor_type> exec;
@@ -344,12 +354,15 @@ struct WsClient::Impl : public std::enable_shared_from_this<WsClient::Impl> {
   bool close_requested = false;
   Status close_status;
 
-  std::recursive_mutex cb_mu;                          // held while a callback runs
-  bool connect_called = false;                         // GUARDED_BY(cb_mu)
-  bool detached = false;                               // GUARDED_BY(cb_mu)
-  std::function<void(const std::string&)> on_message;  // GUARDED_BY(cb_mu)
-  std::function<void(const Status&)> on_closed;        // GUARDED_BY(cb_mu)
-  std::function<void(const Status&)> on_connected;     // GUARDED_BY(cb_mu)
+  // Never held while a callback runs (see Call).
+  Mutex cb_mu;
+  CondVar cb_cv;                                       // callback_thread became empty
+  bool connect_called ROTA_GUARDED_BY(cb_mu) = false;
+  bool detached ROTA_GUARDED_BY(cb_mu) = false;
+  std::thread::id callback_thread ROTA_GUARDED_BY(cb_mu);  // the thread running a callback
+  std::function<void(const std::string&)> on_message ROTA_GUARDED_BY(cb_mu);
+  std::function<void(const Status&)> on_closed ROTA_GUARDED_BY(cb_mu);
+  std::function<void(const Status&)> on_connected ROTA_GUARDED_BY(cb_mu);
 };
 
 // ---------------------------------------------------------------------------------------------
@@ -362,12 +375,12 @@ WsClient::~WsClient() {
 }
 
 void WsClient::SetOnMessage(std::function<void(const std::string&)> on_message) {
-  std::lock_guard<std::recursive_mutex> lock(impl_->cb_mu);
+  MutexLock lock(&impl_->cb_mu);
   impl_->on_message = std::move(on_message);
 }
 
 void WsClient::SetOnClosed(std::function<void(const Status&)> on_closed) {
-  std::lock_guard<std::recursive_mutex> lock(impl_->cb_mu);
+  MutexLock lock(&impl_->cb_mu);
   impl_->on_closed = std::move(on_closed);
 }
 
@@ -386,15 +399,18 @@ struct WsClientLoop::Impl {
   asio::io_context ioc;
   std::optional<asio::executor_work_guard<asio::io_context::executor_type>> work;
   std::vector<std::thread> threads;
-  std::mutex mu;
-  std::condition_variable cv;
-  int running = 0;  // GUARDED_BY(mu)
+  Mutex mu;
+  CondVar cv;
+  int running ROTA_GUARDED_BY(mu) = 0;
 };
 
 WsClientLoop::WsClientLoop(int threads) : impl_(std::make_unique<Impl>()) {
   if (threads < 1) threads = 1;
   impl_->work.emplace(asio::make_work_guard(impl_->ioc));
-  impl_->running = threads;
+  {
+    MutexLock lock(&impl_->mu);
+    impl_->running = threads;
+  }
   for (int i = 0; i < threads; ++i) {
     impl_->threads.emplace_back([impl = impl_.get()] {
       while (true) {
@@ -405,9 +421,9 @@ WsClientLoop::WsClientLoop(int threads) : impl_(std::make_unique<Impl>()) {
           ROTA_LOG(ERROR) << "WebSocket client loop: uncaught exception: " << e.what();
         }
       }
-      std::lock_guard<std::mutex> lock(impl->mu);
+      MutexLock lock(&impl->mu);
       --impl->running;
-      impl->cv.notify_all();
+      impl->cv.NotifyAll();
     });
   }
 }
@@ -416,8 +432,10 @@ WsClientLoop::~WsClientLoop() {
   // Give close handshakes started by destroyed clients a moment, then cut the rest.
   impl_->work.reset();
   {
-    std::unique_lock<std::mutex> lock(impl_->mu);
-    impl_->cv.wait_for(lock, std::chrono::seconds(2), [this] { return impl_->running == 0; });
+    Impl* impl = impl_.get();
+    MutexLock lock(&impl->mu);
+    impl->cv.WaitFor(&impl->mu, std::chrono::seconds(2),
+                     [impl]() ROTA_REQUIRES(impl->mu) { return impl->running == 0; });
   }
   impl_->ioc.stop();
   for (std::thread& t : impl_->threads) t.join();
@@ -431,11 +449,11 @@ std::unique_ptr<WsClient> WsClientLoop::NewClient(WsClientOptions options) {
 // ---------------------------------------------------------------------------------------------
 
 struct BlockingWsClient::State {
-  std::mutex mu;
-  std::condition_variable cv;
-  std::deque<std::string> messages;
-  std::optional<Status> connected;
-  std::optional<Status> closed;
+  Mutex mu;
+  CondVar cv;
+  std::deque<std::string> messages ROTA_GUARDED_BY(mu);
+  std::optional<Status> connected ROTA_GUARDED_BY(mu);
+  std::optional<Status> closed ROTA_GUARDED_BY(mu);
 };
 
 BlockingWsClient::BlockingWsClient(WsClientOptions options)
@@ -443,14 +461,14 @@ BlockingWsClient::BlockingWsClient(WsClientOptions options)
       loop_(std::make_unique<WsClientLoop>(1)),
       client_(loop_->NewClient(options)) {
   client_->SetOnMessage([s = state_](const std::string& text) {
-    std::lock_guard<std::mutex> lock(s->mu);
+    MutexLock lock(&s->mu);
     s->messages.push_back(text);
-    s->cv.notify_all();
+    s->cv.NotifyAll();
   });
   client_->SetOnClosed([s = state_](const Status& why) {
-    std::lock_guard<std::mutex> lock(s->mu);
+    MutexLock lock(&s->mu);
     s->closed = why;
-    s->cv.notify_all();
+    s->cv.NotifyAll();
   });
 }
 
@@ -461,39 +479,42 @@ BlockingWsClient::~BlockingWsClient() {
 
 Status BlockingWsClient::Connect(const std::string& url, WsClient::Headers headers) {
   client_->Connect(url, std::move(headers), [s = state_](const Status& st) {
-    std::lock_guard<std::mutex> lock(s->mu);
+    MutexLock lock(&s->mu);
     s->connected = st;
-    s->cv.notify_all();
+    s->cv.NotifyAll();
   });
-  std::unique_lock<std::mutex> lock(state_->mu);
+  State* s = state_.get();
+  MutexLock lock(&s->mu);
   // The client's own timeouts bound this; the wait is a safety net.
-  if (!state_->cv.wait_for(lock, std::chrono::minutes(2),
-                           [this] { return state_->connected.has_value(); })) {
+  if (!s->cv.WaitFor(&s->mu, std::chrono::minutes(2),
+                     [s]() ROTA_REQUIRES(s->mu) { return s->connected.has_value(); })) {
     return Status::Unavailable("timed out connecting to " + url);
   }
-  return *state_->connected;
+  return *s->connected;
 }
 
 bool BlockingWsClient::Send(std::string text) { return client_->Send(std::move(text)); }
 
 Result<std::string> BlockingWsClient::Receive(std::chrono::milliseconds timeout) {
-  std::unique_lock<std::mutex> lock(state_->mu);
-  state_->cv.wait_for(lock, timeout,
-                      [this] { return !state_->messages.empty() || state_->closed.has_value(); });
-  if (!state_->messages.empty()) {
-    std::string text = std::move(state_->messages.front());
-    state_->messages.pop_front();
+  State* s = state_.get();
+  MutexLock lock(&s->mu);
+  s->cv.WaitFor(&s->mu, timeout, [s]() ROTA_REQUIRES(s->mu) {
+    return !s->messages.empty() || s->closed.has_value();
+  });
+  if (!s->messages.empty()) {
+    std::string text = std::move(s->messages.front());
+    s->messages.pop_front();
     return text;
   }
-  if (state_->closed)
-    return Status::Unavailable("connection closed: " + state_->closed->ToString());
+  if (s->closed) return Status::Unavailable("connection closed: " + s->closed->ToString());
   return Status::Unavailable("no message within " + std::to_string(timeout.count()) + " ms");
 }
 
 std::optional<Status> BlockingWsClient::WaitClosed(std::chrono::milliseconds timeout) {
-  std::unique_lock<std::mutex> lock(state_->mu);
-  state_->cv.wait_for(lock, timeout, [this] { return state_->closed.has_value(); });
-  return state_->closed;
+  State* s = state_.get();
+  MutexLock lock(&s->mu);
+  s->cv.WaitFor(&s->mu, timeout, [s]() ROTA_REQUIRES(s->mu) { return s->closed.has_value(); });
+  return s->closed;
 }
 
 void BlockingWsClient::Close() { client_->Close(); }

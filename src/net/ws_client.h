@@ -53,7 +53,9 @@ class WsClientLoop {
 
 // One WebSocket connection. Methods are thread-safe. Callbacks run on a loop thread, one at a
 // time per client, in order: on_connected once; then, only after a successful connect, any
-// number of on_message and finally on_closed once.
+// number of on_message and finally on_closed once. No lock of the client is held while a
+// callback runs: a callback may take the caller's own locks, and any thread holding those may
+// call this client meanwhile; a callback may itself call any method of its client.
 class WsClient {
  public:
   using Headers = std::vector<std::pair<std::string, std::string>>;

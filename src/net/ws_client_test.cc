@@ -9,7 +9,12 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <cstdio>
+#include <cstdlib>
+#include <future>
 #include <memory>
+#include <mutex>
+#include <thread>
 
 #include "net/http_server.h"
 #include "net/net_test_util.h"
@@ -225,6 +230,35 @@ TEST_F(WsClientTest, ClientMayBeDestroyedInsideItsOwnCallback) {
   ASSERT_TRUE(WaitFor([&] { return messages >= 1; }));
   EXPECT_TRUE(WaitFor([&] { return server_.connection_count() == 0; }));
   EXPECT_EQ(messages, 1);
+}
+
+// The agent's pattern: a thread holds its own lock while it calls the client, and the client's
+// callbacks take that lock. The callback must not run under a lock of the client, or both
+// threads wait for ever (this test deadlocked when the client held its callback mutex).
+TEST_F(WsClientTest, CallbackMayWaitForALockHeldByAThreadCallingTheClient) {
+  WsClientLoop loop;
+  std::unique_ptr<WsClient> c = loop.NewClient();
+  std::mutex owner_mu;
+  std::promise<void> entered;
+  std::atomic<bool> connected{false}, caller_done{false};
+  std::thread caller([&] {
+    std::lock_guard<std::mutex> lock(owner_mu);
+    c->Connect(url_, {}, [&](const Status& s) {
+      entered.set_value();
+      std::lock_guard<std::mutex> wait_for_owner(owner_mu);
+      connected = s.ok();
+    });
+    entered.get_future().wait();                // the callback runs and waits for owner_mu
+    c->SetOnClosed([](const Status&) {});       // calls the client with owner_mu held
+    EXPECT_TRUE(c->Send("while the callback waits"));
+    caller_done = true;
+  });
+  if (!WaitFor([&] { return caller_done.load(); }, milliseconds(10'000))) {
+    std::fprintf(stderr, "deadlock: the client held a lock while its callback waited\n");
+    std::_Exit(1);  // the two threads can never be joined
+  }
+  caller.join();
+  EXPECT_TRUE(WaitFor([&] { return connected.load(); }));
 }
 
 }  // namespace

@@ -6,6 +6,7 @@
 #include <utility>
 
 #include "common/log.h"
+#include "common/mutex.h"
 #include "common/strings.h"
 
 namespace rota::notify {
@@ -75,7 +76,7 @@ Notifier::~Notifier() {
   const bool drained = Flush(options_.drain_timeout_ms);
   std::deque<Queued> left;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
     stopping_ = true;
     left.swap(queue_);
     stats_.dropped += left.size();
@@ -88,14 +89,14 @@ Notifier::~Notifier() {
     Report(q.done, "dropped", "the server shut down before it was sent", q.email.to,
            q.rate_limited);
   }
-  work_cv_.notify_all();
+  work_cv_.NotifyAll();
   worker_.join();
 }
 
 void Notifier::Enqueue(Email email, DeliveryCallback done) {
   if (!enabled_) {
     {
-      std::lock_guard<std::mutex> lock(mu_);
+      MutexLock lock(&mu_);
       ++stats_.disabled;
     }
     ROTA_LOG(INFO) << "mail disabled: not sending '" << ForLog(email.subject) << "' to "
@@ -104,7 +105,7 @@ void Notifier::Enqueue(Email email, DeliveryCallback done) {
   }
   if (Status st = Validate(email); !st.ok()) {
     {
-      std::lock_guard<std::mutex> lock(mu_);
+      MutexLock lock(&mu_);
       ++stats_.failed;
     }
     ROTA_LOG(ERROR) << "mail: invalid email '" << ForLog(email.subject)
@@ -114,7 +115,7 @@ void Notifier::Enqueue(Email email, DeliveryCallback done) {
   std::vector<std::string> limited;
   uint64_t dropped = 0;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
     if (stopping_ || queue_.size() >= options_.queue_capacity) {
       dropped = ++stats_.dropped;
     } else {
@@ -135,7 +136,7 @@ void Notifier::Enqueue(Email email, DeliveryCallback done) {
       if (!email.to.empty()) {
         ++stats_.queued;
         queue_.push_back(Queued{email, done, limited});
-        work_cv_.notify_one();
+        work_cv_.NotifyOne();
       }
     }
   }
@@ -167,25 +168,25 @@ void Notifier::Enqueue(Email email, DeliveryCallback done) {
 }
 
 bool Notifier::Flush(int64_t timeout_ms) {
-  std::unique_lock<std::mutex> lock(mu_);
-  return idle_cv_.wait_for(lock, std::chrono::milliseconds(timeout_ms),
-                           [this] { return queue_.empty() && !busy_; });
+  MutexLock lock(&mu_);
+  return idle_cv_.WaitFor(&mu_, std::chrono::milliseconds(timeout_ms),
+                          [this]() ROTA_REQUIRES(mu_) { return queue_.empty() && !busy_; });
 }
 
 NotifierStats Notifier::Stats() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   return stats_;
 }
 
 void Notifier::Run() {
-  std::unique_lock<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   while (true) {
-    work_cv_.wait(lock, [this] { return stopping_ || !queue_.empty(); });
+    work_cv_.Wait(&mu_, [this]() ROTA_REQUIRES(mu_) { return stopping_ || !queue_.empty(); });
     if (queue_.empty()) break;  // stopping
     Queued q = std::move(queue_.front());
     queue_.pop_front();
     busy_ = true;
-    lock.unlock();
+    lock.Unlock();
 
     const Email& email = q.email;
     Status st = mailer_.Send(email);
@@ -198,14 +199,14 @@ void Notifier::Run() {
     Report(q.done, st.ok() ? "sent" : "failed", st.ok() ? "" : st.message(), email.to,
            q.rate_limited);
 
-    lock.lock();
+    lock.Lock();
     busy_ = false;
     if (st.ok()) {
       ++stats_.sent;
     } else {
       ++stats_.failed;
     }
-    if (queue_.empty()) idle_cv_.notify_all();
+    if (queue_.empty()) idle_cv_.NotifyAll();
   }
 }
 

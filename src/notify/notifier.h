@@ -3,16 +3,15 @@
 // through SmtpMailer. Per-recipient rate limit, bounded queue, one attempt per email.
 // See docs/design-notify.md.
 
-#include <condition_variable>
 #include <cstdint>
 #include <deque>
 #include <functional>
-#include <mutex>
 #include <string>
 #include <thread>
 #include <vector>
 
 #include "common/clock.h"
+#include "common/mutex.h"
 #include "notify/rate_limiter.h"
 #include "notify/smtp_mailer.h"
 
@@ -50,7 +49,8 @@ struct DeliveryReport {
 // Called exactly once per email, never with the Notifier's lock held: from
 // Enqueue itself when the email is not queued, else from the worker thread
 // after the attempt (or from the destructor when it is dropped). It delays the
-// next email while it runs, so it should be quick.
+// next email while it runs, so it should be quick. No lock of the Notifier is held
+// while it runs: it may take its caller's locks and call Enqueue.
 using DeliveryCallback = std::function<void(const DeliveryReport&)>;
 
 // Thread-safe: Enqueue, Flush and Stats may be called from any thread.
@@ -90,14 +90,14 @@ class Notifier {
   const bool enabled_;
   SmtpMailer mailer_;
 
-  mutable std::mutex mu_;
-  std::condition_variable work_cv_;  // queue non-empty or stopping
-  std::condition_variable idle_cv_;  // queue empty and no send in progress
-  std::deque<Queued> queue_;         // GUARDED_BY(mu_)
-  bool busy_ = false;                // GUARDED_BY(mu_): the worker is sending
-  bool stopping_ = false;            // GUARDED_BY(mu_)
-  RateLimiter limiter_;              // GUARDED_BY(mu_)
-  NotifierStats stats_;              // GUARDED_BY(mu_)
+  mutable Mutex mu_;
+  CondVar work_cv_;  // queue non-empty or stopping
+  CondVar idle_cv_;  // queue empty and no send in progress
+  std::deque<Queued> queue_ ROTA_GUARDED_BY(mu_);
+  bool busy_ ROTA_GUARDED_BY(mu_) = false;  // the worker is sending
+  bool stopping_ ROTA_GUARDED_BY(mu_) = false;
+  RateLimiter limiter_ ROTA_GUARDED_BY(mu_);
+  NotifierStats stats_ ROTA_GUARDED_BY(mu_);
   std::thread worker_;               // last: started after everything above exists
 };
 

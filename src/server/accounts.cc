@@ -9,6 +9,7 @@
 #include "common/clock.h"
 #include "common/file_util.h"
 #include "common/log.h"
+#include "common/mutex.h"
 #include "common/strings.h"
 
 namespace rota::server {
@@ -519,7 +520,7 @@ Result<std::pair<std::string, TokenInfo>> Accounts::IssueToken(int64_t user_id,
 }
 
 void Accounts::InvalidateTokenCache() {
-  std::lock_guard<std::mutex> lock(cache_mu_);
+  MutexLock lock(&cache_mu_);
   ++cache_generation_;
   token_cache_.clear();
 }
@@ -540,7 +541,7 @@ Result<User> Accounts::VerifyToken(const std::string& token, int64_t now_ms) {
   bool cached = false;
   uint64_t generation = 0;
   {
-    std::lock_guard<std::mutex> lock(cache_mu_);
+    MutexLock lock(&cache_mu_);
     generation = cache_generation_;
     auto it = token_cache_.find(id);
     if (it != token_cache_.end() && mono - it->second.cached_at_mono_ms < kTokenCacheMs) {
@@ -585,7 +586,7 @@ Result<User> Accounts::VerifyToken(const std::string& token, int64_t now_ms) {
     entry.last_used_ms = now_ms;
   }
   if (!cached || record_use) {
-    std::lock_guard<std::mutex> lock(cache_mu_);
+    MutexLock lock(&cache_mu_);
     // Not when users, groups or tokens changed since the read: it may be stale.
     if (generation == cache_generation_) {
       if (token_cache_.size() >= kTokenCacheMax) token_cache_.clear();

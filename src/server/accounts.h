@@ -8,12 +8,12 @@
 
 #include <cstdint>
 #include <map>
-#include <mutex>
 #include <optional>
 #include <string>
 #include <unordered_map>
 #include <vector>
 
+#include "common/mutex.h"
 #include "common/status.h"
 #include "server/store/store.h"
 
@@ -144,9 +144,9 @@ class Accounts {
   store::Store* const store_;
   const std::string key_;
   const std::string hash_cost_;
-  std::mutex cache_mu_;
-  std::unordered_map<std::string, CachedToken> token_cache_;  // GUARDED_BY(cache_mu_), by token id
-  uint64_t cache_generation_ = 0;  // GUARDED_BY(cache_mu_): bumped by InvalidateTokenCache
+  Mutex cache_mu_;
+  std::unordered_map<std::string, CachedToken> token_cache_ ROTA_GUARDED_BY(cache_mu_);  // by token id
+  uint64_t cache_generation_ ROTA_GUARDED_BY(cache_mu_) = 0;  // bumped by InvalidateTokenCache
 };
 
 // Loads <data_dir>/auth-key (32 random bytes, hex), creating it with mode 0600

@@ -1,11 +1,11 @@
 #include "server/agent_gateway.h"
 
-#include <mutex>
 #include <variant>
 #include <vector>
 
 #include "api/protocol.h"
 #include "common/log.h"
+#include "common/mutex.h"
 
 namespace rota::server {
 namespace {
@@ -27,7 +27,7 @@ class AgentGateway::Session : public net::WsHandler,
       : gw_(gw), id_(id), remote_(std::move(remote)) {}
 
   void OnOpen(std::shared_ptr<net::WsConnection> conn) override {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
     conn_ = conn;
   }
 
@@ -64,7 +64,7 @@ class AgentGateway::Session : public net::WsHandler,
   void OnClose() override {
     std::string name;
     {
-      std::lock_guard<std::mutex> lock(mu_);
+      MutexLock lock(&mu_);
       name = node_;
       conn_.reset();
     }
@@ -79,7 +79,7 @@ class AgentGateway::Session : public net::WsHandler,
   bool Send(std::string text) {
     std::shared_ptr<net::WsConnection> conn;
     {
-      std::lock_guard<std::mutex> lock(mu_);
+      MutexLock lock(&mu_);
       conn = conn_;
     }
     return conn && conn->Send(std::move(text));
@@ -87,14 +87,14 @@ class AgentGateway::Session : public net::WsHandler,
 
  private:
   std::string Who() {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
     return node_.empty() ? remote_ : node_ + " (" + remote_ + ")";
   }
 
   void Reply(std::string text, bool close_after) {
     std::shared_ptr<net::WsConnection> conn;
     {
-      std::lock_guard<std::mutex> lock(mu_);
+      MutexLock lock(&mu_);
       conn = conn_;
     }
     if (!conn) return;
@@ -118,7 +118,7 @@ class AgentGateway::Session : public net::WsHandler,
       return;
     }
     {
-      std::lock_guard<std::mutex> lock(mu_);
+      MutexLock lock(&mu_);
       node_ = info.name;
     }
     gw_->SessionRegistered(info.name, id_, weak_from_this());
@@ -161,16 +161,16 @@ class AgentGateway::Session : public net::WsHandler,
   }
 
   std::string Registered() {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
     return node_;
   }
 
   AgentGateway* const gw_;
   const uint64_t id_;
   const std::string remote_;
-  std::mutex mu_;
-  std::shared_ptr<net::WsConnection> conn_;  // GUARDED_BY(mu_)
-  std::string node_;                         // GUARDED_BY(mu_); "" until registered
+  Mutex mu_;
+  std::shared_ptr<net::WsConnection> conn_ ROTA_GUARDED_BY(mu_);
+  std::string node_ ROTA_GUARDED_BY(mu_);  // "" until registered
 };
 
 AgentGateway::AgentGateway(store::Store* store, ClusterState* cluster, IngestStats* stats,
@@ -180,7 +180,7 @@ AgentGateway::AgentGateway(store::Store* store, ClusterState* cluster, IngestSta
 AgentGateway::~AgentGateway() {
   std::map<uint64_t, PendingCommand> pending;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
     pending.swap(pending_);
   }
   for (auto& [id, p] : pending) {
@@ -198,7 +198,7 @@ uint64_t AgentGateway::SendCommand(const std::string& node, api::CommandMsg cmd,
   }
   std::shared_ptr<Session> session;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
     auto it = sessions_.find(node);
     if (it != sessions_.end()) session = it->second.session.lock();
     if (session) {
@@ -215,7 +215,7 @@ uint64_t AgentGateway::SendCommand(const std::string& node, api::CommandMsg cmd,
   if (!session->Send(api::Encode(cmd))) {
     CommandCallback cb;
     {
-      std::lock_guard<std::mutex> lock(mu_);
+      MutexLock lock(&mu_);
       auto it = pending_.find(id);
       if (it != pending_.end()) {
         cb = std::move(it->second.done);
@@ -231,7 +231,7 @@ uint64_t AgentGateway::SendCommand(const std::string& node, api::CommandMsg cmd,
 Status AgentGateway::SendText(const std::string& node, std::string text) {
   std::shared_ptr<Session> session;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
     auto it = sessions_.find(node);
     if (it != sessions_.end()) session = it->second.session.lock();
   }
@@ -261,7 +261,7 @@ void AgentGateway::CheckCommandTimeouts() {
   const int64_t now = clock_->MonotonicMs();
   std::vector<std::pair<uint64_t, PendingCommand>> expired;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
     for (auto it = pending_.begin(); it != pending_.end();) {
       if (it->second.deadline_ms <= now) {
         expired.emplace_back(it->first, std::move(it->second));
@@ -279,19 +279,19 @@ void AgentGateway::CheckCommandTimeouts() {
 }
 
 size_t AgentGateway::pending_commands() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   return pending_.size();
 }
 
 void AgentGateway::SessionRegistered(const std::string& node, uint64_t session, std::weak_ptr<Session> s) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   sessions_[node] = LiveSession{session, std::move(s)};
 }
 
 void AgentGateway::SessionClosed(const std::string& node, uint64_t session) {
   std::vector<std::pair<uint64_t, PendingCommand>> orphaned;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
     auto it = sessions_.find(node);
     if (it != sessions_.end() && it->second.id == session) sessions_.erase(it);
     for (auto p = pending_.begin(); p != pending_.end();) {
@@ -312,7 +312,7 @@ void AgentGateway::CommandAnswered(const std::string& who, uint64_t session, api
   CommandCallback cb;
   std::string node;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
     auto it = pending_.find(result.id);
     if (it != pending_.end() && it->second.session == session) {
       cb = std::move(it->second.done);

@@ -14,11 +14,11 @@
 #include <functional>
 #include <map>
 #include <memory>
-#include <mutex>
 #include <string>
 
 #include "api/protocol.h"
 #include "common/clock.h"
+#include "common/mutex.h"
 #include "net/http_server.h"
 #include "server/cluster_state.h"
 #include "server/ingest_stats.h"
@@ -107,9 +107,9 @@ class AgentGateway : public TaskTransport {
     uint64_t id = 0;
     std::weak_ptr<Session> session;
   };
-  mutable std::mutex mu_;
-  std::map<std::string, LiveSession> sessions_;     // GUARDED_BY(mu_): node -> its registered session
-  std::map<uint64_t, PendingCommand> pending_;      // GUARDED_BY(mu_): command id -> caller
+  mutable Mutex mu_;
+  std::map<std::string, LiveSession> sessions_ ROTA_GUARDED_BY(mu_);  // node -> its registered session
+  std::map<uint64_t, PendingCommand> pending_ ROTA_GUARDED_BY(mu_);  // command id -> caller
 };
 
 }  // namespace rota::server

@@ -1,4 +1,5 @@
 #include "server/cluster_state.h"
+#include "common/mutex.h"
 
 #include <cstdio>
 
@@ -9,7 +10,7 @@ const char* NodeStateName(NodeState state) {
 }
 
 void ClusterState::LoadKnown(const std::vector<api::NodeInfo>& nodes) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   for (const auto& info : nodes) {
     Entry& e = nodes_[info.name];
     if (e.session != 0) continue;
@@ -22,7 +23,7 @@ void ClusterState::LoadKnown(const std::vector<api::NodeInfo>& nodes) {
 Status ClusterState::Connect(const api::NodeInfo& info, uint64_t session, int64_t now_ms) {
   NodeView copy;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
     Entry& e = nodes_[info.name];
     if (e.session != 0 && e.session != session && e.view.info.node_id != info.node_id &&
         e.view.state == NodeState::kReady) {
@@ -46,7 +47,7 @@ Status ClusterState::Connect(const api::NodeInfo& info, uint64_t session, int64_
 void ClusterState::Disconnect(const std::string& name, uint64_t session, int64_t now_ms) {
   NodeView copy;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
     auto it = nodes_.find(name);
     if (it == nodes_.end() || it->second.session != session) return;
     Entry& e = it->second;
@@ -65,7 +66,7 @@ void ClusterState::RecordSample(const std::string& name, uint64_t session,
   NodeView copy;
   bool became_ready = false;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
     auto it = nodes_.find(name);
     if (it == nodes_.end() || it->second.session != session) return;
     Entry& e = it->second;
@@ -89,7 +90,7 @@ void ClusterState::RecordSample(const std::string& name, uint64_t session,
 int ClusterState::CheckLiveness(int64_t now_ms) {
   std::vector<NodeView> changed;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
     for (auto& [name, e] : nodes_) {
       if (e.view.state != NodeState::kReady) continue;
       int64_t limit = missed_heartbeats_ * e.view.info.sample_interval_ms;
@@ -109,7 +110,7 @@ int ClusterState::CheckLiveness(int64_t now_ms) {
 }
 
 std::vector<NodeView> ClusterState::Nodes() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   std::vector<NodeView> out;
   out.reserve(nodes_.size());
   for (const auto& [name, e] : nodes_) out.push_back(e.view);
@@ -117,40 +118,40 @@ std::vector<NodeView> ClusterState::Nodes() const {
 }
 
 std::optional<NodeView> ClusterState::Node(const std::string& name) const {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   auto it = nodes_.find(name);
   if (it == nodes_.end()) return std::nullopt;
   return it->second.view;
 }
 
 int ClusterState::ConnectedCount() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   int n = 0;
   for (const auto& [name, e] : nodes_) n += e.session != 0 ? 1 : 0;
   return n;
 }
 
 int ClusterState::AddListener(Listener listener) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   int id = next_listener_++;
   listeners_[id] = std::move(listener);
   return id;
 }
 
 void ClusterState::RemoveListener(int id) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   listeners_.erase(id);
 }
 
 bool ClusterState::HasListeners() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   return !listeners_.empty();
 }
 
 void ClusterState::Notify(const std::string& event, const NodeView& view) {
   std::vector<Listener> copy;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
     for (const auto& [id, l] : listeners_) copy.push_back(l);
   }
   for (const auto& l : copy) l(event, view);

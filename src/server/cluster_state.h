@@ -9,12 +9,12 @@
 #include <functional>
 #include <map>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "api/types.h"
+#include "common/mutex.h"
 #include "common/status.h"
 
 namespace rota::server {
@@ -72,13 +72,14 @@ class ClusterState {
     NodeView view;
     uint64_t session = 0;  // 0: no live session
   };
-  void Notify(const std::string& event, const NodeView& view);
+  // Calls the listeners (copied under mu_) without mu_ held.
+  void Notify(const std::string& event, const NodeView& view) ROTA_EXCLUDES(mu_);
 
   const int missed_heartbeats_;
-  mutable std::mutex mu_;
-  std::map<std::string, Entry> nodes_;  // GUARDED_BY(mu_)
-  std::map<int, Listener> listeners_;   // GUARDED_BY(mu_)
-  int next_listener_ = 1;               // GUARDED_BY(mu_)
+  mutable Mutex mu_;
+  std::map<std::string, Entry> nodes_ ROTA_GUARDED_BY(mu_);
+  std::map<int, Listener> listeners_ ROTA_GUARDED_BY(mu_);
+  int next_listener_ ROTA_GUARDED_BY(mu_) = 1;
 };
 
 }  // namespace rota::server

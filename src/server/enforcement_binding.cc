@@ -4,6 +4,7 @@
 #include <chrono>
 
 #include "common/log.h"
+#include "common/mutex.h"
 #include "notify/notifier.h"
 #include "notify/templates.h"
 #include "server/accounts.h"
@@ -297,7 +298,7 @@ EnforcementRunner::EnforcementRunner(EnforcementService* service, ClusterState* 
     : service_(service), cluster_(cluster) {
   worker_ = std::thread([this] { Run(); });
   listener_ = cluster_->AddListener([this](const std::string& event, const NodeView& view) {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
     if (event == "sample" && view.latest) {
       pending_[view.info.name] = view.latest;
     } else if (event == "node" && view.state == NodeState::kUnreachable) {
@@ -306,42 +307,44 @@ EnforcementRunner::EnforcementRunner(EnforcementService* service, ClusterState* 
     } else {
       return;
     }
-    cv_.notify_all();
+    cv_.NotifyAll();
   });
 }
 
 EnforcementRunner::~EnforcementRunner() {
   cluster_->RemoveListener(listener_);
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
     stopping_ = true;
   }
-  cv_.notify_all();
+  cv_.NotifyAll();
   worker_.join();
 }
 
 void EnforcementRunner::Run() {
-  std::unique_lock<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   while (true) {
-    cv_.wait(lock, [&] { return stopping_ || !pending_.empty() || !lost_.empty(); });
+    cv_.Wait(&mu_, [&]() ROTA_REQUIRES(mu_) {
+      return stopping_ || !pending_.empty() || !lost_.empty();
+    });
     if (stopping_) return;
     auto samples = std::move(pending_);
     auto lost = std::move(lost_);
     pending_.clear();
     lost_.clear();
     busy_ = true;
-    lock.unlock();
+    lock.Unlock();
     for (const auto& node : lost) service_->OnNodeLost(node);
     for (const auto& [node, sample] : samples) service_->OnSample(node, *sample);
-    lock.lock();
+    lock.Lock();
     busy_ = false;
-    cv_.notify_all();
+    cv_.NotifyAll();
   }
 }
 
 bool EnforcementRunner::Drain(int64_t timeout_ms) {
-  std::unique_lock<std::mutex> lock(mu_);
-  return cv_.wait_for(lock, std::chrono::milliseconds(timeout_ms), [&] {
+  MutexLock lock(&mu_);
+  return cv_.WaitFor(&mu_, std::chrono::milliseconds(timeout_ms), [&]() ROTA_REQUIRES(mu_) {
     return stopping_ || (!busy_ && pending_.empty() && lost_.empty());
   });
 }

@@ -8,17 +8,16 @@
 //    EnforcementService on a thread of its own, so ingest never waits for it.
 // See docs/design-enforce.md.
 
-#include <condition_variable>
 #include <cstdint>
 #include <map>
 #include <memory>
-#include <mutex>
 #include <set>
 #include <string>
 #include <thread>
 #include <vector>
 
 #include "api/codec.h"
+#include "common/mutex.h"
 #include "common/status.h"
 #include "enforce/types.h"
 #include "reserve/policy.h"
@@ -126,12 +125,12 @@ class EnforcementRunner {
   ClusterState* const cluster_;
   int listener_ = 0;
 
-  std::mutex mu_;
-  std::condition_variable cv_;
-  std::map<std::string, std::shared_ptr<const api::NodeSample>> pending_;  // GUARDED_BY(mu_)
-  std::set<std::string> lost_;                                              // GUARDED_BY(mu_)
-  bool busy_ = false;                                                       // GUARDED_BY(mu_)
-  bool stopping_ = false;                                                   // GUARDED_BY(mu_)
+  Mutex mu_;
+  CondVar cv_;
+  std::map<std::string, std::shared_ptr<const api::NodeSample>> pending_ ROTA_GUARDED_BY(mu_);
+  std::set<std::string> lost_ ROTA_GUARDED_BY(mu_);
+  bool busy_ ROTA_GUARDED_BY(mu_) = false;
+  bool stopping_ ROTA_GUARDED_BY(mu_) = false;
   std::thread worker_;
 };
 

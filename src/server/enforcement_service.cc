@@ -5,6 +5,7 @@
 #include <utility>
 
 #include "common/log.h"
+#include "common/mutex.h"
 #include "common/time_util.h"
 
 namespace rota::server {
@@ -15,8 +16,8 @@ using enforce::OffendingProcess;
 
 // Shared with pending callbacks: they record only while the service lives.
 struct EnforcementService::Life {
-  std::mutex mu;
-  bool alive = true;
+  Mutex mu;
+  bool alive ROTA_GUARDED_BY(mu) = true;
 };
 
 namespace {
@@ -76,7 +77,7 @@ EnforcementService::EnforcementService(AuditLog* audit, EnforcementHooks hooks, 
       life_(std::make_shared<Life>()) {}
 
 EnforcementService::~EnforcementService() {
-  std::lock_guard<std::mutex> lock(life_->mu);
+  MutexLock lock(&life_->mu);
   life_->alive = false;
 }
 
@@ -121,7 +122,7 @@ Status EnforcementService::Recover() {
     for (const auto& e : r.events) v.emailed = v.emailed || e.action == "email";
     restored.push_back(std::move(v));
   }
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   enforcer_.RestoreOpen(std::move(restored));
   ROTA_LOG(INFO) << "enforcement: " << open.size() << " open violation(s) restored";
   return Status::Ok();
@@ -131,7 +132,7 @@ void EnforcementService::OnSample(const std::string& node, const api::NodeSample
   const int64_t now = clock_.NowMs();
   if (options_.max_sample_age_ms > 0 && sample.time_ms < now - options_.max_sample_age_ms) return;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
     auto it = last_sample_.find(node);
     if (it != last_sample_.end() && sample.time_ms <= it->second) return;
   }
@@ -145,7 +146,7 @@ void EnforcementService::OnSample(const std::string& node, const api::NodeSample
 
   std::vector<Action> actions;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
     int64_t& last = last_sample_[node];
     if (sample.time_ms <= last && last != 0) return;  // a newer sample was judged meanwhile
     last = sample.time_ms;
@@ -159,7 +160,7 @@ void EnforcementService::OnNodeLost(const std::string& node) {
   const int64_t now = clock_.NowMs();
   std::vector<Action> actions;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
     actions = enforcer_.NodeLost(node);
     last_sample_.erase(node);
   }
@@ -167,11 +168,11 @@ void EnforcementService::OnNodeLost(const std::string& node) {
 }
 
 std::vector<enforce::OpenViolation> EnforcementService::OpenViolations() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   return enforcer_.Snapshot();
 }
 
-// REQUIRES: mu_ held. Records violations that have no audit id yet (new ones,
+// Records violations that have no audit id yet (new ones,
 // and ones whose recording failed before) and stamps the ids on the actions.
 void EnforcementService::AssignIds(std::vector<Action>& actions, int64_t now_ms) {
   std::map<enforce::ViolationKey, int64_t> assigned;
@@ -258,7 +259,7 @@ void EnforcementService::Warn(const std::string& node, const Action& a, int64_t 
   for (const auto& p : a.pids) req.targets.push_back({p.pid, p.start_time_ms, a.offence.gpu});
   const int64_t id = a.violation_id;
   hooks_.send_command(node, req, [this, life = life_, id](CommandOutcome out) {
-    std::lock_guard<std::mutex> lock(life->mu);
+    MutexLock lock(&life->mu);
     if (!life->alive) return;
     std::string detail;
     if (!out.ok) {
@@ -297,7 +298,7 @@ void EnforcementService::Signal(const std::string& node, const Action& a, int64_
   const int64_t id = a.violation_id;
   std::vector<OffendingProcess> targets = a.pids;
   hooks_.send_command(node, req, [this, life = life_, id, action, targets](CommandOutcome out) {
-    std::lock_guard<std::mutex> lock(life->mu);
+    MutexLock lock(&life->mu);
     if (!life->alive) return;
     std::vector<EventPid> pids;
     size_t failed = 0;
@@ -388,7 +389,7 @@ void EnforcementService::Email(const Action& a, int64_t now_ms) {
     for (size_t i = 0; i < mail->to.size(); ++i) to += (i ? ", " : "") + mail->to[i];
     const int64_t id = a.violation_id;
     hooks_.send_email(std::move(*mail), [this, life = life_, id, to](EmailDelivery d) {
-      std::lock_guard<std::mutex> lock(life->mu);
+      MutexLock lock(&life->mu);
       if (!life->alive) return;
       Record(id, clock_.NowMs(), "email_result", d.outcome,
              "to " + to + (d.detail.empty() ? "" : ": " + d.detail));

@@ -26,13 +26,13 @@
 #include <functional>
 #include <map>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "api/types.h"
 #include "common/clock.h"
+#include "common/mutex.h"
 #include "common/status.h"
 #include "enforce/detector.h"
 #include "enforce/ladder.h"
@@ -168,7 +168,7 @@ class EnforcementService {
 
  private:
   struct Life;
-  void AssignIds(std::vector<enforce::Action>& actions, int64_t now_ms);
+  void AssignIds(std::vector<enforce::Action>& actions, int64_t now_ms) ROTA_REQUIRES(mu_);
   void Perform(const std::string& node, const enforce::Action& action, int64_t now_ms);
   void Email(const enforce::Action& action, int64_t now_ms);
   void Signal(const std::string& node, const enforce::Action& action, int64_t now_ms);
@@ -182,9 +182,9 @@ class EnforcementService {
   const EnforcementOptions options_;
   std::shared_ptr<Life> life_;  // shared with pending command callbacks
 
-  mutable std::mutex mu_;
-  enforce::Enforcer enforcer_;                  // GUARDED_BY(mu_)
-  std::map<std::string, int64_t> last_sample_;  // GUARDED_BY(mu_): node -> sample time
+  mutable Mutex mu_;
+  enforce::Enforcer enforcer_ ROTA_GUARDED_BY(mu_);
+  std::map<std::string, int64_t> last_sample_ ROTA_GUARDED_BY(mu_);  // node -> sample time
 };
 
 // The text written to the offender's terminals for `action` (an open/warn action).

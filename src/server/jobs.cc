@@ -7,6 +7,7 @@
 #include <set>
 
 #include "common/log.h"
+#include "common/mutex.h"
 #include "common/time_util.h"
 #include "server/accounts.h"
 #include "server/jobs_rows.h"
@@ -89,24 +90,24 @@ JobService::JobService(store::Store* store, ClusterState* cluster, TaskTransport
       options_(options) {
   gateway_->SetTaskListeners(
       [this](const std::string& node, api::TaskStatusMsg m) {
-        std::lock_guard<std::mutex> lock(mu_);
+        MutexLock lock(&mu_);
         for (auto& r : m.tasks) reports_.emplace_back(node, std::move(r));
-        cv_.notify_all();
+        cv_.NotifyAll();
       },
       [this](const std::string&, api::TaskLogMsg m) {
-        std::lock_guard<std::mutex> lock(mu_);
+        MutexLock lock(&mu_);
         auto it = log_answers_.find(m.req);
         if (it != log_answers_.end()) it->second = std::move(m);
-        cv_.notify_all();
+        cv_.NotifyAll();
       });
 }
 
 JobService::~JobService() {
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
     stop_ = true;
   }
-  cv_.notify_all();
+  cv_.NotifyAll();
   if (thread_.joinable()) thread_.join();
 }
 
@@ -129,7 +130,7 @@ Status JobService::Start() {
     return Status::Ok();
   }));
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
     for (auto& j : loaded) {
       j.started_ms = clock_->NowMs();  // time limits restart counting from here
       j.run_open = scheduling::HoldsResources(j);
@@ -202,10 +203,10 @@ Result<Job> JobService::Submit(int64_t owner_id, const std::string& owner, const
     return ev.Bind(1, job.id).Bind(2, job.created_ms).Run();
   }));
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
     active_[job.id] = job;
     wake_ = dirty_ = true;  // place it now, not at the next tick
-    cv_.notify_all();
+    cv_.NotifyAll();
   }
   ROTA_LOG(INFO) << "job " << job.id << " (" << spec.name << ") submitted by " << owner << ": "
                  << spec.TaskCount() << " task(s), " << spec.GpuCount() << " GPU(s)";
@@ -430,7 +431,7 @@ void JobService::AfterReports(const std::set<int64_t>& jobs) {
 void JobService::DropCommittedEnds() {
   std::vector<int64_t> ids;
   {
-    std::lock_guard<std::mutex> lock(ends_mu_);
+    MutexLock lock(&ends_mu_);
     ids.swap(ends_committed_);
   }
   for (int64_t id : ids) {
@@ -537,16 +538,17 @@ void JobService::StopOrphans(const std::map<std::string, NodeView>& nodes, int64
 void JobService::Run() {
   const auto tick = std::chrono::milliseconds(options_.tick_ms);
   int64_t last_full = INT64_MIN / 2, last_pass = INT64_MIN / 2;  // monotonic ms
-  std::unique_lock<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   while (!stop_) {
-    cv_.wait_for(lock, tick, [&] { return stop_ || wake_ || !reports_.empty(); });
+    cv_.WaitFor(&mu_, tick,
+                [&]() ROTA_REQUIRES(mu_) { return stop_ || wake_ || !reports_.empty(); });
     if (stop_) return;
     // A burst of submissions is placed in batches: one pass per gap at most. A job
     // submitted to an idle service is placed at once.
     const int64_t since_pass = clock_->MonotonicMs() - last_pass;
     if (wake_ && since_pass < options_.placement_gap_ms) {
-      cv_.wait_for(lock, std::chrono::milliseconds(options_.placement_gap_ms - since_pass),
-                   [&] { return stop_; });
+      cv_.WaitFor(&mu_, std::chrono::milliseconds(options_.placement_gap_ms - since_pass),
+                  [&]() ROTA_REQUIRES(mu_) { return stop_; });
       if (stop_) return;
     }
     wake_ = false;
@@ -569,7 +571,7 @@ void JobService::Run() {
 
 Result<Job> JobService::Cancel(int64_t user_id, bool admin, int64_t id) {
   {
-    std::unique_lock<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
     auto it = active_.find(id);
     if (it != active_.end()) {
       Job& job = it->second;
@@ -590,7 +592,7 @@ Result<Job> JobService::Cancel(int64_t user_id, bool admin, int64_t id) {
           // Its end is queued: wait for the commit, so what this returns is what
           // the store says from now on.
           Job copy = job;
-          lock.unlock();
+          lock.Unlock();
           Status st = store_->Flush();
           if (!st.ok()) return st;
           return copy;
@@ -624,15 +626,15 @@ Result<api::TaskLogMsg> JobService::Logs(int64_t id, const std::string& task, co
   if (!found->runs) return Status::NotFound("task " + task + " runs nothing and has no log");
   uint64_t req;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
     req = next_log_req_++;
     log_answers_[req] = std::nullopt;
   }
   Status st = gateway_->SendTask(found->node, api::TaskLogsMsg{req, found->id, stream, offset, max_bytes});
-  std::unique_lock<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   if (st.ok()) {
-    cv_.wait_for(lock, std::chrono::milliseconds(options_.log_timeout_ms),
-                 [&] { return log_answers_[req].has_value(); });
+    cv_.WaitFor(&mu_, std::chrono::milliseconds(options_.log_timeout_ms),
+                [&]() ROTA_REQUIRES(mu_) { return log_answers_[req].has_value(); });
   }
   std::optional<api::TaskLogMsg> answer = std::move(log_answers_[req]);
   log_answers_.erase(req);
@@ -644,7 +646,7 @@ Result<api::TaskLogMsg> JobService::Logs(int64_t id, const std::string& task, co
 
 std::vector<JobService::Allocation> JobService::AllocationsOn(const std::string& node) const {
   std::vector<Allocation> out;
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   for (const auto& [id, job] : active_) {
     for (const auto& t : job.tasks) {
       if (t.node != node || t.gpus.empty() || Ended(t)) continue;

@@ -15,12 +15,10 @@
 // Thread-safe. Task reports are queued and handled on the service's own
 // thread, which also places pending jobs and enforces deadlines.
 
-#include <condition_variable>
 #include <cstdint>
 #include <deque>
 #include <map>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <set>
 #include <string>
@@ -30,6 +28,7 @@
 #include "api/codec.h"
 #include "api/task_protocol.h"
 #include "common/clock.h"
+#include "common/mutex.h"
 #include "common/status.h"
 #include "jobs/launch_env.h"
 #include "jobs/placement.h"
@@ -162,40 +161,40 @@ class JobService {
   std::vector<Allocation> AllocationsOn(const std::string& node) const;
 
  private:
-  void Run();
+  void Run() ROTA_EXCLUDES(mu_);
   // Applies a task report; returns the id of the job whose task changed.
-  std::optional<int64_t> HandleReport(const std::string& node, const api::TaskReport& r);
+  std::optional<int64_t> HandleReport(const std::string& node, const api::TaskReport& r) ROTA_REQUIRES(mu_);
   // Lets each job react to its tasks' changes (restart, stop, end).
-  void AfterReports(const std::set<int64_t>& jobs);
-  // Removes from active_ the ended jobs whose end is committed. REQUIRES: mu_ held.
-  void DropCommittedEnds();
+  void AfterReports(const std::set<int64_t>& jobs) ROTA_REQUIRES(mu_);
+  // Removes from active_ the ended jobs whose end is committed.
+  void DropCommittedEnds() ROTA_REQUIRES(mu_);
   // A full tick (every tick_ms) enforces SIGKILL deadlines and time limits and
   // marks tasks on lost nodes; then a scheduling pass runs when anything may
   // have changed (or on every full tick).
-  void Tick(int64_t now_ms, bool full);
+  void Tick(int64_t now_ms, bool full) ROTA_REQUIRES(mu_);
   // One scheduling pass (jobs_sched.cc): snapshot -> sched::Schedule -> starts,
-  // preemptions and wait reasons applied. REQUIRES: mu_ held.
-  void SchedulePass(int64_t now_ms, bool full);
-  void RefreshPassCache(int64_t now_ms);
+  // preemptions and wait reasons applied.
+  void SchedulePass(int64_t now_ms, bool full) ROTA_REQUIRES(mu_);
+  void RefreshPassCache(int64_t now_ms) ROTA_REQUIRES(mu_);
   void Start(Job& job, const std::vector<sched::TaskAlloc>& tasks, int64_t now_ms,
-             std::map<std::string, std::set<uint16_t>>& busy_ports);
-  void Preempt(Job& job, const std::string& reason, int64_t now_ms);
-  // Adds the current run's GPU time to the job's attained service. REQUIRES: mu_.
-  void CloseRun(Job& job, int64_t now_ms);
-  void Launch(Job& job, const std::vector<jobs::PlacedTask>& placed, int64_t now_ms);
+             std::map<std::string, std::set<uint16_t>>& busy_ports) ROTA_REQUIRES(mu_);
+  void Preempt(Job& job, const std::string& reason, int64_t now_ms) ROTA_REQUIRES(mu_);
+  // Adds the current run's GPU time to the job's attained service.
+  void CloseRun(Job& job, int64_t now_ms) ROTA_REQUIRES(mu_);
+  void Launch(Job& job, const std::vector<jobs::PlacedTask>& placed, int64_t now_ms) ROTA_REQUIRES(mu_);
   // `notice`: told to the tasks before SIGTERM (preemption; ROTA_PREEMPT_NOTICE).
   void StopGang(Job& job, const std::string& to_state, const std::string& reason, int64_t now_ms,
-                const std::string& notice = "");
-  void Finish(Job& job, const std::string& state, const std::string& reason, int64_t now_ms);
-  void SetState(Job& job, const std::string& state, const std::string& reason, int64_t now_ms);
-  void AfterTaskChange(Job& job, int64_t now_ms);
+                const std::string& notice = "") ROTA_REQUIRES(mu_);
+  void Finish(Job& job, const std::string& state, const std::string& reason, int64_t now_ms) ROTA_REQUIRES(mu_);
+  void SetState(Job& job, const std::string& state, const std::string& reason, int64_t now_ms) ROTA_REQUIRES(mu_);
+  void AfterTaskChange(Job& job, int64_t now_ms) ROTA_REQUIRES(mu_);
   // Writes the job's row (and an event when event_state is set); the end of a
   // job synchronously, anything before asynchronously. Failures are logged.
-  void Persist(const Job& job, const std::string& event_state, const std::string& reason);
-  // Stops the tasks marked lost on nodes that answer again. REQUIRES: mu_ held.
-  void StopOrphans(const std::map<std::string, NodeView>& nodes, int64_t now_ms);
+  void Persist(const Job& job, const std::string& event_state, const std::string& reason) ROTA_REQUIRES(mu_);
+  // Stops the tasks marked lost on nodes that answer again.
+  void StopOrphans(const std::map<std::string, NodeView>& nodes, int64_t now_ms) ROTA_REQUIRES(mu_);
   // Ports held by unfinished jobs and found busy by agents, by address.
-  std::map<std::string, std::set<uint16_t>> BusyPorts(int64_t now_ms);
+  std::map<std::string, std::set<uint16_t>> BusyPorts(int64_t now_ms) ROTA_REQUIRES(mu_);
 
   store::Store* const store_;
   ClusterState* const cluster_;
@@ -207,41 +206,43 @@ class JobService {
   const JobServiceOptions options_;
   int64_t started_at_ms_ = 0;  // set by Start, before the thread runs
 
-  mutable std::mutex mu_;
-  std::condition_variable cv_;
-  std::map<int64_t, Job> active_;  // GUARDED_BY(mu_): unfinished jobs
-  std::deque<std::pair<std::string, api::TaskReport>> reports_;  // GUARDED_BY(mu_)
-  bool stop_ = false;  // GUARDED_BY(mu_)
-  bool wake_ = false;  // GUARDED_BY(mu_): a job was submitted; tick now
-  bool dirty_ = true;  // GUARDED_BY(mu_): something changed since the last pass
-  // What passes share, refreshed on full ticks (GUARDED_BY(mu_)).
+  mutable Mutex mu_;
+  CondVar cv_;
+  std::map<int64_t, Job> active_ ROTA_GUARDED_BY(mu_);  // unfinished jobs
+  std::deque<std::pair<std::string, api::TaskReport>> reports_ ROTA_GUARDED_BY(mu_);
+  bool stop_ ROTA_GUARDED_BY(mu_) = false;
+  bool wake_ ROTA_GUARDED_BY(mu_) = false;  // a job was submitted; tick now
+  bool dirty_ ROTA_GUARDED_BY(mu_) = true;  // something changed since the last pass
+  // What passes share, refreshed on full ticks.
   struct PassCache {
     int64_t refreshed_ms = -1;
     std::vector<Reservation> reservations;                 // running and upcoming
     std::map<std::string, std::string> group_of;           // username -> primary group
-  } pass_cache_;
-  // Fair share: decayed GPU-ms per user and group (GUARDED_BY(mu_)).
-  std::map<std::string, double> user_usage_, group_usage_;
-  int64_t usage_at_ms_ = 0;
-  // Reservation id -> when its owner last used its GPUs (GUARDED_BY(mu_)).
-  std::map<int64_t, int64_t> reservation_used_ms_;
+  };
+  PassCache pass_cache_ ROTA_GUARDED_BY(mu_);
+  // Fair share: decayed GPU-ms per user and group.
+  std::map<std::string, double> user_usage_ ROTA_GUARDED_BY(mu_);
+  std::map<std::string, double> group_usage_ ROTA_GUARDED_BY(mu_);
+  int64_t usage_at_ms_ ROTA_GUARDED_BY(mu_) = 0;
+  // Reservation id -> when its owner last used its GPUs.
+  std::map<int64_t, int64_t> reservation_used_ms_ ROTA_GUARDED_BY(mu_);
   // Tasks marked lost because their node stopped answering, by node: stopped
-  // when it answers again (GUARDED_BY(mu_)).
+  // when it answers again.
   struct Orphan {
     int64_t job_id = 0;
     int64_t kill_at_ms = 0;  // 0: not told yet; else SIGKILL at
   };
-  std::map<std::string, std::map<std::string, Orphan>> orphans_;
-  // (node, GPU) -> when a job last let it go (GUARDED_BY(mu_)).
-  std::map<std::pair<std::string, uint32_t>, int64_t> released_ms_;
+  std::map<std::string, std::map<std::string, Orphan>> orphans_ ROTA_GUARDED_BY(mu_);
+  // (node, GPU) -> when a job last let it go.
+  std::map<std::pair<std::string, uint32_t>, int64_t> released_ms_ ROTA_GUARDED_BY(mu_);
   // Ports an agent found in use by something else: address -> port -> until (ms).
-  std::map<std::string, std::map<uint16_t, int64_t>> foreign_ports_;  // GUARDED_BY(mu_)
+  std::map<std::string, std::map<uint16_t, int64_t>> foreign_ports_ ROTA_GUARDED_BY(mu_);
   // Log requests waiting for their answer.
-  uint64_t next_log_req_ = 1;                        // GUARDED_BY(mu_)
-  std::map<uint64_t, std::optional<api::TaskLogMsg>> log_answers_;  // GUARDED_BY(mu_)
+  uint64_t next_log_req_ ROTA_GUARDED_BY(mu_) = 1;
+  std::map<uint64_t, std::optional<api::TaskLogMsg>> log_answers_ ROTA_GUARDED_BY(mu_);
   // Jobs whose end the store committed (filled on the writer thread).
-  std::mutex ends_mu_;                  // never held while taking mu_
-  std::vector<int64_t> ends_committed_;  // GUARDED_BY(ends_mu_)
+  Mutex ends_mu_ ROTA_ACQUIRED_AFTER(mu_);  // never held while taking mu_
+  std::vector<int64_t> ends_committed_ ROTA_GUARDED_BY(ends_mu_);
   std::thread thread_;
 };
 

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "common/log.h"
+#include "common/mutex.h"
 #include "common/time_util.h"
 
 namespace rota::server {
@@ -152,7 +153,7 @@ void JobService::Persist(const Job& job, const std::string& event_state, const s
   if (job.Final()) {
     store_->WriteAsync(std::move(write), [this, id = job.id](Status st) {
       if (!st.ok()) ROTA_LOG(WARNING) << "job " << id << ": cannot store its end: " << st.message();
-      std::lock_guard<std::mutex> lock(ends_mu_);
+      MutexLock lock(&ends_mu_);
       ends_committed_.push_back(id);
     });
     return;
@@ -164,7 +165,7 @@ void JobService::Persist(const Job& job, const std::string& event_state, const s
 
 Result<Job> JobService::Get(int64_t id, std::vector<JobEvent>* events) {
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
     auto it = active_.find(id);
     if (it != active_.end() && events == nullptr) return it->second;
   }
@@ -187,7 +188,7 @@ Result<Job> JobService::Get(int64_t id, std::vector<JobEvent>* events) {
     }
     return Status::Ok();
   }));
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   auto it = active_.find(id);
   if (it != active_.end()) return it->second;  // fresher than the store
   return *out;
@@ -215,7 +216,7 @@ Result<std::vector<Job>> JobService::List(int64_t owner_id, const std::string& s
     }
     return Status::Ok();
   }));
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   for (auto& j : out) {
     auto it = active_.find(j.id);
     if (it != active_.end()) j = it->second;

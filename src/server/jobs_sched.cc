@@ -4,6 +4,7 @@
 #include <algorithm>
 
 #include "common/log.h"
+#include "common/mutex.h"
 #include "common/time_util.h"
 #include "sched/order.h"
 #include "sched/scheduler.h"
@@ -190,7 +191,7 @@ void JobService::CloseRun(Job& job, int64_t now_ms) {
 }
 
 int JobService::UnfinishedIn(const std::string& queue) const {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   int n = 0;
   for (const auto& [id, job] : active_) {
     if (!job.Final() && (job.spec.queue.empty() ? "default" : job.spec.queue) == queue) ++n;
@@ -200,7 +201,7 @@ int JobService::UnfinishedIn(const std::string& queue) const {
 
 std::vector<Job> JobService::Queue(const std::string& queue) const {
   std::vector<Job> out;
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   for (const auto& [id, job] : active_) {
     if (job.state != "pending" || job.Final()) continue;
     if (!queue.empty() && (job.spec.queue.empty() ? "default" : job.spec.queue) != queue) continue;

@@ -3,6 +3,7 @@
 #include <cstdio>
 #include <sstream>
 
+#include "common/mutex.h"
 #include "net/http_server.h"
 #include "server/api_context.h"
 #include "server/auth.h"
@@ -48,7 +49,7 @@ class Family {
 }  // namespace
 
 void RequestMetrics::Observe(const std::string& method, int status, double seconds) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   Histogram& h = by_method_[method];
   for (size_t i = 0; i < kBuckets.size(); ++i) {
     if (seconds <= kBuckets[i]) h.buckets[i]++;
@@ -59,7 +60,7 @@ void RequestMetrics::Observe(const std::string& method, int status, double secon
 }
 
 void RequestMetrics::AppendText(std::string* out) const {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   *out += "# HELP rota_http_request_duration_seconds HTTP request latency.\n"
           "# TYPE rota_http_request_duration_seconds histogram\n";
   for (const auto& [method, h] : by_method_) {

@@ -2,10 +2,10 @@
 // RequestMetrics: HTTP request counts and a latency histogram for /metrics.
 // Thread-safe.
 
+#include "common/mutex.h"
 #include <array>
 #include <cstdint>
 #include <map>
-#include <mutex>
 #include <string>
 
 namespace rota::server {
@@ -24,9 +24,9 @@ class RequestMetrics {
     uint64_t count = 0;
     double sum = 0;
   };
-  mutable std::mutex mu_;
-  std::map<std::string, Histogram> by_method_;                    // GUARDED_BY(mu_)
-  std::map<std::pair<std::string, int>, uint64_t> by_code_;       // GUARDED_BY(mu_)
+  mutable Mutex mu_;
+  std::map<std::string, Histogram> by_method_ ROTA_GUARDED_BY(mu_);
+  std::map<std::pair<std::string, int>, uint64_t> by_code_ ROTA_GUARDED_BY(mu_);
 };
 
 }  // namespace rota::server

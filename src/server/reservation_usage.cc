@@ -5,7 +5,7 @@
 namespace rota::server {
 
 void UsageTracker::Track(const TrackedReservation& r) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(&mu_);
   auto it = entries_.find(r.id);
   if (it != entries_.end()) {
     if (it->second.r.node != r.node) by_node_[it->second.r.node].erase(r.id);
@@ -17,7 +17,7 @@ void UsageTracker::Track(const TrackedReservation& r) {
 }
 
 void UsageTracker::Forget(int64_t id) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(&mu_);
   auto it = entries_.find(id);
   if (it == entries_.end()) return;
   by_node_[it->second.r.node].erase(id);
@@ -25,7 +25,7 @@ void UsageTracker::Forget(int64_t id) {
 }
 
 void UsageTracker::OnSample(const std::string& node, const api::NodeSample& sample) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(&mu_);
   auto ids = by_node_.find(node);
   if (ids == by_node_.end()) return;
   for (int64_t id : ids->second) {
@@ -85,7 +85,7 @@ LiveUsage UsageOf(double sum_gpu, int64_t n_gpu, double sum_mem, int64_t n_mem,
 }  // namespace
 
 std::optional<LiveUsage> UsageTracker::Usage(int64_t id) const {
-  std::lock_guard lock(mu_);
+  MutexLock lock(&mu_);
   auto it = entries_.find(id);
   if (it == entries_.end()) return std::nullopt;
   const Entry& e = it->second;
@@ -93,7 +93,7 @@ std::optional<LiveUsage> UsageTracker::Usage(int64_t id) const {
 }
 
 std::vector<std::pair<TrackedReservation, LiveUsage>> UsageTracker::TakeEnded(int64_t now_ms) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(&mu_);
   std::vector<std::pair<TrackedReservation, LiveUsage>> out;
   for (auto it = entries_.begin(); it != entries_.end();) {
     const Entry& e = it->second;
@@ -109,7 +109,7 @@ std::vector<std::pair<TrackedReservation, LiveUsage>> UsageTracker::TakeEnded(in
 }
 
 std::vector<IdleDue> UsageTracker::DueIdle(int64_t now_ms) const {
-  std::lock_guard lock(mu_);
+  MutexLock lock(&mu_);
   std::vector<IdleDue> out;
   for (const auto& [id, e] : entries_) {
     if (e.r.idle_released || now_ms < e.r.start_ms || now_ms >= e.r.end_ms) continue;
@@ -135,7 +135,7 @@ std::vector<IdleDue> UsageTracker::DueIdle(int64_t now_ms) const {
 }
 
 void UsageTracker::MarkNotified(int64_t id, bool released) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(&mu_);
   auto it = entries_.find(id);
   if (it == entries_.end()) return;
   it->second.r.idle_notified = true;
@@ -143,13 +143,13 @@ void UsageTracker::MarkNotified(int64_t id, bool released) {
 }
 
 void UsageTracker::SetIdleRules(int64_t id, std::vector<reserve::AppliedIdleRule> rules) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(&mu_);
   auto it = entries_.find(id);
   if (it != entries_.end()) it->second.r.idle_rules = std::move(rules);
 }
 
 std::vector<TrackedReservation> UsageTracker::All() const {
-  std::lock_guard lock(mu_);
+  MutexLock lock(&mu_);
   std::vector<TrackedReservation> out;
   for (const auto& [id, e] : entries_) out.push_back(e.r);
   return out;

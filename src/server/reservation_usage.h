@@ -8,13 +8,13 @@
 
 #include <cstdint>
 #include <map>
-#include <mutex>
 #include <optional>
 #include <set>
 #include <string>
 #include <vector>
 
 #include "api/types.h"
+#include "common/mutex.h"
 #include "reserve/policy.h"
 
 namespace rota::server {
@@ -78,9 +78,9 @@ class UsageTracker {
     // threshold -> (sum, count) of the GPU utilisation of its idle samples
     std::map<double, std::pair<double, int64_t>> idle_util;
   };
-  mutable std::mutex mu_;
-  std::map<int64_t, Entry> entries_;                 // GUARDED_BY(mu_)
-  std::map<std::string, std::set<int64_t>> by_node_;  // GUARDED_BY(mu_)
+  mutable Mutex mu_;
+  std::map<int64_t, Entry> entries_ ROTA_GUARDED_BY(mu_);
+  std::map<std::string, std::set<int64_t>> by_node_ ROTA_GUARDED_BY(mu_);
 };
 
 }  // namespace rota::server

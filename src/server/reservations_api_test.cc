@@ -26,8 +26,6 @@ namespace {
 
 using api::Json;
 
-constexpr int64_t kHour = 3'600'000;
-
 class ReservationsApiTest : public ::testing::Test {
  protected:
   ReservationsApiTest() : clock_(*ParseRfc3339("2026-11-22T10:00:00Z")), cluster_(3), http_(Options()) {}

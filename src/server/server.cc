@@ -4,6 +4,7 @@
 
 #include "common/file_util.h"
 #include "common/log.h"
+#include "common/mutex.h"
 #include "common/strings.h"
 #include "net/http_server.h"
 #include "server/accounts.h"
@@ -47,9 +48,9 @@ struct Server::Impl {
   std::unique_ptr<JobService> jobs;
   std::unique_ptr<net::HttpServer> http;
 
-  std::mutex mu;
-  std::condition_variable cv;
-  bool stopping = false;  // GUARDED_BY(mu)
+  Mutex mu;
+  CondVar cv;
+  bool stopping ROTA_GUARDED_BY(mu) = false;
   std::thread background;
 
   void BackgroundLoop();
@@ -58,11 +59,11 @@ struct Server::Impl {
 void Server::Impl::BackgroundLoop() {
   int64_t next_retention = clock->MonotonicMs() + 5'000;
   int64_t next_tick = 0;
-  std::unique_lock<std::mutex> lock(mu);
+  MutexLock lock(&mu);
   while (!stopping) {
-    cv.wait_for(lock, std::chrono::milliseconds(250));
+    cv.WaitFor(&mu, std::chrono::milliseconds(250));
     if (stopping) break;
-    lock.unlock();
+    lock.Unlock();
     cluster->CheckLiveness(clock->NowMs());
     gateway->CheckCommandTimeouts();
     if (clock->MonotonicMs() >= next_tick) {
@@ -74,7 +75,7 @@ void Server::Impl::BackgroundLoop() {
       if (!st.ok()) ROTA_LOG(WARNING) << "retention failed: " << st.message();
       next_retention = clock->MonotonicMs() + config.retention_interval_ms;
     }
-    lock.lock();
+    lock.Lock();
   }
 }
 
@@ -290,12 +291,12 @@ Server::~Server() { Stop(); }
 
 void Server::Stop() {
   {
-    std::lock_guard<std::mutex> lock(impl_->mu);
+    MutexLock lock(&impl_->mu);
     if (impl_->stopping) return;
     impl_->stopping = true;
   }
   impl_->ready = false;
-  impl_->cv.notify_all();
+  impl_->cv.NotifyAll();
   if (impl_->background.joinable()) impl_->background.join();
   impl_->http->Stop();
   // Nothing feeds enforcement any more; stop it before what it uses.

@@ -3,7 +3,6 @@
 #include <stdlib.h>
 
 #include <chrono>
-#include <condition_variable>
 #include <deque>
 #include <thread>
 #include <variant>
@@ -11,6 +10,7 @@
 #include "common/file_util.h"
 #include "common/clock.h"
 #include "common/log.h"
+#include "common/mutex.h"
 #include "common/run_command.h"
 #include "reserve/json_fields.h"
 #include "ssh/remote_scripts.h"
@@ -83,7 +83,7 @@ class SshNodes::Worker {
       : owner_(owner), spec_(std::move(spec)), target_(std::move(target)) {}
 
   void Adopt(const std::string& id, const std::string& user) {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
     tasks_[id] = Tracked{user, "", false};
   }
 
@@ -91,10 +91,10 @@ class SshNodes::Worker {
 
   void Stop() {
     {
-      std::lock_guard<std::mutex> lock(mu_);
+      MutexLock lock(&mu_);
       stop_ = true;
     }
-    cv_.notify_all();
+    cv_.NotifyAll();
     if (thread_.joinable()) thread_.join();
     if (session_ != 0) owner_->cluster_->Disconnect(spec_.name, session_, owner_->clock_->NowMs());
     (void)RunCommand(ssh::SshCloseArgv(target_, owner_->client_), RunOptions{"", 5000, 4096});
@@ -102,22 +102,22 @@ class SshNodes::Worker {
 
   void Enqueue(Op op) {
     {
-      std::lock_guard<std::mutex> lock(mu_);
+      MutexLock lock(&mu_);
       queue_.push_back(std::move(op));
     }
-    cv_.notify_all();
+    cv_.NotifyAll();
   }
 
   bool reachable() const {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
     return reachable_;
   }
   std::string error() const {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
     return error_;
   }
   size_t running_tasks() const {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
     size_t n = 0;
     for (const auto& [id, t] : tasks_) n += t.done ? 0 : 1;
     return n;
@@ -136,12 +136,12 @@ class SshNodes::Worker {
     while (true) {
       std::deque<Op> ops;
       {
-        std::unique_lock<std::mutex> lock(mu_);
+        MutexLock lock(&mu_);
         int64_t now = MonoMs();
         int64_t wake = next_probe;
         if (HasRunningLocked()) wake = std::min(wake, next_poll);
-        cv_.wait_for(lock, std::chrono::milliseconds(std::max<int64_t>(0, wake - now)),
-                     [this] { return stop_ || !queue_.empty(); });
+        cv_.WaitFor(&mu_, std::chrono::milliseconds(std::max<int64_t>(0, wake - now)),
+                    [this]() ROTA_REQUIRES(mu_) { return stop_ || !queue_.empty(); });
         if (stop_) return;
         ops.swap(queue_);
       }
@@ -160,7 +160,7 @@ class SshNodes::Worker {
     }
   }
 
-  bool HasRunningLocked() const {
+  bool HasRunningLocked() const ROTA_REQUIRES(mu_) {
     for (const auto& [id, t] : tasks_) {
       if (!t.done) return true;
     }
@@ -193,7 +193,7 @@ class SshNodes::Worker {
     if (!probe.ok()) {
       bool was;
       {
-        std::lock_guard<std::mutex> lock(mu_);
+        MutexLock lock(&mu_);
         was = reachable_;
         reachable_ = false;
         error_ = probe.status().message();
@@ -211,7 +211,7 @@ class SshNodes::Worker {
     api::NodeInfo info = Info(*probe);
     bool was;
     {
-      std::lock_guard<std::mutex> lock(mu_);
+      MutexLock lock(&mu_);
       was = reachable_;
     }
     if (!was || info.gpus.size() != info_.gpus.size() || info.hostname != info_.hostname) {
@@ -219,7 +219,7 @@ class SshNodes::Worker {
       Status st = owner_->store_->UpsertNode(info, now);
       if (st.ok()) st = owner_->cluster_->Connect(info, session_, now);
       if (!st.ok()) {
-        std::lock_guard<std::mutex> lock(mu_);
+        MutexLock lock(&mu_);
         error_ = st.message();
         ROTA_LOG(WARNING) << "ssh node " << spec_.name << ": " << st.message();
         return;
@@ -229,7 +229,7 @@ class SshNodes::Worker {
                      << probe->hostname << ", " << probe->cpus << " CPUs, " << info.gpus.size()
                      << " GPUs";
       {
-        std::lock_guard<std::mutex> lock(mu_);
+        MutexLock lock(&mu_);
         reachable_ = true;
         error_.clear();
       }
@@ -300,7 +300,7 @@ class SshNodes::Worker {
   void Poll(bool all) {
     std::map<std::string, std::vector<std::string>> by_user;
     {
-      std::lock_guard<std::mutex> lock(mu_);
+      MutexLock lock(&mu_);
       if (!reachable_) return;
       for (const auto& [id, t] : tasks_) {
         if (!t.done) by_user[t.user].push_back(id);
@@ -325,7 +325,7 @@ class SshNodes::Worker {
     std::vector<api::TaskReport> send;
     std::vector<std::string> finished;
     {
-      std::lock_guard<std::mutex> lock(mu_);
+      MutexLock lock(&mu_);
       for (auto& r : changed) {
         auto it = tasks_.find(r.id);
         if (it == tasks_.end()) continue;
@@ -357,7 +357,8 @@ class SshNodes::Worker {
     return r;
   }
 
-  void Report(std::vector<api::TaskReport> reports) {
+  // Calls the status listener; never under mu_.
+  void Report(std::vector<api::TaskReport> reports) ROTA_EXCLUDES(mu_) {
     if (reports.empty() || !owner_->status_listener_) return;
     owner_->status_listener_(spec_.name, api::TaskStatusMsg{std::move(reports)});
   }
@@ -410,7 +411,7 @@ class SshNodes::Worker {
     r.state = "running";
     r.pid = std::atoll(answer.c_str() + 8);
     {
-      std::lock_guard<std::mutex> lock(mu_);
+      MutexLock lock(&mu_);
       tasks_[t.id] = Tracked{t.user, "running", false};
     }
     ROTA_LOG(INFO) << "ssh node " << spec_.name << ": task " << t.id << " started, pid " << r.pid;
@@ -420,7 +421,7 @@ class SshNodes::Worker {
   void Do(const api::TaskSignalMsg& m) {
     std::string user;
     {
-      std::lock_guard<std::mutex> lock(mu_);
+      MutexLock lock(&mu_);
       auto it = tasks_.find(m.id);
       if (it == tasks_.end() || it->second.done) return;
       user = it->second.user;
@@ -440,7 +441,7 @@ class SshNodes::Worker {
     answer.offset = m.offset;
     std::string user;
     {
-      std::lock_guard<std::mutex> lock(mu_);
+      MutexLock lock(&mu_);
       auto it = tasks_.find(m.id);
       if (it != tasks_.end()) user = it->second.user;
     }
@@ -465,14 +466,14 @@ class SshNodes::Worker {
   uint64_t prev_total_ = 0, prev_busy_ = 0;
   bool first_failure_ = true;
 
-  mutable std::mutex mu_;
-  std::condition_variable cv_;
-  std::deque<Op> queue_;                  // GUARDED_BY(mu_)
-  std::map<std::string, Tracked> tasks_;  // GUARDED_BY(mu_)
-  std::deque<std::string> done_order_;    // GUARDED_BY(mu_)
-  bool reachable_ = false;                // GUARDED_BY(mu_)
-  std::string error_ = "not probed yet";  // GUARDED_BY(mu_)
-  bool stop_ = false;                     // GUARDED_BY(mu_)
+  mutable Mutex mu_;
+  CondVar cv_;
+  std::deque<Op> queue_ ROTA_GUARDED_BY(mu_);
+  std::map<std::string, Tracked> tasks_ ROTA_GUARDED_BY(mu_);
+  std::deque<std::string> done_order_ ROTA_GUARDED_BY(mu_);
+  bool reachable_ ROTA_GUARDED_BY(mu_) = false;
+  std::string error_ ROTA_GUARDED_BY(mu_) = "not probed yet";
+  bool stop_ ROTA_GUARDED_BY(mu_) = false;
   std::thread thread_;
 };
 
@@ -490,7 +491,7 @@ SshNodes::~SshNodes() {
 void SshNodes::Stop() {
   std::map<std::string, std::shared_ptr<Worker>> workers;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
     workers.swap(workers_);
   }
   for (auto& [name, w] : workers) w->Stop();
@@ -569,7 +570,7 @@ Status SshNodes::StartWorker(const SshNodeSpec& spec,
   auto worker = std::make_shared<Worker>(this, spec, std::move(target));
   for (const auto& [id, user] : tasks) worker->Adopt(id, user);
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
     workers_[spec.name] = worker;
   }
   worker->Start();
@@ -612,7 +613,7 @@ Status SshNodes::Remove(const std::string& name) {
     return s.Bind(1, name).Run();
   }));
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
     workers_.erase(name);
   }
   worker->Stop();
@@ -623,7 +624,7 @@ Status SshNodes::Remove(const std::string& name) {
 std::vector<SshNodes::View> SshNodes::List() const {
   std::vector<std::shared_ptr<Worker>> workers;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
     for (const auto& [name, w] : workers_) workers.push_back(w);
   }
   std::vector<View> out;
@@ -638,7 +639,7 @@ bool SshNodes::Has(const std::string& name) const { return Find(name) != nullptr
 std::string SshNodes::public_key() const { return public_key_; }
 
 std::shared_ptr<SshNodes::Worker> SshNodes::Find(const std::string& node) const {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   auto it = workers_.find(node);
   return it == workers_.end() ? nullptr : it->second;
 }

@@ -21,12 +21,12 @@
 #include <cstdint>
 #include <map>
 #include <memory>
-#include <mutex>
 #include <string>
 #include <vector>
 
 #include "api/codec.h"
 #include "common/clock.h"
+#include "common/mutex.h"
 #include "common/status.h"
 #include "server/cluster_state.h"
 #include "server/store/store.h"
@@ -113,8 +113,8 @@ class SshNodes : public TaskTransport {
   TaskLogListener log_listener_;
   std::atomic<uint64_t> next_session_{uint64_t{1} << 62};
 
-  mutable std::mutex mu_;
-  std::map<std::string, std::shared_ptr<Worker>> workers_;  // GUARDED_BY(mu_)
+  mutable Mutex mu_;
+  std::map<std::string, std::shared_ptr<Worker>> workers_ ROTA_GUARDED_BY(mu_);
 };
 
 }  // namespace rota::server

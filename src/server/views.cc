@@ -4,6 +4,7 @@
 #include <set>
 
 #include "api/sample_writer.h"
+#include "common/mutex.h"
 #include "common/time_util.h"
 
 namespace rota::server {
@@ -96,7 +97,7 @@ void WriteGpuRows(const NodeView& node, api::JsonWriter& w) {
 
 std::string GpuRowsCache::Rows(const NodeView& node) {
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
     auto it = entries_.find(node.info.name);
     if (it != entries_.end() && it->second.sample == node.latest.get() &&
         it->second.state == node.state && it->second.node_id == node.info.node_id &&
@@ -107,7 +108,7 @@ std::string GpuRowsCache::Rows(const NodeView& node) {
   std::string text;
   api::JsonWriter w(&text);
   WriteGpuRows(node, w);
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   Entry& e = entries_[node.info.name];
   e.sample = node.latest.get();
   e.keep = node.latest;

@@ -3,12 +3,12 @@
 
 #include <map>
 #include <memory>
-#include <mutex>
 #include <string>
 #include <vector>
 
 #include "api/codec.h"
 #include "api/json_writer.h"
+#include "common/mutex.h"
 #include "server/cluster_state.h"
 
 namespace rota::server {
@@ -39,8 +39,8 @@ class GpuRowsCache {
     size_t gpus = 0;
     std::string text;
   };
-  std::mutex mu_;
-  std::map<std::string, Entry> entries_;  // GUARDED_BY(mu_)
+  Mutex mu_;
+  std::map<std::string, Entry> entries_ ROTA_GUARDED_BY(mu_);
 };
 
 // Sorted unique user names of the processes on a GPU.

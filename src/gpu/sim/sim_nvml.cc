@@ -4,10 +4,10 @@
 
 #include <cstdint>
 #include <cstring>
-#include <mutex>
 #include <string>
 #include <type_traits>
 
+#include "common/mutex.h"
 #include "gpu/nvml_abi.h"
 #include "gpu/sim/simulator.h"
 
@@ -20,12 +20,12 @@ namespace rota::gpu::sim {
 namespace {
 
 struct Library {
-  std::mutex mu;
-  int init_count = 0;  // nvmlInit/nvmlShutdown nest, as in NVML
-  Simulator sim;
-  nvmlDevice_st devices[kMaxSimGpus];
-  std::string init_error;  // why the last nvmlInit failed, for nvmlErrorString
-  int init_error_code = NVML_SUCCESS;
+  Mutex mu;
+  int init_count ROTA_GUARDED_BY(mu) = 0;  // nvmlInit/nvmlShutdown nest, as in NVML
+  Simulator sim ROTA_GUARDED_BY(mu);
+  nvmlDevice_st devices[kMaxSimGpus];  // written once by the constructor
+  std::string init_error ROTA_GUARDED_BY(mu);  // why the last nvmlInit failed
+  int init_error_code ROTA_GUARDED_BY(mu) = NVML_SUCCESS;
 
   Library() {
     for (unsigned i = 0; i < kMaxSimGpus; ++i) devices[i].index = i;
@@ -37,9 +37,10 @@ Library& Lib() {
   return lib;
 }
 
-// Prologue of every device call. REQUIRES: lib.mu held. On success sets *index.
+// Prologue of every device call. On success sets *index.
 // `field` selects the configured fault to apply (Field::kCount: none).
-nvmlReturn_t Enter(Library& lib, nvmlDevice_t device, Field field, unsigned* index) {
+nvmlReturn_t Enter(Library& lib, nvmlDevice_t device, Field field, unsigned* index)
+    ROTA_REQUIRES(lib.mu) {
   if (lib.init_count == 0) return NVML_ERROR_UNINITIALIZED;
   const auto p = reinterpret_cast<uintptr_t>(device);
   const auto base = reinterpret_cast<uintptr_t>(&lib.devices[0]);
@@ -73,7 +74,7 @@ nvmlReturn_t CopyString(const std::string& s, char* out, unsigned length) {
 
 nvmlReturn_t Init() {
   Library& lib = Lib();
-  std::lock_guard<std::mutex> lock(lib.mu);
+  MutexLock lock(&lib.mu);
   if (lib.init_count > 0) {
     ++lib.init_count;
     return NVML_SUCCESS;
@@ -93,7 +94,7 @@ nvmlReturn_t Init() {
 
 nvmlReturn_t Count(unsigned* count) {
   Library& lib = Lib();
-  std::lock_guard<std::mutex> lock(lib.mu);
+  MutexLock lock(&lib.mu);
   if (lib.init_count == 0) return NVML_ERROR_UNINITIALIZED;
   if (count == nullptr) return NVML_ERROR_INVALID_ARGUMENT;
   lib.sim.MaybeRefresh();
@@ -103,7 +104,7 @@ nvmlReturn_t Count(unsigned* count) {
 
 nvmlReturn_t HandleByIndex(unsigned index, nvmlDevice_t* device) {
   Library& lib = Lib();
-  std::lock_guard<std::mutex> lock(lib.mu);
+  MutexLock lock(&lib.mu);
   if (lib.init_count == 0) return NVML_ERROR_UNINITIALIZED;
   if (device == nullptr) return NVML_ERROR_INVALID_ARGUMENT;
   lib.sim.MaybeRefresh();
@@ -116,7 +117,7 @@ nvmlReturn_t HandleByIndex(unsigned index, nvmlDevice_t* device) {
 
 nvmlReturn_t PciInfo(nvmlDevice_t device, nvmlPciInfo_t* pci) {
   Library& lib = Lib();
-  std::lock_guard<std::mutex> lock(lib.mu);
+  MutexLock lock(&lib.mu);
   unsigned i = 0;
   if (nvmlReturn_t r = Enter(lib, device, Field::kPci, &i); r != NVML_SUCCESS) return r;
   if (pci == nullptr) return NVML_ERROR_INVALID_ARGUMENT;
@@ -136,7 +137,7 @@ nvmlReturn_t PciInfo(nvmlDevice_t device, nvmlPciInfo_t* pci) {
 template <typename Info>
 nvmlReturn_t Processes(nvmlDevice_t device, unsigned* count, Info* infos, bool compute) {
   Library& lib = Lib();
-  std::lock_guard<std::mutex> lock(lib.mu);
+  MutexLock lock(&lib.mu);
   unsigned i = 0;
   if (nvmlReturn_t r = Enter(lib, device, Field::kProcesses, &i); r != NVML_SUCCESS) return r;
   if (count == nullptr) return NVML_ERROR_INVALID_ARGUMENT;
@@ -225,7 +226,7 @@ using rota::gpu::sim::Library;
 // Reads one value of GPU `device` under the lock: declares `lib` and `i`, applies faults.
 #define ROTA_SIM_DEVICE_CALL(device, field, out)                                   \
   Library& lib = Lib();                                                            \
-  std::lock_guard<std::mutex> lock(lib.mu);                                        \
+  rota::MutexLock lock(&lib.mu);                                                   \
   unsigned i = 0;                                                                  \
   if (nvmlReturn_t r = Enter(lib, device, field, &i); r != NVML_SUCCESS) return r; \
   if ((out) == nullptr) return NVML_ERROR_INVALID_ARGUMENT;                        \
@@ -236,7 +237,7 @@ ROTA_SIM_EXPORT nvmlReturn_t nvmlInit(void) { return rota::gpu::sim::Init(); }
 
 ROTA_SIM_EXPORT nvmlReturn_t nvmlShutdown(void) {
   Library& lib = Lib();
-  std::lock_guard<std::mutex> lock(lib.mu);
+  rota::MutexLock lock(&lib.mu);
   if (lib.init_count == 0) return NVML_ERROR_UNINITIALIZED;
   if (--lib.init_count == 0) lib.sim.Shutdown();
   return NVML_SUCCESS;
@@ -244,7 +245,7 @@ ROTA_SIM_EXPORT nvmlReturn_t nvmlShutdown(void) {
 
 ROTA_SIM_EXPORT const char* nvmlErrorString(nvmlReturn_t result) {
   Library& lib = Lib();
-  std::lock_guard<std::mutex> lock(lib.mu);
+  rota::MutexLock lock(&lib.mu);
   if (result != NVML_SUCCESS && result == lib.init_error_code && !lib.init_error.empty()) {
     return lib.init_error.c_str();
   }

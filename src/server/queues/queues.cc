@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "common/mutex.h"
 #include "common/time_util.h"
 #include "reserve/json_fields.h"
 #include "reserve/reservation.h"
@@ -107,13 +108,13 @@ Status Queues::Start() {
     }
     return Status::Ok();
   }));
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   for (auto& d : loaded) queues_[d.queue.name] = std::move(d);
   return Status::Ok();
 }
 
 std::vector<QueueDef> Queues::List() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   std::vector<QueueDef> out;
   out.push_back(queues_.at("default"));
   for (const auto& [name, d] : queues_) {
@@ -123,14 +124,14 @@ std::vector<QueueDef> Queues::List() const {
 }
 
 std::vector<sched::Queue> Queues::ForScheduler() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   std::vector<sched::Queue> out;
   for (const auto& [name, d] : queues_) out.push_back(d.queue);
   return out;
 }
 
 Result<QueueDef> Queues::Get(const std::string& name) const {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   auto it = queues_.find(name);
   if (it == queues_.end()) return Status::NotFound("no queue '" + name + "'");
   return it->second;
@@ -153,7 +154,7 @@ Result<QueueDef> Queues::Create(const QueueDef& q) {
   QueueDef d = q;
   d.created_ms = d.updated_ms = clock_->NowMs();
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
     if (queues_.count(d.queue.name)) return Status::AlreadyExists("queue '" + d.queue.name + "' exists");
     if (queues_.size() >= kMaxQueues) {
       return Status::ResourceExhausted("at most " + std::to_string(kMaxQueues) + " queues");
@@ -161,7 +162,7 @@ Result<QueueDef> Queues::Create(const QueueDef& q) {
   }
   // Two creates of one name: the store's primary key refuses the second.
   RETURN_IF_ERROR(Store(d, true));
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   queues_[d.queue.name] = d;
   return d;
 }
@@ -169,7 +170,7 @@ Result<QueueDef> Queues::Create(const QueueDef& q) {
 Result<QueueDef> Queues::Replace(const QueueDef& q) {
   QueueDef d = q;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
     auto it = queues_.find(d.queue.name);
     if (it == queues_.end()) return Status::NotFound("no queue '" + d.queue.name + "'");
     d.created_ms = it->second.created_ms;
@@ -177,7 +178,7 @@ Result<QueueDef> Queues::Replace(const QueueDef& q) {
   d.updated_ms = clock_->NowMs();
   if (d.created_ms == 0) d.created_ms = d.updated_ms;  // the built-in default, stored from now on
   RETURN_IF_ERROR(Store(d, false));
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   queues_[d.queue.name] = d;
   return d;
 }
@@ -185,14 +186,14 @@ Result<QueueDef> Queues::Replace(const QueueDef& q) {
 Status Queues::Delete(const std::string& name) {
   if (name == "default") return Status::Conflict("the default queue cannot be deleted");
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
     if (!queues_.count(name)) return Status::NotFound("no queue '" + name + "'");
   }
   RETURN_IF_ERROR(store_->Write([&](Db& db) -> Status {
     ASSIGN_OR_RETURN(Stmt s, db.Prepare("DELETE FROM queues WHERE name = ?1"));
     return s.Bind(1, name).Run();
   }));
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   queues_.erase(name);
   return Status::Ok();
 }
@@ -200,7 +201,7 @@ Status Queues::Delete(const std::string& name) {
 Status Queues::Admit(const std::string& user, const std::vector<std::string>& groups, bool admin,
                      jobs::JobSpec* spec) const {
   if (spec->queue.empty()) spec->queue = "default";
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   auto it = queues_.find(spec->queue);
   if (it == queues_.end()) {
     std::vector<std::string> names;

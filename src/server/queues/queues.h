@@ -14,12 +14,12 @@
 
 #include <cstdint>
 #include <map>
-#include <mutex>
 #include <string>
 #include <vector>
 
 #include "api/codec.h"
 #include "common/clock.h"
+#include "common/mutex.h"
 #include "common/status.h"
 #include "jobs/spec.h"
 #include "sched/snapshot.h"
@@ -75,8 +75,8 @@ class Queues {
 
   store::Store* const store_;
   const Clock* const clock_;
-  mutable std::mutex mu_;
-  std::map<std::string, QueueDef> queues_;  // GUARDED_BY(mu_); "default" always present
+  mutable Mutex mu_;
+  std::map<std::string, QueueDef> queues_ ROTA_GUARDED_BY(mu_);  // "default" always present
 };
 
 }  // namespace rota::server

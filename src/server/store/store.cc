@@ -11,6 +11,7 @@
 #include "api/codec.h"
 #include "common/file_util.h"
 #include "common/log.h"
+#include "common/mutex.h"
 #include "server/store/schema.h"
 #include "server/store/store_impl.h"
 
@@ -192,7 +193,7 @@ Status Store::UpsertNode(const api::NodeInfo& info, int64_t now_ms) {
 }
 
 Result<std::vector<StoredNode>> Store::ListNodes() {
-  std::lock_guard lk(impl_->read_mu);
+  MutexLock lk(&impl_->read_mu);
   ASSIGN_OR_RETURN(Stmt s, impl_->rdb.Prepare(std::string(kSelectNodes) + " ORDER BY name"));
   std::vector<StoredNode> out;
   while (true) {
@@ -205,7 +206,7 @@ Result<std::vector<StoredNode>> Store::ListNodes() {
 }
 
 Result<StoredNode> Store::GetNode(const std::string& name) {
-  std::lock_guard lk(impl_->read_mu);
+  MutexLock lk(&impl_->read_mu);
   ASSIGN_OR_RETURN(Stmt s, impl_->rdb.Prepare(std::string(kSelectNodes) + " WHERE name = ?1"));
   s.Bind(1, name);
   ASSIGN_OR_RETURN(bool row, s.Step());
@@ -233,7 +234,7 @@ void Store::WriteAsync(DbTask task, std::function<void(Status)> done) {
 }
 
 Status Store::Read(const DbTask& task) {
-  std::lock_guard<std::mutex> lock(impl_->read_mu);
+  MutexLock lock(&impl_->read_mu);
   return task(impl_->rdb);
 }
 

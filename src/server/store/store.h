@@ -8,6 +8,8 @@
 // reads use a second connection under a mutex (WAL lets them run while the
 // writer writes). Blocking calls (UpsertNode, Flush, RunRetention) must not be
 // made from an Append callback (they return Internal instead of deadlocking).
+// Done callbacks run on the writer thread after COMMIT with no lock of the store
+// held: they may take their caller's locks, and must not block.
 
 #include <cstdint>
 #include <functional>

@@ -96,7 +96,7 @@ Result<Series> Store::GpuHistory(const std::string& node, uint32_t gpu_index, in
                                  int64_t to_ms, int64_t step_ms) {
   ASSIGN_OR_RETURN(int64_t step, ResolveStep(from_ms, to_ms, step_ms));
   const int64_t raw_since = impl_->clock.NowMs() - impl_->opt.raw_retention_ms;
-  std::lock_guard lk(impl_->read_mu);
+  MutexLock lk(&impl_->read_mu);
   Db& db = impl_->rdb;
   ASSIGN_OR_RETURN(int64_t id, impl_->ReadNodeId(node));
   // A GPU is known while it is registered, or while it has data in the range.
@@ -121,7 +121,7 @@ Result<Series> Store::NodeHistory(const std::string& node, int64_t from_ms, int6
                                   int64_t step_ms) {
   ASSIGN_OR_RETURN(int64_t step, ResolveStep(from_ms, to_ms, step_ms));
   const int64_t raw_since = impl_->clock.NowMs() - impl_->opt.raw_retention_ms;
-  std::lock_guard lk(impl_->read_mu);
+  MutexLock lk(&impl_->read_mu);
   ASSIGN_OR_RETURN(int64_t id, impl_->ReadNodeId(node));
   return ReadSeries(impl_->rdb, NodeSpec(), id, std::nullopt, from_ms, to_ms, step, raw_since);
 }

@@ -2,10 +2,10 @@
 // Private state of Store, shared by store.cc and store_history.cc.
 
 #include <memory>
-#include <mutex>
 #include <string>
 
 #include "common/clock.h"
+#include "common/mutex.h"
 #include "server/store/options.h"
 #include "server/store/sqlite.h"
 #include "server/store/store.h"
@@ -28,15 +28,15 @@ struct Store::Impl {
       : opt(o), clock(c), lock(std::move(l)), rdb(std::move(read_db)) {}
 
   // Looks up the internal id of node `name` on the read connection.
-  // NotFound if unknown. REQUIRES: read_mu held.
-  Result<int64_t> ReadNodeId(const std::string& name);
+  // NotFound if unknown.
+  Result<int64_t> ReadNodeId(const std::string& name) ROTA_REQUIRES(read_mu);
 
   const StoreOptions opt;
   Clock& clock;
   std::string path;
   std::unique_ptr<LockFile> lock;
-  std::mutex read_mu;
-  Db rdb;  // GUARDED_BY(read_mu)
+  Mutex read_mu;
+  Db rdb ROTA_GUARDED_BY(read_mu);
   std::unique_ptr<Writer> writer;
 };
 

@@ -5,6 +5,7 @@
 #include <utility>
 
 #include "common/log.h"
+#include "common/mutex.h"
 #include "server/store/history.h"
 
 namespace rota::store {
@@ -118,10 +119,10 @@ Status Writer::Prepare() {
 
 Writer::~Writer() {
   {
-    std::lock_guard lk(mu_);
+    MutexLock lk(&mu_);
     stop_ = true;
   }
-  cv_.notify_all();
+  cv_.NotifyAll();
   if (thread_.joinable()) thread_.join();
 }
 
@@ -129,7 +130,7 @@ void Writer::Append(const std::string& node, std::vector<api::NodeSample> sample
   const size_t n = samples.size();
   Status refused;
   {
-    std::lock_guard lk(mu_);
+    MutexLock lk(&mu_);
     if (stop_) {
       refused = Status::Unavailable("store is closing");
     } else if (queued_samples_ + n > opt_.max_queued_samples) {
@@ -147,16 +148,16 @@ void Writer::Append(const std::string& node, std::vector<api::NodeSample> sample
     if (done) done(refused);
     return;
   }
-  cv_.notify_one();
+  cv_.NotifyOne();
 }
 
 Status Writer::Enqueue(Job job) {
   {
-    std::lock_guard lk(mu_);
+    MutexLock lk(&mu_);
     if (stop_) return Status::Unavailable("store is closing");
     queue_.push_back(std::move(job));
   }
-  cv_.notify_one();
+  cv_.NotifyOne();
   return Status::Ok();
 }
 
@@ -197,32 +198,34 @@ Status Writer::RunRetention(int64_t now_ms) {
 }
 
 void Writer::FillStats(StoreStats* out) const {
-  std::lock_guard lk(mu_);
+  MutexLock lk(&mu_);
   *out = stats_;
   out->queued_samples = queued_samples_;
 }
 
 void Writer::Loop() {
-  std::unique_lock lk(mu_);
+  MutexLock lk(&mu_);
   while (true) {
-    cv_.wait(lk, [&] { return stop_ || !queue_.empty() || !retention_.empty(); });
+    cv_.Wait(&mu_, [&]() ROTA_REQUIRES(mu_) {
+      return stop_ || !queue_.empty() || !retention_.empty();
+    });
     const bool have_jobs = !queue_.empty();
     if (!have_jobs && stop_) break;
-    lk.unlock();
+    lk.Unlock();
     if (have_jobs) WriteBatch();
     // One retention transaction between write batches, so writes wait at most
     // one bounded delete.
     if (!retention_.empty()) {
       bool stopping;
       {
-        std::lock_guard g(mu_);
+        MutexLock g(&mu_);
         stopping = stop_ && queue_.empty();
       }
       if (!stopping) RetentionStep();
     }
-    lk.lock();
+    lk.Lock();
   }
-  lk.unlock();
+  lk.Unlock();
   while (!retention_.empty()) {
     if (retention_.front().done) retention_.front().done(Status::Unavailable("store is closing"));
     retention_.pop_front();
@@ -345,9 +348,10 @@ void Writer::WriteBatch() {
   while (true) {
     Job job;
     {
-      std::unique_lock lk(mu_);
+      MutexLock lk(&mu_);
       if (queue_.empty() && opt_.linger_ms > 0 && !urgent && !stop_) {
-        cv_.wait_until(lk, linger_until, [&] { return stop_ || !queue_.empty(); });
+        cv_.WaitUntil(&mu_, linger_until,
+                      [&]() ROTA_REQUIRES(mu_) { return stop_ || !queue_.empty(); });
       }
       if (queue_.empty()) break;
       job = std::move(queue_.front());
@@ -394,7 +398,7 @@ void Writer::WriteBatch() {
                     << " writes not stored: " << commit.ToString();
   }
   {
-    std::lock_guard lk(mu_);
+    MutexLock lk(&mu_);
     if (commit.ok()) {
       ++stats_.transactions;
       stats_.gpu_rows += total.gpu_rows;
@@ -418,7 +422,7 @@ void Writer::RetentionStep() {
     if (!sqlite3_get_autocommit(db_.raw())) (void)db_.Exec("ROLLBACK");
     ROTA_LOG(ERROR) << "store: retention failed: " << st.ToString();
   } else {
-    std::lock_guard lk(mu_);
+    MutexLock lk(&mu_);
     stats_.retention_deleted_rows += deleted;
   }
   if (!st.ok() || r.table >= ret_tables_.size()) {

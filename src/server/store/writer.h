@@ -4,12 +4,10 @@
 // (group commit). Callbacks run on the writer thread after COMMIT.
 // Internal to the store; the public surface is store.h.
 
-#include <condition_variable>
 #include <cstdint>
 #include <deque>
 #include <functional>
 #include <memory>
-#include <mutex>
 #include <string>
 #include <thread>
 #include <unordered_map>
@@ -17,6 +15,7 @@
 
 #include "api/types.h"
 #include "common/clock.h"
+#include "common/mutex.h"
 #include "common/status.h"
 #include "server/store/options.h"
 #include "server/store/sqlite.h"
@@ -84,13 +83,14 @@ class Writer {
   Status Prepare();
   Status Enqueue(Job job);  // Unavailable once stopping
   Status WaitFor(Job job);
-  void Loop();
-  void WriteBatch();
+  void Loop() ROTA_EXCLUDES(mu_);
+  // Commits one batch and then calls its Done callbacks, without mu_ held.
+  void WriteBatch() ROTA_EXCLUDES(mu_);
   Status WriteAppend(const Job& job, Counters* c);
   Status InSavepoint(const std::function<Status()>& fn);
   Result<int64_t> NodeId(const std::string& name);
   // One retention transaction; finishes the run at the end.
-  void RetentionStep();
+  void RetentionStep() ROTA_EXCLUDES(mu_);
   Status RetentionWork(RetentionRun& r, int64_t* deleted);
 
   const StoreOptions opt_;
@@ -104,12 +104,12 @@ class Writer {
   std::deque<RetentionRun> retention_;                 // front is running
   std::unordered_map<std::string, int64_t> node_ids_;  // committed or in current tx
 
-  mutable std::mutex mu_;
-  std::condition_variable cv_;
-  std::deque<Job> queue_;      // GUARDED_BY(mu_)
-  size_t queued_samples_ = 0;  // GUARDED_BY(mu_)
-  bool stop_ = false;          // GUARDED_BY(mu_)
-  StoreStats stats_;           // GUARDED_BY(mu_); queued_samples unused
+  mutable Mutex mu_;
+  CondVar cv_;
+  std::deque<Job> queue_ ROTA_GUARDED_BY(mu_);
+  size_t queued_samples_ ROTA_GUARDED_BY(mu_) = 0;
+  bool stop_ ROTA_GUARDED_BY(mu_) = false;
+  StoreStats stats_ ROTA_GUARDED_BY(mu_);  // queued_samples unused
   std::thread thread_;
 };
 
