@@ -241,6 +241,71 @@ TEST_F(SchedE2E, QueuesAreManagedWithTheCliAndBadInputIsRefused) {
   EXPECT_NE(queue.out.find("POS"), std::string::npos) << queue.out;
 }
 
+// A user quota of one GPU holds alice's second job with the reason; raising it
+// lets the job start. Quotas are managed with the CLI; bad input is refused.
+TEST_F(SchedE2E, AUserQuotaHoldsAJobUntilItIsRaised) {
+  auto env = server_->CliEnv();
+  CliResult set = RunCli({"quotas", "set", "user", "alice", "--max-gpus", "1", "--share", "2"}, env);
+  ASSERT_EQ(set.exit_code, 0) << set.out << set.err;
+  Json sleeper{{"name", "q1"}, {"command", {"sleep", "600"}}, {"workdir", "/tmp"},
+               {"groups", {{{"role", "worker"}, {"gpus_per_task", 1}}}}};
+  auto first = Submit(sleeper, alice_);
+  ASSERT_TRUE(first.ok()) << first.status().ToString();
+  const int64_t first_id = (*first)["id"];
+  ASSERT_TRUE(WaitState(first_id, "running"));
+  sleeper["name"] = "q2";
+  auto second = Submit(sleeper, alice_);
+  ASSERT_TRUE(second.ok()) << second.status().ToString();
+  const int64_t second_id = (*second)["id"];
+  ASSERT_TRUE(WaitFor([&] { return Job(second_id).value("reason", "") == "user quota: 1 GPU in use, limit 1"; },
+                      seconds(30)))
+      << Job(second_id).dump();
+  EXPECT_EQ(Job(second_id).value("state", ""), "pending");
+  // bob has no quota: his job takes the other GPU.
+  sleeper["name"] = "b1";
+  auto bobs = Submit(sleeper, bob_);
+  ASSERT_TRUE(bobs.ok()) << bobs.status().ToString();
+  const int64_t bob_id = (*bobs)["id"];
+  ASSERT_TRUE(WaitState(bob_id, "running"));
+  CliResult cancel = RunCli({"cancel", std::to_string(bob_id)}, env);
+  ASSERT_EQ(cancel.exit_code, 0) << cancel.err;
+
+  CliResult list = RunCli({"quotas"}, env);
+  ASSERT_EQ(list.exit_code, 0) << list.err;
+  EXPECT_NE(list.out.find("alice"), std::string::npos) << list.out;
+  EXPECT_NE(list.out.find("GPU-HOURS/30d"), std::string::npos) << list.out;
+  CliResult raise = RunCli({"quotas", "set", "user", "alice", "--max-gpus", "2"}, env);
+  ASSERT_EQ(raise.exit_code, 0) << raise.out << raise.err;
+  auto stored = server_->GetJson("/api/v1/quotas/user/alice");
+  ASSERT_TRUE(stored.ok());
+  EXPECT_EQ((*stored).value("max_gpus", 0), 2);
+  EXPECT_EQ((*stored).value("share", 0.0), 2.0) << "set keeps what it was not told to change";
+  EXPECT_TRUE(WaitState(second_id, "running")) << Job(second_id).dump();
+
+  auto status = [&](const std::string& method, const std::string& path, const std::string& body,
+                    const std::string& token) {
+    auto r = server_->CallAs(token, method, path, body);
+    return r.ok() ? r->status : -1;
+  };
+  const std::string admin = server_->admin_token();
+  EXPECT_EQ(status("PUT", "/api/v1/quotas/user/alice", R"({"max_gpus":8})", alice_), 403);
+  EXPECT_EQ(status("PUT", "/api/v1/quotas/robot/alice", R"({"max_gpus":8})", admin), 400);
+  EXPECT_EQ(status("PUT", "/api/v1/quotas/user/nobody-here", R"({"max_gpus":8})", admin), 404);
+  EXPECT_EQ(status("PUT", "/api/v1/quotas/group/nogroup", R"({"max_gpus":8})", admin), 404);
+  EXPECT_EQ(status("PUT", "/api/v1/quotas/user/alice", R"({"max_gpus":-1})", admin), 400);
+  EXPECT_EQ(status("PUT", "/api/v1/quotas/user/alice", R"({"share":0})", admin), 400);
+  EXPECT_EQ(status("PUT", "/api/v1/quotas/user/alice", R"({"bogus":1})", admin), 400);
+  EXPECT_EQ(status("PUT", "/api/v1/quotas/user/alice", R"({"name":"bob"})", admin), 400);
+  EXPECT_EQ(status("PUT", "/api/v1/quotas/user/alice", "not json", admin), 400);
+  EXPECT_EQ(status("DELETE", "/api/v1/quotas/user/bob", "", admin), 404);
+  EXPECT_EQ(status("GET", "/api/v1/quotas", "", ""), 401);
+  EXPECT_EQ(RunCli({"quotas", "set", "robot", "alice"}, env).exit_code, 2);
+  CliResult del = RunCli({"quotas", "delete", "user", "alice"}, env);
+  EXPECT_EQ(del.exit_code, 0) << del.err;
+  EXPECT_EQ(status("GET", "/api/v1/quotas/user/alice", "", alice_), 404);
+  for (int64_t id : {first_id, second_id}) (void)RunCli({"cancel", std::to_string(id)}, env);
+}
+
 // A node whose agent stops answering (frozen, its task still running): the gang
 // restarts elsewhere; when the agent answers again, its task of the superseded
 // launch is stopped, and its GPU is not handed out while that task lives.

@@ -164,6 +164,14 @@ struct QueueEdit {
   std::optional<bool> preemptible;
 };
 int RunQueues(const ClientOptions& client, const OutputOptions& out, const QueueEdit& e);
+// rota quotas | quotas set user|group NAME [flags] | quotas delete user|group NAME
+struct QuotaEdit {
+  std::string action = "list";  // list, set, delete
+  std::string kind, name;       // kind: user | group
+  std::optional<int64_t> max_gpus;
+  std::optional<double> max_gpu_hours, share;
+};
+int RunQuotas(const ClientOptions& client, const OutputOptions& out, const QuotaEdit& e);
 struct LogsOptions {
   std::string id, task;
   bool use_stderr = false, follow = false;

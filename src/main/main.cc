@@ -266,6 +266,20 @@ int main(int argc, char** argv) {
     cmd->add_option("--preemptible", queue_edit.preemptible, "Jobs preemptible by default (true/false)");
     cmd->add_option("--description", queue_edit.description, "Description");
   }
+  rota::cli::QuotaEdit quota_edit;
+  auto* quotas_cmd = app.add_subcommand("quotas", "List quotas; set or delete one (admin)");
+  add_client_flags(quotas_cmd);
+  auto* quotas_set = quotas_cmd->add_subcommand("set", "Set a user's or group's quota (the flags given)");
+  auto* quotas_delete = quotas_cmd->add_subcommand("delete", "Delete a user's or group's quota");
+  for (auto* cmd : {quotas_set, quotas_delete}) {
+    add_client_flags(cmd);
+    cmd->add_option("kind", quota_edit.kind, "user or group")->required();
+    cmd->add_option("name", quota_edit.name, "User or group name")->required();
+  }
+  quotas_set->add_option("--max-gpus", quota_edit.max_gpus, "GPUs held at once (0: no limit)");
+  quotas_set->add_option("--max-gpu-hours", quota_edit.max_gpu_hours,
+                         "GPU-hours per quota period (0: no limit)");
+  quotas_set->add_option("--share", quota_edit.share, "Fair-share weight (default 1)");
   std::string job_id;
   auto* job_cmd = app.add_subcommand("job", "Show a job");
   job_cmd->require_subcommand(1);
@@ -380,6 +394,10 @@ int main(int argc, char** argv) {
                          : queues_set->parsed() ? "set"
                          : queues_delete->parsed() ? "delete" : "list";
     return rota::cli::RunQueues(client, output, queue_edit);
+  }
+  if (quotas_cmd->parsed()) {
+    quota_edit.action = quotas_set->parsed() ? "set" : quotas_delete->parsed() ? "delete" : "list";
+    return rota::cli::RunQuotas(client, output, quota_edit);
   }
   if (jobs_cmd->parsed()) return rota::cli::RunJobs(client, output, jobs_mine, jobs_state);
   if (job_cmd->parsed()) return rota::cli::RunJobCommand(client, output, "show", job_id);

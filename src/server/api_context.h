@@ -23,6 +23,7 @@ class AuditLog;
 class Reservations;
 class JobService;
 class Queues;
+class Quotas;
 class SshNodes;
 
 struct ApiContext {
@@ -39,6 +40,8 @@ struct ApiContext {
   Reservations* reservations = nullptr;
   JobService* jobs = nullptr;
   Queues* queues = nullptr;
+  Quotas* quotas = nullptr;
+  int64_t quota_period_ms = 0;  // window of max_gpu_hours quotas
   SshNodes* ssh_nodes = nullptr;
   // Server-wide enforcement settings (policies validate against them).
   enforce::EnforcementSettings enforcement_defaults;
@@ -57,6 +60,7 @@ Status RegisterReservationRoutes(net::HttpServer& http, ApiContext& ctx); // res
 Status RegisterPolicyRoutes(net::HttpServer& http, ApiContext& ctx);     // policies_api.cc
 Status RegisterJobRoutes(net::HttpServer& http, ApiContext& ctx);        // jobs_api.cc
 Status RegisterQueueRoutes(net::HttpServer& http, ApiContext& ctx);      // queues/queues_api.cc
+Status RegisterQuotaRoutes(net::HttpServer& http, ApiContext& ctx);      // quotas/quotas_api.cc
 Status RegisterSshNodeRoutes(net::HttpServer& http, ApiContext& ctx);    // ssh_nodes_api.cc
 
 }  // namespace rota::server

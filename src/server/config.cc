@@ -40,6 +40,7 @@ const std::vector<KeyDef>& Keys() {
       {"preempt_after", "ROTA_PREEMPT_AFTER"},
       {"fairshare_half_life", "ROTA_FAIRSHARE_HALF_LIFE"},
       {"reservation_idle", "ROTA_RESERVATION_IDLE"},
+      {"quota_period", "ROTA_QUOTA_PERIOD"},
       {"anonymous_read", "ROTA_ANONYMOUS_READ"},
       {"session_ttl", "ROTA_SESSION_TTL"},
       {"password_hash_cost", "ROTA_PASSWORD_HASH_COST"},
@@ -189,6 +190,11 @@ Status ApplySetting(ServerConfig* c, const std::string& key, const std::string& 
     (key == "preempt_after"         ? c->preempt_after_ms
      : key == "fairshare_half_life" ? c->fairshare_half_life_ms
                                     : c->reservation_idle_ms) = *ms;
+  } else if (key == "quota_period") {
+    auto ms = ParseDurationMs(value);
+    if (!ms.ok()) return err(ms.status());
+    if (*ms < 3'600'000 || *ms > 366LL * 86'400'000) return err(Status::InvalidArgument("must be between 1h and 366d"));
+    c->quota_period_ms = *ms;
   } else if (key == "http_threads") {
     auto v = ParseInt(value, 1, 64);
     if (!v.ok()) return err(v.status());
@@ -347,6 +353,7 @@ std::string ConfigToYaml(const ServerConfig& c, bool show_secrets) {
   out << YAML::Key << "preempt_after" << YAML::Value << FormatDuration(c.preempt_after_ms);
   out << YAML::Key << "fairshare_half_life" << YAML::Value << FormatDuration(c.fairshare_half_life_ms);
   out << YAML::Key << "reservation_idle" << YAML::Value << FormatDuration(c.reservation_idle_ms);
+  out << YAML::Key << "quota_period" << YAML::Value << FormatDuration(c.quota_period_ms);
   auto secret = [&](const std::string& v) { return v.empty() ? "" : (show_secrets ? v : "<set>"); };
   out << YAML::Key << "anonymous_read" << YAML::Value << c.anonymous_read;
   out << YAML::Key << "session_ttl" << YAML::Value << FormatDuration(c.session_ttl_ms);

@@ -42,6 +42,8 @@ struct ServerConfig {
   // A running reservation whose GPUs see no process of its owner this long
   // lends them to others' preemptible jobs (0: never).
   int64_t reservation_idle_ms = 30 * 60'000;
+  // The window of max_gpu_hours quotas (rolling).
+  int64_t quota_period_ms = 30LL * 24 * 3600 * 1000;
 
   // ---- Accounts ----
   // Anonymous callers may read cluster state, reservations and violations.

@@ -79,13 +79,14 @@ jobs::NodeOffer OfferOf(const NodeView& view) {
 
 JobService::JobService(store::Store* store, ClusterState* cluster, TaskTransport* gateway,
                        Reservations* reservations, Accounts* accounts, Queues* queues,
-                       const Clock* clock, JobServiceOptions options)
+                       const Quotas* quotas, const Clock* clock, JobServiceOptions options)
     : store_(store),
       cluster_(cluster),
       gateway_(gateway),
       reservations_(reservations),
       accounts_(accounts),
       queues_(queues),
+      quotas_(quotas),
       clock_(clock),
       options_(options) {
   gateway_->SetTaskListeners(

@@ -44,6 +44,7 @@ class TaskTransport;
 class Accounts;
 class Reservations;
 class Queues;
+class Quotas;
 
 // One process of the current attempt and what its agent last said.
 struct JobTask {
@@ -118,6 +119,8 @@ struct JobServiceOptions {
   int64_t reservation_idle_ms = 30 * 60'000;
   // How far ahead reservations are planned around.
   int64_t reservation_horizon_ms = 14LL * 24 * 3600 * 1000;
+  // The window of max_gpu_hours quotas: jobs that ended in it, and unfinished ones.
+  int64_t quota_period_ms = 30LL * 24 * 3600 * 1000;
 };
 
 class JobService {
@@ -125,8 +128,8 @@ class JobService {
   // All pointers borrowed; they must outlive the service. Registers the
   // gateway's task listeners.
   JobService(store::Store* store, ClusterState* cluster, TaskTransport* gateway,
-             Reservations* reservations, Accounts* accounts, Queues* queues, const Clock* clock,
-             JobServiceOptions options = {});
+             Reservations* reservations, Accounts* accounts, Queues* queues, const Quotas* quotas,
+             const Clock* clock, JobServiceOptions options = {});
   ~JobService();
   JobService(const JobService&) = delete;
   JobService& operator=(const JobService&) = delete;
@@ -202,6 +205,7 @@ class JobService {
   Reservations* const reservations_;
   Accounts* const accounts_;
   Queues* const queues_;
+  const Quotas* const quotas_;
   const Clock* const clock_;
   const JobServiceOptions options_;
   int64_t started_at_ms_ = 0;  // set by Start, before the thread runs
@@ -218,6 +222,9 @@ class JobService {
     int64_t refreshed_ms = -1;
     std::vector<Reservation> reservations;                 // running and upcoming
     std::map<std::string, std::string> group_of;           // username -> primary group
+    // GPU-ms of the jobs that ended in the quota period, by owner (read every minute).
+    int64_t ended_usage_ms = -1;
+    std::map<std::string, double> ended_gpu_ms;
   };
   PassCache pass_cache_ ROTA_GUARDED_BY(mu_);
   // Fair share: decayed GPU-ms per user and group.

@@ -224,4 +224,18 @@ Result<std::vector<Job>> JobService::List(int64_t owner_id, const std::string& s
   return out;
 }
 
+Result<std::map<std::string, double>> EndedGpuMsByOwner(store::Db& db, int64_t since_ms) {
+  ASSIGN_OR_RETURN(store::Stmt s, db.Prepare("SELECT u.username, SUM(j.attained_gpu_ms) FROM jobs j "
+                                             "JOIN users u ON u.id = j.owner_id "
+                                             "WHERE j.ended_ms >= ?1 GROUP BY u.username"));
+  s.Bind(1, since_ms);
+  std::map<std::string, double> out;
+  while (true) {
+    ASSIGN_OR_RETURN(bool row, s.Step());
+    if (!row) break;
+    out[s.Text(0)] = static_cast<double>(s.Int(1));
+  }
+  return out;
+}
+
 }  // namespace rota::server

@@ -15,5 +15,8 @@ extern const char* const kJobSelect;
 Result<Job> JobFromRow(store::Stmt& s);
 // A task as stored in jobs.tasks_json and shown by the API.
 api::Json TaskJson(const JobTask& t);
+// GPU-milliseconds attained by the jobs that ended at or after `since_ms`, by
+// owner's username (quota periods).
+Result<std::map<std::string, double>> EndedGpuMsByOwner(store::Db& db, int64_t since_ms);
 
 }  // namespace rota::server

@@ -10,7 +10,9 @@
 #include "sched/scheduler.h"
 #include "server/accounts.h"
 #include "server/jobs.h"
+#include "server/jobs_rows.h"
 #include "server/queues/queues.h"
+#include "server/quotas/quotas.h"
 #include "server/reservations.h"
 #include "server/scheduling/snapshot_builder.h"
 
@@ -25,6 +27,7 @@ std::string AddressOf(const NodeView& view) {
 
 // Users' and groups' cached facts are fetched again after this long.
 constexpr int64_t kPassCacheMs = 2000;
+constexpr int64_t kPeriodUsageMs = 60'000;  // how often ended jobs' quota usage is read
 
 }  // namespace
 
@@ -54,6 +57,24 @@ void JobService::RefreshPassCache(int64_t now_ms) {
     if (c.group_of.count(job.owner)) continue;
     const User* u = user(job.owner_id);
     c.group_of[job.owner] = u != nullptr && !u->groups.empty() ? u->groups.front() : "";
+  }
+  if (quotas_ != nullptr && (c.ended_usage_ms < 0 || now_ms - c.ended_usage_ms >= kPeriodUsageMs)) {
+    c.ended_usage_ms = now_ms;
+    std::map<std::string, double> ended;
+    Status st = store_->Read([&](store::Db& db) -> Status {
+      ASSIGN_OR_RETURN(ended, EndedGpuMsByOwner(db, now_ms - options_.quota_period_ms));
+      return Status::Ok();
+    });
+    if (st.ok()) {
+      c.ended_gpu_ms = std::move(ended);
+    } else {
+      ROTA_LOG(WARNING) << "scheduler: cannot read quota usage: " << st.message();
+    }
+  }
+  for (const auto& [owner, ms] : c.ended_gpu_ms) {
+    if (c.group_of.count(owner)) continue;
+    auto u = accounts_->FindUser(owner);
+    c.group_of[owner] = u.ok() && !u->groups.empty() ? u->groups.front() : "";
   }
 }
 
@@ -97,6 +118,24 @@ void JobService::SchedulePass(int64_t now_ms, bool full) {
   }
   in.fairshare.user_usage = user_usage_;
   in.fairshare.group_usage = group_usage_;
+  if (quotas_ != nullptr) {
+    QuotaView q = quotas_->ForScheduler();
+    in.fairshare.user_shares = std::move(q.user_shares);
+    in.fairshare.group_shares = std::move(q.group_shares);
+    in.user_quotas = std::move(q.user_quotas);
+    in.group_quotas = std::move(q.group_quotas);
+    // Period usage: jobs that ended in the period, plus every unfinished job's
+    // attained GPU time and current run.
+    std::map<std::string, double> user_ms = pass_cache_.ended_gpu_ms;
+    for (const auto& [id, job] : active_) {
+      user_ms[job.owner] += job.attained_gpu_ms + (job.run_open ? scheduling::CurrentRunGpuMs(job, now_ms) : 0);
+    }
+    for (const auto& [owner, ms] : user_ms) {
+      const double hours = ms / 3'600'000.0;
+      in.user_period_gpu_hours[owner] = hours;
+      if (const std::string& g = pass_cache_.group_of[owner]; !g.empty()) in.group_period_gpu_hours[g] += hours;
+    }
+  }
 
   // Reservations whose owner has left their GPUs idle long enough.
   if (options_.reservation_idle_ms > 0) {

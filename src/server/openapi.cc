@@ -276,6 +276,24 @@ Json QueuePaths() {
   };
 }
 
+Json QuotaPaths() {
+  Json quota = Obj({{"kind", T("string")}, {"name", T("string")}, {"max_gpus", T("integer")},
+                    {"max_gpu_hours", T("number")}, {"share", T("number")}, {"updated", T("string")}});
+  Json params = Json::array({PathParam("kind", "string", "user or group"),
+                             PathParam("name", "string", "user or group name")});
+  return Json{
+      {"/api/v1/quotas",
+       {{"get", Op("Quotas (users, then groups) and the quota period of max_gpu_hours",
+                   Obj({{"quotas", Arr(quota)}, {"period", T("string")}}), {400, 401})}}},
+      {"/api/v1/quotas/{kind}/{name}",
+       {{"get", Op("A user's or group's quota", quota, {401, 404}, params)},
+        {"put", Op("Set a quota (admin): {max_gpus?, max_gpu_hours?, share?}; 0 means no limit; "
+                   "404 for an unknown user or group",
+                   quota, {400, 401, 403, 404}, params)},
+        {"delete", Op("Delete a quota (admin)", T("object"), {401, 403, 404}, params)}}},
+  };
+}
+
 Json SshNodePaths() {
   Json node = Obj({{"name", T("string")}, {"url", T("string")}, {"gpus", T("integer")},
                    {"gpu_model", T("string")}, {"labels", T("object")}, {"created_ms", T("integer")},
@@ -366,6 +384,7 @@ Json BuildSpec() {
   paths.update(ReservationPaths());
   paths.update(JobPaths());
   paths.update(QueuePaths());
+  paths.update(QuotaPaths());
   paths.update(SshNodePaths());
   return Json{{"openapi", "3.0.3"},
               {"info", {{"title", "rota API"}, {"version", "1"},

@@ -18,6 +18,7 @@
 #include "server/enforcement_service.h"
 #include "server/jobs.h"
 #include "server/queues/queues.h"
+#include "server/quotas/quotas.h"
 #include "server/reservations.h"
 #include "server/ingest_stats.h"
 #include "server/request_metrics.h"
@@ -45,6 +46,7 @@ struct Server::Impl {
   std::unique_ptr<SshNodes> ssh_nodes;
   std::unique_ptr<TaskRouter> task_router;
   std::unique_ptr<Queues> queues;
+  std::unique_ptr<Quotas> quotas;
   std::unique_ptr<JobService> jobs;
   std::unique_ptr<net::HttpServer> http;
 
@@ -204,6 +206,8 @@ Result<std::unique_ptr<Server>> Server::Start(const ServerConfig& config, Clock&
   impl->task_router = std::make_unique<TaskRouter>(impl->gateway.get(), impl->ssh_nodes.get());
   impl->queues = std::make_unique<Queues>(impl->store.get(), &clock);
   RETURN_IF_ERROR(impl->queues->Start().WithContext("queues"));
+  impl->quotas = std::make_unique<Quotas>(impl->store.get(), &clock);
+  RETURN_IF_ERROR(impl->quotas->Start().WithContext("quotas"));
   JobServiceOptions job_options;
   job_options.ports = {config.job_port_first, config.job_port_last};
   job_options.stop_grace_ms = config.job_stop_grace_ms;
@@ -215,9 +219,10 @@ Result<std::unique_ptr<Server>> Server::Start(const ServerConfig& config, Clock&
   job_options.policy.preempt_after_ms = config.preempt_after_ms;
   job_options.fairshare_half_life_ms = config.fairshare_half_life_ms;
   job_options.reservation_idle_ms = config.reservation_idle_ms;
+  job_options.quota_period_ms = config.quota_period_ms;
   impl->jobs = std::make_unique<JobService>(impl->store.get(), impl->cluster.get(),
                                             impl->task_router.get(), impl->reservations.get(),
-                                            impl->accounts.get(), impl->queues.get(), &clock,
+                                            impl->accounts.get(), impl->queues.get(), impl->quotas.get(), &clock,
                                             job_options);
   RETURN_IF_ERROR(impl->jobs->Start().WithContext("jobs"));
   RETURN_IF_ERROR(impl->ssh_nodes->Start().WithContext("ssh nodes"));
@@ -238,6 +243,8 @@ Result<std::unique_ptr<Server>> Server::Start(const ServerConfig& config, Clock&
   impl->ctx.reservations = impl->reservations.get();
   impl->ctx.jobs = impl->jobs.get();
   impl->ctx.queues = impl->queues.get();
+  impl->ctx.quotas = impl->quotas.get();
+  impl->ctx.quota_period_ms = config.quota_period_ms;
   impl->ctx.ssh_nodes = impl->ssh_nodes.get();
   impl->ctx.enforcement_defaults = deps.defaults;
 
@@ -262,6 +269,7 @@ Result<std::unique_ptr<Server>> Server::Start(const ServerConfig& config, Clock&
   RETURN_IF_ERROR(RegisterViolationRoutes(http, ctx));
   RETURN_IF_ERROR(RegisterJobRoutes(http, ctx));
   RETURN_IF_ERROR(RegisterQueueRoutes(http, ctx));
+  RETURN_IF_ERROR(RegisterQuotaRoutes(http, ctx));
   RETURN_IF_ERROR(RegisterSshNodeRoutes(http, ctx));
   RETURN_IF_ERROR(http.AddWebSocket("/api/v1/agent/connect", impl->gateway->Acceptor()));
   RequestMetrics* metrics = &impl->request_metrics;

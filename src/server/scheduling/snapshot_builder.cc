@@ -203,6 +203,10 @@ sched::Snapshot BuildSnapshot(const SchedulingInput& in) {
   }
   s.queues = in.queues;
   s.fairshare = in.fairshare;
+  s.user_quotas = in.user_quotas;
+  s.group_quotas = in.group_quotas;
+  s.user_period_gpu_hours = in.user_period_gpu_hours;
+  s.group_period_gpu_hours = in.group_period_gpu_hours;
   return s;
 }
 

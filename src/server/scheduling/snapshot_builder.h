@@ -29,7 +29,10 @@ struct SchedulingInput {
   const std::map<int64_t, Job>* jobs = nullptr;  // unfinished jobs (borrowed)
   std::vector<reserve::Reservation> reservations;  // running and upcoming
   std::vector<sched::Queue> queues;
-  sched::FairShare fairshare;
+  sched::FairShare fairshare;  // usage and shares
+  std::map<std::string, sched::Quota> user_quotas, group_quotas;
+  // GPU-hours used in the quota period, by user and by group.
+  std::map<std::string, double> user_period_gpu_hours, group_period_gpu_hours;
   std::map<std::string, std::string> group_of;  // username -> primary group
   std::set<int64_t> idle_reservations;          // owner left them idle long enough
   // When a job last let a GPU go: a process seen on it in a sample taken before

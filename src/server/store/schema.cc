@@ -261,7 +261,18 @@ ALTER TABLE jobs ADD COLUMN preemptions INTEGER NOT NULL DEFAULT 0;
 ALTER TABLE jobs ADD COLUMN lost_gpu_ms INTEGER NOT NULL DEFAULT 0;
 )sql";
 
-constexpr std::array<Migration, 5> kAll = {{{kV1}, {kV2}, {kV3}, {kV4}, {kV5}}};
+// Version 6: per-user and per-group quotas and fair-share weights.
+constexpr const char* kV6 = R"sql(
+CREATE TABLE quotas (
+  kind        TEXT NOT NULL,
+  name        TEXT NOT NULL,
+  spec_json   TEXT NOT NULL,
+  updated_ms  INTEGER NOT NULL,
+  PRIMARY KEY (kind, name)
+);
+)sql";
+
+constexpr std::array<Migration, 6> kAll = {{{kV1}, {kV2}, {kV3}, {kV4}, {kV5}, {kV6}}};
 
 std::string Hex(int64_t v) {
   char buf[32];
