@@ -304,6 +304,33 @@ TEST_F(SchedE2E, AUserQuotaHoldsAJobUntilItIsRaised) {
   EXPECT_EQ(del.exit_code, 0) << del.err;
   EXPECT_EQ(status("GET", "/api/v1/quotas/user/alice", "", alice_), 404);
   for (int64_t id : {first_id, second_id}) (void)RunCli({"cancel", std::to_string(id)}, env);
+  ASSERT_TRUE(WaitState(second_id, "cancelled"));
+
+  // Usage: alice's jobs count in her fair share and quota period, and her
+  // fair-share usage survives a restart of the server.
+  auto usage_of = [](const Json& quotas, const std::string& name, const char* key) {
+    for (const auto& u : quotas["usage"]) {
+      if (u.value("kind", "") == "user" && u.value("name", "") == name) return u.value(key, 0.0);
+    }
+    return 0.0;
+  };
+  auto before = server_->GetJson("/api/v1/quotas");
+  ASSERT_TRUE(before.ok());
+  const double fairshare = usage_of(*before, "alice", "fairshare_gpu_hours");
+  EXPECT_GT(fairshare, 0) << before->dump();
+  EXPECT_GT(usage_of(*before, "alice", "period_gpu_hours"), 0) << before->dump();
+  CliResult shown = RunCli({"quotas"}, env);
+  EXPECT_NE(shown.out.find("FAIR-SHARE GPU-HOURS"), std::string::npos) << shown.out;
+  agent_.reset();
+  const std::string data_dir = server_->data_dir();
+  const uint16_t port = server_->port();
+  EXPECT_EQ(server_->child().Stop(), 0) << server_->child().Log();
+  server_ = std::make_unique<ServerProcess>(data_dir, port);
+  ASSERT_TRUE(server_->Start().ok()) << server_->child().Log();
+  auto after = server_->GetJson("/api/v1/quotas");
+  ASSERT_TRUE(after.ok());
+  EXPECT_NEAR(usage_of(*after, "alice", "fairshare_gpu_hours"), fairshare, fairshare * 0.01) << after->dump();
+  EXPECT_GT(usage_of(*after, "alice", "period_gpu_hours"), 0) << "ended jobs count in the period";
 }
 
 // A node whose agent stops answering (frozen, its task still running): the gang

@@ -41,6 +41,14 @@ int RunQuotas(const ClientOptions& client, const OutputOptions& out, const Quota
              hours <= 0 ? "-" : Number(hours), Number(q.value("share", 1.0))});
     }
     std::cout << t.Render();
+    if ((*list).contains("usage") && !(*list)["usage"].empty()) {
+      Table u({"KIND", "NAME", "FAIR-SHARE GPU-HOURS", "GPU-HOURS THIS PERIOD"});
+      for (const auto& r : (*list)["usage"]) {
+        u.Add({Str(r, "kind"), Str(r, "name"), Number(r.value("fairshare_gpu_hours", 0.0)),
+               Number(r.value("period_gpu_hours", 0.0))});
+      }
+      std::cout << "\n" << u.Render();
+    }
     return 0;
   }
   const std::string path = "/api/v1/quotas/" + e.kind + "/" + e.name;

@@ -9,6 +9,7 @@
 #include "common/log.h"
 #include "common/mutex.h"
 #include "common/time_util.h"
+#include "sched/order.h"
 #include "server/accounts.h"
 #include "server/jobs_rows.h"
 #include "server/queues/queues.h"
@@ -110,6 +111,8 @@ JobService::~JobService() {
   }
   cv_.NotifyAll();
   if (thread_.joinable()) thread_.join();
+  MutexLock lock(&mu_);
+  if (usage_at_ms_ > 0) SaveUsage(clock_->NowMs(), /*wait=*/true);
 }
 
 Status JobService::Start() {
@@ -130,8 +133,19 @@ Status JobService::Start() {
     }
     return Status::Ok();
   }));
+  StoredUsage usage;
+  RETURN_IF_ERROR(store_->Read([&](Db& db) -> Status {
+    ASSIGN_OR_RETURN(usage, LoadFairShareUsage(db));
+    return Status::Ok();
+  }));
   {
     MutexLock lock(&mu_);
+    // Fair-share usage decays from when it was stored.
+    const int64_t since = std::max<int64_t>(0, started_at_ms_ - usage.at_ms);
+    for (auto [from, to] : {std::pair{&usage.user, &user_usage_}, std::pair{&usage.group, &group_usage_}}) {
+      for (const auto& [name, ms] : *from) (*to)[name] = sched::Decay(ms, since, options_.fairshare_half_life_ms);
+    }
+    usage_at_ms_ = usage_saved_ms_ = started_at_ms_;
     for (auto& j : loaded) {
       j.started_ms = clock_->NowMs();  // time limits restart counting from here
       j.run_open = scheduling::HoldsResources(j);
@@ -435,9 +449,17 @@ void JobService::DropCommittedEnds() {
     MutexLock lock(&ends_mu_);
     ids.swap(ends_committed_);
   }
+  PassCache& c = pass_cache_;
   for (int64_t id : ids) {
     auto it = active_.find(id);
-    if (it != active_.end() && it->second.Final()) active_.erase(it);
+    if (it == active_.end() || !it->second.Final()) continue;
+    // Its GPU time now counts as an ended job's in the quota period (unless the
+    // last read of ended jobs, which began after it ended, has it).
+    const Job& job = it->second;
+    if (c.ended_usage_ms >= 0 && job.ended_ms.value_or(0) >= c.ended_usage_ms) {
+      c.ended_gpu_ms[job.owner] += job.attained_gpu_ms;
+    }
+    active_.erase(it);
   }
 }
 

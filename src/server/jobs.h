@@ -162,6 +162,13 @@ class JobService {
     std::string unix_user;
   };
   std::vector<Allocation> AllocationsOn(const std::string& node) const;
+  // GPU-hours by user and by group: fair-share usage (decayed by the half-life,
+  // kept across restarts) and use in the quota period.
+  struct Usage {
+    std::map<std::string, double> user_fairshare, group_fairshare;
+    std::map<std::string, double> user_period, group_period;
+  };
+  Usage UsageNow() ROTA_EXCLUDES(mu_);
 
  private:
   void Run() ROTA_EXCLUDES(mu_);
@@ -179,6 +186,8 @@ class JobService {
   // preemptions and wait reasons applied.
   void SchedulePass(int64_t now_ms, bool full) ROTA_REQUIRES(mu_);
   void RefreshPassCache(int64_t now_ms) ROTA_REQUIRES(mu_);
+  // Reads the GPU time of jobs that ended in the quota period (at most once a minute).
+  void RefreshEndedUsage(int64_t now_ms) ROTA_REQUIRES(mu_);
   void Start(Job& job, const std::vector<sched::TaskAlloc>& tasks, int64_t now_ms,
              std::map<std::string, std::set<uint16_t>>& busy_ports) ROTA_REQUIRES(mu_);
   void Preempt(Job& job, const std::string& reason, int64_t now_ms) ROTA_REQUIRES(mu_);
@@ -196,6 +205,11 @@ class JobService {
   void Persist(const Job& job, const std::string& event_state, const std::string& reason) ROTA_REQUIRES(mu_);
   // Stops the tasks marked lost on nodes that answer again.
   void StopOrphans(const std::map<std::string, NodeView>& nodes, int64_t now_ms) ROTA_REQUIRES(mu_);
+  // GPU-hours in the quota period: ended jobs (pass cache) and unfinished ones.
+  void PeriodGpuHours(int64_t now_ms, std::map<std::string, double>* user,
+                      std::map<std::string, double>* group) const ROTA_REQUIRES(mu_);
+  // Stores the fair-share usage (asynchronously unless `wait`).
+  void SaveUsage(int64_t now_ms, bool wait) ROTA_REQUIRES(mu_);
   // Ports held by unfinished jobs and found busy by agents, by address.
   std::map<std::string, std::set<uint16_t>> BusyPorts(int64_t now_ms) ROTA_REQUIRES(mu_);
 
@@ -231,6 +245,7 @@ class JobService {
   std::map<std::string, double> user_usage_ ROTA_GUARDED_BY(mu_);
   std::map<std::string, double> group_usage_ ROTA_GUARDED_BY(mu_);
   int64_t usage_at_ms_ ROTA_GUARDED_BY(mu_) = 0;
+  int64_t usage_saved_ms_ ROTA_GUARDED_BY(mu_) = 0;
   // Reservation id -> when its owner last used its GPUs.
   std::map<int64_t, int64_t> reservation_used_ms_ ROTA_GUARDED_BY(mu_);
   // Tasks marked lost because their node stopped answering, by node: stopped

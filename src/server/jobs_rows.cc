@@ -238,4 +238,30 @@ Result<std::map<std::string, double>> EndedGpuMsByOwner(store::Db& db, int64_t s
   return out;
 }
 
+Result<StoredUsage> LoadFairShareUsage(store::Db& db) {
+  ASSIGN_OR_RETURN(store::Stmt s, db.Prepare("SELECT kind, name, gpu_ms, at_ms FROM fairshare_usage"));
+  StoredUsage out;
+  while (true) {
+    ASSIGN_OR_RETURN(bool row, s.Step());
+    if (!row) break;
+    (s.Text(0) == "group" ? out.group : out.user)[s.Text(1)] = s.Double(2);
+    out.at_ms = std::max(out.at_ms, s.Int(3));
+  }
+  return out;
+}
+
+Status SaveFairShareUsage(store::Db& db, const StoredUsage& usage) {
+  RETURN_IF_ERROR(db.Exec("DELETE FROM fairshare_usage"));
+  ASSIGN_OR_RETURN(store::Stmt s, db.Prepare("INSERT INTO fairshare_usage (kind, name, gpu_ms, at_ms) "
+                                             "VALUES (?1, ?2, ?3, ?4)"));
+  for (const auto& [kind, m] : {std::pair<std::string, const std::map<std::string, double>*>{"user", &usage.user},
+                                {"group", &usage.group}}) {
+    for (const auto& [name, ms] : *m) {
+      s.Reset();
+      RETURN_IF_ERROR(s.Bind(1, kind).Bind(2, name).Bind(3, ms).Bind(4, usage.at_ms).Run());
+    }
+  }
+  return Status::Ok();
+}
+
 }  // namespace rota::server

@@ -18,5 +18,13 @@ api::Json TaskJson(const JobTask& t);
 // GPU-milliseconds attained by the jobs that ended at or after `since_ms`, by
 // owner's username (quota periods).
 Result<std::map<std::string, double>> EndedGpuMsByOwner(store::Db& db, int64_t since_ms);
+// Fair-share usage (decayed GPU-ms) by user and by group, as of at_ms.
+struct StoredUsage {
+  std::map<std::string, double> user, group;
+  int64_t at_ms = 0;  // 0: none stored
+};
+Result<StoredUsage> LoadFairShareUsage(store::Db& db);
+// Replaces the stored usage.
+Status SaveFairShareUsage(store::Db& db, const StoredUsage& usage);
 
 }  // namespace rota::server

@@ -28,6 +28,8 @@ std::string AddressOf(const NodeView& view) {
 // Users' and groups' cached facts are fetched again after this long.
 constexpr int64_t kPassCacheMs = 2000;
 constexpr int64_t kPeriodUsageMs = 60'000;  // how often ended jobs' quota usage is read
+constexpr int64_t kSaveUsageMs = 60'000;    // how often fair-share usage is stored
+constexpr double kMsPerHour = 3'600'000.0;
 
 }  // namespace
 
@@ -58,24 +60,69 @@ void JobService::RefreshPassCache(int64_t now_ms) {
     const User* u = user(job.owner_id);
     c.group_of[job.owner] = u != nullptr && !u->groups.empty() ? u->groups.front() : "";
   }
-  if (quotas_ != nullptr && (c.ended_usage_ms < 0 || now_ms - c.ended_usage_ms >= kPeriodUsageMs)) {
-    c.ended_usage_ms = now_ms;
-    std::map<std::string, double> ended;
-    Status st = store_->Read([&](store::Db& db) -> Status {
-      ASSIGN_OR_RETURN(ended, EndedGpuMsByOwner(db, now_ms - options_.quota_period_ms));
-      return Status::Ok();
-    });
-    if (st.ok()) {
-      c.ended_gpu_ms = std::move(ended);
-    } else {
-      ROTA_LOG(WARNING) << "scheduler: cannot read quota usage: " << st.message();
-    }
+  RefreshEndedUsage(now_ms);
+}
+
+void JobService::RefreshEndedUsage(int64_t now_ms) {
+  PassCache& c = pass_cache_;
+  if (c.ended_usage_ms >= 0 && now_ms - c.ended_usage_ms < kPeriodUsageMs) return;
+  c.ended_usage_ms = now_ms;
+  std::map<std::string, double> ended;
+  Status st = store_->Read([&](store::Db& db) -> Status {
+    ASSIGN_OR_RETURN(ended, EndedGpuMsByOwner(db, now_ms - options_.quota_period_ms));
+    return Status::Ok();
+  });
+  if (!st.ok()) {
+    ROTA_LOG(WARNING) << "scheduler: cannot read quota usage: " << st.message();
+    return;
   }
+  c.ended_gpu_ms = std::move(ended);
   for (const auto& [owner, ms] : c.ended_gpu_ms) {
     if (c.group_of.count(owner)) continue;
     auto u = accounts_->FindUser(owner);
     c.group_of[owner] = u.ok() && !u->groups.empty() ? u->groups.front() : "";
   }
+}
+
+void JobService::PeriodGpuHours(int64_t now_ms, std::map<std::string, double>* user,
+                                std::map<std::string, double>* group) const {
+  std::map<std::string, double> user_ms = pass_cache_.ended_gpu_ms;
+  for (const auto& [id, job] : active_) {
+    if (job.Final()) continue;  // counted as ended once its end is committed
+    user_ms[job.owner] += job.attained_gpu_ms + (job.run_open ? scheduling::CurrentRunGpuMs(job, now_ms) : 0);
+  }
+  for (const auto& [owner, ms] : user_ms) {
+    const double hours = ms / kMsPerHour;
+    (*user)[owner] = hours;
+    auto g = pass_cache_.group_of.find(owner);
+    if (g != pass_cache_.group_of.end() && !g->second.empty()) (*group)[g->second] += hours;
+  }
+}
+
+void JobService::SaveUsage(int64_t now_ms, bool wait) {
+  usage_saved_ms_ = now_ms;
+  StoredUsage usage{user_usage_, group_usage_, now_ms};
+  auto save = [usage](store::Db& db) { return SaveFairShareUsage(db, usage); };
+  if (wait) {
+    if (Status st = store_->Write(save); !st.ok()) ROTA_LOG(WARNING) << "jobs: cannot store fair-share usage: " << st.message();
+    return;
+  }
+  store_->WriteAsync(save, [](Status st) {
+    if (!st.ok()) ROTA_LOG(WARNING) << "jobs: cannot store fair-share usage: " << st.message();
+  });
+}
+
+JobService::Usage JobService::UsageNow() {
+  const int64_t now = clock_->NowMs();
+  MutexLock lock(&mu_);
+  RefreshEndedUsage(now);
+  Usage u;
+  const int64_t dt = std::max<int64_t>(0, now - usage_at_ms_);
+  for (auto [from, to] : {std::pair{&user_usage_, &u.user_fairshare}, std::pair{&group_usage_, &u.group_fairshare}}) {
+    for (const auto& [name, ms] : *from) (*to)[name] = sched::Decay(ms, dt, options_.fairshare_half_life_ms) / kMsPerHour;
+  }
+  PeriodGpuHours(now, &u.user_period, &u.group_period);
+  return u;
 }
 
 void JobService::SchedulePass(int64_t now_ms, bool full) {
@@ -118,23 +165,14 @@ void JobService::SchedulePass(int64_t now_ms, bool full) {
   }
   in.fairshare.user_usage = user_usage_;
   in.fairshare.group_usage = group_usage_;
+  if (now_ms - usage_saved_ms_ >= kSaveUsageMs) SaveUsage(now_ms, /*wait=*/false);
   if (quotas_ != nullptr) {
     QuotaView q = quotas_->ForScheduler();
     in.fairshare.user_shares = std::move(q.user_shares);
     in.fairshare.group_shares = std::move(q.group_shares);
     in.user_quotas = std::move(q.user_quotas);
     in.group_quotas = std::move(q.group_quotas);
-    // Period usage: jobs that ended in the period, plus every unfinished job's
-    // attained GPU time and current run.
-    std::map<std::string, double> user_ms = pass_cache_.ended_gpu_ms;
-    for (const auto& [id, job] : active_) {
-      user_ms[job.owner] += job.attained_gpu_ms + (job.run_open ? scheduling::CurrentRunGpuMs(job, now_ms) : 0);
-    }
-    for (const auto& [owner, ms] : user_ms) {
-      const double hours = ms / 3'600'000.0;
-      in.user_period_gpu_hours[owner] = hours;
-      if (const std::string& g = pass_cache_.group_of[owner]; !g.empty()) in.group_period_gpu_hours[g] += hours;
-    }
+    PeriodGpuHours(now_ms, &in.user_period_gpu_hours, &in.group_period_gpu_hours);
   }
 
   // Reservations whose owner has left their GPUs idle long enough.

@@ -261,13 +261,21 @@ ALTER TABLE jobs ADD COLUMN preemptions INTEGER NOT NULL DEFAULT 0;
 ALTER TABLE jobs ADD COLUMN lost_gpu_ms INTEGER NOT NULL DEFAULT 0;
 )sql";
 
-// Version 6: per-user and per-group quotas and fair-share weights.
+// Version 6: per-user and per-group quotas and fair-share weights, and the
+// fair-share usage (decayed GPU-ms, as of at_ms) kept across restarts.
 constexpr const char* kV6 = R"sql(
 CREATE TABLE quotas (
   kind        TEXT NOT NULL,
   name        TEXT NOT NULL,
   spec_json   TEXT NOT NULL,
   updated_ms  INTEGER NOT NULL,
+  PRIMARY KEY (kind, name)
+);
+CREATE TABLE fairshare_usage (
+  kind    TEXT NOT NULL,
+  name    TEXT NOT NULL,
+  gpu_ms  REAL NOT NULL,
+  at_ms   INTEGER NOT NULL,
   PRIMARY KEY (kind, name)
 );
 )sql";
