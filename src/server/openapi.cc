@@ -283,8 +283,13 @@ Json QuotaPaths() {
                              PathParam("name", "string", "user or group name")});
   return Json{
       {"/api/v1/quotas",
-       {{"get", Op("Quotas (users, then groups) and the quota period of max_gpu_hours",
-                   Obj({{"quotas", Arr(quota)}, {"period", T("string")}}), {400, 401})}}},
+       {{"get", Op("Quotas (users, then groups), the quota period of max_gpu_hours, and each user's "
+                   "and group's usage in GPU-hours",
+                   Obj({{"quotas", Arr(quota)}, {"period", T("string")},
+                        {"usage", Arr(Obj({{"kind", T("string")}, {"name", T("string")},
+                                           {"fairshare_gpu_hours", T("number")},
+                                           {"period_gpu_hours", T("number")}}))}}),
+                   {400, 401})}}},
       {"/api/v1/quotas/{kind}/{name}",
        {{"get", Op("A user's or group's quota", quota, {401, 404}, params)},
         {"put", Op("Set a quota (admin): {max_gpus?, max_gpu_hours?, share?}; 0 means no limit; "
