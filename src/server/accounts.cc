@@ -154,6 +154,16 @@ const std::string& User::UnixUserOn(const std::string& node) const {
   return unix_user.empty() ? username : unix_user;
 }
 
+Status ValidateGroupName(const std::string& name) {
+  bool ok = !name.empty() && name.size() <= kMaxGroupName;
+  for (char c : name) ok = ok && (IsLowerAlnum(c) || c == '_' || c == '-' || c == '.');
+  if (!ok) {
+    return Status::InvalidArgument("group name '" + name.substr(0, 80) +
+                                   "' must be 1-64 lower-case letters, digits, '_', '-', '.'");
+  }
+  return Status::Ok();
+}
+
 Status ValidateUsername(const std::string& name) {
   bool ok = !name.empty() && name.size() <= 32 &&
             ((name[0] >= 'a' && name[0] <= 'z') || name[0] == '_');
@@ -421,12 +431,7 @@ Result<User> Accounts::CheckPassword(const std::string& username, const std::str
 
 Result<Group> Accounts::CreateGroup(const std::string& name, const std::string& description,
                                     int64_t now_ms) {
-  bool ok = !name.empty() && name.size() <= kMaxGroupName;
-  for (char c : name) ok = ok && (IsLowerAlnum(c) || c == '_' || c == '-' || c == '.');
-  if (!ok) {
-    return Status::InvalidArgument("group name '" + name.substr(0, 80) +
-                                   "' must be 1-64 lower-case letters, digits, '_', '-', '.'");
-  }
+  RETURN_IF_ERROR(ValidateGroupName(name));
   if (description.size() > kMaxDescription || HasControl(description)) {
     return Status::InvalidArgument("description must be at most 1000 bytes without control "
                                    "characters");

@@ -76,6 +76,7 @@ struct TokenInfo {
 
 // Validation shared by the API and the store (InvalidArgument naming the field).
 Status ValidateUsername(const std::string& name);
+Status ValidateGroupName(const std::string& name);
 Status ValidateEmail(const std::string& email);
 Status ValidateUnixUser(const std::string& name);
 

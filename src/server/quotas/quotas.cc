@@ -19,15 +19,7 @@ Status ValidName(const std::string& kind, const std::string& name) {
   if (kind != "group") {
     return Status::InvalidArgument("quota kind '" + kind.substr(0, 32) + "': use user or group");
   }
-  bool ok = !name.empty() && name.size() <= 64;
-  for (char c : name) {
-    ok = ok && ((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_' || c == '-' || c == '.');
-  }
-  if (!ok) {
-    return Status::InvalidArgument("group name '" + name.substr(0, 80) +
-                                   "' must be 1-64 lower-case letters, digits, '_', '-', '.'");
-  }
-  return Status::Ok();
+  return ValidateGroupName(name);
 }
 
 }  // namespace
