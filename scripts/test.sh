@@ -44,7 +44,8 @@ for c in $CONFIGS; do
       status=0
       TSAN_OPTIONS="log_path=$reports/report second_deadlock_stack=1 history_size=4" \
         run_config tsan build-tsan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DROTA_SANITIZE_THREAD=ON \
-        -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++ || status=$?
+        -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++ \
+        "-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=-O1 -gline-tables-only -DNDEBUG" || status=$?
       if compgen -G "$reports/report*" >/dev/null; then
         echo "ThreadSanitizer reports:" >&2
         cat "$reports"/report* >&2

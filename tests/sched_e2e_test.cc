@@ -32,9 +32,9 @@ class SchedE2E : public ::testing::Test {
     server_->SetEnv("ROTA_JOB_STOP_GRACE", "3s");
     server_->SetEnv("ROTA_RESERVATION_IDLE", "2s");
     ASSERT_TRUE(server_->Start().ok()) << server_->child().Log();
-    agent_ = std::make_unique<AgentProcess>(dir_.path(), SimGpuNode{.name = "gpu-s", .gpus = 2}, *server_);
+    agent_ = std::make_unique<AgentProcess>(dir_.path(), SimGpuNode{.name = node_, .gpus = 2}, *server_);
     ASSERT_TRUE(agent_->Start().ok());
-    ASSERT_TRUE(WaitFor([&] { return NodeReady(*server_, "gpu-s"); }, seconds(20)));
+    ASSERT_TRUE(WaitFor([&] { return NodeReady(*server_, node_); }, seconds(20)));
     Json extra{{"unix_user", "nobody"}};
     auto a = server_->CreateUser("alice", "user", extra);
     auto b = server_->CreateUser("bob", "user", extra);
@@ -79,6 +79,9 @@ class SchedE2E : public ::testing::Test {
   }
 
   TempDir dir_;
+  // Simulated processes are attributed to a node by name (ROTA_SIM_NODE): a name
+  // of this test process's own keeps a suite running beside it out of its GPUs.
+  const std::string node_ = "gpu-s" + std::to_string(::getpid());
   std::unique_ptr<ServerProcess> server_;
   std::unique_ptr<AgentProcess> agent_;
   std::string alice_, bob_, shared_;
@@ -140,7 +143,7 @@ TEST_F(SchedE2E, AnIdleReservationLendsItsGpusToAPreemptibleJobUntilItsOwnerCome
   // Bob reserves both GPUs from a moment from now for an hour.
   const int64_t start = RealClock::Get().NowMs() + 1000;
   auto r = server_->CallAs(bob_, "POST", "/api/v1/reservations",
-                           Json{{"node", "gpu-s"},
+                           Json{{"node", node_},
                                 {"gpus", {0, 1}},
                                 {"start", FormatRfc3339(start)},
                                 {"end", FormatRfc3339(start + 3600'000)},
@@ -169,7 +172,7 @@ TEST_F(SchedE2E, AnIdleReservationLendsItsGpusToAPreemptibleJobUntilItsOwnerCome
 
   // Bob comes back: a process of his on the GPU alice's job holds.
   const int gpu = Job(lent_id)["tasks"][0]["gpus"][0];
-  Child mine({"/bin/sleep", "120"}, {{"ROTA_SIM_NODE", "gpu-s"}, {"CUDA_VISIBLE_DEVICES", std::to_string(gpu)}},
+  Child mine({"/bin/sleep", "120"}, {{"ROTA_SIM_NODE", node_}, {"CUDA_VISIBLE_DEVICES", std::to_string(gpu)}},
              dir_.path() + "/bob.log");
   ASSERT_TRUE(mine.Start().ok());
   ASSERT_TRUE(WaitFor([&] { return Job(lent_id).value("preemptions", 0) == 1; }, seconds(30)))
