@@ -29,6 +29,8 @@ run_config() {
   echo "=== [$name] tests"
   # shellcheck disable=SC2086
   ctest --test-dir "$dir" --output-on-failure -j"$JOBS" --timeout 300 ${CTEST_ARGS:-}
+  # Tests leave nothing running (servers, agents, task shims, tasks as test users).
+  ./scripts/check-leftovers.sh
 }
 
 for c in $CONFIGS; do

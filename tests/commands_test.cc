@@ -13,7 +13,6 @@
 #include <memory>
 #include <mutex>
 #include <optional>
-#include <thread>
 #include <variant>
 
 #include "api/protocol.h"
@@ -118,6 +117,8 @@ class CommandsTest : public ::testing::Test {
   void TearDown() override {
     agent_.Kill();
     if (server_) server_->Stop();
+    // No answer can come any more: each command was answered exactly once.
+    for (const auto& a : answers_) EXPECT_EQ(a->Calls(), 1);
   }
 
   api::Json GetJson(const std::string& path) {
@@ -149,21 +150,29 @@ class CommandsTest : public ::testing::Test {
     return found;
   }
 
-  // Sends and waits for the answer; checks done ran exactly once.
+  // Sends and waits for the answer (TearDown checks that done ran exactly once).
   Result<api::CommandResultMsg> Run(const std::string& node, api::CommandMsg cmd,
                                     milliseconds timeout = milliseconds(15'000)) {
-    auto answer = std::make_shared<Answer>();
-    gateway_->SendCommand(node, std::move(cmd), answer->Callback());
-    auto r = answer->Wait(timeout);
-    std::this_thread::sleep_for(milliseconds(50));
-    EXPECT_EQ(answer->Calls(), 1);
-    return r;
+    auto answer = Send(node, std::move(cmd));
+    return answer->Wait(timeout);
+  }
+  std::shared_ptr<Answer> Send(const std::string& node, api::CommandMsg cmd) {
+    answers_.push_back(std::make_shared<Answer>());
+    gateway_->SendCommand(node, std::move(cmd), answers_.back()->Callback());
+    return answers_.back();
+  }
+
+  // SIGSTOPs the agent and waits until it is stopped: it answers nothing any more.
+  bool StopAgent() {
+    agent_.Signal(SIGSTOP);
+    return WaitFor([&] { return ProcessStopped(agent_.pid()); }, seconds(10));
   }
 
   TempDir dir_;
   std::unique_ptr<server::Server> server_;
   server::AgentGateway* gateway_ = nullptr;
   Child agent_;
+  std::vector<std::shared_ptr<Answer>> answers_;
 };
 
 TEST_F(CommandsTest, SignalStopsAProcessSeenOnASimulatedGpu) {
@@ -228,7 +237,7 @@ TEST_F(CommandsTest, UnknownNodeAndInvalidCommandFailAtOnce) {
 
 TEST_F(CommandsTest, SilentAgentTimesOutAndItsLateAnswerIsIgnored) {
   gateway_->set_command_timeout_ms(1000);
-  agent_.Signal(SIGSTOP);
+  ASSERT_TRUE(StopAgent());
   api::CommandMsg cmd;
   cmd.action = api::CommandAction::kSignal;
   cmd.uid = ::getuid();
@@ -241,7 +250,7 @@ TEST_F(CommandsTest, SilentAgentTimesOutAndItsLateAnswerIsIgnored) {
   EXPECT_LT(took.count(), 1000 + 250 + 1000);
   EXPECT_EQ(gateway_->pending_commands(), 0u);
   agent_.Signal(SIGCONT);
-  // The late answer is dropped; the agent keeps answering new commands.
+  // The late answer is dropped (TearDown counts the calls); the agent keeps answering.
   gateway_->set_command_timeout_ms(10'000);
   auto next = Run("node-a", cmd);
   ASSERT_TRUE(next.ok()) << next.status().ToString();
@@ -249,22 +258,20 @@ TEST_F(CommandsTest, SilentAgentTimesOutAndItsLateAnswerIsIgnored) {
 }
 
 TEST_F(CommandsTest, AgentDisconnectFailsPendingCommands) {
-  agent_.Signal(SIGSTOP);
+  ASSERT_TRUE(StopAgent());
   api::CommandMsg cmd;
   cmd.action = api::CommandAction::kSignal;
   cmd.uid = ::getuid();
   cmd.targets = {{999'999, 1, 0}};
-  auto answer = std::make_shared<Answer>();
-  gateway_->SendCommand("node-a", cmd, answer->Callback());
-  std::this_thread::sleep_for(milliseconds(200));
-  EXPECT_EQ(answer->Calls(), 0);
+  auto answer = Send("node-a", cmd);
+  EXPECT_EQ(answer->Calls(), 0);  // the agent is stopped: nothing can answer yet
   EXPECT_EQ(gateway_->pending_commands(), 1u);
   agent_.Kill();  // the kernel closes its socket
   auto r = answer->Wait(seconds(10));
   EXPECT_EQ(r.status().code(), StatusCode::kUnavailable) << r.status().ToString();
   EXPECT_NE(r.status().message().find("disconnected before answering"), std::string::npos) << r.status().message();
-  std::this_thread::sleep_for(milliseconds(300));  // a timeout check must not answer it again
-  EXPECT_EQ(answer->Calls(), 1);
+  // Forgotten, so no timeout check can answer it again (TearDown counts the calls).
+  EXPECT_EQ(gateway_->pending_commands(), 0u);
   auto after = Run("node-a", cmd);
   EXPECT_EQ(after.status().code(), StatusCode::kUnavailable);
 }

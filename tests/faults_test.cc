@@ -117,18 +117,27 @@ TEST(ServerCrashTest, HistorySurvivesSigkillAndAgentsBackfillTheGap) {
   ASSERT_TRUE(c.Start(SimGpuNode{.name = "node-a", .gpus = 2}));
   ServerProcess& server = c.server;
   AgentProcess& agent = *c.agent;
-  // Let history accumulate, remember what was committed, then SIGKILL the server.
-  std::this_thread::sleep_for(seconds(3));
+  // Let history accumulate (3 seconds of it), remember what was committed, then
+  // SIGKILL the server.
   int64_t t0 = RealClock::Get().NowMs() - 60'000;
   std::string q = "/api/v1/nodes/node-a/metrics?step=1s&from=" + FormatRfc3339(t0) + "&to=";
-  const std::string before_to = FormatRfc3339(RealClock::Get().NowMs() + 1000);
-  auto before = server.GetJson(q + before_to);
-  ASSERT_TRUE(before.ok());
-  size_t points_before = (*before)["points"].size();
-  ASSERT_GE(points_before, 3u);
+  std::string before_to;
+  size_t points_before = 0;
+  ASSERT_TRUE(WaitFor([&] {
+    before_to = FormatRfc3339(RealClock::Get().NowMs() + 1000);
+    auto before = server.GetJson(q + before_to);
+    points_before = before.ok() ? (*before)["points"].size() : 0;
+    return points_before >= 3;
+  }, seconds(20))) << points_before << " points; agent log:\n" << agent.child().Log();
+  const auto killed = std::chrono::steady_clock::now();
   int64_t kill_ms = RealClock::Get().NowMs();
   server.child().Kill();
-  std::this_thread::sleep_for(seconds(4));  // the agent buffers meanwhile
+  // The outage under test: the agent notices it, then buffers through a few
+  // seconds of it (8 sampling intervals), which must all reach the new server.
+  ASSERT_TRUE(WaitFor([&] { return agent.child().Log().find("buffering samples") != std::string::npos; },
+                      seconds(20))) << agent.child().Log();
+  constexpr auto kOutage = seconds(4);
+  std::this_thread::sleep_until(killed + kOutage);
   int64_t restart_ms = RealClock::Get().NowMs();
   ServerProcess again(server.data_dir(), server.port());
   ASSERT_TRUE(again.Start().ok()) << again.child().Log();

@@ -1,11 +1,18 @@
 #include "tests/harness.h"
 
+#include <dirent.h>
+#include <gtest/gtest.h>
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <cctype>
+#include <cerrno>
+#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
+#include <set>
 #include <thread>
 
 #include "common/file_util.h"
@@ -13,6 +20,215 @@
 #include "common/strings.h"
 
 namespace rota::testing {
+namespace {
+
+// A process as /proc/<pid>/stat shows it.
+struct ProcEntry {
+  pid_t pid = 0;
+  pid_t ppid = 0;
+  char state = '?';  // 'Z': a zombie
+};
+
+std::string ProcPath(pid_t pid, const char* file) {
+  return "/proc/" + std::to_string(pid) + "/" + file;
+}
+
+// The processes alive now (those that vanish while being read are left out).
+std::vector<ProcEntry> ListProcesses() {
+  std::vector<ProcEntry> out;
+  DIR* d = ::opendir("/proc");
+  if (d == nullptr) return out;
+  while (dirent* e = ::readdir(d)) {
+    if (e->d_name[0] < '1' || e->d_name[0] > '9') continue;
+    ProcEntry p;
+    p.pid = static_cast<pid_t>(std::atol(e->d_name));
+    auto stat = ReadFile(ProcPath(p.pid, "stat"));
+    if (!stat.ok()) continue;
+    // "pid (comm) S ppid ...": comm may hold spaces and parentheses.
+    const size_t close = stat->rfind(')');
+    if (close == std::string::npos || close + 4 > stat->size()) continue;
+    p.state = (*stat)[close + 2];
+    p.ppid = static_cast<pid_t>(std::atol(stat->c_str() + close + 4));
+    out.push_back(p);
+  }
+  ::closedir(d);
+  return out;
+}
+
+// True when `text` contains `mark` not followed by a character that could
+// continue a file name (so /tmp/rota_it_ab does not match /tmp/rota_it_abc).
+bool ContainsMark(const std::string& text, const std::string& mark) {
+  for (size_t at = text.find(mark); at != std::string::npos; at = text.find(mark, at + 1)) {
+    const size_t end = at + mark.size();
+    if (end == text.size() || mark.back() == '/') return true;
+    const char c = text[end];
+    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '_' && c != '-') return true;
+  }
+  return false;
+}
+
+// True when `pid`'s command line, environment or working directory mentions a mark.
+bool Mentions(pid_t pid, const std::vector<std::string>& marks) {
+  std::string text;
+  for (const char* file : {"cmdline", "environ"}) {
+    auto t = ReadFile(ProcPath(pid, file));
+    if (t.ok()) text += *t + '\0';
+  }
+  char cwd[4096];
+  const ssize_t n = ::readlink(ProcPath(pid, "cwd").c_str(), cwd, sizeof cwd);
+  if (n > 0) text.append(cwd, static_cast<size_t>(n));
+  for (const std::string& m : marks) {
+    if (!m.empty() && ContainsMark(text, m)) return true;
+  }
+  return false;
+}
+
+// The cgroups of the agent tasks whose state lies under `dir`
+// (<state>/tasks/<id>/spec.json names them).
+std::vector<std::string> TaskCgroupsUnder(const std::string& dir) {
+  namespace fs = std::filesystem;
+  std::vector<std::string> out;
+  std::error_code ec;
+  fs::recursive_directory_iterator it(dir, fs::directory_options::skip_permission_denied, ec), end;
+  for (; !ec && it != end; it.increment(ec)) {
+    const fs::path& p = it->path();
+    if (p.filename() != "spec.json" || p.parent_path().parent_path().filename() != "tasks") continue;
+    auto text = ReadFile(p.string());
+    auto spec = text.ok() ? api::ParseJson(*text) : Result<api::Json>(text.status());
+    if (!spec.ok() || !spec->contains("cgroups") || !(*spec)["cgroups"].is_array()) continue;
+    for (const auto& c : (*spec)["cgroups"]) {
+      if (c.is_string()) out.push_back(c.get<std::string>());
+    }
+  }
+  return out;
+}
+
+std::vector<pid_t> CgroupMembers(const std::string& cgroup) {
+  std::vector<pid_t> out;
+  auto text = ReadFile(cgroup + "/cgroup.procs");
+  if (!text.ok()) return out;
+  for (const std::string& line : Split(*text, '\n')) {
+    if (!line.empty()) out.push_back(static_cast<pid_t>(std::atol(line.c_str())));
+  }
+  return out;
+}
+
+// Alive and not a zombie.
+bool Running(pid_t pid) {
+  auto stat = ReadFile(ProcPath(pid, "stat"));
+  if (!stat.ok()) return false;
+  const size_t close = stat->rfind(')');
+  return close != std::string::npos && close + 2 < stat->size() && (*stat)[close + 2] != 'Z';
+}
+
+// Stops every process `belongs` selects and their descendants, until a pass
+// finds no new one, then kills and reaps them (see KillProcessesUsing). With
+// `why` set, names each on stderr.
+int KillSelected(const std::function<bool(const ProcEntry&)>& belongs, const std::string& why = "") {
+  const pid_t self = ::getpid();
+  std::set<pid_t> caught;
+  for (int pass = 0; pass < 100; ++pass) {
+    const std::vector<ProcEntry> procs = ListProcesses();
+    std::set<pid_t> take;
+    for (const ProcEntry& p : procs) {
+      if (p.pid != self && (caught.count(p.pid) != 0 || belongs(p))) take.insert(p.pid);
+    }
+    // Descendants of what is taken, to a fixed point (parents may be listed after children).
+    for (bool grew = true; grew;) {
+      grew = false;
+      for (const ProcEntry& p : procs) {
+        if (p.pid != self && take.count(p.pid) == 0 && take.count(p.ppid) != 0) {
+          take.insert(p.pid);
+          grew = true;
+        }
+      }
+    }
+    bool fresh = false;
+    for (pid_t pid : take) {
+      if (caught.insert(pid).second) {
+        fresh = true;
+        ::kill(pid, SIGSTOP);
+      }
+    }
+    if (!fresh) break;
+  }
+  for (pid_t pid : caught) {
+    auto cmd = why.empty() ? Result<std::string>("") : ReadFile(ProcPath(pid, "cmdline"));
+    std::string line = cmd.ok() ? *cmd : "";
+    std::replace(line.begin(), line.end(), '\0', ' ');
+    if (!line.empty()) {
+      std::fprintf(stderr, "[harness] %s: killing pid %d: %s\n", why.c_str(), pid, line.c_str());
+    }
+    ::kill(pid, SIGKILL);
+  }
+  // Our children are reaped here; the others by their parents or init.
+  WaitFor([&] {
+    bool left = false;
+    for (pid_t pid : caught) {
+      ::waitpid(pid, nullptr, WNOHANG);
+      left = left || Running(pid);
+    }
+    return !left;
+  }, std::chrono::seconds(10));
+  return static_cast<int>(caught.size());
+}
+
+// Kills what a test leaves running when it ends.
+class LeftoverKiller : public ::testing::EmptyTestEventListener {
+  void OnTestEnd(const ::testing::TestInfo&) override { KillDescendants(); }
+};
+
+// Installed before main() runs the tests: this file is in every integration test.
+[[maybe_unused]] const bool kLeftoverKillerInstalled = [] {
+  ::testing::UnitTest::GetInstance()->listeners().Append(new LeftoverKiller);
+  return true;
+}();
+
+}  // namespace
+
+int KillProcessesUsing(const std::vector<std::string>& marks) {
+  std::vector<std::string> cgroups;
+  for (const std::string& m : marks) {
+    for (std::string& c : TaskCgroupsUnder(m)) cgroups.push_back(std::move(c));
+  }
+  std::set<pid_t> in_cgroups;
+  for (const std::string& c : cgroups) {
+    for (pid_t pid : CgroupMembers(c)) in_cgroups.insert(pid);
+  }
+  const int killed = KillSelected(
+      [&](const ProcEntry& p) {
+        return p.state != 'Z' && (in_cgroups.count(p.pid) != 0 || Mentions(p.pid, marks));
+      },
+      "processes using " + Join(marks, ", "));
+  // A task shim killed before its task ended leaves its cgroups behind.
+  for (const std::string& c : cgroups) {
+    WaitFor([&] { return ::rmdir(c.c_str()) == 0 || errno != EBUSY; }, std::chrono::seconds(5));
+  }
+  return killed;
+}
+
+int KillDescendants() {
+  const pid_t self = ::getpid();
+  return KillSelected([&](const ProcEntry& p) { return p.ppid == self; },
+                      "process left by the test");
+}
+
+bool ProcessStopped(pid_t pid) {
+  DIR* d = ::opendir(ProcPath(pid, "task").c_str());
+  if (d == nullptr) return false;
+  bool any = false, all = true;
+  while (dirent* e = ::readdir(d)) {
+    if (e->d_name[0] == '.') continue;
+    auto stat = ReadFile(ProcPath(pid, "task/") + e->d_name + "/stat");
+    if (!stat.ok()) continue;
+    const size_t close = stat->rfind(')');
+    const char state = close != std::string::npos && close + 2 < stat->size() ? (*stat)[close + 2] : '?';
+    any = true;
+    all = all && (state == 'T' || state == 't');
+  }
+  ::closedir(d);
+  return any && all;
+}
 
 TempDir::TempDir() {
   char tmpl[] = "/tmp/rota_it_XXXXXX";
@@ -20,6 +236,7 @@ TempDir::TempDir() {
 }
 
 TempDir::~TempDir() {
+  KillProcessesUsing({path_});
   std::error_code ec;
   std::filesystem::remove_all(path_, ec);
 }
@@ -44,13 +261,13 @@ bool WaitFor(const std::function<bool()>& pred, std::chrono::milliseconds timeou
 Child::Child(std::vector<std::string> argv, std::map<std::string, std::string> env, std::string log_path)
     : argv_(std::move(argv)), env_(std::move(env)), log_path_(std::move(log_path)) {}
 
-Child::~Child() { Kill(); }
+Child::~Child() { KillTree(); }
 
 Child::Child(Child&& o) noexcept { *this = std::move(o); }
 
 Child& Child::operator=(Child&& o) noexcept {
   if (this != &o) {
-    Kill();
+    KillTree();
     argv_ = std::move(o.argv_);
     env_ = std::move(o.env_);
     log_path_ = std::move(o.log_path_);
@@ -103,6 +320,14 @@ void Child::Kill() {
   pid_ = 0;
 }
 
+void Child::KillTree() {
+  if (pid_ <= 0) return;
+  const pid_t pid = pid_;
+  KillSelected([pid](const ProcEntry& p) { return p.pid == pid; });
+  (void)WaitProcess(pid_, -1);  // when KillSelected did not reap it already
+  pid_ = 0;
+}
+
 std::string Child::Log() const {
   auto text = ReadFile(log_path_);
   return text.ok() ? *text : "";
@@ -111,14 +336,27 @@ std::string Child::Log() const {
 ServerProcess::ServerProcess(std::string data_dir, uint16_t port)
     : data_dir_(std::move(data_dir)), port_(port) {}
 
+ServerProcess::~ServerProcess() {
+  child_.KillTree();
+  // Tasks on ssh nodes live in ~/.rota/<cluster id>/ of their Unix users.
+  if (auto id = ReadFile(data_dir_ + "/ssh/cluster-id"); id.ok() && !Trim(*id).empty()) {
+    KillProcessesUsing({"/.rota/" + std::string(Trim(*id)) + "/"});
+  }
+}
+
 Status ServerProcess::Start() {
   ::unlink((data_dir_ + "/server.url").c_str());
   std::map<std::string, std::string> env = {{"ROTA_RETENTION_INTERVAL", "1m"},
                                             {"ROTA_PASSWORD_HASH_COST", "min"},
                                             {"ROTA_ADMIN_PASSWORD", kAdminPassword}};
   for (const auto& [k, v] : extra_env_) env[k] = v;
-  child_ = Child({RotaBinary(), "server", "--listen", "127.0.0.1:" + std::to_string(port_),
-                  "--data-dir", data_dir_, "--join-token", token_},
+  // Run in the data directory: what the server starts inherits it as working
+  // directory, so KillProcessesUsing finds even what hides its command line
+  // (ssh control masters rename themselves "ssh: <socket> [mux]").
+  RETURN_IF_ERROR(MakeDirs(data_dir_, 0700));
+  child_ = Child({"/usr/bin/env", "-C", data_dir_, RotaBinary(), "server", "--listen",
+                  "127.0.0.1:" + std::to_string(port_), "--data-dir", data_dir_, "--join-token",
+                  token_},
                  env, data_dir_ + ".server.log");
   RETURN_IF_ERROR(child_.Start());
   std::string url;

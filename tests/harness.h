@@ -17,16 +17,41 @@
 
 namespace rota::testing {
 
-// A temporary directory removed (recursively) on destruction.
+// A temporary directory, removed (recursively) on destruction after every
+// process that uses it is killed (KillProcessesUsing): the servers, agents and
+// task shims started with paths in it, what a ServerProcess started (it runs in
+// its data directory), the tasks the agents started (their environment names
+// their task directory), and all their descendants.
 class TempDir {
  public:
   TempDir();
   ~TempDir();
+  TempDir(const TempDir&) = delete;
+  TempDir& operator=(const TempDir&) = delete;
   const std::string& path() const { return path_; }
 
  private:
   std::string path_;
 };
+
+// Kills (SIGKILL) every process other than this one that mentions one of
+// `marks` (e.g. a temporary directory) in its command line, environment or
+// working directory, every process in the cgroups of agent tasks whose state
+// directory (<dir>/tasks/<id>/spec.json) lies under one of `marks`, and all
+// their descendants. They are stopped (SIGSTOP) first, so none escapes by
+// forking meanwhile, whatever Unix user or session it runs in. Reaps those that
+// are this process's children, waits (up to 10 s) until the others are gone and
+// removes the task cgroups left behind. Names each killed process on stderr.
+// Returns how many were killed.
+int KillProcessesUsing(const std::vector<std::string>& marks);
+
+// Kills every descendant of this process, as KillProcessesUsing does. The
+// harness calls it after every test (a gtest listener it installs), so no
+// process a test started directly outlives it.
+int KillDescendants();
+
+// True when every thread of `pid` is stopped (SIGSTOP took effect).
+bool ProcessStopped(pid_t pid);
 
 // Paths of the built artefacts (set by CMake).
 std::string RotaBinary();
@@ -51,7 +76,8 @@ bool RootTestsRequired();
 // Polls `pred` every 50 ms until it is true or `timeout` passes.
 bool WaitFor(const std::function<bool()>& pred, std::chrono::milliseconds timeout);
 
-// A child process; killed (SIGKILL) and reaped on destruction if still running.
+// A child process; killed (SIGKILL) with all its descendants and reaped on
+// destruction if still running.
 class Child {
  public:
   Child() = default;
@@ -66,7 +92,8 @@ class Child {
   void Signal(int sig);
   // SIGTERM and wait (SIGKILL after grace); returns the wait status.
   int Stop(int grace_ms = 5000);
-  void Kill();  // SIGKILL and reap
+  void Kill();  // SIGKILL and reap; its descendants live on, as after a crash
+  void KillTree();  // SIGKILL it and all its descendants (frozen first), and reap
   std::string Log() const;
 
  private:
@@ -76,10 +103,15 @@ class Child {
   pid_t pid_ = 0;
 };
 
-// `rota server` on 127.0.0.1 with its own data dir and join token.
+// `rota server` on 127.0.0.1 with its own data dir and join token. On
+// destruction the server is killed, and with it the tasks it started on ssh
+// nodes (they run in the nodes' home directories, under its cluster id).
 class ServerProcess {
  public:
   explicit ServerProcess(std::string data_dir, uint16_t port = 0);
+  ~ServerProcess();
+  ServerProcess(const ServerProcess&) = delete;
+  ServerProcess& operator=(const ServerProcess&) = delete;
   Status Start();  // waits until /readyz answers 200
   std::string url() const { return url_; }
   uint16_t port() const { return port_; }

@@ -7,6 +7,7 @@
 #include <netinet/in.h>
 #include <pwd.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <condition_variable>
@@ -15,6 +16,7 @@
 
 #include "api/protocol.h"
 #include "common/clock.h"
+#include "common/file_util.h"
 #include "server/agent_gateway.h"
 #include "server/server.h"
 #include "tests/harness.h"
@@ -136,12 +138,23 @@ TEST_F(TasksTest, StartsReportsExitAndServesLogs) {
   EXPECT_FALSE(reports_.WaitLog(3)->error.empty());
 }
 
+// True once `pid` runs the program named `comm` (it has exec'd).
+bool Runs(pid_t pid, const std::string& comm) {
+  auto text = ReadFile("/proc/" + std::to_string(pid) + "/comm");
+  return text.ok() && *text == comm + "\n";
+}
+
 TEST_F(TasksTest, SignalStopsARunningTaskAndFailuresAreReported) {
   api::TaskSpec t = Task("j1.worker-1", {"sleep", "600"});
   ASSERT_TRUE(Send({t}).ok());
   auto running = reports_.WaitFor(t.id, "running");
   ASSERT_TRUE(running.has_value()) << agent_.Log();
-  EXPECT_GT(running->pid, 1);
+  ASSERT_GT(running->pid, 1);
+  // "running" comes with the pid as soon as the shim has forked; the process has its
+  // own group and default signal dispositions only once it execs: a TERM sent
+  // before would be lost (no such group yet, or still ignored as by the shim).
+  ASSERT_TRUE(::rota::testing::WaitFor([&] { return Runs(running->pid, "sleep"); }, seconds(20)))
+      << "task " << t.id << " never exec'd sleep";
   ASSERT_TRUE(server_->gateway()->SendTask("node-t", api::TaskSignalMsg{t.id, "TERM"}).ok());
   auto end = reports_.WaitFor(t.id, "exited");
   ASSERT_TRUE(end.has_value());
@@ -195,7 +208,12 @@ TEST_F(TasksTest, SignalStopsARunningTaskAndFailuresAreReported) {
 }
 
 TEST_F(TasksTest, RestartedAgentReadoptsItsTasks) {
-  api::TaskSpec t = Task("j1.worker-5", {"sh", "-c", "sleep 2; exit 3"});
+  // The task runs until the test lets it end (a file appears), so it still runs
+  // while its agent is killed and restarted, however slow the machine.
+  ASSERT_EQ(::chmod(dir_.path().c_str(), 0711), 0);  // the task's user may look in
+  const std::string go = dir_.path() + "/go";
+  api::TaskSpec t =
+      Task("j1.worker-5", {"sh", "-c", "while [ ! -e " + go + " ]; do sleep 0.05; done; exit 3"});
   ASSERT_TRUE(Send({t}).ok());
   ASSERT_TRUE(reports_.WaitFor(t.id, "running").has_value()) << agent_.Log();
   agent_.Kill();  // SIGKILL: the task and its shim live on
@@ -204,6 +222,8 @@ TEST_F(TasksTest, RestartedAgentReadoptsItsTasks) {
     reports_.latest.clear();
   }
   StartAgent();
+  ASSERT_TRUE(reports_.WaitFor(t.id, "running").has_value()) << "not re-adopted\n" << agent_.Log();
+  ASSERT_TRUE(WriteFileAtomic(go, "", 0644).ok());
   auto end = reports_.WaitFor(t.id, "exited");
   ASSERT_TRUE(end.has_value()) << agent_.Log();
   EXPECT_EQ(end->exit_code, 3);

@@ -21,10 +21,10 @@
 #include <cstdlib>
 #include <cstring>
 #include <optional>
-#include <thread>
 
 #include "common/file_util.h"
 #include "common/process.h"
+#include "common/test_util.h"
 #include "host/host_monitor.h"
 
 namespace rota::agent {
@@ -56,11 +56,7 @@ std::string Comm(pid_t pid) {
 
 // Waits until `pid` runs `sleep` (so a fork has done its setuid and exec).
 bool WaitForExec(pid_t pid) {
-  for (int i = 0; i < 200; ++i) {
-    if (Comm(pid) == "sleep\n") return true;
-    std::this_thread::sleep_for(std::chrono::milliseconds(10));
-  }
-  return false;
+  return testutil::WaitFor([&] { return Comm(pid) == "sleep\n"; });
 }
 
 // A child reaped (SIGKILL first) on destruction.
@@ -261,13 +257,10 @@ TEST(CommandExecutorTest, ExitedProcessesAreGone) {
   auto pid = SpawnProcess({"true"}, opts);
   ASSERT_TRUE(pid.ok());
   // Not reaped yet: a zombie.
-  bool zombie = false;
-  for (int i = 0; i < 200 && !zombie; ++i) {
+  ASSERT_TRUE(testutil::WaitFor([&] {
     auto stat = ReadFile("/proc/" + std::to_string(*pid) + "/stat");
-    zombie = stat.ok() && stat->find(") Z ") != std::string::npos;
-    if (!zombie) std::this_thread::sleep_for(std::chrono::milliseconds(10));
-  }
-  ASSERT_TRUE(zombie);
+    return stat.ok() && stat->find(") Z ") != std::string::npos;
+  }));
   CommandExecutor ex;
   CommandResultMsg r = ex.Execute(SignalCmd(CommandSignal::kKill, ::getuid(), *pid, 0));
   EXPECT_EQ(r.outcomes.at(0).outcome, TargetOutcome::kGone) << r.outcomes[0].detail;

@@ -10,19 +10,37 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdlib>
 #include <filesystem>
-#include <thread>
 
 #include <gtest/gtest.h>
 
 #include "common/file_util.h"
 #include "common/process.h"
+#include "common/test_util.h"
 
 namespace rota::agent {
 namespace {
 
 namespace fs = std::filesystem;
 
+// Kills what the tasks under `state_dir` left running (a test that failed midway):
+// each task's process group and whatever is in its cgroups. Their shims then end.
+void KillTasks(const std::string& state_dir) {
+  std::error_code ec;
+  for (const auto& task : fs::directory_iterator(state_dir + "/tasks", ec)) {
+    if (fs::exists(task.path() / "status.json", ec)) continue;  // ended: its pid may be reused
+    auto pid = ReadFile(task.path().string() + "/pid");
+    if (pid.ok() && std::atoi(pid->c_str()) > 1) ::kill(-std::atoi(pid->c_str()), SIGKILL);
+    auto spec = ReadFile(task.path().string() + "/spec.json");
+    auto j = spec.ok() ? api::ParseJson(*spec) : Result<api::Json>(spec.status());
+    if (j.ok() && j->contains("cgroups")) {
+      SignalCgroups((*j)["cgroups"].get<std::vector<std::string>>(), SIGKILL);
+    }
+  }
+}
+
+// A task state directory; on destruction the tasks in it are killed and it is removed.
 class TempDir {
  public:
   TempDir() {
@@ -32,6 +50,7 @@ class TempDir {
     ::chmod(path_.c_str(), 0755);
   }
   ~TempDir() {
+    KillTasks(path_);
     std::error_code ec;
     fs::remove_all(path_, ec);
   }
@@ -44,27 +63,31 @@ class TempDir {
 TaskRunner MakeRunner(const std::string& dir) { return TaskRunner({ROTA_BINARY, "task-shim"}, dir); }
 
 TaskStatus WaitEnded(TaskRunner& r, const std::string& id) {
-  for (int i = 0; i < 400; ++i) {
-    auto st = r.Poll(id);
-    if (!st.ok()) {
-      ADD_FAILURE() << st.status().ToString();
-      return {};
-    }
-    if (st->state != TaskState::kRunning) return *st;
-    std::this_thread::sleep_for(std::chrono::milliseconds(25));
+  Result<TaskStatus> st = Status::NotFound("not polled");
+  const bool ended = testutil::WaitFor([&] {
+    st = r.Poll(id);
+    return !st.ok() || st->state != TaskState::kRunning;
+  });
+  if (!st.ok()) {
+    ADD_FAILURE() << st.status().ToString();
+    return {};
   }
-  ADD_FAILURE() << "task " << id << " did not end";
-  return {};
+  if (!ended) {
+    ADD_FAILURE() << "task " << id << " did not end";
+    return {};
+  }
+  return *st;
 }
 
-// The pid a task wrote to `path`, once it is there (0 after ~2 s).
+// The pid a task wrote to `path`, once it is there (0 if it never is).
 pid_t WaitPidFile(const std::string& path) {
-  for (int i = 0; i < 200; ++i) {
+  std::string text;
+  testutil::WaitFor([&] {
     auto t = ReadFile(path);
-    if (t.ok() && !t->empty()) return std::stoi(*t);
-    std::this_thread::sleep_for(std::chrono::milliseconds(10));
-  }
-  return 0;
+    text = t.ok() ? *t : "";
+    return !text.empty() && text.back() == '\n';  // written whole
+  });
+  return text.empty() ? 0 : std::stoi(text);
 }
 
 std::string Read(const std::string& path) {
@@ -113,12 +136,8 @@ TEST(TaskRunnerTest, SignalReachesTheWholeProcessGroup) {
   ASSERT_EQ(end.state, TaskState::kExited);
   EXPECT_EQ(end.exit->signal, SIGTERM);
   EXPECT_EQ(end.exit->Code(), 128 + SIGTERM);
-  bool bg_gone = false;
-  for (int i = 0; i < 200 && !bg_gone; ++i) {
-    bg_gone = ::kill(bg, 0) != 0;
-    if (!bg_gone) std::this_thread::sleep_for(std::chrono::milliseconds(10));
-  }
-  EXPECT_TRUE(bg_gone) << "the background child survived";
+  EXPECT_TRUE(testutil::WaitFor([&] { return ::kill(bg, 0) != 0; }))
+      << "the background child survived";
   EXPECT_EQ(r.Signal("grp", SIGTERM).code(), StatusCode::kConflict);  // ended
   EXPECT_EQ(r.Signal("nope", SIGTERM).code(), StatusCode::kNotFound);
 }
@@ -285,13 +304,10 @@ TEST(TaskRunnerTest, CgroupHoldsLimitsAndCancelReachesEscapedDescendants) {
   ASSERT_FALSE(cgroups.empty());
   for (const auto& c : cgroups) {
     // The process joins its cgroup itself, right after the shim recorded its pid.
-    bool joined = false;
-    for (int i = 0; i < 200 && !joined; ++i) {
+    EXPECT_TRUE(testutil::WaitFor([&] {
       auto procs = CgroupProcesses(c);
-      joined = std::find(procs.begin(), procs.end(), st->pid) != procs.end();
-      if (!joined) std::this_thread::sleep_for(std::chrono::milliseconds(10));
-    }
-    EXPECT_TRUE(joined) << c;
+      return std::find(procs.begin(), procs.end(), st->pid) != procs.end();
+    })) << c;
     if (c.find("/cpu/") != std::string::npos) {
       EXPECT_EQ(*ReadFile(c + "/cpu.cfs_quota_us"), "50000\n");
     } else if (c.find("/memory/") != std::string::npos) {
@@ -306,15 +322,12 @@ TEST(TaskRunnerTest, CgroupHoldsLimitsAndCancelReachesEscapedDescendants) {
   ASSERT_TRUE(r.Signal("cg", SIGTERM).ok());
   TaskStatus end = WaitEnded(r, "cg");
   ASSERT_EQ(end.state, TaskState::kExited);
-  bool gone = false;
-  for (int i = 0; i < 200 && !gone; ++i) {
-    gone = !AliveNotZombie(bg);
-    if (!gone) std::this_thread::sleep_for(std::chrono::milliseconds(10));
-  }
-  EXPECT_TRUE(gone) << "the escaped child survived";
-  for (int i = 0; i < 100 && ::access(cgroups[0].c_str(), F_OK) == 0; ++i) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
-  }
+  EXPECT_TRUE(testutil::WaitFor([&] { return !AliveNotZombie(bg); })) << "the escaped child survived";
+  // The shim removes the cgroups once their last process is gone.
+  testutil::WaitFor([&] {
+    return std::none_of(cgroups.begin(), cgroups.end(),
+                        [](const std::string& c) { return ::access(c.c_str(), F_OK) == 0; });
+  });
   for (const auto& c : cgroups) EXPECT_NE(::access(c.c_str(), F_OK), 0) << c << " was not removed";
 }
 

@@ -182,8 +182,18 @@ int RunTaskShim(const std::string& spec_file) {
   if (::pipe2(pipefd, O_CLOEXEC) != 0) return finish({127, 0, NowMs(), "pipe failed"});
   int devnull = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
 
+  // Signals are blocked across fork: a signal sent to the task's group once its
+  // pid is known stays pending in the child (blocked signals are not discarded,
+  // even while the child still ignores them as the shim does) until the child
+  // has its default handlers, and is delivered then.
+  sigset_t all, old;
+  sigfillset(&all);
+  ::sigprocmask(SIG_SETMASK, &all, &old);
   const pid_t pid = ::fork();
-  if (pid < 0) return finish({127, 0, NowMs(), std::string("fork: ") + std::strerror(errno)});
+  if (pid < 0) {
+    ::sigprocmask(SIG_SETMASK, &old, nullptr);
+    return finish({127, 0, NowMs(), std::string("fork: ") + std::strerror(errno)});
+  }
   if (pid == 0) {
     auto fail = [&](int stage) {
       int msg[2] = {stage, errno};
@@ -192,12 +202,12 @@ int RunTaskShim(const std::string& spec_file) {
       ::_exit(127);
     };
     ::setpgid(0, 0);
-    sigset_t empty;
-    sigemptyset(&empty);
-    ::sigprocmask(SIG_SETMASK, &empty, nullptr);
     struct sigaction dfl {};
     dfl.sa_handler = SIG_DFL;
     for (int sig = 1; sig < NSIG; ++sig) ::sigaction(sig, &dfl, nullptr);
+    sigset_t empty;  // only now: what arrived since fork is delivered with default actions
+    sigemptyset(&empty);
+    ::sigprocmask(SIG_SETMASK, &empty, nullptr);
     ::dup2(devnull, STDIN_FILENO);
     ::dup2(*out, STDOUT_FILENO);
     ::dup2(*err, STDERR_FILENO);
@@ -221,6 +231,10 @@ int RunTaskShim(const std::string& spec_file) {
     errno = last;
     fail(kStageExec);
   }
+  // The task's process group exists before its pid is published (the child
+  // makes it too; whichever runs first wins).
+  ::setpgid(pid, pid);
+  ::sigprocmask(SIG_SETMASK, &old, nullptr);
   ::close(pipefd[1]);
   ::close(*out);
   ::close(*err);

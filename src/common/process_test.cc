@@ -10,9 +10,9 @@
 #include <algorithm>
 #include <cerrno>
 #include <chrono>
-#include <thread>
 
 #include "common/file_util.h"
+#include "common/test_util.h"
 
 namespace rota {
 namespace {
@@ -118,12 +118,8 @@ TEST(ProcessTest, ChildDiesWithItsParent) {
   ASSERT_EQ(::read(fds[0], &grandchild, sizeof(grandchild)), static_cast<ssize_t>(sizeof(grandchild)));
   ::waitpid(middle, nullptr, 0);
   ASSERT_GT(grandchild, 0);
-  bool gone = false;
-  for (int i = 0; i < 100 && !gone; ++i) {
-    // The grandchild is reparented to init (or a subreaper) which reaps it.
-    gone = !Alive(grandchild);
-    if (!gone) std::this_thread::sleep_for(std::chrono::milliseconds(50));
-  }
+  // The grandchild is reparented to init (or a subreaper) which reaps it.
+  const bool gone = testutil::WaitFor([&] { return !Alive(grandchild); });
   if (!gone) ::kill(grandchild, SIGKILL);
   EXPECT_TRUE(gone) << "child outlived its parent";
 }

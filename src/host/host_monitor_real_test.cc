@@ -10,12 +10,14 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <iterator>
 #include <memory>
 #include <string>
 #include <vector>
 
 #include "common/clock.h"
+#include "common/test_util.h"
 #include "host/host_monitor.h"
 
 extern char** environ;
@@ -67,18 +69,20 @@ class Child {
   pid_t pid_ = 0;
 };
 
+// Polls `cond` every millisecond until it is true or 20 s have passed; its last value.
+bool WaitUntil(const std::function<bool()>& cond) {
+  return testutil::WaitFor(cond, std::chrono::seconds(20), std::chrono::milliseconds(1));
+}
+
 // posix_spawn returns once the child has switched to the new program's memory, but its
-// argv is set up a moment later: wait (bounded) for /proc/<pid>/cmdline to be filled.
+// argv is set up a moment later: wait for /proc/<pid>/cmdline to be filled.
 bool WaitForExec(pid_t pid) {
   std::string path = "/proc/" + std::to_string(pid) + "/cmdline";
-  for (int i = 0; i < 5000; ++i) {
+  return WaitUntil([&] {
     std::ifstream in(path);
     std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-    if (!text.empty()) return true;
-    timespec ms{0, 1'000'000};
-    ::nanosleep(&ms, nullptr);
-  }
-  return false;
+    return !text.empty();
+  });
 }
 
 size_t OpenFds() {
@@ -167,23 +171,44 @@ TEST(HostMonitorRealProcTest, CpuPercentOfABusyProcess) {
   EXPECT_LE(*self.cpu_percent, 100.0 * ::sysconf(_SC_NPROCESSORS_ONLN) + 10);
 }
 
+// The CPU time `pid` (a child of ours) has used, in ms; -1 when it cannot be read.
+double ChildCpuMs(pid_t pid) {
+  clockid_t id;
+  timespec t{};
+  if (::clock_getcpuclockid(pid, &id) != 0 || ::clock_gettime(id, &t) != 0) return -1;
+  return static_cast<double>(t.tv_sec) * 1e3 + static_cast<double>(t.tv_nsec) / 1e6;
+}
+
 // Another process's CPU time (its CPU clock) and RSS (statm) through the kept file.
+// Wall time is a fake clock, advanced by 1 s between the two looks; CPU time is
+// real: the child's own clock brackets what the monitor can have seen, however
+// slow or shared the machine.
 TEST(HostMonitorRealProcTest, CpuPercentAndRssOfABusyChild) {
   Child spinner({"sh", "-c", "while :; do :; done"});
   ASSERT_GT(spinner.pid(), 0) << "cannot spawn sh";
   ASSERT_TRUE(WaitForExec(spinner.pid()));
-  HostMonitor mon;
+  FakeClock clock;
+  HostMonitor mon("/proc", clock);
   api::GpuProcess child;
   child.pid = static_cast<uint32_t>(spinner.pid());
   std::vector<api::GpuProcess*> ps = {&child};
+  const double cpu_a = ChildCpuMs(spinner.pid());
   mon.Describe(ps);
+  const double cpu_b = ChildCpuMs(spinner.pid());
+  ASSERT_GE(cpu_a, 0);
   EXPECT_FALSE(child.cpu_percent.has_value());  // first sight: no baseline yet
-  ::usleep(400'000);
+  // Busy for a while: 200 ms of CPU more.
+  ASSERT_TRUE(WaitUntil([&] { return ChildCpuMs(spinner.pid()) >= cpu_b + 200; }));
+  clock.AdvanceMs(1000);
+  const double cpu_c = ChildCpuMs(spinner.pid());
   mon.Describe(ps);
+  const double cpu_d = ChildCpuMs(spinner.pid());
   ASSERT_TRUE(child.cpu_percent.has_value());
-  // It spins on one core; the machine may be shared, so only "clearly busy".
-  EXPECT_GT(*child.cpu_percent, 10.0);
-  EXPECT_LE(*child.cpu_percent, 110.0);
+  // Between the looks it used more than cpu_c - cpu_b and less than cpu_d - cpu_a
+  // of CPU, in 1000 ms of (fake) wall time; the kernel's accounting may lag by a tick.
+  const double tick_pct = 100.0 * 20 / 1000;
+  EXPECT_GE(*child.cpu_percent, (cpu_c - cpu_b) / 10 - tick_pct);
+  EXPECT_LE(*child.cpu_percent, (cpu_d - cpu_a) / 10 + tick_pct);
   ASSERT_TRUE(child.rss_bytes.has_value());
   EXPECT_GT(*child.rss_bytes, 0u);
   EXPECT_EQ(child.command, "sh -c while :; do :; done");

@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <condition_variable>
 #include <memory>
 #include <mutex>
 #include <stdexcept>
@@ -73,7 +74,9 @@ class HttpServerTest : public ::testing::Test {
                     ->Route("GET", "/slow",
                             [this](const HttpRequest&) {
                               slow_started_ = true;
-                              std::this_thread::sleep_for(milliseconds(500));
+                              std::unique_lock<std::mutex> lock(mu_);
+                              slow_cv_.wait_for(lock, std::chrono::seconds(20),
+                                                [&] { return slow_released_; });
                               return HttpResponse::Json(200, "{}");
                             })
                     .ok());
@@ -89,7 +92,17 @@ class HttpServerTest : public ::testing::Test {
   }
 
   // The server goes first: its handlers use the members below.
-  void TearDown() override { server_.reset(); }
+  void TearDown() override {
+    ReleaseSlow();
+    server_.reset();
+  }
+
+  // Lets /slow handlers, which run until then, answer.
+  void ReleaseSlow() {
+    std::lock_guard<std::mutex> lock(mu_);
+    slow_released_ = true;
+    slow_cv_.notify_all();
+  }
 
   std::string Url(const std::string& path) { return LocalUrl(port_, path); }
 
@@ -103,6 +116,8 @@ class HttpServerTest : public ::testing::Test {
   std::mutex mu_;
   std::vector<std::string> observed_;
   std::atomic<bool> slow_started_{false};
+  std::condition_variable slow_cv_;
+  bool slow_released_ = false;  // guarded by mu_
 };
 
 TEST_F(HttpServerTest, RoutesWithPathParamsAndDecodedQuery) {
@@ -394,7 +409,16 @@ TEST_F(HttpServerTest, StopWaitsForARunningHandler) {
     EXPECT_EQ(r->status, 200);
   });
   ASSERT_TRUE(WaitFor([&] { return slow_started_.load(); }));
-  server_->Stop();  // the handler runs 500 ms more; its response must still arrive
+  std::atomic<bool> stopped{false};
+  std::thread stopper([&] {
+    server_->Stop();
+    stopped = true;
+  });
+  // Stop has begun once the listener is closed; the handler still runs, so Stop waits.
+  EXPECT_TRUE(WaitFor([&] { return RawConn::Connect(port_) == nullptr; }));
+  EXPECT_FALSE(stopped.load()) << "Stop returned while a handler was running";
+  ReleaseSlow();  // its response must still arrive
+  stopper.join();
   client.join();
 }
 

@@ -9,10 +9,10 @@
 #include <unistd.h>
 
 #include <chrono>
-#include <thread>
 
 #include "common/file_util.h"
 #include "common/run_command.h"
+#include "common/test_util.h"
 
 namespace rota::ssh {
 namespace {
@@ -54,13 +54,15 @@ class RemoteScriptsTest : public ::testing::Test {
   }
 
   api::TaskReport WaitExited(const std::string& id) {
-    for (int i = 0; i < 400; ++i) {
+    api::TaskReport report;
+    const bool ended = testutil::WaitFor([&] {
       auto reports = ParsePoll(RunScript(PollScript("c1", {id})));
-      if (reports.count(id) != 0 && reports[id].state != "running") return reports[id];
-      std::this_thread::sleep_for(std::chrono::milliseconds(25));
-    }
-    ADD_FAILURE() << id << " did not end";
-    return {};
+      if (reports.count(id) == 0) return false;
+      report = reports[id];
+      return report.state != "running";
+    }, std::chrono::seconds(20), std::chrono::milliseconds(25));
+    if (!ended) ADD_FAILURE() << id << " did not end";
+    return ended ? report : api::TaskReport{};
   }
 
   api::TaskSpec Task(const std::string& id, std::vector<std::string> argv) {
@@ -181,21 +183,17 @@ TEST_F(RemoteScriptsTest, SignalReachesTheWholeGroupAndIsReportedAsSignal) {
   auto running = ParsePoll(RunScript(PollScript("c1", {"job-4.r0.w"})));
   EXPECT_EQ(running["job-4.r0.w"].state, "running");
   std::string child;
-  for (int i = 0; i < 200 && child.empty(); ++i) {
+  ASSERT_TRUE(testutil::WaitFor([&] {
     auto c = ReadFile(home_ + "/child");
-    if (c.ok()) child = *c;
-    std::this_thread::sleep_for(std::chrono::milliseconds(10));
-  }
-  ASSERT_FALSE(child.empty());
+    child = c.ok() ? *c : "";
+    return !child.empty();
+  }));
   EXPECT_EQ(RunScript(*SignalScript("c1", "job-4.r0.w", "TERM")), "ok\n");
   api::TaskReport r = WaitExited("job-4.r0.w");
   ASSERT_TRUE(r.signal.has_value()) << r.state;
   EXPECT_EQ(*r.signal, SIGTERM);
   pid_t child_pid = std::stoi(child);
-  for (int i = 0; i < 200 && Alive(child_pid); ++i) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(10));
-  }
-  EXPECT_FALSE(Alive(child_pid)) << "the task's child survived";
+  EXPECT_TRUE(testutil::WaitFor([&] { return !Alive(child_pid); })) << "the task's child survived";
 }
 
 TEST_F(RemoteScriptsTest, BadRequestsAreRefused) {
