@@ -81,14 +81,18 @@ class PytorchE2E : public ::testing::Test {
       GTEST_SKIP() << "/usr/bin/python3 cannot import torch (apt-get install python3-torch)";
     }
     server_ = std::make_unique<ServerProcess>(dir_.path() + "/server");
-    server_->SetEnv("ROTA_JOB_PORTS", "32000-32499");  // apart from other tests running at once
+    // Ports apart from other tests, and from this test in a suite running beside it.
+    const int first_port = 33000 + static_cast<int>(::getpid() % 50) * 40;
+    server_->SetEnv("ROTA_JOB_PORTS", std::to_string(first_port) + "-" + std::to_string(first_port + 39));
     ASSERT_TRUE(server_->Start().ok()) << server_->child().Log();
+    // Node names of this test process's own (simulated processes are found by node name).
+    const std::string suffix = "-" + std::to_string(::getpid());
     for (const char* name : {"gpu-p", "gpu-q"}) {
-      agents_.push_back(std::make_unique<AgentProcess>(dir_.path(), SimGpuNode{.name = name, .gpus = 2},
+      agents_.push_back(std::make_unique<AgentProcess>(dir_.path(), SimGpuNode{.name = name + suffix, .gpus = 2},
                                                        *server_));
       ASSERT_TRUE(agents_.back()->Start().ok());
     }
-    ASSERT_TRUE(WaitFor([&] { return NodeReady(*server_, "gpu-p") && NodeReady(*server_, "gpu-q"); },
+    ASSERT_TRUE(WaitFor([&] { return NodeReady(*server_, "gpu-p" + suffix) && NodeReady(*server_, "gpu-q" + suffix); },
                         seconds(20)));
     Json extra{{"unix_user", ::geteuid() == 0 ? "nobody" : ::getpwuid(::geteuid())->pw_name}};
     auto a = server_->CreateUser("alice", "user", extra);

@@ -25,10 +25,10 @@ class ReservationsE2E : public ::testing::Test {
   void SetUp() override {
     server_ = std::make_unique<ServerProcess>(dir_.path() + "/server");
     ASSERT_TRUE(server_->Start().ok()) << server_->child().Log();
-    agent_ = std::make_unique<AgentProcess>(dir_.path(), SimGpuNode{.name = "gpu-r", .gpus = 4},
+    agent_ = std::make_unique<AgentProcess>(dir_.path(), SimGpuNode{.name = node_, .gpus = 4},
                                             *server_);
     ASSERT_TRUE(agent_->Start().ok());
-    ASSERT_TRUE(WaitFor([&] { return NodeReady(*server_, "gpu-r"); }, seconds(20)))
+    ASSERT_TRUE(WaitFor([&] { return NodeReady(*server_, node_); }, seconds(20)))
         << agent_->child().Log();
     auto a = server_->CreateUser("alice");
     auto b = server_->CreateUser("bob");
@@ -44,11 +44,11 @@ class ReservationsE2E : public ::testing::Test {
     return r.ok() ? r->status : -1;
   }
 
-  // A reservation body on gpu-r starting `start_h` hours from now for `len_h` hours.
-  static std::string Body(int gpu, double start_h, double len_h, const std::string& title = "run") {
+  // A reservation body on the node starting `start_h` hours from now for `len_h` hours.
+  std::string Body(int gpu, double start_h, double len_h, const std::string& title = "run") {
     const int64_t now = RealClock::Get().NowMs();
     const int64_t start = now + static_cast<int64_t>(start_h * 3600'000);
-    return api::Json{{"node", "gpu-r"},
+    return api::Json{{"node", node_},
                      {"gpus", {gpu}},
                      {"start", FormatRfc3339(start)},
                      {"end", FormatRfc3339(start + static_cast<int64_t>(len_h * 3600'000))},
@@ -62,6 +62,9 @@ class ReservationsE2E : public ::testing::Test {
   }
 
   TempDir dir_;
+  // Simulated processes are found by node name: one of this test process's own
+  // keeps a suite running beside it off its GPUs.
+  const std::string node_ = "gpu-r" + std::to_string(::getpid());
   std::unique_ptr<ServerProcess> server_;
   std::unique_ptr<AgentProcess> agent_;
   std::string alice_, bob_;
@@ -87,7 +90,7 @@ TEST_F(ReservationsE2E, AuthorisationMatrix) {
   const std::vector<Row> rows = {
       {"GET", "/api/v1/reservations", "", 401, 200, 200, 200},
       {"GET", res, "", 401, 200, 200, 200},
-      {"GET", "/api/v1/reservations/held?node=gpu-r", "", 401, 200, 200, 200},
+      {"GET", "/api/v1/reservations/held?node=" + node_, "", 401, 200, 200, 200},
       {"PATCH", res, R"({"title":"renamed"})", 401, 200, 403, 200},
       {"POST", "/api/v1/reservations", Body(1, 3, 1), 401, 201, 409, 409},
       {"GET", "/api/v1/policies", "", 401, 200, 200, 200},
@@ -174,7 +177,7 @@ TEST_F(ReservationsE2E, BadInputIsRefusedAndStoresNothing) {
 TEST_F(ReservationsE2E, CliReservesWithRelativeTimesAndListsMine) {
   auto env = server_->CliEnv();
   env["ROTA_TOKEN"] = alice_;
-  CliResult made = RunCli({"reserve", "--node", "gpu-r", "--count", "2", "--start", "+1h",
+  CliResult made = RunCli({"reserve", "--node", node_, "--count", "2", "--start", "+1h",
                            "--duration", "2h", "--title", "cli run", "-o", "json"},
                           env);
   ASSERT_EQ(made.exit_code, 0) << made.err;
@@ -191,14 +194,14 @@ TEST_F(ReservationsE2E, CliReservesWithRelativeTimesAndListsMine) {
   CliResult cancel = RunCli({"reservation", "cancel", id}, env);
   EXPECT_EQ(cancel.exit_code, 1);
   EXPECT_NE(cancel.err.find("alice"), std::string::npos) << cancel.err;
-  CliResult bad = RunCli({"reserve", "--node", "gpu-r", "--gpus", "0", "--start", "yesterday-ish",
+  CliResult bad = RunCli({"reserve", "--node", node_, "--gpus", "0", "--start", "yesterday-ish",
                           "--duration", "1h", "--title", "x"},
                          env);
   EXPECT_EQ(bad.exit_code, 2) << bad.out << bad.err;
   // No GPUs held now: rota exec says so.
-  CliResult exec = RunCli({"exec", "--node", "gpu-r", "--", "/bin/true"}, env);
+  CliResult exec = RunCli({"exec", "--node", node_, "--", "/bin/true"}, env);
   EXPECT_EQ(exec.exit_code, 1);
-  EXPECT_NE(exec.err.find("gpu-r"), std::string::npos) << exec.err;
+  EXPECT_NE(exec.err.find(node_), std::string::npos) << exec.err;
 }
 
 // Titles of a reservation list (GET answer or `rota reservations -o json`).
@@ -277,7 +280,7 @@ TEST_F(ReservationsE2E, LiveUtilisationThenStoredAveragesAfterItEnds) {
   auto carol = server_->CreateUser("carol", "user", {{"unix_user", me}});
   ASSERT_TRUE(carol.ok()) << carol.status().ToString();
   const int64_t now = RealClock::Get().NowMs();
-  const api::Json body{{"node", "gpu-r"},
+  const api::Json body{{"node", node_},
                        {"gpus", {2}},
                        {"start", FormatRfc3339(now - now % 1000 + 1000)},
                        {"end", FormatRfc3339(now + 3600'000)},
@@ -297,7 +300,7 @@ TEST_F(ReservationsE2E, LiveUtilisationThenStoredAveragesAfterItEnds) {
   // The simulated GPU runs at 40 % (memory 24 %) while the process lives.
   SpawnOptions opts;
   opts.env = {
-      {"CUDA_VISIBLE_DEVICES", "2"}, {"ROTA_SIM_NODE", "gpu-r"}, {"ROTA_SIM_GPU_UTIL", "40"}};
+      {"CUDA_VISIBLE_DEVICES", "2"}, {"ROTA_SIM_NODE", node_}, {"ROTA_SIM_GPU_UTIL", "40"}};
   opts.output_path = "/dev/null";
   auto pid = SpawnProcess({"sleep", "300"}, opts);
   ASSERT_TRUE(pid.ok());
@@ -366,10 +369,10 @@ TEST_F(ReservationsE2E, CliListFiltersByNodeAndTime) {
   using Set = std::set<std::string>;
   EXPECT_EQ(list({}), (Set{"r-early", "r-late", "s-early"}));
   EXPECT_EQ(list({"--node", "gpu-s"}), (Set{"s-early"}));
-  EXPECT_EQ(list({"--node", "gpu-r"}), (Set{"r-early", "r-late"}));
+  EXPECT_EQ(list({"--node", node_}), (Set{"r-early", "r-late"}));
   EXPECT_EQ(list({"--from", "+4h", "--to", "+7h"}), (Set{"r-late"}));
   EXPECT_EQ(list({"--from", "+30m", "--to", "+3h"}), (Set{"r-early", "s-early"}));
-  EXPECT_EQ(list({"--node", "gpu-r", "--from", "+4h"}), (Set{"r-late"}));
+  EXPECT_EQ(list({"--node", node_, "--from", "+4h"}), (Set{"r-late"}));
   EXPECT_EQ(list({"--from", "+8h"}), Set{});
   // The table shows the same selection.
   CliResult table = RunCli({"reservations", "--node", "gpu-s"}, env);

@@ -64,14 +64,15 @@ class SchedE2E : public ::testing::Test {
     return WaitFor([&] { return Job(id).value("state", "") == state; }, seconds(secs));
   }
 
-  // A job whose tasks, when stopped, copy their notice to shared_/notice and
-  // exit; run again after that, they succeed at once.
+  // A job whose tasks, when stopped, copy their notice to shared_/notice-NAME
+  // (whole: renamed into place) and exit; run again after that, they succeed at once.
   Json Preemptible(const std::string& name, int gpus) {
     const std::string notice = shared_ + "/notice-" + name;
     return Json{{"name", name},
                 {"shell", true},
                 {"command", {"if [ -e " + notice + " ]; then echo second run; exit 0; fi; "
-                             "trap 'cat \"$ROTA_PREEMPT_NOTICE\" > " + notice + "; exit 143' TERM; "
+                             "trap 'cat \"$ROTA_PREEMPT_NOTICE\" > " + notice + ".tmp; mv " + notice + ".tmp " + notice +
+                             "; exit 143' TERM; "
                              "while true; do sleep 0.1; done"}},
                 {"workdir", "/tmp"},
                 {"preemptible", true},
@@ -346,12 +347,15 @@ TEST(NodeLossE2E, AReturningNodeStopsTheTaskOfASupersededLaunch) {
   server.SetEnv("ROTA_JOB_PORTS", "32500-32999");
   ASSERT_TRUE(server.Start().ok()) << server.child().Log();
   std::vector<std::unique_ptr<AgentProcess>> agents;
+  // Node names of this test process's own (simulated processes are found by node name).
+  const std::string suffix = "-" + std::to_string(::getpid());
   for (const char* name : {"gpu-l1", "gpu-l2", "gpu-l3"}) {
-    agents.push_back(std::make_unique<AgentProcess>(dir.path(), SimGpuNode{.name = name, .gpus = 1}, server));
+    agents.push_back(
+        std::make_unique<AgentProcess>(dir.path(), SimGpuNode{.name = name + suffix, .gpus = 1}, server));
     ASSERT_TRUE(agents.back()->Start().ok());
   }
-  ASSERT_TRUE(WaitFor([&] { return NodeReady(server, "gpu-l1") && NodeReady(server, "gpu-l2") &&
-                                   NodeReady(server, "gpu-l3"); }, seconds(20)));
+  ASSERT_TRUE(WaitFor([&] { return NodeReady(server, "gpu-l1" + suffix) && NodeReady(server, "gpu-l2" + suffix) &&
+                                   NodeReady(server, "gpu-l3" + suffix); }, seconds(20)));
   auto alice = server.CreateUser("alice", "user", Json{{"unix_user", "nobody"}});
   ASSERT_TRUE(alice.ok());
   Json spec{{"name", "gang"}, {"command", {"sleep", "600"}}, {"workdir", "/tmp"},
