@@ -177,9 +177,11 @@ TEST(EnforcementE2E, WarnsEmailsTermsThenKillsOnlyTheIntruder) {
   server.SetEnv("ROTA_GRACE_TERM", "3s");
   server.SetEnv("ROTA_GRACE_KILL", "3s");
   ASSERT_TRUE(server.Start().ok()) << server.child().Log();
-  AgentProcess agent(dir.path(), SimGpuNode{.name = "node-e", .gpus = 2}, server);
+  // A node name of this test process's own: simulated processes are found by node name.
+  const std::string node = "node-e" + std::to_string(::getpid());
+  AgentProcess agent(dir.path(), SimGpuNode{.name = node, .gpus = 2}, server);
   ASSERT_TRUE(agent.Start().ok());
-  ASSERT_TRUE(WaitFor([&] { return NodeReady(server, "node-e"); }, seconds(20)))
+  ASSERT_TRUE(WaitFor([&] { return NodeReady(server, node); }, seconds(20)))
       << agent.child().Log();
 
   auto alice = server.CreateUser("alice", "user", {{"unix_user", "rota-e2e-a"}});
@@ -187,7 +189,7 @@ TEST(EnforcementE2E, WarnsEmailsTermsThenKillsOnlyTheIntruder) {
   ASSERT_TRUE(alice.ok()) << alice.status().ToString();
 
   const int64_t now = RealClock::Get().NowMs();
-  api::Json reservation{{"node", "node-e"},
+  api::Json reservation{{"node", node},
                         {"gpus", {1}},
                         {"start", FormatRfc3339(now - now % 1000 + 1000)},
                         {"end", FormatRfc3339(now + 3600'000)},
@@ -206,7 +208,7 @@ TEST(EnforcementE2E, WarnsEmailsTermsThenKillsOnlyTheIntruder) {
       seconds(10)));  // the reservation has begun
 
   // A's own process on the GPU.
-  auto a_proc = StartAs(*uid_a, {"/bin/sleep", "600"}, "node-e", "1");
+  auto a_proc = StartAs(*uid_a, {"/bin/sleep", "600"}, node, "1");
   ASSERT_TRUE(a_proc.ok());
 
   // B, logged in on a terminal this test holds, starts two processes on GPU 1.
@@ -214,9 +216,9 @@ TEST(EnforcementE2E, WarnsEmailsTermsThenKillsOnlyTheIntruder) {
   ASSERT_EQ(::openpty(&master, &slave, nullptr, nullptr, nullptr), 0);
   ASSERT_EQ(::fchown(slave, *uid_b, static_cast<gid_t>(-1)), 0);
   ASSERT_EQ(::fcntl(master, F_SETFL, O_NONBLOCK), 0);
-  auto b_plain = StartAs(*uid_b, {"/bin/sleep", "600"}, "node-e", "1", slave);
+  auto b_plain = StartAs(*uid_b, {"/bin/sleep", "600"}, node, "1", slave);
   auto b_stubborn = StartAs(*uid_b, {"/bin/sh", "-c", "trap '' TERM; exec /bin/sleep 600"},
-                            "node-e", "1", slave);
+                            node, "1", slave);
   ASSERT_TRUE(b_plain.ok());
   ASSERT_TRUE(b_stubborn.ok());
 
@@ -235,7 +237,7 @@ TEST(EnforcementE2E, WarnsEmailsTermsThenKillsOnlyTheIntruder) {
     rcpts.insert(m.rcpt_tos.begin(), m.rcpt_tos.end());
     const std::string text = notify::testing::ParseMessage(m.data).parts["text/plain"];
     for (const std::string& want :
-         {std::string("GPU 1"), std::string("node-e"), std::string("rota-e2e-b"),
+         {std::string("GPU 1"), node, std::string("rota-e2e-b"),
           std::to_string(*b_plain), std::string("alice's experiment")}) {
       EXPECT_NE(text.find(want), std::string::npos) << want << " missing in mail:\n" << text;
     }
@@ -262,7 +264,7 @@ TEST(EnforcementE2E, WarnsEmailsTermsThenKillsOnlyTheIntruder) {
   // distinct events, in order, each naming the right pids.
   api::Json violation;
   ASSERT_TRUE(WaitFor([&] {
-    auto list = server.GetJson("/api/v1/violations?node=node-e");
+    auto list = server.GetJson("/api/v1/violations?node=" + node);
     if (!list.ok()) return false;
     const api::Json& items = (*list).contains("violations") ? (*list)["violations"] : *list;
     for (const auto& v : items) {
@@ -311,7 +313,7 @@ TEST(EnforcementE2E, WarnsEmailsTermsThenKillsOnlyTheIntruder) {
 
   // The CLI shows it too.
   auto env = server.CliEnv();
-  CliResult cli = RunCli({"violations", "--node", "node-e"}, env);
+  CliResult cli = RunCli({"violations", "--node", node}, env);
   EXPECT_EQ(cli.exit_code, 0) << cli.err;
   EXPECT_NE(cli.out.find("rota-e2e-b"), std::string::npos) << cli.out;
 
