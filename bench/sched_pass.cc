@@ -3,11 +3,14 @@
 // reservations, N pending jobs of mixed sizes and users, explain on: every
 // pending job gets a reason, the first 100 blocked ones an estimate).
 //   rota_sched_bench [PENDING ...]   (default: 1000 10000)
-// Prints p50/p99/max of the pass over repeated runs. docs/benchmarks.md.
+// Prints p50/p99/max of the pass over repeated runs, and a digest of the
+// decisions (starts, preemptions, reasons, estimates): a faster scheduler
+// must print the same digest. docs/benchmarks.md.
 
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
+#include <string>
 #include <vector>
 
 #include "common/clock.h"
@@ -75,7 +78,8 @@ Snapshot Build(int pending) {
     r.end_ms = r.start_ms + 4 * 60 * kMin;
     s.reservations.push_back(r);
   }
-  for (int u = 0; u < 50; ++u) s.fairshare.user_usage["u" + std::to_string(u)] = static_cast<double>(rnd(1000)) * 1e6;
+  for (int u = 0; u < 50; ++u)
+    s.fairshare.user_usage["u" + std::to_string(u)] = static_cast<double>(rnd(1000)) * 1e6;
   static const uint32_t kSizes[] = {1, 1, 1, 1, 2, 4, 8, 8, 16, 32};
   for (int i = 0; i < pending; ++i) {
     PendingJob p;
@@ -96,14 +100,36 @@ Snapshot Build(int pending) {
   return s;
 }
 
+// FNV-1a over every decision, in order.
+uint64_t Digest(const Decisions& d) {
+  uint64_t h = 1469598103934665603ULL;
+  auto mix = [&h](const std::string& s) {
+    for (unsigned char c : s) h = (h ^ c) * 1099511628211ULL;
+    h = (h ^ 0xff) * 1099511628211ULL;
+  };
+  for (const auto& s : d.starts) {
+    mix("start " + std::to_string(s.id));
+    for (const auto& t : s.tasks) {
+      mix(t.node);
+      for (uint32_t g : t.gpus) mix(std::to_string(g));
+    }
+  }
+  for (const auto& p : d.preemptions) mix("preempt " + std::to_string(p.id) + " " + p.reason);
+  for (const auto& w : d.waits) {
+    mix("wait " + std::to_string(w.id) + " " + w.reason + " " +
+        std::to_string(w.estimated_start_ms) + " " + std::to_string(w.position));
+  }
+  return h;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   std::vector<int> sizes;
   for (int i = 1; i < argc; ++i) sizes.push_back(std::atoi(argv[i]));
   if (sizes.empty()) sizes = {1000, 10000};
-  std::printf("%8s %8s %8s %8s %8s %7s %7s %6s\n", "pending", "running", "p50_ms", "p99_ms", "max_ms", "starts",
-              "preempt", "waits");
+  std::printf("%8s %8s %8s %8s %8s %7s %7s %6s  %s\n", "pending", "running", "p50_ms", "p99_ms",
+              "max_ms", "starts", "preempt", "waits", "digest");
   for (int n : sizes) {
     const Snapshot s = Build(n);
     const int runs = n >= 10000 ? 30 : 100;
@@ -115,9 +141,10 @@ int main(int argc, char** argv) {
       ms.push_back(static_cast<double>(rota::MonotonicNs() - t0) / 1e6);
     }
     std::sort(ms.begin(), ms.end());
-    std::printf("%8d %8zu %8.2f %8.2f %8.2f %7zu %7zu %6zu\n", n, s.running.size(), ms[ms.size() / 2],
-                ms[std::min(ms.size() - 1, ms.size() * 99 / 100)], ms.back(), d.starts.size(),
-                d.preemptions.size(), d.waits.size());
+    std::printf("%8d %8zu %8.2f %8.2f %8.2f %7zu %7zu %6zu  %016llx\n", n, s.running.size(),
+                ms[ms.size() / 2], ms[std::min(ms.size() - 1, ms.size() * 99 / 100)], ms.back(),
+                d.starts.size(), d.preemptions.size(), d.waits.size(),
+                static_cast<unsigned long long>(Digest(d)));
   }
   return 0;
 }

@@ -13,11 +13,13 @@ FreeMap::FreeMap(const std::vector<Node>& nodes) {
   for (const auto& n : nodes) {
     NodeFree f;
     f.node = &n;
-    f.gpu_free.assign(n.gpus, n.schedulable ? 1 : 0);
+    f.offset = static_cast<uint32_t>(gpu_free_.size());
+    gpu_free_.insert(gpu_free_.end(), n.gpus, n.schedulable ? 1 : 0);
     for (uint32_t g : n.unusable_gpus) {
-      if (g < n.gpus) f.gpu_free[g] = 0;
+      if (g < n.gpus) gpu_free_[f.offset + g] = 0;
     }
-    f.free_gpus = static_cast<uint32_t>(std::count(f.gpu_free.begin(), f.gpu_free.end(), 1));
+    f.free_gpus =
+        static_cast<uint32_t>(std::count(gpu_free_.begin() + f.offset, gpu_free_.end(), 1));
     f.free_cpus = n.cpus;
     f.free_memory = static_cast<int64_t>(n.memory_bytes);
     total_free_ += f.free_gpus;
@@ -40,42 +42,47 @@ uint64_t FreeMap::RoughCapacity(const TaskDemand& d) const {
 
 void FreeMap::TakeGpu(size_t n, uint32_t gpu) {
   auto& f = nodes_[n];
-  if (gpu >= f.gpu_free.size() || !f.gpu_free[gpu]) return;
-  f.gpu_free[gpu] = 0;
+  if (gpu >= f.node->gpus || !gpu_free_[f.offset + gpu]) return;
+  gpu_free_[f.offset + gpu] = 0;
   --f.free_gpus;
   --total_free_;
 }
 
 void FreeMap::GiveGpu(size_t n, uint32_t gpu) {
   auto& f = nodes_[n];
-  if (gpu >= f.gpu_free.size() || f.gpu_free[gpu] || !f.node->schedulable) return;
+  if (gpu >= f.node->gpus || gpu_free_[f.offset + gpu] || !f.node->schedulable) return;
   for (uint32_t u : f.node->unusable_gpus) {
     if (u == gpu) return;
   }
-  f.gpu_free[gpu] = 1;
+  gpu_free_[f.offset + gpu] = 1;
   ++f.free_gpus;
   ++total_free_;
 }
 
 void FreeMap::Take(const TaskAlloc& t) {
-  auto n = Find(t.node);
-  if (!n) return;
-  for (uint32_t g : t.gpus) TakeGpu(*n, g);
-  nodes_[*n].free_cpus -= t.cpus;
-  nodes_[*n].free_memory -= static_cast<int64_t>(t.memory_bytes);
+  if (auto n = Find(t.node)) Take(*n, t);
 }
 
 void FreeMap::Give(const TaskAlloc& t) {
-  auto n = Find(t.node);
-  if (!n) return;
-  for (uint32_t g : t.gpus) GiveGpu(*n, g);
-  nodes_[*n].free_cpus += t.cpus;
-  nodes_[*n].free_memory += static_cast<int64_t>(t.memory_bytes);
+  if (auto n = Find(t.node)) Give(*n, t);
+}
+
+void FreeMap::Take(size_t n, const TaskAlloc& t) {
+  for (uint32_t g : t.gpus) TakeGpu(n, g);
+  nodes_[n].free_cpus -= t.cpus;
+  nodes_[n].free_memory -= static_cast<int64_t>(t.memory_bytes);
+}
+
+void FreeMap::Give(size_t n, const TaskAlloc& t) {
+  for (uint32_t g : t.gpus) GiveGpu(n, g);
+  nodes_[n].free_cpus += t.cpus;
+  nodes_[n].free_memory += static_cast<int64_t>(t.memory_bytes);
 }
 
 bool Eligible(const Node& n, const TaskDemand& d) {
   if (!d.gpu_model.empty() && d.gpus_per_task > 0 && n.gpu_model != d.gpu_model) return false;
-  if (!d.nodes.empty() && std::find(d.nodes.begin(), d.nodes.end(), n.name) == d.nodes.end()) return false;
+  if (!d.nodes.empty() && std::find(d.nodes.begin(), d.nodes.end(), n.name) == d.nodes.end())
+    return false;
   for (const auto& [k, v] : d.labels) {
     auto it = n.labels.find(k);
     if (it == n.labels.end() || it->second != v) return false;
@@ -92,9 +99,10 @@ std::pair<std::string, uint32_t> FreeMap::LargestBlock(const TaskDemand& d) cons
   return best;
 }
 
-std::optional<std::vector<TaskAlloc>> PlaceGang(const FreeMap& map, const std::vector<TaskDemand>& demands,
-                                                bool spread,
-                                                const std::function<bool(size_t, uint32_t)>& blocked) {
+std::optional<std::vector<TaskAlloc>> PlaceGang(const FreeMap& map,
+                                                const std::vector<TaskDemand>& demands, bool spread,
+                                                const GpuMask* blocked,
+                                                const std::vector<std::vector<uint8_t>>* eligible) {
   uint64_t needed = 0;
   for (const auto& d : demands) needed += uint64_t{d.tasks} * d.gpus_per_task;
   if (needed > map.TotalFree()) return std::nullopt;
@@ -107,8 +115,8 @@ std::optional<std::vector<TaskAlloc>> PlaceGang(const FreeMap& map, const std::v
     const auto& f = map.nodes_[i];
     uint32_t a = f.free_gpus;
     if (blocked && a > 0) {
-      for (uint32_t g = 0; g < f.gpu_free.size(); ++g) {
-        if (f.gpu_free[g] && blocked(i, g)) --a;
+      for (uint32_t g = f.offset; g < f.offset + f.node->gpus; ++g) {
+        if (map.gpu_free_[g] && (*blocked)[g]) --a;
       }
     }
     avail[i] = a;
@@ -117,15 +125,18 @@ std::optional<std::vector<TaskAlloc>> PlaceGang(const FreeMap& map, const std::v
   }
   constexpr uint64_t kInf = std::numeric_limits<uint32_t>::max();
   // How many tasks of `d` node i can take now.
-  auto capacity = [&](size_t i, const TaskDemand& d) -> uint64_t {
+  auto capacity = [&](size_t i, size_t di) -> uint64_t {
+    const TaskDemand& d = demands[di];
     const auto& f = map.nodes_[i];
-    if (!f.node->schedulable || !Eligible(*f.node, d)) return 0;
+    if (eligible ? !(*eligible)[di][i] : (!f.node->schedulable || !Eligible(*f.node, d))) return 0;
     uint64_t cap = d.gpus_per_task > 0 ? avail[i] / d.gpus_per_task : kInf;
     if (d.cpus_per_task > 0 && f.node->cpus > 0) {
-      cap = std::min<uint64_t>(cap, cpus[i] <= 0 ? 0 : static_cast<uint64_t>(cpus[i]) / d.cpus_per_task);
+      cap = std::min<uint64_t>(cap,
+                               cpus[i] <= 0 ? 0 : static_cast<uint64_t>(cpus[i]) / d.cpus_per_task);
     }
     if (d.memory_per_task > 0 && f.node->memory_bytes > 0) {
-      cap = std::min<uint64_t>(cap, memory[i] <= 0 ? 0 : static_cast<uint64_t>(memory[i]) / d.memory_per_task);
+      cap = std::min<uint64_t>(
+          cap, memory[i] <= 0 ? 0 : static_cast<uint64_t>(memory[i]) / d.memory_per_task);
     }
     return cap;
   };
@@ -145,7 +156,7 @@ std::optional<std::vector<TaskAlloc>> PlaceGang(const FreeMap& map, const std::v
       uint64_t take = 0;
       if (spread) {
         for (size_t i = 0; i < n_nodes; ++i) {
-          if (capacity(i, d) == 0) continue;
+          if (capacity(i, di) == 0) continue;
           if (pick == n_nodes || avail[i] > avail[pick]) pick = i;
         }
         take = 1;
@@ -154,7 +165,7 @@ std::optional<std::vector<TaskAlloc>> PlaceGang(const FreeMap& map, const std::v
         size_t best_fit = n_nodes, most = n_nodes;
         uint64_t most_cap = 0;
         for (size_t i = 0; i < n_nodes; ++i) {
-          const uint64_t cap = capacity(i, d);
+          const uint64_t cap = capacity(i, di);
           if (cap == 0) continue;
           if (cap >= remaining) {
             if (best_fit == n_nodes || used[i] > used[best_fit] ||
@@ -198,8 +209,9 @@ std::optional<std::vector<TaskAlloc>> PlaceGang(const FreeMap& map, const std::v
         a.cpus = d.cpus_per_task;
         a.memory_bytes = d.memory_per_task;
         uint32_t& c = cursor[node];
-        while (a.gpus.size() < d.gpus_per_task && c < f.gpu_free.size()) {
-          if (f.gpu_free[c] && !(blocked && blocked(node, c))) a.gpus.push_back(c);
+        while (a.gpus.size() < d.gpus_per_task && c < f.node->gpus) {
+          const uint32_t flat = f.offset + c;
+          if (map.gpu_free_[flat] && !(blocked && (*blocked)[flat])) a.gpus.push_back(c);
           ++c;
         }
         out.push_back(std::move(a));

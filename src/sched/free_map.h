@@ -12,18 +12,23 @@
 //  - spread: each task goes to the node with the most free GPUs;
 //  - a node must be schedulable and match the demand's model, labels and nodes;
 //  - within a node the lowest free GPU indices are taken.
+//
+// GPUs are also numbered flat: node i's GPU g is Offset(i) + g, in
+// [0, FlatSize()). A GpuMask uses that numbering.
 
 #include <cstdint>
-#include <functional>
 #include <memory>
 #include <optional>
-#include <unordered_map>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "sched/snapshot.h"
 
 namespace rota::sched {
+
+// One byte per flat GPU: non-zero = this job may not use it.
+using GpuMask = std::vector<uint8_t>;
 
 class FreeMap {
  public:
@@ -33,13 +38,19 @@ class FreeMap {
   const Node& node(size_t i) const { return *nodes_[i].node; }
   // Index of a node by name; nullopt when unknown.
   std::optional<size_t> Find(const std::string& name) const;
+  // Flat numbering (see above).
+  uint32_t Offset(size_t n) const { return nodes_[n].offset; }
+  uint32_t FlatSize() const { return static_cast<uint32_t>(gpu_free_.size()); }
 
-  bool Free(size_t n, uint32_t gpu) const { return nodes_[n].gpu_free[gpu] != 0; }
+  bool Free(size_t n, uint32_t gpu) const { return gpu_free_[nodes_[n].offset + gpu] != 0; }
   uint32_t FreeGpus(size_t n) const { return nodes_[n].free_gpus; }
   uint32_t TotalFree() const { return total_free_; }
   // Takes / gives back what a task holds. GPUs outside the node are ignored.
   void Take(const TaskAlloc& t);
   void Give(const TaskAlloc& t);
+  // The same, with the task's node already found (t.node is not read).
+  void Take(size_t n, const TaskAlloc& t);
+  void Give(size_t n, const TaskAlloc& t);
   void TakeGpu(size_t n, uint32_t gpu);
   void GiveGpu(size_t n, uint32_t gpu);
 
@@ -49,17 +60,19 @@ class FreeMap {
   std::pair<std::string, uint32_t> LargestBlock(const TaskDemand& d) const;
 
  private:
-  friend std::optional<std::vector<TaskAlloc>> PlaceGang(
-      const FreeMap&, const std::vector<TaskDemand>&, bool,
-      const std::function<bool(size_t, uint32_t)>&);
+  friend std::optional<std::vector<TaskAlloc>> PlaceGang(const FreeMap&,
+                                                         const std::vector<TaskDemand>&, bool,
+                                                         const GpuMask*,
+                                                         const std::vector<std::vector<uint8_t>>*);
   struct NodeFree {
     const Node* node;
-    std::vector<uint8_t> gpu_free;  // 1 free
+    uint32_t offset = 0;  // of GPU 0 in gpu_free_
     uint32_t free_gpus = 0;
     int64_t free_cpus = 0;    // meaningful when node->cpus > 0
     int64_t free_memory = 0;  // meaningful when node->memory_bytes > 0
   };
   std::vector<NodeFree> nodes_;
+  std::vector<uint8_t> gpu_free_;                                         // flat; 1 free
   std::shared_ptr<const std::unordered_map<std::string, size_t>> index_;  // shared by copies
   uint32_t total_free_ = 0;
 };
@@ -67,11 +80,14 @@ class FreeMap {
 // Whether a demand may ever use a node (schedulable aside).
 bool Eligible(const Node& n, const TaskDemand& d);
 
-// Places every task of `demands` on the free GPUs of `map`; `blocked(node,
-// gpu)` (may be empty) removes GPUs this job may not use (reservations).
+// Places every task of `demands` on the free GPUs of `map`; `blocked` (may be
+// null; else FlatSize() bytes) removes GPUs this job may not use
+// (reservations, GPUs kept for other jobs). `eligible` (may be null; else
+// [demand][node]) is what Eligible() and schedulable say, computed once by a
+// caller that places the same demands often.
 // Returns the tasks in demand order, or nullopt when the gang does not fit.
-std::optional<std::vector<TaskAlloc>> PlaceGang(const FreeMap& map, const std::vector<TaskDemand>& demands,
-                                                bool spread,
-                                                const std::function<bool(size_t, uint32_t)>& blocked);
+std::optional<std::vector<TaskAlloc>> PlaceGang(
+    const FreeMap& map, const std::vector<TaskDemand>& demands, bool spread, const GpuMask* blocked,
+    const std::vector<std::vector<uint8_t>>* eligible = nullptr);
 
 }  // namespace rota::sched

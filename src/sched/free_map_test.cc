@@ -26,7 +26,7 @@ TEST(PlaceGangTest, PackChoosesTheTightestNodeAndLowestGpus) {
   std::vector<Node> nodes = {MakeNode("a", 8), MakeNode("b", 8)};
   FreeMap m(nodes);
   m.Take(On("b", {0, 1, 2, 3, 4}));  // b has 3 free: the tightest fit for 2
-  auto p = PlaceGang(m, {Demand(1, 2)}, false, {});
+  auto p = PlaceGang(m, {Demand(1, 2)}, false, nullptr);
   ASSERT_TRUE(p);
   ASSERT_EQ(p->size(), 1u);
   EXPECT_EQ((*p)[0], On("b", {5, 6}));
@@ -36,7 +36,7 @@ TEST(PlaceGangTest, MultiNodeJobUsesFewestNodes) {
   std::vector<Node> nodes = {MakeNode("a", 8), MakeNode("b", 8), MakeNode("c", 8)};
   FreeMap m(nodes);
   m.Take(On("a", {0, 1, 2, 3, 4, 5}));  // a: 2 free, b and c: 8 free
-  auto p = PlaceGang(m, {Demand(10, 1)}, false, {});
+  auto p = PlaceGang(m, {Demand(10, 1)}, false, nullptr);
   ASSERT_TRUE(p);
   std::map<std::string, int> per_node;
   for (const auto& t : *p) per_node[t.node]++;
@@ -51,19 +51,19 @@ TEST(PlaceGangTest, GangIsAllOrNothingUnderFragmentation) {
   m.Take(On("a", {0, 1, 2, 3}));
   m.Take(On("b", {0, 1, 2, 3}));
   // 8 GPUs free in all, but no node holds a task of 8 GPUs.
-  EXPECT_FALSE(PlaceGang(m, {Demand(1, 8)}, false, {}));
+  EXPECT_FALSE(PlaceGang(m, {Demand(1, 8)}, false, nullptr));
   // Two tasks of 4 fit.
-  auto p = PlaceGang(m, {Demand(2, 4)}, false, {});
+  auto p = PlaceGang(m, {Demand(2, 4)}, false, nullptr);
   ASSERT_TRUE(p);
   EXPECT_EQ(p->size(), 2u);
   // A gang of 4+4+1 does not: nothing is placed.
-  EXPECT_FALSE(PlaceGang(m, {Demand(2, 4), Demand(1, 1)}, false, {}));
+  EXPECT_FALSE(PlaceGang(m, {Demand(2, 4), Demand(1, 1)}, false, nullptr));
 }
 
 TEST(PlaceGangTest, SpreadPutsTasksOnTheEmptiestNodes) {
   std::vector<Node> nodes = {MakeNode("a", 4), MakeNode("b", 4)};
   FreeMap m(nodes);
-  auto p = PlaceGang(m, {Demand(2, 1)}, true, {});
+  auto p = PlaceGang(m, {Demand(2, 1)}, true, nullptr);
   ASSERT_TRUE(p);
   EXPECT_NE((*p)[0].node, (*p)[1].node);
 }
@@ -76,18 +76,18 @@ TEST(PlaceGangTest, ModelLabelsNodesAndCpusAreHonoured) {
   FreeMap m(nodes);
   TaskDemand d = Demand(1, 1);
   d.gpu_model = "V100";
-  auto p = PlaceGang(m, {d}, false, {});
+  auto p = PlaceGang(m, {d}, false, nullptr);
   ASSERT_TRUE(p);
   EXPECT_EQ((*p)[0].node, "b");
   d = Demand(1, 1);
   d.labels["rack"] = "r1";
-  EXPECT_FALSE(PlaceGang(m, {d}, false, {}));
+  EXPECT_FALSE(PlaceGang(m, {d}, false, nullptr));
   d = Demand(1, 1);
   d.nodes = {"a"};
   d.cpus_per_task = 8;  // a has 4 CPUs
-  EXPECT_FALSE(PlaceGang(m, {d}, false, {}));
+  EXPECT_FALSE(PlaceGang(m, {d}, false, nullptr));
   d.cpus_per_task = 2;
-  p = PlaceGang(m, {Demand(1, 1), d}, false, {});
+  p = PlaceGang(m, {Demand(1, 1), d}, false, nullptr);
   ASSERT_TRUE(p);
   EXPECT_EQ((*p)[1].node, "a");
   EXPECT_EQ((*p)[1].cpus, 2u);
@@ -96,10 +96,11 @@ TEST(PlaceGangTest, ModelLabelsNodesAndCpusAreHonoured) {
 TEST(PlaceGangTest, BlockedGpusAreSkipped) {
   std::vector<Node> nodes = {MakeNode("a", 4)};
   FreeMap m(nodes);
-  auto p = PlaceGang(m, {Demand(1, 2)}, false, [](size_t, uint32_t g) { return g < 2; });
+  const GpuMask blocked = {1, 1, 0, 0};
+  auto p = PlaceGang(m, {Demand(1, 2)}, false, &blocked);
   ASSERT_TRUE(p);
   EXPECT_EQ((*p)[0].gpus, (std::vector<uint32_t>{2, 3}));
-  EXPECT_FALSE(PlaceGang(m, {Demand(1, 3)}, false, [](size_t, uint32_t g) { return g < 2; }));
+  EXPECT_FALSE(PlaceGang(m, {Demand(1, 3)}, false, &blocked));
 }
 
 }  // namespace

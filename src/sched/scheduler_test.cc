@@ -270,3 +270,63 @@ TEST(ScheduleTest, ManyPendingJobsGetPositionsAndBoundedPlanning) {
 
 }  // namespace
 }  // namespace rota::sched
+
+namespace rota::sched {
+namespace {
+
+using namespace testing;  // NOLINT
+
+TEST(ScheduleTest, JobsOfOneShapeShareWhatFailedButNotTheirReservations) {
+  // Both jobs ask the same (1 GPU); the only GPUs are reserved by bob now.
+  // Alice's job may not use them; bob's, ordered after it, still starts.
+  Snapshot s = Base({MakeNode("a", 2)});
+  s.policy.order = Order::kFifo;
+  s.reservations.push_back(Reservation{.id = 3, .user = "bob", .node = "a", .gpus = {0, 1},
+                                       .start_ms = kNow - kHour, .end_ms = kNow + kHour});
+  s.pending = {Pending(1, "alice", {Demand(1, 1)}, kNow - 2 * kMin), Pending(2, "bob", {Demand(1, 1)}, kNow - kMin)};
+  Decisions d = Schedule(s);
+  ASSERT_EQ(d.starts.size(), 1u);
+  EXPECT_EQ(d.starts[0].id, 2);
+  EXPECT_NE(WaitOf(d, 1)->reason.find("a reserved by bob"), std::string::npos) << WaitOf(d, 1)->reason;
+  // A shape that does not fit at all tells every job of it the same.
+  s.pending = {Pending(4, "alice", {Demand(1, 3)}, kNow - 2 * kMin), Pending(5, "bob", {Demand(1, 3)}, kNow - kMin)};
+  d = Schedule(s);
+  EXPECT_TRUE(d.starts.empty());
+  EXPECT_EQ(WaitOf(d, 4)->reason, "waiting for 3 GPUs (2 free)");
+  EXPECT_EQ(WaitOf(d, 5)->reason, "waiting for 3 GPUs (2 free); behind 1 earlier job in queue default");
+}
+
+TEST(ScheduleTest, EstimatesPlanAroundReservationsAndEarlierPlans) {
+  // a: 4 GPUs busy until +1h; carol reserved GPUs 0-1 from +1h to +3h.
+  //  - job 1 (4 GPUs, 1 h) cannot start before the reservation ends: +3h;
+  //  - job 2 (2 GPUs, 1 h) fits GPUs 2-3 at +1h and ends before job 1 starts;
+  //  - job 3 (2 GPUs, no limit) would run into job 1's plan: after it, +4h.
+  Snapshot s = Base({MakeNode("a", 4)});
+  s.policy.order = Order::kFifo;
+  s.running.push_back(Running(9, "dave", {On("a", {0, 1, 2, 3})}, kNow - kHour, kNow + kHour));
+  s.reservations.push_back(Reservation{.id = 4, .user = "carol", .node = "a", .gpus = {0, 1},
+                                       .start_ms = kNow + kHour, .end_ms = kNow + 3 * kHour});
+  auto j1 = Pending(1, "alice", {Demand(1, 4)}, kNow - 3 * kMin);
+  j1.meta.time_limit_ms = kHour;
+  auto j2 = Pending(2, "alice", {Demand(1, 2)}, kNow - 2 * kMin);
+  j2.meta.time_limit_ms = kHour;
+  auto j3 = Pending(3, "alice", {Demand(1, 2)}, kNow - kMin);
+  s.pending = {j1, j2, j3};
+  Decisions d = Schedule(s);
+  EXPECT_TRUE(d.starts.empty());
+  EXPECT_EQ(WaitOf(d, 1)->estimated_start_ms, kNow + 3 * kHour);
+  EXPECT_EQ(WaitOf(d, 2)->estimated_start_ms, kNow + kHour);
+  EXPECT_EQ(WaitOf(d, 3)->estimated_start_ms, kNow + 4 * kHour);
+  // A 30-minute preemptible job: at +1h GPUs 0-1 are reserved (it may use
+  // them only before the reservation starts) and 2-3 are job 2's; at +2h
+  // 2-3 are free and it ends before job 1 starts.
+  auto j4 = Pending(5, "bob", {Demand(1, 2)}, kNow);
+  j4.meta.time_limit_ms = 30 * kMin;
+  j4.meta.preemptible = true;
+  s.pending.push_back(j4);
+  d = Schedule(s);
+  EXPECT_EQ(WaitOf(d, 5)->estimated_start_ms, kNow + 2 * kHour);
+}
+
+}  // namespace
+}  // namespace rota::sched
