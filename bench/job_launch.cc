@@ -11,10 +11,19 @@
 //     logs), finishes/s (the time no job is left pending, starting or running).
 // Rates are N / (last event - first submission), so starts and finishes include the
 // submission phase: "run 1,000 jobs to completion".
+//   - with --queued N (0: skipped), a full cluster with N one-GPU jobs queued behind it:
+//     every GPU gets an "occupant" job, then N jobs are submitted by --clients clients
+//     (submit latency while the queue grows); GET /api/v1/jobs and GET /api/v1/queue
+//     latency with the queue full; then --fills of the occupants end on their own, one
+//     a second, and the time from an occupant's last output line (its process ends right
+//     after) to the first line of the job that took its GPU is the fill latency. Every
+//     job prints `date +%s.%N`; occupants and queued jobs then sleep for an hour and are
+//     all cancelled at the end.
 //
 // Usage: rota_job_launch --server http://127.0.0.1:PORT --token TOKEN
 //            [--unix-user USER] [--latency-jobs 30] [--gang-tasks 8] [--jobs 1000]
 //            [--clients 4] [--gpus-per-job 0] [--poll-ms 5] [--hold-ms 500] [--keep-alive 1]
+//            [--queued 0] [--fills 10]
 // --keep-alive 1 (default): each client thread keeps one connection open, as API clients
 // and SDKs do; 0: a new connection for every request.
 // With --unix-user, TOKEN must be an admin's: a user `jobbench-XXXX` running its tasks
@@ -34,6 +43,9 @@
 #include <map>
 #include <mutex>
 #include <optional>
+#include <set>
+#include <sys/stat.h>
+#include <unistd.h>
 #include <string>
 #include <thread>
 #include <vector>
@@ -63,6 +75,8 @@ struct Options {
   int hold_ms = 500;
   int timeout_s = 600;
   int keep_alive = 1;  // 1: one connection per client thread; 0: one per request
+  int queued = 0;
+  int fills = 10;
 };
 
 double NowUnixS() {
@@ -105,7 +119,9 @@ Result<Options> ParseFlags(int argc, char** argv) {
                                                    {"--poll-ms", {&o.poll_ms, 1, 1000}},
                                                    {"--hold-ms", {&o.hold_ms, 0, 60000}},
                                                    {"--timeout-s", {&o.timeout_s, 1, 86400}},
-                                                   {"--keep-alive", {&o.keep_alive, 0, 1}}};
+                                                   {"--keep-alive", {&o.keep_alive, 0, 1}},
+                                                   {"--queued", {&o.queued, 0, 100000}},
+                                                   {"--fills", {&o.fills, 1, 100}}};
   for (int i = 1; i < argc; ++i) {
     const std::string k = argv[i];
     if (k == "-h" || k == "--help") return Status::InvalidArgument("");
@@ -364,6 +380,154 @@ Result<ThroughputResult> MeasureThroughput(const Api& api, const Options& o) {
   return out;
 }
 
+struct QueuedResult {
+  int gpus = 0;
+  std::vector<double> submit_ms;  // each POST while the queue grows
+  double submit_s = 0;
+  std::vector<double> list_ms;   // GET /api/v1/jobs (default page) with the queue full
+  std::vector<double> queue_ms;  // GET /api/v1/queue (every pending job, with reasons)
+  std::vector<double> fill_ms;   // occupant's last line -> the next job's first line
+};
+
+// The first number a task printed (`which` 0) or the last one (`which` 1).
+std::optional<double> LoggedTime(const Api& api, int64_t id, const std::string& task, int which) {
+  auto log = api.Get("/api/v1/jobs/" + std::to_string(id) + "/logs?task=" + task);
+  if (!log.ok()) return std::nullopt;
+  std::string data = log->value("data", "");
+  while (!data.empty() && data.back() == '\n') data.pop_back();
+  const size_t nl = data.rfind('\n');
+  const std::string line = which == 0 ? data.substr(0, data.find('\n'))
+                                      : (nl == std::string::npos ? data : data.substr(nl + 1));
+  char* end = nullptr;
+  const double s = std::strtod(line.c_str(), &end);
+  if (end == line.c_str() || s < 1e9) return std::nullopt;
+  return s;
+}
+
+double TimedMs(const std::function<void()>& f) {
+  const auto t = Steady::now();
+  f();
+  return std::chrono::duration<double, std::milli>(Steady::now() - t).count();
+}
+
+Result<QueuedResult> MeasureQueued(const Api& api, const Options& o) {
+  QueuedResult out;
+  ASSIGN_OR_RETURN(Json gpus, api.Get("/api/v1/gpus"));
+  out.gpus = static_cast<int>(gpus["gpus"].size());
+  if (out.gpus == 0 || o.fills > out.gpus) {
+    return Status::InvalidArgument("the cluster has " + std::to_string(out.gpus) + " GPUs; --fills " +
+                                      std::to_string(o.fills) + " needs at least as many");
+  }
+  // Occupants: the first --fills end when a file appears in a directory the bench
+  // owns (the moment they print last is the end); the others sleep.
+  char dir_template[] = "/tmp/rota-fill-XXXXXX";
+  if (!mkdtemp(dir_template)) return Status::Internal("mkdtemp failed");
+  const std::string dir = dir_template;
+  chmod(dir.c_str(), 0755);  // tasks run as another user
+  std::vector<int64_t> occupants;
+  for (int i = 0; i < out.gpus; ++i) {
+    std::string script = "date +%s.%N; exec sleep 3600";
+    if (i < o.fills) {
+      script = "date +%s.%N; while [ ! -e " + dir + "/go-" + std::to_string(i) + " ]; do sleep 0.02; done; date +%s.%N";
+    }
+    ASSIGN_OR_RETURN(Json job, api.Call("POST", "/api/v1/jobs",
+                                        JobSpec("occupant-" + std::to_string(i), 1, 1, {"sh", "-c", script}).dump(),
+                                        201));
+    occupants.push_back(job["id"].get<int64_t>());
+  }
+  for (int64_t id : occupants) {
+    ASSIGN_OR_RETURN(Json job, PollJob(api, id, o.poll_ms, o.timeout_s,
+                                       [](const Json& j) { return j.value("state", "") != "pending"; }));
+    if (job.value("state", "") != "running" && job.value("state", "") != "starting") {
+      return Status::Internal("occupant " + std::to_string(id) + " " + job.value("state", "") + ": " +
+                              job.value("reason", ""));
+    }
+  }
+  // The queue.
+  std::vector<double> submit_ms(o.queued, 0);
+  std::vector<int64_t> queued_ids(o.queued, 0);
+  std::atomic<int> next{0};
+  std::mutex mu;
+  Status first_error;
+  const auto q0 = Steady::now();
+  std::vector<std::thread> clients;
+  for (int c = 0; c < o.clients; ++c) {
+    clients.emplace_back([&] {
+      for (int i = next++; i < o.queued; i = next++) {
+        const std::string spec =
+            JobSpec("queued-" + std::to_string(i), 1, 1, {"sh", "-c", "date +%s.%N; exec sleep 3600"}).dump();
+        Result<Json> job = Status::Internal("not sent");
+        submit_ms[i] = TimedMs([&] { job = api.Call("POST", "/api/v1/jobs", spec, 201); });
+        if (!job.ok()) {
+          std::lock_guard<std::mutex> lock(mu);
+          if (first_error.ok()) first_error = job.status();
+        } else {
+          queued_ids[i] = (*job)["id"].get<int64_t>();
+        }
+      }
+    });
+  }
+  for (auto& t : clients) t.join();
+  out.submit_s = std::chrono::duration<double>(Steady::now() - q0).count();
+  RETURN_IF_ERROR(first_error.WithContext("queueing"));
+  out.submit_ms = std::move(submit_ms);
+  // Reads with the queue full.
+  Status read_error;
+  for (int i = 0; i < 30; ++i) {
+    out.list_ms.push_back(TimedMs([&] { read_error = api.Get("/api/v1/jobs").status(); }));
+    RETURN_IF_ERROR(read_error.WithContext("GET /api/v1/jobs"));
+    out.queue_ms.push_back(TimedMs([&] { read_error = api.Get("/api/v1/queue").status(); }));
+    RETURN_IF_ERROR(read_error.WithContext("GET /api/v1/queue"));
+  }
+  // Fills: end one occupant, wait for it, then find the job that took its GPU.
+  std::set<int64_t> seen(occupants.begin(), occupants.end());
+  for (int f = 0; f < o.fills; ++f) {
+    const std::string go = dir + "/go-" + std::to_string(f);
+    RETURN_IF_ERROR(rota::WriteFileAtomic(go, ""));
+    ASSIGN_OR_RETURN(Json ended, PollJob(api, occupants[f], 20, o.timeout_s,
+                                         [](const Json& j) { return IsFinal(j.value("state", "")); }));
+    auto end = LoggedTime(api, occupants[f], "worker-0", 1);
+    if (!end) return Status::Internal("occupant " + std::to_string(occupants[f]) + " printed no end time");
+    // The newest running job not seen before is the one that took the GPU.
+    std::optional<double> start;
+    const auto deadline = Steady::now() + std::chrono::seconds(30);
+    while (!start && Steady::now() < deadline) {
+      ASSIGN_OR_RETURN(Json running, api.Get("/api/v1/jobs?state=running&limit=100"));
+      for (const auto& j : running["jobs"]) {
+        const int64_t id = j["id"].get<int64_t>();
+        if (seen.count(id)) continue;
+        if (auto s = LoggedTime(api, id, "worker-0", 0)) {
+          seen.insert(id);
+          start = s;
+          break;
+        }
+      }
+      if (!start) std::this_thread::sleep_for(std::chrono::milliseconds(o.poll_ms));
+    }
+    if (!start) return Status::DeadlineExceeded("no job took the GPU occupant " + std::to_string(occupants[f]) + " freed");
+    out.fill_ms.push_back((*start - *end) * 1000);
+  }
+  for (int f = 0; f < o.fills; ++f) unlink((dir + "/go-" + std::to_string(f)).c_str());
+  rmdir(dir.c_str());
+  // Cancel everything, the queue first, and wait for what runs to end: tasks
+  // outlive a server that stops.
+  for (int64_t id : queued_ids) (void)api.Call("POST", "/api/v1/jobs/" + std::to_string(id) + "/cancel", "", 200);
+  std::vector<int64_t> cancelled;
+  for (const char* state : {"starting", "running"}) {
+    ASSIGN_OR_RETURN(Json list, api.Get(std::string("/api/v1/jobs?limit=1000&state=") + state));
+    for (const auto& j : list["jobs"]) {
+      const int64_t id = j["id"].get<int64_t>();
+      (void)api.Call("POST", "/api/v1/jobs/" + std::to_string(id) + "/cancel", "", 200);
+      cancelled.push_back(id);
+    }
+  }
+  for (int64_t id : cancelled) {
+    RETURN_IF_ERROR(
+        PollJob(api, id, 20, 60, [](const Json& j) { return IsFinal(j.value("state", "")); }).status());
+  }
+  return out;
+}
+
 std::string Fixed(double v, int digits) {
   if (std::isnan(v)) return "-";
   char buf[64];
@@ -401,7 +565,7 @@ int main(int argc, char** argv) {
                  "USER]\n"
                  "         [--latency-jobs 30] [--gang-tasks 8] [--jobs 1000] [--clients 4]\n"
                  "         [--gpus-per-job 0] [--poll-ms 5] [--hold-ms 500] [--timeout-s 600]\n"
-                 "         [--keep-alive 1]\n";
+                 "         [--keep-alive 1] [--queued 0] [--fills 10]\n";
     return 2;
   }
   Api api(o->server, o->token, o->keep_alive == 1);
@@ -459,6 +623,30 @@ int main(int argc, char** argv) {
                              {"started_per_s", n / tp->start_s},
                              {"finished_per_s", n / tp->finish_s},
                              {"queue_ms_p50", Percentile(tp->queue_ms, 0.5)}};
+  }
+  if (o->queued > 0) {
+    auto q = MeasureQueued(api, *o);
+    if (!q.ok()) return fail(q.status().WithContext("queued"));
+    auto p = [](const std::vector<double>& v, double x) { return Percentile(v, x); };
+    std::cerr << "queued: " << o->queued << " one-GPU jobs behind " << q->gpus << " busy GPUs, submitted at "
+              << Fixed(o->queued / q->submit_s, 0) << "/s (p50 " << Fixed(p(q->submit_ms, 0.5), 1) << " ms, p99 "
+              << Fixed(p(q->submit_ms, 0.99), 1) << " ms); GET /api/v1/jobs p50 " << Fixed(p(q->list_ms, 0.5), 1)
+              << " ms, p99 " << Fixed(p(q->list_ms, 0.99), 1) << " ms; GET /api/v1/queue p50 "
+              << Fixed(p(q->queue_ms, 0.5), 1) << " ms, p99 " << Fixed(p(q->queue_ms, 0.99), 1)
+              << " ms; freed GPU filled in p50 " << Fixed(p(q->fill_ms, 0.5), 1) << " ms, max "
+              << Fixed(p(q->fill_ms, 1), 1) << " ms (" << q->fill_ms.size() << " fills)\n";
+    out["queued"] = Json{{"jobs", o->queued},
+                         {"gpus", q->gpus},
+                         {"submitted_per_s", o->queued / q->submit_s},
+                         {"submit_ms_p50", p(q->submit_ms, 0.5)},
+                         {"submit_ms_p99", p(q->submit_ms, 0.99)},
+                         {"list_ms_p50", p(q->list_ms, 0.5)},
+                         {"list_ms_p99", p(q->list_ms, 0.99)},
+                         {"queue_ms_p50", p(q->queue_ms, 0.5)},
+                         {"queue_ms_p99", p(q->queue_ms, 0.99)},
+                         {"fill_ms", q->fill_ms},
+                         {"fill_ms_p50", p(q->fill_ms, 0.5)},
+                         {"fill_ms_max", p(q->fill_ms, 1)}};
   }
   std::cout << out.dump() << std::endl;
   return 0;

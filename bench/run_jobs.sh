@@ -7,7 +7,9 @@
 #   connection per request), BENCH_TMP (/tmp: where both sides keep their files),
 #   GPUS_PER_JOB (0, the throughput jobs), SLURM_PEER (/work/shared/peers/slurm),
 #   SLURM_SCHED_PARAMS (empty = Slurm defaults; e.g. batch_sched_delay=0), KEEP=1 keeps
-#   the temp dirs.
+#   the temp dirs. QUEUED (0) and FILLS (10): the full-cluster scenario of
+#   rota_job_launch (QUEUED one-GPU jobs behind busy GPUs; how fast a freed GPU is
+#   taken; API latency with the queue full).
 # rota: starts `rota dev` (server + 3 simulated GPU nodes, 14 GPUs) on a loopback port
 # with a fresh data dir and runs build/bin/rota_job_launch against it; then stops it.
 # Slurm: copies the peer setup to a temp dir, starts munged + slurmctld + one slurmd
@@ -25,6 +27,8 @@ SLURM=${SLURM:-0}
 SLURM_PEER=${SLURM_PEER:-/work/shared/peers/slurm}
 BENCH_TMP=${BENCH_TMP:-/tmp}
 KEEP_ALIVE=${KEEP_ALIVE:-1}
+QUEUED=${QUEUED:-0}
+FILLS=${FILLS:-10}
 for tool in jq curl; do
   command -v "$tool" >/dev/null || { echo "run_jobs.sh: needs $tool" >&2; exit 2; }
 done
@@ -66,7 +70,8 @@ unix_user=$(id -un); [ "$(id -u)" = 0 ] && unix_user=nobody
 echo "== rota dev at $url (pid $dev_pid), 3 simulated nodes, tasks as $unix_user" >&2
 "$BUILD/bin/rota_job_launch" --server "$url" --token "$admin_token" --unix-user "$unix_user" \
     --latency-jobs "$LATENCY_JOBS" --gang-tasks "$GANG_TASKS" --jobs "$JOBS" --clients "$CLIENTS" \
-    --gpus-per-job "$GPUS_PER_JOB" --keep-alive "$KEEP_ALIVE" >"$work/rota.json"
+    --gpus-per-job "$GPUS_PER_JOB" --keep-alive "$KEEP_ALIVE" --queued "$QUEUED" --fills "$FILLS" \
+    >"$work/rota.json"
 kill "$dev_pid"; wait "$dev_pid" 2>/dev/null || true; dev_pid=""
 echo "rota: $(cat "$work/rota.json")"
 

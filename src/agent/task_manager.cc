@@ -73,7 +73,14 @@ bool SameReport(const api::TaskReport& a, const api::TaskReport& b) {
 
 TaskManager::TaskManager(std::vector<std::string> shim_argv, std::string state_dir, SendFn send,
                          int64_t poll_ms)
-    : runner_(std::move(shim_argv), std::move(state_dir)), send_(std::move(send)), poll_ms_(poll_ms) {
+    : runner_(std::move(shim_argv), std::move(state_dir)),
+      send_(std::move(send)),
+      poll_ms_(poll_ms),
+      exits_([this](pid_t) {
+        MutexLock lock(&mu_);
+        exited_ = true;
+        cv_.NotifyAll();
+      }) {
   runner_.set_wait_for_start(false);  // starts overlap; pids are reported as they appear
   for (const auto& id : runner_.Adopt()) ROTA_LOG(INFO) << "task " << id << ": adopted";
   thread_ = std::thread([this] { Run(); });
@@ -167,6 +174,7 @@ void TaskManager::Start(const api::TaskSpec& spec) {
   auto st = runner_.Start(req);
   if (!st.ok()) return refuse(st.status().message());
   ROTA_LOG(INFO) << "task " << spec.id << ": started, pid " << st->pid;
+  exits_.Watch(runner_.ShimPid(spec.id));
 }
 
 api::TaskReport TaskManager::Report(const std::string& id) {
@@ -216,8 +224,9 @@ void TaskManager::Run() {
     // Tasks being started are looked at every few ms, so their start is reported
     // at once although starts do not wait for one another.
     cv_.WaitFor(&mu_, std::chrono::milliseconds(starting_ ? 3 : poll_ms_),
-                [&]() ROTA_REQUIRES(mu_) { return stop_ || !work_.empty() || resend_; });
+                [&]() ROTA_REQUIRES(mu_) { return stop_ || !work_.empty() || resend_ || exited_; });
     if (stop_) return;
+    exited_ = false;
     std::deque<Work> work = std::move(work_);
     work_.clear();
     const bool send_all = std::exchange(resend_, false);

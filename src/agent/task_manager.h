@@ -20,6 +20,7 @@
 #include <thread>
 #include <variant>
 
+#include "agent/exit_watcher.h"
 #include "agent/task_runner.h"
 #include "api/protocol.h"
 #include "common/mutex.h"
@@ -33,8 +34,10 @@ class TaskManager {
   // Called on the manager's thread with no lock of the manager held.
   using SendFn = std::function<bool(std::string)>;
 
-  // `shim_argv` and `state_dir` as for TaskRunner. Polls running tasks every
-  // `poll_ms`.
+  // `shim_argv` and `state_dir` as for TaskRunner. A task's end is reported
+  // as soon as its shim exits (ExitWatcher); running tasks are also polled
+  // every `poll_ms` (adopted tasks, whose shims are not the agent's children,
+  // are seen that way).
   TaskManager(std::vector<std::string> shim_argv, std::string state_dir, SendFn send,
               int64_t poll_ms = 250);
   ~TaskManager();  // stops the thread; tasks keep running
@@ -67,7 +70,9 @@ class TaskManager {
   CondVar cv_;
   std::deque<Work> work_ ROTA_GUARDED_BY(mu_);
   bool resend_ ROTA_GUARDED_BY(mu_) = true;
+  bool exited_ ROTA_GUARDED_BY(mu_) = false;  // a watched shim ended
   bool stop_ ROTA_GUARDED_BY(mu_) = false;
+  ExitWatcher exits_;       // before thread_: its callback takes mu_
   std::thread thread_;      // last
 };
 

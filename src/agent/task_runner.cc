@@ -163,6 +163,11 @@ Result<TaskStatus> TaskRunner::Start(const TaskRequest& r) {
   return Poll(r.id);
 }
 
+pid_t TaskRunner::ShimPid(const std::string& id) const {
+  auto it = shims_.find(id);
+  return it == shims_.end() ? 0 : it->second;
+}
+
 Result<TaskStatus> TaskRunner::Poll(const std::string& id) {
   auto it = shims_.find(id);
   if (it == shims_.end()) return Status::NotFound("task " + id + " is not known");

@@ -83,6 +83,9 @@ class TaskRunner {
   // their ids; their shims are not this agent's children, so their end is seen
   // through the status file.
   std::vector<std::string> Adopt();
+  // The pid of a task's shim while it is this runner's child and not reaped
+  // (it ends right after recording how the task ended); 0 otherwise.
+  pid_t ShimPid(const std::string& id) const;
   // The ids of every known task, sorted.
   std::vector<std::string> Ids() const;
   // Paths of a task's logs.
