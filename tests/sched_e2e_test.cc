@@ -401,5 +401,76 @@ TEST(NodeLossE2E, AReturningNodeStopsTheTaskOfASupersededLaunch) {
             "cancelled");
 }
 
+// A node cut off from the server stops the tasks of a job that opted in
+// (stop_after_disconnect) once the outage lasts that long, and reports why when
+// the server is back; a job that did not opt in keeps running. The server is
+// either killed (the connection drops at once) or frozen (the agent gives up on
+// a silent server after its --server-timeout, 2 s here).
+void CutOffStopsTheJobsThatOptedIn(bool freeze) {
+  TempDir dir;
+  auto server = std::make_unique<ServerProcess>(dir.path() + "/server");
+  ASSERT_TRUE(server->Start().ok()) << server->child().Log();
+  const std::string node = "gpu-d-" + std::to_string(::getpid());
+  AgentProcess agent(dir.path(), SimGpuNode{.name = node, .gpus = 2}, *server, {"--server-timeout", "2s"});
+  ASSERT_TRUE(agent.Start().ok());
+  ASSERT_TRUE(WaitFor([&] { return NodeReady(*server, node); }, seconds(20)));
+  auto alice = server->CreateUser("alice", "user", Json{{"unix_user", "nobody"}});
+  ASSERT_TRUE(alice.ok());
+  auto submit = [&](const std::string& name, const char* stop_after) {
+    Json spec{{"name", name}, {"command", {"sleep", "600"}}, {"workdir", "/tmp"},
+              {"groups", {{{"role", "worker"}, {"replicas", 1}, {"gpus_per_task", 1}}}}};
+    if (stop_after) spec["stop_after_disconnect"] = stop_after;
+    auto r = server->CallAs(*alice, "POST", "/api/v1/jobs", spec.dump());
+    EXPECT_TRUE(r.ok() && r->status == 201) << (r.ok() ? r->body : r.status().ToString());
+    return r.ok() && r->status == 201 ? Json::parse(r->body)["id"].get<int64_t>() : int64_t{0};
+  };
+  const int64_t opted = submit("opted-in", "3s");
+  const int64_t kept = submit("kept", nullptr);
+  ASSERT_GT(opted, 0);
+  ASSERT_GT(kept, 0);
+  auto pid_of = [&](int64_t id) -> pid_t {
+    auto j = server->GetJson("/api/v1/jobs/" + std::to_string(id));
+    if (!j.ok() || j->value("state", "") != "running" || (*j)["tasks"].empty()) return 0;
+    return (*j)["tasks"][0].value("pid", 0);
+  };
+  ASSERT_TRUE(WaitFor([&] { return pid_of(opted) > 0 && pid_of(kept) > 0; }, seconds(30)));
+  const pid_t opted_pid = pid_of(opted), kept_pid = pid_of(kept);
+  const std::string data_dir = server->data_dir();
+  const uint16_t port = server->port();
+  server->child().Signal(freeze ? SIGSTOP : SIGKILL);
+  const auto cut = std::chrono::steady_clock::now();
+  ASSERT_TRUE(WaitFor([&] { return ::kill(opted_pid, 0) != 0; }, seconds(30)))
+      << "the opted-in task still runs without its server";
+  EXPECT_GE(std::chrono::steady_clock::now() - cut, std::chrono::milliseconds(freeze ? 4900 : 2900))
+      << "stopped before the outage lasted 3 s";
+  EXPECT_EQ(::kill(kept_pid, 0), 0) << "a job that did not opt in was stopped";
+  // The server is back: the end is reported with why; the other job runs on.
+  if (freeze) {
+    server->child().Signal(SIGCONT);
+  } else {
+    server = std::make_unique<ServerProcess>(data_dir, port);
+    ASSERT_TRUE(server->Start().ok()) << server->child().Log();
+  }
+  Json ended = WaitJobEnd(*server, opted, seconds(60));
+  EXPECT_EQ(ended.value("state", ""), "failed") << ended.dump(2);
+  EXPECT_NE(ended.value("reason", "").find("no contact with the server"), std::string::npos) << ended.dump(2);
+  auto k = server->GetJson("/api/v1/jobs/" + std::to_string(kept));
+  ASSERT_TRUE(k.ok());
+  EXPECT_EQ(k->value("state", ""), "running") << k->dump(2);
+  auto c = server->CallAs(*alice, "POST", "/api/v1/jobs/" + std::to_string(kept) + "/cancel");
+  ASSERT_TRUE(c.ok());
+  EXPECT_EQ(WaitJobEnd(*server, kept, seconds(60)).value("state", ""), "cancelled");
+}
+
+TEST(NodeLossE2E, ANodeWhoseServerDiedStopsTheJobsThatOptedIn) {
+  if (::geteuid() != 0) GTEST_SKIP() << "needs root: jobs run as nobody";
+  CutOffStopsTheJobsThatOptedIn(false);
+}
+
+TEST(NodeLossE2E, ANodeWhoseServerFrozeStopsTheJobsThatOptedIn) {
+  if (::geteuid() != 0) GTEST_SKIP() << "needs root: jobs run as nobody";
+  CutOffStopsTheJobsThatOptedIn(true);
+}
+
 }  // namespace
 }  // namespace rota::testing

@@ -110,7 +110,9 @@ void Agent::Connect() {
   uint64_t attempt = ++attempt_;
   connecting_ = true;
   registered_ = false;
-  client_ = loop_->NewClient();
+  net::WsClientOptions ws;
+  ws.idle_timeout = std::chrono::milliseconds(options_.server_timeout_ms);
+  client_ = loop_->NewClient(ws);
   client_->SetOnMessage([this, attempt](const std::string& text) { OnMessage(attempt, text); });
   client_->SetOnClosed([this, attempt](const Status& st) { OnClosed(attempt, st); });
   client_->Connect(ws_url_, {{"Authorization", "Bearer " + options_.token}},
@@ -225,6 +227,7 @@ void Agent::OnClosed(uint64_t attempt, const Status& reason) {
   registered_ = false;
   connecting_ = false;
   client_.reset();
+  if (tasks_) tasks_->OnDisconnected();
   ScheduleReconnect();
   cv_.NotifyAll();
 }

@@ -46,6 +46,10 @@ struct AgentOptions {
   int64_t buffer_ms = 10 * 60 * 1000;
   int64_t min_backoff_ms = 500;
   int64_t max_backoff_ms = 10'000;
+  // The connection is given up after this long without anything from the
+  // server (a ping is sent at half of it): a frozen server or a dead link is
+  // noticed, and tasks' stop_after_disconnect counts from then. 0: never.
+  int64_t server_timeout_ms = 20'000;
   size_t max_samples_per_message = 32;
   // Commands waiting for the command thread; more are refused with an error result.
   size_t max_queued_commands = 64;

@@ -77,6 +77,10 @@ int RunAgent(const AgentFlags& flags) {
   if (!buffer.ok()) return Usage("--buffer: " + buffer.status().message());
   if (*buffer > 24LL * 3600 * 1000) return Usage("--buffer must be at most 24h");
   options.buffer_ms = *buffer;
+  auto server_timeout = ParseDurationMs(flags.server_timeout);
+  if (!server_timeout.ok()) return Usage("--server-timeout: " + server_timeout.status().message());
+  if (*server_timeout < 2000 || *server_timeout > 600'000) return Usage("--server-timeout must be between 2s and 10m");
+  options.server_timeout_ms = *server_timeout;
 
   api::NodeInfo info;
   for (const auto& label : flags.labels) {

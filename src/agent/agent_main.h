@@ -16,6 +16,7 @@ struct AgentFlags {
   std::string state_dir = "/var/lib/rota-agent";
   std::string interval = "2s";
   std::string buffer = "10m";
+  std::string server_timeout = "20s";
   std::vector<std::string> labels;  // KEY=VALUE
   std::string nvml_library = "libnvidia-ml.so.1";
   std::string log_level;

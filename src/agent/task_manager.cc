@@ -8,9 +8,11 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 
+#include "common/clock.h"
 #include "common/log.h"
 #include "common/mutex.h"
 
@@ -39,8 +41,10 @@ api::TaskReport ToReport(const TaskStatus& st) {
   r.state = TaskStateName(st.state);
   r.pid = st.pid;
   if (st.exit) {
-    if (st.exit->signal != 0) r.signal = st.exit->signal;
-    else if (st.exit->exit_code >= 0 && st.exit->exit_code <= 255) r.exit_code = st.exit->exit_code;
+    if (st.exit->signal != 0)
+      r.signal = st.exit->signal;
+    else if (st.exit->exit_code >= 0 && st.exit->exit_code <= 255)
+      r.exit_code = st.exit->exit_code;
     r.error = st.exit->error;
     r.ended_ms = st.exit->ended_ms;
   }
@@ -113,8 +117,18 @@ void TaskManager::OnLogs(api::TaskLogsMsg m) {
   cv_.NotifyAll();
 }
 
+void TaskManager::OnDisconnected() {
+  MutexLock lock(&mu_);
+  if (disconnected_since_ms_ < 0) {
+    disconnected_since_ms_ = MonotonicNs() / 1'000'000;
+    outage_began_ = true;
+  }
+  cv_.NotifyAll();
+}
+
 void TaskManager::OnRegistered() {
   MutexLock lock(&mu_);
+  disconnected_since_ms_ = -1;
   resend_ = true;
   cv_.NotifyAll();
 }
@@ -175,6 +189,7 @@ void TaskManager::Start(const api::TaskSpec& spec) {
   if (!st.ok()) return refuse(st.status().message());
   ROTA_LOG(INFO) << "task " << spec.id << ": started, pid " << st->pid;
   exits_.Watch(runner_.ShimPid(spec.id));
+  if (spec.stop_after_disconnect_ms > 0) stop_after_[spec.id] = spec.stop_after_disconnect_ms;
 }
 
 api::TaskReport TaskManager::Report(const std::string& id) {
@@ -187,7 +202,55 @@ api::TaskReport TaskManager::Report(const std::string& id) {
     r.error = st.status().message();
     return r;
   }
-  return ToReport(*st);
+  api::TaskReport r = ToReport(*st);
+  if (r.state != "running") {
+    if (auto why = stopped_why_.find(id); why != stopped_why_.end() && r.error.empty())
+      r.error = why->second;
+  }
+  return r;
+}
+
+int64_t TaskManager::StopDisconnected(int64_t since_ms) {
+  const int64_t now = MonotonicNs() / 1'000'000;
+  int64_t next = -1;
+  auto soonest = [&next](int64_t t) { next = next < 0 ? t : std::min(next, t); };
+  for (auto it = stop_after_.begin(); it != stop_after_.end();) {
+    const std::string& id = it->first;
+    auto st = runner_.Poll(id);
+    if (!st.ok() || st->state != TaskState::kRunning) {  // ended: nothing to stop
+      stopping_.erase(id);
+      it = stop_after_.erase(it);
+      continue;
+    }
+    if (auto term = stopping_.find(id); term != stopping_.end()) {
+      if (now - term->second >= kStopGraceMs) {
+        ROTA_LOG(WARNING) << "task " << id << ": still running " << kStopGraceMs / 1000
+                          << " s after SIGTERM: SIGKILL";
+        (void)runner_.Signal(id, SIGKILL);
+        stopping_.erase(term);
+        it = stop_after_.erase(it);
+        continue;
+      }
+      soonest(term->second + kStopGraceMs);
+    } else if (since_ms >= 0) {
+      if (now - since_ms >= it->second) {
+        const std::string why = "stopped by its node: no contact with the server for " +
+                                std::to_string((now - since_ms) / 1000) +
+                                " s (stop_after_disconnect " + std::to_string(it->second / 1000) +
+                                " s)";
+        ROTA_LOG(WARNING) << "task " << id << ": " << why << ": SIGTERM";
+        Status sent = runner_.Signal(id, SIGTERM);
+        if (!sent.ok()) ROTA_LOG(WARNING) << "task " << id << ": SIGTERM: " << sent.message();
+        stopped_why_[id] = why;
+        stopping_[id] = now;
+        soonest(now + kStopGraceMs);
+      } else {
+        soonest(since_ms + it->second);
+      }
+    }
+    ++it;
+  }
+  return next;
 }
 
 bool TaskManager::PollAll(bool send_all) {
@@ -219,14 +282,21 @@ bool TaskManager::PollAll(bool send_all) {
 }
 
 void TaskManager::Run() {
+  int64_t next_stop_ms = -1;  // when StopDisconnected next needs to act
   MutexLock lock(&mu_);
   while (!stop_) {
     // Tasks being started are looked at every few ms, so their start is reported
     // at once although starts do not wait for one another.
-    cv_.WaitFor(&mu_, std::chrono::milliseconds(starting_ ? 3 : poll_ms_),
-                [&]() ROTA_REQUIRES(mu_) { return stop_ || !work_.empty() || resend_ || exited_; });
+    int64_t wait_ms = starting_ ? 3 : poll_ms_;
+    if (next_stop_ms >= 0)
+      wait_ms = std::clamp<int64_t>(next_stop_ms - MonotonicNs() / 1'000'000, 0, wait_ms);
+    cv_.WaitFor(&mu_, std::chrono::milliseconds(wait_ms), [&]() ROTA_REQUIRES(mu_) {
+      return stop_ || !work_.empty() || resend_ || exited_ || outage_began_;
+    });
     if (stop_) return;
     exited_ = false;
+    outage_began_ = false;
+    const int64_t disconnected_since = disconnected_since_ms_;
     std::deque<Work> work = std::move(work_);
     work_.clear();
     const bool send_all = std::exchange(resend_, false);
@@ -240,7 +310,8 @@ void TaskManager::Run() {
           if (!n.ok()) ROTA_LOG(INFO) << "task " << sig->id << ": notice: " << n.message();
         }
         Status st = runner_.Signal(sig->id, sig->signal == "KILL" ? SIGKILL : SIGTERM);
-        if (!st.ok()) ROTA_LOG(INFO) << "task " << sig->id << ": SIG" << sig->signal << ": " << st.message();
+        if (!st.ok())
+          ROTA_LOG(INFO) << "task " << sig->id << ": SIG" << sig->signal << ": " << st.message();
       } else if (auto* logs = std::get_if<api::TaskLogsMsg>(&w)) {
         api::TaskLogMsg out;
         out.req = logs->req;
@@ -254,13 +325,15 @@ void TaskManager::Run() {
           out.size = size < 0 ? 0 : static_cast<uint64_t>(size);
           out.offset = std::min<uint64_t>(logs->offset, out.size);
           out.data.resize(std::min<uint64_t>(logs->max_bytes, out.size - out.offset));
-          const ssize_t n = ::pread(fd, out.data.data(), out.data.size(), static_cast<off_t>(out.offset));
+          const ssize_t n =
+              ::pread(fd, out.data.data(), out.data.size(), static_cast<off_t>(out.offset));
           out.data.resize(n < 0 ? 0 : static_cast<size_t>(n));
           ::close(fd);
         }
         send_(api::Encode(out));
       }
     }
+    next_stop_ms = stop_after_.empty() ? -1 : StopDisconnected(disconnected_since);
     starting_ = PollAll(send_all);
     lock.Lock();
   }

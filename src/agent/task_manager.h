@@ -49,6 +49,12 @@ class TaskManager {
   void OnLogs(api::TaskLogsMsg m);
   // The agent (re)registered: every task is reported again.
   void OnRegistered();
+  // The connection to the server was lost (OnRegistered ends the outage). A
+  // task whose spec sets stop_after_disconnect_ms gets SIGTERM once the outage
+  // lasts that long, and SIGKILL kStopGraceMs later; its end is reported with
+  // why (tasks adopted after an agent restart have no such setting).
+  void OnDisconnected();
+  static constexpr int64_t kStopGraceMs = 10'000;
 
  private:
   using Work = std::variant<api::TaskStartMsg, api::TaskSignalMsg, api::TaskLogsMsg>;
@@ -58,22 +64,32 @@ class TaskManager {
   // Reports what changed (everything with send_all). A task whose process does
   // not exist yet is not reported; returns true while there is one.
   bool PollAll(bool send_all) ROTA_EXCLUDES(mu_);
+  // Stops the tasks whose stop_after_disconnect has passed in an outage that
+  // began at `since_ms` (-1: connected); returns when it next needs to act
+  // (monotonic ms; -1 never).
+  int64_t StopDisconnected(int64_t since_ms) ROTA_EXCLUDES(mu_);
 
   TaskRunner runner_;  // used by the thread only
   SendFn send_;
   const int64_t poll_ms_;
-  bool starting_ = false;  // task thread only: a started task has no pid yet
+  bool starting_ = false;                        // task thread only: a started task has no pid yet
   std::map<std::string, api::TaskReport> last_;  // thread only: last report sent per task
   std::map<std::string, api::TaskReport> failed_;  // thread only: tasks that never started
+  std::map<std::string, int64_t>
+      stop_after_;                           // thread only: running tasks' stop_after_disconnect_ms
+  std::map<std::string, int64_t> stopping_;  // thread only: when they were sent SIGTERM
+  std::map<std::string, std::string> stopped_why_;  // thread only: reported with their end
 
   Mutex mu_;
   CondVar cv_;
   std::deque<Work> work_ ROTA_GUARDED_BY(mu_);
   bool resend_ ROTA_GUARDED_BY(mu_) = true;
-  bool exited_ ROTA_GUARDED_BY(mu_) = false;  // a watched shim ended
+  bool exited_ ROTA_GUARDED_BY(mu_) = false;                 // a watched shim ended
+  int64_t disconnected_since_ms_ ROTA_GUARDED_BY(mu_) = -1;  // monotonic; -1 connected
+  bool outage_began_ ROTA_GUARDED_BY(mu_) = false;           // wakes the thread to plan the stops
   bool stop_ ROTA_GUARDED_BY(mu_) = false;
-  ExitWatcher exits_;       // before thread_: its callback takes mu_
-  std::thread thread_;      // last
+  ExitWatcher exits_;   // before thread_: its callback takes mu_
+  std::thread thread_;  // last
 };
 
 }  // namespace rota::agent

@@ -64,6 +64,9 @@ Status Validate(const TaskSpec& t) {
     if (p == 0) return Bad("task.ports", "port 0 is not a port");
   }
   if (t.memory_bytes > (uint64_t{1} << 50)) return Bad("task.memory_bytes", "must be at most 1 PiB");
+  if (t.stop_after_disconnect_ms < 0 || t.stop_after_disconnect_ms > 366LL * 24 * 3600 * 1000) {
+    return Bad("task.stop_after_disconnect_ms", "must be 0..366 days");
+  }
   for (char c : t.user) {
     if (!PlainChar(c) && c != '$') return Bad("task.user", "'" + t.user + "' is not a Unix user name");
   }
@@ -74,7 +77,8 @@ Json ToJson(const TaskSpec& t) {
   return Json{{"id", t.id},     {"job_id", t.job_id},   {"name", t.name},
               {"argv", t.argv}, {"env", t.env},         {"workdir", t.workdir},
               {"user", t.user}, {"files", t.files},     {"file_env", t.file_env},
-              {"cpus", t.cpus}, {"memory_bytes", t.memory_bytes}, {"ports", t.ports}};
+              {"cpus", t.cpus}, {"memory_bytes", t.memory_bytes}, {"ports", t.ports},
+              {"stop_after_disconnect_ms", t.stop_after_disconnect_ms}};
 }
 
 Result<TaskSpec> TaskSpecFromJson(const Json& j) {
@@ -103,6 +107,12 @@ Result<TaskSpec> TaskSpecFromJson(const Json& j) {
   if (j.contains("memory_bytes")) {
     if (!j["memory_bytes"].is_number_unsigned()) return Bad("task.memory_bytes", "must be a non-negative integer");
     t.memory_bytes = j["memory_bytes"].get<uint64_t>();
+  }
+  if (j.contains("stop_after_disconnect_ms")) {
+    if (!j["stop_after_disconnect_ms"].is_number_integer()) {
+      return Bad("task.stop_after_disconnect_ms", "must be an integer");
+    }
+    t.stop_after_disconnect_ms = j["stop_after_disconnect_ms"].get<int64_t>();
   }
   RETURN_IF_ERROR(Validate(t));
   return t;

@@ -45,6 +45,9 @@ struct TaskSpec {
   std::vector<uint16_t> ports;  // ports it will listen on: the agent checks they are free
   double cpus = 0;            // CPU limit in cores (its cgroup); 0: none
   uint64_t memory_bytes = 0;  // memory limit (its cgroup); 0: none
+  // The agent stops the task (TERM, then KILL) once it has been cut off from
+  // the server this long; 0: never. The job's stop_after_disconnect.
+  int64_t stop_after_disconnect_ms = 0;
 };
 
 struct TaskStartMsg {

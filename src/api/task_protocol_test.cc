@@ -21,6 +21,7 @@ TaskSpec Spec() {
   t.ports = {29500, 29501};
   t.cpus = 2.5;
   t.memory_bytes = 8ull << 30;
+  t.stop_after_disconnect_ms = 300'000;
   return t;
 }
 
@@ -36,6 +37,7 @@ TEST(TaskProtocolTest, MessagesRoundTrip) {
   EXPECT_DOUBLE_EQ(t.cpus, 2.5);
   EXPECT_EQ(t.ports, Spec().ports);
   EXPECT_EQ(t.memory_bytes, 8ull << 30);
+  EXPECT_EQ(t.stop_after_disconnect_ms, 300'000);
 
   auto sig = DecodeServerMessage(Encode(TaskSignalMsg{"j42.worker-1.0", "KILL"}));
   ASSERT_TRUE(sig.ok()) << sig.status().ToString();
@@ -98,6 +100,8 @@ TEST(TaskProtocolTest, BadMessagesAreRefusedNamingTheField) {
       {start("cpus", "2"), "cpus"},
       {start("cpus", 1e9), "cpus"},
       {start("memory_bytes", -5), "memory_bytes"},
+      {start("stop_after_disconnect_ms", -1), "stop_after_disconnect_ms"},
+      {start("stop_after_disconnect_ms", "5m"), "stop_after_disconnect_ms"},
       {start("memory_bytes", 1.5), "memory_bytes"},
       {with(Json::object(), "task_start"), "task"},
       {with(Json{{"id", "a"}, {"signal", "HUP"}}, "task_signal"), "signal"},

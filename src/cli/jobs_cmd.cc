@@ -110,6 +110,7 @@ Result<Json> SpecFromFlags(const RunOptions& o) {
     if (o.max_restarts >= 0) spec["restart"]["max_restarts"] = o.max_restarts;
   }
   if (!o.time_limit.empty()) spec["time_limit"] = o.time_limit;
+  if (!o.stop_after_disconnect.empty()) spec["stop_after_disconnect"] = o.stop_after_disconnect;
   if (o.process_per_node) spec["process_per_node"] = true;
   if (!o.queue.empty()) spec["queue"] = o.queue;
   if (o.priority) spec["priority"] = *o.priority;

@@ -254,6 +254,10 @@ Status Validate(const JobSpec& s) {
       s.restart.backoff_max_ms > 24LL * 3600 * 1000) {
     return Bad("job.restart", "backoff must be 0..max_backoff, max_backoff at most 24h");
   }
+  if (s.stop_after_disconnect_ms != 0 &&
+      (s.stop_after_disconnect_ms < 1000 || s.stop_after_disconnect_ms > kMaxStopAfterDisconnectMs)) {
+    return Bad("job.stop_after_disconnect", "must be 0 (never) or 1s up to 7d");
+  }
   if (s.time_limit_ms < 0 || s.time_limit_ms > kMaxTimeLimitMs) {
     return Bad("job.time_limit", "must be 0 (none) up to 366d");
   }
@@ -302,7 +306,7 @@ Result<JobSpec> JobSpecFromJson(const Json& j) {
   JsonFields f(j, "job");
   RETURN_IF_ERROR(f.Only({"name", "command", "shell", "env", "workdir", "framework", "groups",
                           "restart", "time_limit", "process_per_node", "queue", "priority",
-                          "preemptible", "spread"}));
+                          "preemptible", "spread", "stop_after_disconnect"}));
   JobSpec s;
   RETURN_IF_ERROR(f.Str("name", &s.name, true, 64));
   RETURN_IF_ERROR(f.StrArray("command", &s.command, kMaxArgs, kMaxArgBytes));
@@ -337,6 +341,7 @@ Result<JobSpec> JobSpecFromJson(const Json& j) {
     RETURN_IF_ERROR(rf.Duration("max_backoff", &s.restart.backoff_max_ms));
   }
   RETURN_IF_ERROR(f.Duration("time_limit", &s.time_limit_ms));
+  RETURN_IF_ERROR(f.Duration("stop_after_disconnect", &s.stop_after_disconnect_ms));
   RETURN_IF_ERROR(f.Bool("process_per_node", &s.process_per_node));
   RETURN_IF_ERROR(f.Str("queue", &s.queue, false, 32));
   int64_t priority = 0;
@@ -383,6 +388,7 @@ Json ToJson(const JobSpec& s) {
   if (s.priority != 0) j["priority"] = s.priority;
   if (s.preemptible) j["preemptible"] = *s.preemptible;
   if (s.spread) j["spread"] = true;
+  if (s.stop_after_disconnect_ms > 0) j["stop_after_disconnect"] = FormatDurationMs(s.stop_after_disconnect_ms);
   return j;
 }
 

@@ -28,6 +28,7 @@ inline constexpr uint32_t kMaxReplicas = 1024;
 inline constexpr uint32_t kMaxGpusPerTask = 64;
 inline constexpr uint32_t kMaxRestarts = 1000;
 inline constexpr int64_t kMaxTimeLimitMs = 366LL * 24 * 3600 * 1000;
+inline constexpr int64_t kMaxStopAfterDisconnectMs = 7LL * 24 * 3600 * 1000;
 inline constexpr int kMinPriority = -1000;
 inline constexpr int kMaxPriority = 1000;
 
@@ -103,6 +104,10 @@ struct JobSpec {
   // (told first: SIGTERM and ROTA_PREEMPT_NOTICE). Unset: the queue's default.
   std::optional<bool> preemptible;
   bool spread = false;  // tasks on as many nodes as possible instead of packing
+  // Opt-in: a node cut off from the server this long stops the job's tasks
+  // itself (SIGTERM, then SIGKILL after 10 s), so a lost node cannot leave a
+  // copy running beside the restarted gang. 0: never (the default).
+  int64_t stop_after_disconnect_ms = 0;
 
   bool operator==(const JobSpec&) const = default;
   uint32_t TaskCount() const;
@@ -120,7 +125,8 @@ Status Validate(const JobSpec& spec);
 //            node_labels?: {K: V}, nodes?: [..], command?: [..]}],
 //  restart?: {policy: never|on-failure|exit-code, max_restarts?, backoff?: "1s",
 //             max_backoff?: "1m"},
-//  time_limit?: "2h", process_per_node?, queue?, priority?, preemptible?, spread?}
+//  time_limit?: "2h", process_per_node?, queue?, priority?, preemptible?, spread?,
+//  stop_after_disconnect?: "5m"}
 // Unknown keys are refused. Result is Validate()d.
 Result<JobSpec> JobSpecFromJson(const api::Json& j);
 api::Json ToJson(const JobSpec& spec);

@@ -16,7 +16,8 @@ Json TfJob() {
                {{{"role", "ps"}, {"replicas", 1}},
                 {{"role", "worker"}, {"replicas", 3}, {"gpus_per_task", 1}, {"memory", "16GiB"}}}},
               {"restart", {{"policy", "on-failure"}, {"max_restarts", 2}, {"backoff", "2s"}}},
-              {"time_limit", "2h"}};
+              {"time_limit", "2h"},
+              {"stop_after_disconnect", "5m"}};
 }
 
 TEST(JobSpecTest, DecodesAndRoundTrips) {
@@ -29,6 +30,7 @@ TEST(JobSpecTest, DecodesAndRoundTrips) {
   EXPECT_EQ(s->restart.kind, RestartKind::kOnFailure);
   EXPECT_EQ(s->restart.backoff_initial_ms, 2000);
   EXPECT_EQ(s->time_limit_ms, 2 * 3600'000);
+  EXPECT_EQ(s->stop_after_disconnect_ms, 5 * 60'000);
   auto again = JobSpecFromJson(ToJson(*s));
   ASSERT_TRUE(again.ok()) << again.status().ToString() << "\n" << ToJson(*s).dump();
   EXPECT_EQ(*again, *s);
@@ -75,6 +77,8 @@ TEST(JobSpecTest, RejectsBadSpecsNamingTheField) {
        "max_restarts"},
       {"absurd time limit", {{"time_limit", "9999d"}}, "time_limit"},
       {"malformed time limit", {{"time_limit", "soon"}}, "time_limit"},
+      {"stop after disconnect too soon", {{"stop_after_disconnect", "500ms"}}, "stop_after_disconnect"},
+      {"stop after disconnect too late", {{"stop_after_disconnect", "30d"}}, "stop_after_disconnect"},
       {"bad memory", {{"groups", {{{"role", "worker"}, {"memory", "lots"}}}}}, "memory"},
       {"bad memory unit", {{"groups", {{{"role", "worker"}, {"memory", "3parsecs"}}}}}, "memory"},
       {"bad name", {{"name", "-x y"}}, "job.name"},

@@ -42,6 +42,9 @@ int main(int argc, char** argv) {
   agent->add_option("--state-dir", agent_flags.state_dir, "Agent state directory (default /var/lib/rota-agent)");
   agent->add_option("--interval", agent_flags.interval, "Sample interval, 0.5s..60s (default 2s)");
   agent->add_option("--buffer", agent_flags.buffer, "History kept while the server is unreachable (default 10m)");
+  agent->add_option("--server-timeout", agent_flags.server_timeout,
+                    "Drop the connection after this long without a word from the server (pinged at half), "
+                    "2s..10m (default 20s)");
   agent->add_option("--label", agent_flags.labels, "Node label KEY=VALUE (repeatable)");
   agent->add_option("--nvml-lib", agent_flags.nvml_library, "NVML library to load (default libnvidia-ml.so.1)");
   agent->add_option("--log-level", agent_flags.log_level, "debug, info, warning or error");
@@ -224,6 +227,8 @@ int main(int argc, char** argv) {
   run->add_option("--restart", run_options.restart, "never (default), on-failure or exit-code");
   run->add_option("--max-restarts", run_options.max_restarts, "Restarts allowed (default 3)");
   run->add_option("--time-limit", run_options.time_limit, "Stop the job after this long, e.g. 12h");
+  run->add_option("--stop-after-disconnect", run_options.stop_after_disconnect,
+                  "A node cut off from the server this long stops the job's tasks itself, e.g. 5m");
   run->add_flag("--shell", run_options.shell, "Run the command as one string through /bin/sh -c");
   run->add_flag("--process-per-node", run_options.process_per_node,
                 "pytorch: one process per node holding all its GPUs (for torchrun)");

@@ -294,6 +294,7 @@ void JobService::Launch(Job& job, const std::vector<jobs::PlacedTask>& placed, i
       m.task.files = p.files;
       m.task.file_env = p.file_env;
       if (t.port != 0) m.task.ports = {t.port};
+      m.task.stop_after_disconnect_ms = job.spec.stop_after_disconnect_ms;
       for (const auto& g : job.spec.groups) {
         if (g.role != p.role) continue;
         const int n = std::max(1, processes_of[p.task]);

@@ -231,7 +231,8 @@ Json JobPaths() {
         {"post", Op("Submit a job: {name, command, shell?, env?, workdir?, framework?, groups: "
                     "[{role, replicas, gpus_per_task, cpus_per_task?, memory?, node_labels?, nodes?, "
                     "command?}], restart?: {policy, max_restarts?, backoff?, max_backoff?}, "
-                    "time_limit?, process_per_node?, queue?, priority?, preemptible?, spread?}; 400 "
+                    "time_limit?, process_per_node?, queue?, priority?, preemptible?, spread?, "
+                    "stop_after_disconnect?}; 400 "
                     "names the field (or the largest node, or the queue's bounds); 403 when the queue "
                     "does not admit the caller. A pending job's reason says why it waits, with its "
                     "position and estimated start",
