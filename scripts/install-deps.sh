@@ -16,7 +16,8 @@ PACKAGES=(
 )
 if [ "${1:-}" = "--test" ]; then
   # clang + its sanitizer runtimes: the ThreadSanitizer and lock-annotation build.
-  PACKAGES+=(python3-torch openssh-server clang libclang-rt-14-dev)
+  # iproute2: network namespaces in the node-loss tests.
+  PACKAGES+=(python3-torch openssh-server clang libclang-rt-14-dev iproute2)
 fi
 
 missing=()

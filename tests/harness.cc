@@ -92,7 +92,8 @@ std::vector<std::string> TaskCgroupsUnder(const std::string& dir) {
   fs::recursive_directory_iterator it(dir, fs::directory_options::skip_permission_denied, ec), end;
   for (; !ec && it != end; it.increment(ec)) {
     const fs::path& p = it->path();
-    if (p.filename() != "spec.json" || p.parent_path().parent_path().filename() != "tasks") continue;
+    if (p.filename() != "spec.json" || p.parent_path().parent_path().filename() != "tasks")
+      continue;
     auto text = ReadFile(p.string());
     auto spec = text.ok() ? api::ParseJson(*text) : Result<api::Json>(text.status());
     if (!spec.ok() || !spec->contains("cgroups") || !(*spec)["cgroups"].is_array()) continue;
@@ -124,7 +125,8 @@ bool Running(pid_t pid) {
 // Stops every process `belongs` selects and their descendants, until a pass
 // finds no new one, then kills and reaps them (see KillProcessesUsing). With
 // `why` set, names each on stderr.
-int KillSelected(const std::function<bool(const ProcEntry&)>& belongs, const std::string& why = "") {
+int KillSelected(const std::function<bool(const ProcEntry&)>& belongs,
+                 const std::string& why = "") {
   const pid_t self = ::getpid();
   std::set<pid_t> caught;
   for (int pass = 0; pass < 100; ++pass) {
@@ -162,14 +164,16 @@ int KillSelected(const std::function<bool(const ProcEntry&)>& belongs, const std
     ::kill(pid, SIGKILL);
   }
   // Our children are reaped here; the others by their parents or init.
-  WaitFor([&] {
-    bool left = false;
-    for (pid_t pid : caught) {
-      ::waitpid(pid, nullptr, WNOHANG);
-      left = left || Running(pid);
-    }
-    return !left;
-  }, std::chrono::seconds(10));
+  WaitFor(
+      [&] {
+        bool left = false;
+        for (pid_t pid : caught) {
+          ::waitpid(pid, nullptr, WNOHANG);
+          left = left || Running(pid);
+        }
+        return !left;
+      },
+      std::chrono::seconds(10));
   return static_cast<int>(caught.size());
 }
 
@@ -222,7 +226,8 @@ bool ProcessStopped(pid_t pid) {
     auto stat = ReadFile(ProcPath(pid, "task/") + e->d_name + "/stat");
     if (!stat.ok()) continue;
     const size_t close = stat->rfind(')');
-    const char state = close != std::string::npos && close + 2 < stat->size() ? (*stat)[close + 2] : '?';
+    const char state =
+        close != std::string::npos && close + 2 < stat->size() ? (*stat)[close + 2] : '?';
     any = true;
     all = all && (state == 'T' || state == 't');
   }
@@ -258,7 +263,8 @@ bool WaitFor(const std::function<bool()>& pred, std::chrono::milliseconds timeou
   }
 }
 
-Child::Child(std::vector<std::string> argv, std::map<std::string, std::string> env, std::string log_path)
+Child::Child(std::vector<std::string> argv, std::map<std::string, std::string> env,
+             std::string log_path)
     : argv_(std::move(argv)), env_(std::move(env)), log_path_(std::move(log_path)) {}
 
 Child::~Child() { KillTree(); }
@@ -354,10 +360,10 @@ Status ServerProcess::Start() {
   // directory, so KillProcessesUsing finds even what hides its command line
   // (ssh control masters rename themselves "ssh: <socket> [mux]").
   RETURN_IF_ERROR(MakeDirs(data_dir_, 0700));
-  child_ = Child({"/usr/bin/env", "-C", data_dir_, RotaBinary(), "server", "--listen",
-                  "127.0.0.1:" + std::to_string(port_), "--data-dir", data_dir_, "--join-token",
-                  token_},
-                 env, data_dir_ + ".server.log");
+  child_ = Child(
+      {"/usr/bin/env", "-C", data_dir_, RotaBinary(), "server", "--listen",
+       listen_host_ + ":" + std::to_string(port_), "--data-dir", data_dir_, "--join-token", token_},
+      env, data_dir_ + ".server.log");
   RETURN_IF_ERROR(child_.Start());
   std::string url;
   bool up = WaitFor(
@@ -371,10 +377,12 @@ Status ServerProcess::Start() {
   if (!up) return Status::Unavailable("server did not start; log:\n" + child_.Log());
   url_ = url;
   port_ = static_cast<uint16_t>(std::stoi(url_.substr(url_.rfind(':') + 1)));
-  bool ready = WaitFor([&] {
-    auto r = net::HttpCall("GET", url_ + "/readyz", "", {}, 2000);
-    return r.ok() && r->status == 200;
-  }, std::chrono::seconds(20));
+  bool ready = WaitFor(
+      [&] {
+        auto r = net::HttpCall("GET", url_ + "/readyz", "", {}, 2000);
+        return r.ok() && r->status == 200;
+      },
+      std::chrono::seconds(20));
   if (!ready) return Status::Unavailable("server not ready; log:\n" + child_.Log());
   ASSIGN_OR_RETURN(admin_token_, Login("admin", kAdminPassword));
   return Status::Ok();
@@ -399,8 +407,8 @@ Result<std::string> ServerProcess::Login(const std::string& username,
   api::Json body{{"username", username}, {"password", password}};
   ASSIGN_OR_RETURN(auto resp, CallAs("", "POST", "/api/v1/auth/login", body.dump()));
   if (resp.status != 200) {
-    return Status::Unauthenticated("login as " + username + " -> " +
-                                   std::to_string(resp.status) + ": " + resp.body);
+    return Status::Unauthenticated("login as " + username + " -> " + std::to_string(resp.status) +
+                                   ": " + resp.body);
   }
   ASSIGN_OR_RETURN(api::Json j, api::ParseJson(resp.body));
   return j.value("token", "");
@@ -408,7 +416,9 @@ Result<std::string> ServerProcess::Login(const std::string& username,
 
 Result<std::string> ServerProcess::CreateUser(const std::string& username, const std::string& role,
                                               const api::Json& extra) const {
-  api::Json body{{"username", username}, {"role", role}, {"password", kUserPassword},
+  api::Json body{{"username", username},
+                 {"role", role},
+                 {"password", kUserPassword},
                  {"email", username + "@example.test"}};
   for (const auto& [k, v] : extra.items()) body[k] = v;
   ASSIGN_OR_RETURN(auto resp, Call("POST", "/api/v1/users", body.dump()));
@@ -426,30 +436,45 @@ std::map<std::string, std::string> ServerProcess::CliEnv() const {
 Result<api::Json> ServerProcess::GetJson(const std::string& path) const {
   ASSIGN_OR_RETURN(auto resp, Call("GET", path));
   if (resp.status < 200 || resp.status >= 300) {
-    return Status::Internal("GET " + path + " -> " + std::to_string(resp.status) + ": " + resp.body);
+    return Status::Internal("GET " + path + " -> " + std::to_string(resp.status) + ": " +
+                            resp.body);
   }
   return api::ParseJson(resp.body);
 }
 
-AgentProcess::AgentProcess(const std::string& base_dir, SimGpuNode node, const ServerProcess& server,
-                           std::vector<std::string> extra_args)
+AgentProcess::AgentProcess(const std::string& base_dir, SimGpuNode node,
+                           const ServerProcess& server, std::vector<std::string> extra_args)
     : node_(std::move(node)) {
   state_dir_ = base_dir + "/agent-" + node_.name;
   sim_config_ = state_dir_ + "/sim-nvml.json";
-  std::vector<std::string> argv = {RotaBinary(), "agent", "--server", server.url(), "--token",
-                                   server.token(), "--name", node_.name, "--state-dir", state_dir_,
-                                   "--interval", "0.5s", "--nvml-lib", SimNvmlLibrary()};
-  for (auto& a : extra_args) argv.push_back(std::move(a));
-  child_ = Child(argv, {{"ROTA_SIM_NVML_CONFIG", sim_config_}}, base_dir + "/agent-" + node_.name + ".log");
+  argv_ = {RotaBinary(),   "agent",  "--server",   server.url(),    "--token",
+           server.token(), "--name", node_.name,   "--state-dir",   state_dir_,
+           "--interval",   "0.5s",   "--nvml-lib", SimNvmlLibrary()};
+  for (auto& a : extra_args) argv_.push_back(std::move(a));
+  log_path_ = base_dir + "/agent-" + node_.name + ".log";
+  child_ = Child(argv_, {{"ROTA_SIM_NVML_CONFIG", sim_config_}}, log_path_);
+}
+
+void AgentProcess::UseNetns(const std::string& netns, const std::string& server_url) {
+  std::vector<std::string> argv = {"/usr/sbin/ip", "netns", "exec", netns};
+  for (size_t i = 0; i < argv_.size(); ++i) {
+    argv.push_back(argv_[i]);
+    if (argv_[i] == "--server" && i + 1 < argv_.size()) argv.push_back(server_url), ++i;
+  }
+  child_ = Child(argv, {{"ROTA_SIM_NVML_CONFIG", sim_config_}}, log_path_);
 }
 
 Status AgentProcess::SetFaults(const api::Json& faults) {
   api::Json gpus = api::Json::array();
   for (int i = 0; i < node_.gpus; ++i) {
-    gpus.push_back({{"model", node_.model}, {"memory_mib", node_.memory_mib}, {"power_limit_w", 400},
+    gpus.push_back({{"model", node_.model},
+                    {"memory_mib", node_.memory_mib},
+                    {"power_limit_w", 400},
                     {"idle_power_w", 50}});
   }
-  api::Json config{{"node", node_.name}, {"default_node", node_.default_node}, {"gpus", gpus},
+  api::Json config{{"node", node_.name},
+                   {"default_node", node_.default_node},
+                   {"gpus", gpus},
                    {"faults", faults}};
   return WriteFileAtomic(sim_config_, config.dump(2));
 }
@@ -460,8 +485,8 @@ Status AgentProcess::Start() {
   return child_.Start();
 }
 
-CliResult RunCli(const std::vector<std::string>& args, const std::map<std::string, std::string>& env,
-                 const std::string& input) {
+CliResult RunCli(const std::vector<std::string>& args,
+                 const std::map<std::string, std::string>& env, const std::string& input) {
   TempDir tmp;
   std::vector<std::string> argv = {RotaBinary()};
   argv.insert(argv.end(), args.begin(), args.end());
@@ -509,10 +534,13 @@ Result<Child> StartSimAgent(const std::string& dir, const std::string& node,
   RETURN_IF_ERROR(MakeDirs(state, 0700));
   api::Json gpus = api::Json::array();
   for (int i = 0; i < 2; ++i) {
-    gpus.push_back({{"model", "NVIDIA A100-SXM4-80GB"}, {"memory_mib", 81920}, {"power_limit_w", 400},
+    gpus.push_back({{"model", "NVIDIA A100-SXM4-80GB"},
+                    {"memory_mib", 81920},
+                    {"power_limit_w", 400},
                     {"idle_power_w", 50}});
   }
-  api::Json sim{{"node", node}, {"default_node", false}, {"gpus", gpus}, {"faults", api::Json::object()}};
+  api::Json sim{
+      {"node", node}, {"default_node", false}, {"gpus", gpus}, {"faults", api::Json::object()}};
   RETURN_IF_ERROR(WriteFileAtomic(state + "/sim-nvml.json", sim.dump(2)));
   Child agent({RotaBinary(), "agent", "--server", server_url, "--token", token, "--name", node,
                "--state-dir", state, "--interval", "0.5s", "--nvml-lib", SimNvmlLibrary()},
@@ -523,13 +551,15 @@ Result<Child> StartSimAgent(const std::string& dir, const std::string& node,
 
 api::Json WaitJobEnd(const ServerProcess& server, int64_t id, std::chrono::milliseconds timeout) {
   api::Json job;
-  WaitFor([&] {
-    auto j = server.GetJson("/api/v1/jobs/" + std::to_string(id));
-    if (!j.ok()) return false;
-    job = *j;
-    const std::string s = job.value("state", "");
-    return s == "succeeded" || s == "failed" || s == "cancelled";
-  }, timeout);
+  WaitFor(
+      [&] {
+        auto j = server.GetJson("/api/v1/jobs/" + std::to_string(id));
+        if (!j.ok()) return false;
+        job = *j;
+        const std::string s = job.value("state", "");
+        return s == "succeeded" || s == "failed" || s == "cancelled";
+      },
+      timeout);
   return job;
 }
 

@@ -142,6 +142,8 @@ class ServerProcess {
   std::map<std::string, std::string> CliEnv() const;
   // Extra environment for the server process (set before Start).
   void SetEnv(const std::string& key, const std::string& value) { extra_env_[key] = value; }
+  // The address the server listens on (default 127.0.0.1; set before Start).
+  void SetListenHost(const std::string& host) { listen_host_ = host; }
 
  private:
   std::string data_dir_;
@@ -150,6 +152,7 @@ class ServerProcess {
   std::string token_ = "test-join-token-0123456789";
   std::string admin_token_;
   std::map<std::string, std::string> extra_env_;
+  std::string listen_host_ = "127.0.0.1";
   Child child_;
 };
 
@@ -173,11 +176,16 @@ class AgentProcess {
   const std::string& node_name() const { return node_.name; }
   // Rewrites the simulated NVML config with `faults` ({"2": "gpu_lost"}).
   Status SetFaults(const api::Json& faults);
+  // Runs the agent inside network namespace `netns` (ip netns exec; same pid),
+  // dialing `server_url`. Before Start.
+  void UseNetns(const std::string& netns, const std::string& server_url);
 
  private:
   SimGpuNode node_;
   std::string state_dir_;
   std::string sim_config_;
+  std::vector<std::string> argv_;
+  std::string log_path_;
   Child child_;
 };
 

@@ -13,6 +13,7 @@
 
 #include "common/clock.h"
 #include "common/file_util.h"
+#include "common/process.h"
 #include "common/time_util.h"
 #include "tests/harness.h"
 
@@ -460,6 +461,112 @@ void CutOffStopsTheJobsThatOptedIn(bool freeze) {
   auto c = server->CallAs(*alice, "POST", "/api/v1/jobs/" + std::to_string(kept) + "/cancel");
   ASSERT_TRUE(c.ok());
   EXPECT_EQ(WaitJobEnd(*server, kept, seconds(60)).value("state", ""), "cancelled");
+}
+
+// Runs a command (argv) and returns its exit status (-1 when it could not run).
+int Run(const std::vector<std::string>& argv) {
+  auto pid = SpawnProcess(argv, SpawnOptions{});
+  if (!pid.ok()) return -1;
+  auto status = WaitProcess(*pid, 10'000);
+  return status.ok() ? *status : -1;
+}
+
+// A network namespace joined to this one by a veth pair (/30): host_addr here,
+// ns_addr inside. Taking the link down cuts it off without closing anything:
+// both ends only hear silence. Needs root and iproute2.
+class LinkedNetns {
+ public:
+  LinkedNetns() {
+    const int pid = ::getpid();
+    name_ = "rota-t" + std::to_string(pid);
+    host_if_ = "rh" + std::to_string(pid);
+    const std::string ns_if = "rn" + std::to_string(pid);
+    const std::string net = "10.213." + std::to_string((pid >> 6) & 255) + ".";
+    const int base = (pid & 63) * 4;
+    host_addr_ = net + std::to_string(base + 1);
+    ns_addr_ = net + std::to_string(base + 2);
+    ok_ = Run({"/usr/sbin/ip", "netns", "add", name_}) == 0 &&
+          Run({"/usr/sbin/ip", "link", "add", host_if_, "type", "veth", "peer", "name", ns_if}) == 0 &&
+          Run({"/usr/sbin/ip", "link", "set", ns_if, "netns", name_}) == 0 &&
+          Run({"/usr/sbin/ip", "addr", "add", host_addr_ + "/30", "dev", host_if_}) == 0 &&
+          Run({"/usr/sbin/ip", "link", "set", host_if_, "up"}) == 0 &&
+          Run({"/usr/sbin/ip", "-n", name_, "addr", "add", ns_addr_ + "/30", "dev", ns_if}) == 0 &&
+          Run({"/usr/sbin/ip", "-n", name_, "link", "set", ns_if, "up"}) == 0 &&
+          Run({"/usr/sbin/ip", "-n", name_, "link", "set", "lo", "up"}) == 0;
+  }
+  ~LinkedNetns() {
+    Run({"/usr/sbin/ip", "netns", "del", name_});  // takes the veth pair with it
+    Run({"/usr/sbin/ip", "link", "del", host_if_});
+  }
+  bool ok() const { return ok_; }
+  bool SetLink(bool up) { return Run({"/usr/sbin/ip", "link", "set", host_if_, up ? "up" : "down"}) == 0; }
+  const std::string& name() const { return name_; }
+  const std::string& host_addr() const { return host_addr_; }
+
+ private:
+  std::string name_, host_if_, host_addr_, ns_addr_;
+  bool ok_ = false;
+};
+
+// A node behind a link that goes down: the server finds it unreachable and
+// restarts the gang elsewhere; the node, hearing nothing from the server, stops
+// its task of the job (which opted in to stop_after_disconnect) by itself, so
+// no second copy runs while the link is down; when the link is back the job
+// runs on, once.
+TEST(NodeLossE2E, ALinkDownIsSeenFromBothEnds) {
+  if (::geteuid() != 0) GTEST_SKIP() << "needs root: network namespaces, jobs run as nobody";
+  if (::access("/usr/sbin/ip", X_OK) != 0) GTEST_SKIP() << "needs iproute2 (/usr/sbin/ip)";
+  LinkedNetns ns;
+  ASSERT_TRUE(ns.ok()) << "cannot make a network namespace";
+  TempDir dir;
+  ServerProcess server(dir.path() + "/server");
+  server.SetListenHost(ns.host_addr());
+  ASSERT_TRUE(server.Start().ok()) << server.child().Log();
+  const std::string suffix = "-" + std::to_string(::getpid());
+  const std::string far = "gpu-far" + suffix, near = "gpu-near" + suffix;
+  AgentProcess far_agent(dir.path(), SimGpuNode{.name = far, .gpus = 1}, server, {"--server-timeout", "2s"});
+  far_agent.UseNetns(ns.name(), server.url());
+  ASSERT_TRUE(far_agent.Start().ok());
+  ASSERT_TRUE(WaitFor([&] { return NodeReady(server, far); }, seconds(20))) << far_agent.child().Log();
+  auto alice = server.CreateUser("alice", "user", Json{{"unix_user", "nobody"}});
+  ASSERT_TRUE(alice.ok());
+  Json spec{{"name", "far"}, {"command", {"sleep", "600"}}, {"workdir", "/tmp"},
+            {"restart", {{"policy", "on-failure"}, {"backoff", "1s"}}}, {"stop_after_disconnect", "3s"},
+            {"groups", {{{"role", "worker"}, {"replicas", 1}, {"gpus_per_task", 1}}}}};
+  auto r = server.CallAs(*alice, "POST", "/api/v1/jobs", spec.dump());
+  ASSERT_TRUE(r.ok() && r->status == 201) << (r.ok() ? r->body : r.status().ToString());
+  const int64_t id = Json::parse(r->body)["id"].get<int64_t>();
+  auto job = [&] {
+    auto j = server.GetJson("/api/v1/jobs/" + std::to_string(id));
+    return j.ok() ? *j : Json::object();
+  };
+  ASSERT_TRUE(WaitFor([&] {
+    Json j = job();
+    return j.value("state", "") == "running" && !j["tasks"].empty() && j["tasks"][0].value("pid", 0) > 0;
+  }, seconds(30))) << job().dump(2);
+  const pid_t far_pid = job()["tasks"][0]["pid"].get<pid_t>();
+  AgentProcess near_agent(dir.path(), SimGpuNode{.name = near, .gpus = 1}, server);
+  ASSERT_TRUE(near_agent.Start().ok());
+  ASSERT_TRUE(WaitFor([&] { return NodeReady(server, near); }, seconds(20)));
+
+  ASSERT_TRUE(ns.SetLink(false));
+  // The node stops its task by itself...
+  EXPECT_TRUE(WaitFor([&] { return ::kill(far_pid, 0) != 0; }, seconds(30)))
+      << "the task still runs on the node cut off";
+  // ...and the server restarts the job on the other node.
+  ASSERT_TRUE(WaitFor([&] {
+    Json j = job();
+    return j.value("state", "") == "running" && j.value("restart_count", 0) >= 1 && !j["tasks"].empty() &&
+           j["tasks"][0].value("node", "") == near && j["tasks"][0].value("pid", 0) > 0;
+  }, seconds(60))) << job().dump(2);
+  ASSERT_TRUE(ns.SetLink(true));
+  ASSERT_TRUE(WaitFor([&] { return NodeReady(server, far); }, seconds(30))) << "the node did not come back";
+  Json j = job();
+  EXPECT_EQ(j.value("state", ""), "running") << j.dump(2);
+  EXPECT_EQ(j["tasks"][0].value("node", ""), near) << j.dump(2);
+  auto c = server.CallAs(*alice, "POST", "/api/v1/jobs/" + std::to_string(id) + "/cancel");
+  ASSERT_TRUE(c.ok());
+  EXPECT_EQ(WaitJobEnd(server, id, seconds(60)).value("state", ""), "cancelled");
 }
 
 TEST(NodeLossE2E, ANodeWhoseServerDiedStopsTheJobsThatOptedIn) {
