@@ -23,6 +23,9 @@ namespace {
 using api::Json;
 using store::Db;
 using store::Stmt;
+using jobs::JobState;
+using jobs::StateName;
+using jobs::TaskState;
 
 // "job-12.r0.worker-1" -> 12.
 std::optional<int64_t> JobIdOfTask(const std::string& task) {
@@ -37,15 +40,17 @@ std::optional<int64_t> JobIdOfTask(const std::string& task) {
   return id;
 }
 
-bool Ended(const JobTask& t) { return t.state == "exited" || t.state == "lost" || t.state == "unstarted"; }
+bool Ended(const JobTask& t) {
+  return t.state == TaskState::kExited || t.state == TaskState::kLost || t.state == TaskState::kUnstarted;
+}
 bool Failed(const JobTask& t) {
-  return t.state == "lost" || (t.state == "exited" && (t.signal || t.exit_code.value_or(1) != 0));
+  return t.state == TaskState::kLost || (t.state == TaskState::kExited && (t.signal || t.exit_code.value_or(1) != 0));
 }
 int Code(const JobTask& t) { return t.signal ? 128 + *t.signal : t.exit_code.value_or(255); }
 
 std::string Describe(const JobTask& t) {
   std::string s = t.name + " on " + t.node;
-  if (t.state == "lost") return s + " was lost" + (t.error.empty() ? "" : ": " + t.error);
+  if (t.state == TaskState::kLost) return s + " was lost" + (t.error.empty() ? "" : ": " + t.error);
   if (!t.error.empty()) return s + " failed: " + t.error;
   if (t.signal) return s + " was killed by signal " + std::to_string(*t.signal);
   return s + " exited with status " + std::to_string(t.exit_code.value_or(-1));
@@ -228,28 +233,28 @@ Result<Job> JobService::Submit(int64_t owner_id, const std::string& owner, const
   return job;
 }
 
-void JobService::SetState(Job& job, const std::string& state, const std::string& reason, int64_t now_ms) {
+void JobService::SetState(Job& job, JobState state, const std::string& reason, int64_t now_ms) {
   const bool changed = job.state != state || job.reason != reason;
   job.state = state;
   job.reason = reason;
   job.updated_ms = now_ms;
-  Persist(job, changed ? state : "", reason);
-  if (changed) ROTA_LOG(INFO) << "job " << job.id << ": " << state << " (" << reason << ")";
+  Persist(job, changed ? std::optional<JobState>(state) : std::nullopt, reason);
+  if (changed) ROTA_LOG(INFO) << "job " << job.id << ": " << StateName(state) << " (" << reason << ")";
 }
 
-void JobService::Finish(Job& job, const std::string& state, const std::string& reason, int64_t now_ms) {
+void JobService::Finish(Job& job, JobState state, const std::string& reason, int64_t now_ms) {
   CloseRun(job, now_ms);
   job.ended_ms = now_ms;
   job.wait_reason.clear();
   dirty_ = true;
-  job.stop_to.clear();
+  job.stop_to = StopTo::kNone;
   SetState(job, state, reason, now_ms);
 }
 
 void JobService::Launch(Job& job, const std::vector<jobs::PlacedTask>& placed, int64_t now_ms) {
   const std::string job_key = "job-" + std::to_string(job.id);
   auto plan = jobs::BuildLaunch(job.spec, placed, {job_key, job.restart_count});
-  if (!plan.ok()) return Finish(job, "failed", plan.status().message(), now_ms);
+  if (!plan.ok()) return Finish(job, JobState::kFailed, plan.status().message(), now_ms);
   // Each launch has task ids of its own ("job-7.r2.worker-0"), so that nodes
   // never take one for an earlier launch's: the restart count, or one past the
   // previous launch when the job was placed again without a restart.
@@ -281,7 +286,7 @@ void JobService::Launch(Job& job, const std::vector<jobs::PlacedTask>& placed, i
     t.gpus = p.gpus;
     t.runs = p.runs;
     t.unix_user = owner.ok() ? owner->UnixUserOn(p.node) : "";
-    if (!p.runs) t.state = "running";  // holds its GPUs; nothing to start
+    if (!p.runs) t.state = TaskState::kRunning;  // holds its GPUs; nothing to start
     if (p.runs && failure.empty()) {
       api::TaskStartMsg m;
       m.task.id = t.id;
@@ -304,37 +309,37 @@ void JobService::Launch(Job& job, const std::vector<jobs::PlacedTask>& placed, i
       Status st = gateway_->SendTask(p.node, m);
       if (!st.ok()) failure = "cannot start " + p.name + " on " + p.node + ": " + st.message();
     }
-    if (p.runs && !failure.empty() && t.state == "created") t.state = "unstarted";
+    if (p.runs && !failure.empty() && t.state == TaskState::kCreated) t.state = TaskState::kUnstarted;
     job.tasks.push_back(std::move(t));
   }
   job.started_ms = now_ms;
   if (!failure.empty()) {
     // Gang: what started is stopped; the job goes back to pending.
     for (auto& t : job.tasks) {
-      if (t.runs && t.state == "created") {
+      if (t.runs && t.state == TaskState::kCreated) {
         (void)gateway_->SendTask(t.node, api::TaskSignalMsg{t.id, "KILL"});
-        t.state = "unstarted";
+        t.state = TaskState::kUnstarted;
       }
     }
     job.retry_at_ms = now_ms + 2000;
-    return SetState(job, "pending", failure, now_ms);
+    return SetState(job, JobState::kPending, failure, now_ms);
   }
   job.run_open = true;
-  SetState(job, "starting",
+  SetState(job, JobState::kStarting,
            job.restart_count == 0 ? "placed" : "restart " + std::to_string(job.restart_count), now_ms);
 }
 
-void JobService::StopGang(Job& job, const std::string& to_state, const std::string& reason, int64_t now_ms,
+void JobService::StopGang(Job& job, StopTo to, const std::string& reason, int64_t now_ms,
                           const std::string& notice) {
-  job.stop_to = to_state;
+  job.stop_to = to;
   job.stop_reason = reason;
   job.kill_at_ms = now_ms + options_.stop_grace_ms;
   for (auto& t : job.tasks) {
     if (!t.runs && !Ended(t)) {  // placeholders just end
-      t.state = "exited";
+      t.state = TaskState::kExited;
       t.exit_code = 0;
     }
-    if (t.runs && t.state == "running") {
+    if (t.runs && t.state == TaskState::kRunning) {
       Status st = gateway_->SendTask(t.node, api::TaskSignalMsg{t.id, "TERM", notice});
       if (!st.ok()) ROTA_LOG(INFO) << "job " << job.id << ": SIGTERM " << t.name << ": " << st.message();
     }
@@ -346,27 +351,34 @@ void JobService::StopGang(Job& job, const std::string& to_state, const std::stri
 void JobService::AfterTaskChange(Job& job, int64_t now_ms) {
   const bool all_ended = std::all_of(job.tasks.begin(), job.tasks.end(),
                                      [](const JobTask& t) { return !t.runs || Ended(t); });
-  if (!job.stop_to.empty()) {
+  if (job.Stopping()) {
     if (!all_ended) return;  // StopGang already ended the placeholders
-    const std::string to = job.stop_to, reason = job.stop_reason;
-    job.stop_to.clear();
+    const StopTo to = job.stop_to;
+    const std::string reason = job.stop_reason;
+    job.stop_to = StopTo::kNone;
     CloseRun(job, now_ms);
-    if (to == "restart" || to == "replace" || to == "requeue") {
-      if (to == "restart") ++job.restart_count;  // retry_at_ms set by the caller
-      job.queued_ms = now_ms;
-      dirty_ = true;
-      return SetState(job, "pending", reason, now_ms);  // "replace", "requeue": not a restart
+    switch (to) {
+      case StopTo::kRestart:
+      case StopTo::kReplace:
+      case StopTo::kRequeue:
+        if (to == StopTo::kRestart) ++job.restart_count;  // retry_at_ms set by the caller
+        job.queued_ms = now_ms;
+        dirty_ = true;
+        return SetState(job, JobState::kPending, reason, now_ms);  // replace, requeue: not a restart
+      case StopTo::kSucceeded: return Finish(job, JobState::kSucceeded, reason, now_ms);
+      case StopTo::kCancelled: return Finish(job, JobState::kCancelled, reason, now_ms);
+      case StopTo::kFailed:
+      case StopTo::kNone: return Finish(job, JobState::kFailed, reason, now_ms);
     }
-    return Finish(job, to, reason, now_ms);
   }
   // A port its agent found taken by something outside rota: placed again on
   // other ports, without counting a restart.
   for (const auto& t : job.tasks) {
-    if (t.runs && t.state == "exited" && t.port != 0 &&
+    if (t.runs && t.state == TaskState::kExited && t.port != 0 &&
         t.error.find(api::kPortInUseError) != std::string::npos) {
       foreign_ports_[t.address][t.port] = now_ms + 60'000;
       job.retry_at_ms = now_ms;
-      return StopGang(job, "replace", t.error + "; placing the job again on other ports", now_ms);
+      return StopGang(job, StopTo::kReplace, t.error + "; placing the job again on other ports", now_ms);
     }
   }
   // A failure: restart the gang when the policy allows, else fail. The task
@@ -381,26 +393,26 @@ void JobService::AfterTaskChange(Job& job, int64_t now_ms) {
     const std::string why = Describe(*first);
     if (auto delay = job.spec.restart.DelayBefore(job.restart_count + 1, Code(*first))) {
       job.retry_at_ms = now_ms + *delay;
-      return StopGang(job, "restart", why + "; restarting the gang", now_ms);
+      return StopGang(job, StopTo::kRestart, why + "; restarting the gang", now_ms);
     }
-    return StopGang(job, "failed", why, now_ms);
+    return StopGang(job, StopTo::kFailed, why, now_ms);
   }
   // Success of the decisive tasks ends the job.
   bool any_decisive = false, decided = true;
   for (const auto& t : job.tasks) {
     if (!Decisive(job, t)) continue;
     any_decisive = true;
-    decided = decided && t.state == "exited" && !Failed(t);
+    decided = decided && t.state == TaskState::kExited && !Failed(t);
   }
   if (any_decisive && decided) {
-    if (all_ended) return Finish(job, "succeeded", "every task succeeded", now_ms);
-    return StopGang(job, "succeeded", "the decisive tasks succeeded", now_ms);
+    if (all_ended) return Finish(job, JobState::kSucceeded, "every task succeeded", now_ms);
+    return StopGang(job, StopTo::kSucceeded, "the decisive tasks succeeded", now_ms);
   }
-  if (job.state == "starting" &&
+  if (job.state == JobState::kStarting &&
       std::all_of(job.tasks.begin(), job.tasks.end(), [](const JobTask& t) {
-        return t.state == "running" || t.state == "exited";
+        return t.state == TaskState::kRunning || t.state == TaskState::kExited;
       })) {
-    SetState(job, "running", "every task started", now_ms);
+    SetState(job, JobState::kRunning, "every task started", now_ms);
   }
 }
 
@@ -418,11 +430,12 @@ std::optional<int64_t> JobService::HandleReport(const std::string& node, const a
     if (r.state == "running") (void)gateway_->SendTask(node, api::TaskSignalMsg{r.id, "KILL"});
     return std::nullopt;
   }
-  if (task->state == r.state && task->exit_code == r.exit_code && task->signal == r.signal &&
-      task->pid == r.pid) {
+  // The agent's states are running, exited and lost (checked when decoded).
+  const TaskState state = jobs::ParseTaskState(r.state).value_or(TaskState::kLost);
+  if (task->state == state && task->exit_code == r.exit_code && task->signal == r.signal && task->pid == r.pid) {
     return std::nullopt;
   }
-  task->state = r.state;
+  task->state = state;
   task->pid = r.pid;
   task->exit_code = r.exit_code;
   task->signal = r.signal;
@@ -439,7 +452,7 @@ void JobService::AfterReports(const std::set<int64_t>& jobs) {
     auto it = active_.find(id);
     if (it == active_.end() || it->second.Final()) continue;
     Job& job = it->second;
-    Persist(job, "", "");
+    Persist(job, std::nullopt, "");
     AfterTaskChange(job, now);
   }
 }
@@ -476,12 +489,12 @@ void JobService::Tick(int64_t now_ms, bool full) {
   };
   for (auto& [id, job] : active_) {
     if (job.Final()) continue;  // leaves once its end is committed
-    if (full && !job.stop_to.empty() && now_ms >= job.kill_at_ms) {
+    if (full && job.Stopping() && now_ms >= job.kill_at_ms) {
       for (auto& t : job.tasks) {
         if (!t.runs || Ended(t)) continue;
         const NodeView* view = node(t.node);
         if (!view || !view->connected) {
-          t.state = "lost";  // its node is gone: nothing more to wait for
+          t.state = TaskState::kLost;  // its node is gone: nothing more to wait for
           orphans_[t.node][t.id] = Orphan{job.id, 0};
           t.error = "node " + t.node + " is unreachable";
           continue;
@@ -490,9 +503,9 @@ void JobService::Tick(int64_t now_ms, bool full) {
       }
       job.kill_at_ms = now_ms + options_.stop_grace_ms;
       AfterTaskChange(job, now_ms);
-    } else if (full && (job.state == "running" || job.state == "starting") && job.stop_to.empty()) {
+    } else if (full && (job.state == JobState::kRunning || job.state == JobState::kStarting) && !job.Stopping()) {
       if (job.spec.time_limit_ms > 0 && now_ms - job.started_ms > job.spec.time_limit_ms) {
-        StopGang(job, "failed", "time limit " + std::to_string(job.spec.time_limit_ms / 1000) +
+        StopGang(job, StopTo::kFailed, "time limit " + std::to_string(job.spec.time_limit_ms / 1000) +
                                     " s reached", now_ms);
       } else {
         // Tasks on nodes that went away are lost.
@@ -504,7 +517,7 @@ void JobService::Tick(int64_t now_ms, bool full) {
           // not from when it was last seen.
           const int64_t since = std::max(view ? view->state_since_ms : 0, started_at_ms_);
           if (view && view->state == NodeState::kUnreachable && now_ms - since > 10'000) {
-            t.state = "lost";
+            t.state = TaskState::kLost;
             orphans_[t.node][t.id] = Orphan{job.id, 0};
             t.error = "node " + t.node + " unreachable since " + FormatRfc3339(since);
             changed = true;
@@ -603,14 +616,14 @@ Result<Job> JobService::Cancel(int64_t user_id, bool admin, int64_t id) {
         return Status::PermissionDenied("job " + std::to_string(id) + " belongs to " + job.owner);
       }
       if (job.Final()) {  // ended a moment ago; its end is being committed
-        return Status::Conflict("job " + std::to_string(id) + " already ended: " + job.state);
+        return Status::Conflict("job " + std::to_string(id) + " already ended: " + StateName(job.state));
       }
-      if (job.stop_to != "cancelled") {
+      if (job.stop_to != StopTo::kCancelled) {
         const int64_t now = clock_->NowMs();
-        if (job.state == "pending" && job.stop_to.empty()) {
-          Finish(job, "cancelled", "cancelled by " + std::to_string(user_id), now);
+        if (job.state == JobState::kPending && !job.Stopping()) {
+          Finish(job, JobState::kCancelled, "cancelled by " + std::to_string(user_id), now);
         } else {
-          StopGang(job, "cancelled", "cancelled", now);
+          StopGang(job, StopTo::kCancelled, "cancelled", now);
         }
         if (job.Final()) {
           // Its end is queued: wait for the commit, so what this returns is what
@@ -629,7 +642,7 @@ Result<Job> JobService::Cancel(int64_t user_id, bool admin, int64_t id) {
   if (!admin && job.owner_id != user_id) {
     return Status::PermissionDenied("job " + std::to_string(id) + " belongs to " + job.owner);
   }
-  return Status::Conflict("job " + std::to_string(id) + " already ended: " + job.state);
+  return Status::Conflict("job " + std::to_string(id) + " already ended: " + StateName(job.state));
 }
 
 Result<api::TaskLogMsg> JobService::Logs(int64_t id, const std::string& task, const std::string& stream,

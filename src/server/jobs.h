@@ -33,6 +33,7 @@
 #include "jobs/launch_env.h"
 #include "jobs/placement.h"
 #include "jobs/spec.h"
+#include "jobs/states.h"
 #include "server/cluster_state.h"
 #include "sched/snapshot.h"
 #include "server/reservations.h"
@@ -58,7 +59,7 @@ struct JobTask {
   uint16_t port = 0;
   bool runs = true;                // false: holds GPUs only (MPI workers)
   std::string unix_user;           // the account it runs as on its node
-  std::string state = "created";   // created, running, exited, lost, unstarted
+  jobs::TaskState state = jobs::TaskState::kCreated;
   int64_t pid = 0;
   std::optional<int> exit_code;
   std::optional<int> signal;
@@ -66,12 +67,15 @@ struct JobTask {
   int64_t ended_ms = 0;  // when it ended, by its node's clock (0: running, or lost)
 };
 
+// What a job whose gang is being stopped becomes once every task ended.
+enum class StopTo { kNone, kRestart, kReplace, kRequeue, kSucceeded, kFailed, kCancelled };
+
 struct Job {
   int64_t id = 0;
   int64_t owner_id = 0;
   std::string owner;  // username
   jobs::JobSpec spec;
-  std::string state = "pending";
+  jobs::JobState state = jobs::JobState::kPending;
   std::string reason;
   uint32_t restart_count = 0;
   std::vector<JobTask> tasks;
@@ -80,7 +84,7 @@ struct Job {
   int64_t started_ms = 0;        // current attempt started (time limit)
   int64_t retry_at_ms = 0;       // restart / placement retry not before
   int64_t kill_at_ms = 0;        // stopping: SIGKILL at
-  std::string stop_to;           // stopping: the state to end in
+  StopTo stop_to = StopTo::kNone;  // being stopped: what it becomes once every task ended
   std::string stop_reason;
   // Scheduling (stored).
   int64_t queued_ms = 0;          // last became pending (submitted, requeued); 0: created_ms
@@ -93,12 +97,14 @@ struct Job {
   int64_t estimated_start_ms = 0;  // 0: unknown
   uint32_t position = 0;           // 1-based place among pending jobs
 
-  bool Final() const { return state == "succeeded" || state == "failed" || state == "cancelled"; }
+  bool Final() const { return jobs::IsFinal(state); }
+  bool Stopping() const { return stop_to != StopTo::kNone; }
 };
 
 struct JobEvent {
   int64_t t_ms = 0;
-  std::string state, reason;
+  jobs::JobState state = jobs::JobState::kPending;
+  std::string reason;
 };
 
 api::Json ToJson(const Job& j, const std::vector<JobEvent>* events = nullptr);
@@ -150,7 +156,7 @@ class JobService {
   Result<Job> Cancel(int64_t user_id, bool admin, int64_t id);
   Result<Job> Get(int64_t id, std::vector<JobEvent>* events = nullptr);
   // Newest first. owner_id 0: everyone's. state "": any.
-  Result<std::vector<Job>> List(int64_t owner_id, const std::string& state, int limit);
+  Result<std::vector<Job>> List(int64_t owner_id, std::optional<jobs::JobState> state, int limit);
   // Part of a task's log from its node. NotFound for an unknown task;
   // Unavailable when the node does not answer.
   Result<api::TaskLogMsg> Logs(int64_t id, const std::string& task, const std::string& stream,
@@ -195,14 +201,15 @@ class JobService {
   void CloseRun(Job& job, int64_t now_ms) ROTA_REQUIRES(mu_);
   void Launch(Job& job, const std::vector<jobs::PlacedTask>& placed, int64_t now_ms) ROTA_REQUIRES(mu_);
   // `notice`: told to the tasks before SIGTERM (preemption; ROTA_PREEMPT_NOTICE).
-  void StopGang(Job& job, const std::string& to_state, const std::string& reason, int64_t now_ms,
+  void StopGang(Job& job, StopTo to, const std::string& reason, int64_t now_ms,
                 const std::string& notice = "") ROTA_REQUIRES(mu_);
-  void Finish(Job& job, const std::string& state, const std::string& reason, int64_t now_ms) ROTA_REQUIRES(mu_);
-  void SetState(Job& job, const std::string& state, const std::string& reason, int64_t now_ms) ROTA_REQUIRES(mu_);
+  void Finish(Job& job, jobs::JobState state, const std::string& reason, int64_t now_ms) ROTA_REQUIRES(mu_);
+  void SetState(Job& job, jobs::JobState state, const std::string& reason, int64_t now_ms) ROTA_REQUIRES(mu_);
   void AfterTaskChange(Job& job, int64_t now_ms) ROTA_REQUIRES(mu_);
   // Writes the job's row (and an event when event_state is set); the end of a
   // job synchronously, anything before asynchronously. Failures are logged.
-  void Persist(const Job& job, const std::string& event_state, const std::string& reason) ROTA_REQUIRES(mu_);
+  void Persist(const Job& job, std::optional<jobs::JobState> event_state, const std::string& reason)
+      ROTA_REQUIRES(mu_);
   // Stops the tasks marked lost on nodes that answer again.
   void StopOrphans(const std::map<std::string, NodeView>& nodes, int64_t now_ms) ROTA_REQUIRES(mu_);
   // GPU-hours in the quota period: ended jobs (pass cache) and unfinished ones.

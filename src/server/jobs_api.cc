@@ -62,8 +62,15 @@ Status RegisterJobRoutes(net::HttpServer& http, ApiContext& ctx) {
     if (mine == "true" && !who->authenticated()) return Fail(Status::Unauthenticated("mine: sign in first"));
     auto limit = UintParam(req, "limit", 100, 1000);
     if (!limit.ok()) return Fail(limit.status());
-    auto list = ctx.jobs->List(mine == "true" ? who->user_id : 0, req.Query("state"),
-                               static_cast<int>(*limit));
+    std::optional<jobs::JobState> state;
+    if (const std::string s = req.Query("state"); !s.empty()) {
+      state = jobs::ParseJobState(s);
+      if (!state) {
+        return Fail(Status::InvalidArgument("state '" + s +
+                                            "': use pending, starting, running, succeeded, failed or cancelled"));
+      }
+    }
+    auto list = ctx.jobs->List(mine == "true" ? who->user_id : 0, state, static_cast<int>(*limit));
     if (!list.ok()) return Fail(list.status());
     api::Json rows = api::Json::array();
     for (const auto& j : *list) rows.push_back(ToJson(j));

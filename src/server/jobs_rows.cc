@@ -24,7 +24,7 @@ const char* const kJobSelect =
 api::Json TaskJson(const JobTask& t) {
   Json j{{"id", t.id},     {"name", t.name},   {"role", t.role},   {"index", t.index},
          {"node", t.node}, {"address", t.address}, {"gpus", t.gpus}, {"port", t.port},
-         {"runs", t.runs}, {"unix_user", t.unix_user}, {"state", t.state}, {"pid", t.pid}};
+         {"runs", t.runs}, {"unix_user", t.unix_user}, {"state", jobs::StateName(t.state)}, {"pid", t.pid}};
   if (t.exit_code) j["exit_code"] = *t.exit_code;
   if (t.signal) j["signal"] = *t.signal;
   if (!t.error.empty()) j["error"] = t.error;
@@ -46,7 +46,7 @@ JobTask TaskFromJson(const api::Json& j) {
   t.port = j.value("port", uint16_t{0});
   t.runs = j.value("runs", true);
   t.unix_user = j.value("unix_user", "");
-  t.state = j.value("state", "created");
+  t.state = jobs::ParseTaskState(j.value("state", "created")).value_or(jobs::TaskState::kLost);
   t.pid = j.value("pid", int64_t{0});
   if (j.contains("exit_code")) t.exit_code = j["exit_code"].get<int>();
   if (j.contains("signal")) t.signal = j["signal"].get<int>();
@@ -67,7 +67,9 @@ Result<Job> JobFromRow(store::Stmt& s) {
   auto spec = jobs::JobSpecFromJson(*spec_json);
   if (!spec.ok()) return spec.status().WithContext("job " + std::to_string(job.id));
   job.spec = *spec;
-  job.state = s.Text(4);
+  auto state = jobs::ParseJobState(s.Text(4));
+  if (!state) return Status::InvalidArgument("job " + std::to_string(job.id) + ": unknown state '" + s.Text(4) + "'");
+  job.state = *state;
   job.reason = s.Text(5);
   job.restart_count = static_cast<uint32_t>(s.Int(6));
   auto tasks = api::ParseJson(s.Text(7));
@@ -92,7 +94,7 @@ Json ToJson(const Job& j, const std::vector<JobEvent>* events) {
   Json out{{"id", j.id},
            {"name", j.spec.name},
            {"owner", j.owner},
-           {"state", j.state},
+           {"state", jobs::StateName(j.state)},
            {"reason", j.reason},
            {"restart_count", j.restart_count},
            {"framework", jobs::FrameworkName(j.spec.framework)},
@@ -101,14 +103,14 @@ Json ToJson(const Job& j, const std::vector<JobEvent>* events) {
            {"created", FormatRfc3339(j.created_ms)},
            {"updated", FormatRfc3339(j.updated_ms)}};
   if (j.ended_ms) out["ended"] = FormatRfc3339(*j.ended_ms);
-  if (!j.stop_to.empty()) out["stopping"] = true;
+  if (j.Stopping()) out["stopping"] = true;
   out["queue"] = j.spec.queue.empty() ? "default" : j.spec.queue;
   out["priority"] = j.spec.priority;
   out["preemptible"] = j.spec.preemptible.value_or(false);
   out["preemptions"] = j.preemptions;
   out["lost_gpu_seconds"] = static_cast<int64_t>(j.lost_gpu_ms / 1000);
   out["gpu_seconds"] = static_cast<int64_t>(j.attained_gpu_ms / 1000);
-  if (j.state == "pending" && !j.wait_reason.empty()) {
+  if (j.state == jobs::JobState::kPending && !j.wait_reason.empty()) {
     out["reason"] = j.wait_reason;
     if (j.position > 0) out["position"] = j.position;
     if (j.estimated_start_ms > 0) out["estimated_start"] = FormatRfc3339(j.estimated_start_ms);
@@ -116,17 +118,18 @@ Json ToJson(const Job& j, const std::vector<JobEvent>* events) {
   if (events != nullptr) {
     Json ev = Json::array();
     for (const auto& e : *events) {
-      ev.push_back(Json{{"time", FormatRfc3339(e.t_ms)}, {"state", e.state}, {"reason", e.reason}});
+      ev.push_back(Json{{"time", FormatRfc3339(e.t_ms)}, {"state", jobs::StateName(e.state)}, {"reason", e.reason}});
     }
     out["events"] = std::move(ev);
   }
   return out;
 }
 
-void JobService::Persist(const Job& job, const std::string& event_state, const std::string& reason) {
+void JobService::Persist(const Job& job, std::optional<jobs::JobState> event, const std::string& reason) {
   Json tasks = Json::array();
   for (const auto& t : job.tasks) tasks.push_back(TaskJson(t));
-  auto write = [id = job.id, state = job.state, job_reason = job.reason,
+  const std::string event_state = event ? jobs::StateName(*event) : "";
+  auto write = [id = job.id, state = std::string(jobs::StateName(job.state)), job_reason = job.reason,
                 restart_count = int64_t{job.restart_count}, tasks = tasks.dump(),
                 updated_ms = job.updated_ms, ended_ms = job.ended_ms, event_state,
                 queued_ms = job.queued_ms, attained = static_cast<int64_t>(job.attained_gpu_ms),
@@ -184,7 +187,9 @@ Result<Job> JobService::Get(int64_t id, std::vector<JobEvent>* events) {
     while (true) {
       ASSIGN_OR_RETURN(bool more, e.Step());
       if (!more) break;
-      events->push_back(JobEvent{e.Int(0), e.Text(1), e.Text(2)});
+      auto state = jobs::ParseJobState(e.Text(1));
+      if (!state) continue;  // written by this code only; never expected
+      events->push_back(JobEvent{e.Int(0), *state, e.Text(2)});
     }
     return Status::Ok();
   }));
@@ -194,14 +199,10 @@ Result<Job> JobService::Get(int64_t id, std::vector<JobEvent>* events) {
   return *out;
 }
 
-Result<std::vector<Job>> JobService::List(int64_t owner_id, const std::string& state, int limit) {
+Result<std::vector<Job>> JobService::List(int64_t owner_id, std::optional<jobs::JobState> state_filter,
+                                          int limit) {
   if (limit < 1 || limit > 1000) return Status::InvalidArgument("limit: must be 1..1000");
-  static const std::set<std::string> kStates = {"pending", "starting", "running", "succeeded",
-                                                "failed", "cancelled"};
-  if (!state.empty() && !kStates.count(state)) {
-    return Status::InvalidArgument("state '" + state + "': use pending, starting, running, "
-                                   "succeeded, failed or cancelled");
-  }
+  const std::string state = state_filter ? jobs::StateName(*state_filter) : "";
   std::vector<Job> out;
   RETURN_IF_ERROR(store_->Read([&](Db& db) -> Status {
     ASSIGN_OR_RETURN(Stmt s, db.Prepare(std::string(kJobSelect) +

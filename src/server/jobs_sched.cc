@@ -204,7 +204,7 @@ void JobService::SchedulePass(int64_t now_ms, bool full) {
 
   for (const auto& p : d.preemptions) {
     auto it = active_.find(p.id);
-    if (it != active_.end() && it->second.stop_to.empty()) Preempt(it->second, p.reason, now_ms);
+    if (it != active_.end() && !it->second.Stopping()) Preempt(it->second, p.reason, now_ms);
   }
   std::map<std::string, std::set<uint16_t>> busy_ports;
   if (!d.starts.empty()) busy_ports = BusyPorts(now_ms);
@@ -255,7 +255,7 @@ void JobService::Preempt(Job& job, const std::string& reason, int64_t now_ms) {
                              "; SIGKILL follows in " + std::to_string(options_.stop_grace_ms / 1000) +
                              " s; the job is requeued";
   ROTA_LOG(INFO) << "job " << job.id << ": preempted (" << reason << ")";
-  StopGang(job, "requeue", "preempted: " + reason + "; requeued", now_ms, notice);
+  StopGang(job, StopTo::kRequeue, "preempted: " + reason + "; requeued", now_ms, notice);
 }
 
 void JobService::CloseRun(Job& job, int64_t now_ms) {
@@ -280,7 +280,7 @@ std::vector<Job> JobService::Queue(const std::string& queue) const {
   std::vector<Job> out;
   MutexLock lock(&mu_);
   for (const auto& [id, job] : active_) {
-    if (job.state != "pending" || job.Final()) continue;
+    if (job.state != jobs::JobState::kPending || job.Final()) continue;
     if (!queue.empty() && (job.spec.queue.empty() ? "default" : job.spec.queue) != queue) continue;
     out.push_back(job);
   }

@@ -5,7 +5,9 @@
 namespace rota::server::scheduling {
 namespace {
 
-bool Alive(const JobTask& t) { return t.state == "created" || t.state == "running"; }
+bool Alive(const JobTask& t) {
+  return t.state == jobs::TaskState::kCreated || t.state == jobs::TaskState::kRunning;
+}
 
 // A process on a job's GPU is the job's when it runs as the job's Unix user
 // (or its user is unknown).
@@ -40,7 +42,7 @@ sched::RunningJob RunningOf(const Job& job, const SchedulingInput& in) {
   r.meta = MetaOf(job, in);
   r.started_ms = job.started_ms;
   r.expected_end_ms = job.spec.time_limit_ms > 0 ? job.started_ms + job.spec.time_limit_ms : 0;
-  r.stoppable = job.stop_to.empty();
+  r.stoppable = !job.Stopping();
   // Processes of one task (pytorch: one per GPU) share its GPUs, CPUs and memory.
   std::map<std::pair<std::string, uint32_t>, size_t> slot;
   for (const auto& t : job.tasks) {
@@ -90,7 +92,7 @@ bool HoldsResources(const Job& job) {
 }
 
 bool Schedulable(const Job& job) {
-  return job.state == "pending" && job.stop_to.empty() && !HoldsResources(job);
+  return job.state == jobs::JobState::kPending && !job.Stopping() && !HoldsResources(job);
 }
 
 double CurrentRunGpuMs(const Job& job, int64_t now_ms) {

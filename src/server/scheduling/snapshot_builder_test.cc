@@ -39,7 +39,7 @@ Job Running(int64_t id, const std::string& owner, const std::string& node, std::
   Job j;
   j.id = id;
   j.owner = owner;
-  j.state = "running";
+  j.state = jobs::JobState::kRunning;
   j.created_ms = 1000;
   j.started_ms = 5000;
   j.spec.queue = "ml";
@@ -54,7 +54,7 @@ Job Running(int64_t id, const std::string& owner, const std::string& node, std::
     t.index = 0;
     t.node = node;
     t.gpus = {g};
-    t.state = "running";
+    t.state = jobs::TaskState::kRunning;
     t.unix_user = owner;
     j.tasks.push_back(t);
   }
@@ -78,11 +78,11 @@ TEST(SnapshotBuilder, JobsBecomeRunningAndPendingWithTheirMeta) {
                           .node_labels = {{"rack", "r1"}}, .nodes = {"a"}}};
   jobs[2] = pending;
   Job stopping = Running(3, "carol", "a", {0});
-  stopping.state = "pending";  // being requeued: its task still runs
-  stopping.stop_to = "requeue";
+  stopping.state = jobs::JobState::kPending;  // being requeued: its task still runs
+  stopping.stop_to = StopTo::kRequeue;
   jobs[3] = stopping;
   Job ended = Running(4, "dave", "a", {2});
-  ended.state = "succeeded";
+  ended.state = jobs::JobState::kSucceeded;
   jobs[4] = ended;
 
   SchedulingInput in;
