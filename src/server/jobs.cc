@@ -158,7 +158,7 @@ Status JobService::Start() {
     }
   }
   if (!loaded.empty()) ROTA_LOG(INFO) << "jobs: " << loaded.size() << " unfinished job(s) restored";
-  thread_ = std::thread([this] { Run(); });
+  if (!options_.manual) thread_ = std::thread([this] { Run(); });
   return Status::Ok();
 }
 
@@ -589,21 +589,31 @@ void JobService::Run() {
       if (stop_) return;
     }
     wake_ = false;
-    // Every report that arrived is applied before any job reacts, so a gang's
-    // failure is blamed on the task that ended first, not on the first reported.
-    std::set<int64_t> changed;
-    while (!reports_.empty()) {
-      auto [node, r] = std::move(reports_.front());
-      reports_.pop_front();
-      if (auto id = HandleReport(node, r)) changed.insert(*id);
-    }
-    AfterReports(changed);
-    DropCommittedEnds();
     const bool full = clock_->MonotonicMs() - last_full >= options_.tick_ms;
-    Tick(clock_->NowMs(), full);
+    Round(full);
     last_pass = clock_->MonotonicMs();
     if (full) last_full = last_pass;
   }
+}
+
+void JobService::Step() {
+  MutexLock lock(&mu_);
+  wake_ = false;
+  Round(/*full=*/true);
+}
+
+void JobService::Round(bool full) {
+  // Every report that arrived is applied before any job reacts, so a gang's
+  // failure is blamed on the task that ended first, not on the first reported.
+  std::set<int64_t> changed;
+  while (!reports_.empty()) {
+    auto [node, r] = std::move(reports_.front());
+    reports_.pop_front();
+    if (auto id = HandleReport(node, r)) changed.insert(*id);
+  }
+  AfterReports(changed);
+  DropCommittedEnds();
+  Tick(clock_->NowMs(), full);
 }
 
 Result<Job> JobService::Cancel(int64_t user_id, bool admin, int64_t id) {

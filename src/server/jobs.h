@@ -127,6 +127,9 @@ struct JobServiceOptions {
   int64_t reservation_horizon_ms = 14LL * 24 * 3600 * 1000;
   // The window of max_gpu_hours quotas: jobs that ended in it, and unfinished ones.
   int64_t quota_period_ms = 30LL * 24 * 3600 * 1000;
+  // No thread: the owner moves the service with Step() (tests with a fake
+  // clock and a fake transport drive the whole core this way).
+  bool manual = false;
 };
 
 class JobService {
@@ -140,8 +143,14 @@ class JobService {
   JobService(const JobService&) = delete;
   JobService& operator=(const JobService&) = delete;
 
-  // Loads unfinished jobs and starts the service thread.
+  // Loads unfinished jobs and starts the service thread (none when manual).
   Status Start();
+  // One round of the service on the caller's thread, at the clock's time: the
+  // queued task reports are applied, jobs react to them (restart, stop, end),
+  // then a full tick — kill deadlines, time limits, lost nodes, orphans — and
+  // a scheduling pass whose starts and stops go out through the transport.
+  // The service thread does exactly this; with options.manual only Step does.
+  void Step() ROTA_EXCLUDES(mu_);
 
   // Validates and stores the job (pending) and returns it. InvalidArgument for a
   // job that can never be placed (names the largest node), an unknown queue or
@@ -178,6 +187,8 @@ class JobService {
 
  private:
   void Run() ROTA_EXCLUDES(mu_);
+  // Step's body; `full`: a full tick (else only what submissions need).
+  void Round(bool full) ROTA_REQUIRES(mu_);
   // Applies a task report; returns the id of the job whose task changed.
   std::optional<int64_t> HandleReport(const std::string& node, const api::TaskReport& r) ROTA_REQUIRES(mu_);
   // Lets each job react to its tasks' changes (restart, stop, end).

@@ -1,0 +1,222 @@
+// The job service's core driven synchronously (JobServiceOptions::manual):
+// a fake clock, a fake transport standing for the agents, real SQLite, real
+// accounts, queues, quotas and reservations. Each Step() is one round of what
+// the service thread does.
+#include <gtest/gtest.h>
+
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "server/accounts.h"
+#include "server/cluster_state.h"
+#include "server/jobs.h"
+#include "server/queues/queues.h"
+#include "server/quotas/quotas.h"
+#include "server/reservations.h"
+#include "server/store/store_test_util.h"
+#include "server/task_transport.h"
+
+namespace rota::server {
+namespace {
+
+using api::Json;
+using jobs::JobState;
+using jobs::TaskState;
+
+// Records what the service sends; tests play the agents' reports.
+class FakeTransport : public TaskTransport {
+ public:
+  void SetTaskListeners(TaskStatusListener status, TaskLogListener) override {
+    status_ = std::move(status);
+  }
+  Status SendTask(const std::string& node, const api::TaskStartMsg& m) override {
+    starts.emplace_back(node, m);
+    return Status::Ok();
+  }
+  Status SendTask(const std::string& node, const api::TaskSignalMsg& m) override {
+    signals.emplace_back(node, m);
+    return Status::Ok();
+  }
+  Status SendTask(const std::string&, const api::TaskLogsMsg&) override {
+    return Status::Unavailable("no logs here");
+  }
+  // The agent of `node` reports one task.
+  void Report(const std::string& node, const std::string& id, const std::string& state, int64_t pid,
+              std::optional<int> exit_code = std::nullopt,
+              std::optional<int> signal = std::nullopt) {
+    api::TaskReport r;
+    r.id = id;
+    r.state = state;
+    r.pid = pid;
+    r.exit_code = exit_code;
+    r.signal = signal;
+    api::TaskStatusMsg m;
+    m.tasks.push_back(r);
+    status_(node, m);
+  }
+  std::vector<std::pair<std::string, api::TaskStartMsg>> starts;
+  std::vector<std::pair<std::string, api::TaskSignalMsg>> signals;
+
+ private:
+  TaskStatusListener status_;
+};
+
+class JobsCoreTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    auto s = store::Store::Open(dir_.path(), store::StoreOptions{}, clock_);
+    ASSERT_TRUE(s.ok()) << s.status().ToString();
+    store_ = std::move(*s);
+    accounts_ = std::make_unique<Accounts>(store_.get(), std::string(32, 'k'), "min");
+    UserPatch alice;
+    alice.username = "alice";
+    alice.role = Role::kUser;
+    alice.password = "alice-password";
+    alice.unix_user = "nobody";
+    auto u = accounts_->CreateUser(alice, clock_.NowMs());
+    ASSERT_TRUE(u.ok()) << u.status().ToString();
+    alice_id_ = u->id;
+    reservations_ = std::make_unique<Reservations>(store_.get(), &cluster_, &clock_);
+    ASSERT_TRUE(reservations_->Start().ok());
+    queues_ = std::make_unique<Queues>(store_.get(), &clock_);
+    ASSERT_TRUE(queues_->Start().ok());
+    quotas_ = std::make_unique<Quotas>(store_.get(), &clock_);
+    ASSERT_TRUE(quotas_->Start().ok());
+    api::NodeInfo node;
+    node.name = "gpu-a";
+    node.node_id = "node-a";
+    node.sample_interval_ms = 1000;
+    for (uint32_t g = 0; g < 2; ++g)
+      node.gpus.push_back(api::GpuInfo{g, "GPU-" + std::to_string(g), "A100", "", {}, {}});
+    ASSERT_TRUE(cluster_.Connect(node, 1, clock_.NowMs()).ok());
+    JobServiceOptions options;
+    options.manual = true;
+    jobs_ = std::make_unique<JobService>(store_.get(), &cluster_, &transport_, reservations_.get(),
+                                         accounts_.get(), queues_.get(), quotas_.get(), &clock_,
+                                         options);
+    ASSERT_TRUE(jobs_->Start().ok());
+  }
+
+  int64_t Submit(Json extra = Json::object()) {
+    Json spec{{"name", "train"},
+              {"command", {"sleep", "600"}},
+              {"workdir", "/tmp"},
+              {"groups", {{{"role", "worker"}, {"replicas", 1}, {"gpus_per_task", 1}}}}};
+    spec.update(extra);
+    auto parsed = jobs::JobSpecFromJson(spec);
+    EXPECT_TRUE(parsed.ok()) << parsed.status().ToString();
+    auto job = jobs_->Submit(alice_id_, "alice", *parsed);
+    EXPECT_TRUE(job.ok()) << job.status().ToString();
+    return job.ok() ? job->id : 0;
+  }
+  Job Get(int64_t id) {
+    auto j = jobs_->Get(id);
+    EXPECT_TRUE(j.ok()) << j.status().ToString();
+    return j.ok() ? *j : Job{};
+  }
+  // Submits, starts and reports running; returns the job id and its task id.
+  std::pair<int64_t, std::string> Running(Json extra = Json::object()) {
+    const int64_t id = Submit(std::move(extra));
+    jobs_->Step();
+    EXPECT_EQ(transport_.starts.size(), 1u);
+    if (transport_.starts.empty()) return {id, ""};
+    const std::string task = transport_.starts.back().second.task.id;
+    transport_.Report("gpu-a", task, "running", 4242);
+    jobs_->Step();
+    EXPECT_EQ(Get(id).state, JobState::kRunning) << Get(id).reason;
+    return {id, task};
+  }
+
+  store::testing::TempDir dir_;
+  FakeClock clock_{1'800'000'000'000};
+  std::unique_ptr<store::Store> store_;
+  ClusterState cluster_{3};
+  FakeTransport transport_;
+  std::unique_ptr<Accounts> accounts_;
+  std::unique_ptr<Reservations> reservations_;
+  std::unique_ptr<Queues> queues_;
+  std::unique_ptr<Quotas> quotas_;
+  std::unique_ptr<JobService> jobs_;
+  int64_t alice_id_ = 0;
+};
+
+TEST_F(JobsCoreTest, AJobGoesFromPendingToSucceededThroughTheTransport) {
+  const int64_t id = Submit();
+  EXPECT_EQ(Get(id).state, JobState::kPending);
+  jobs_->Step();
+  ASSERT_EQ(transport_.starts.size(), 1u);
+  const auto& [node, start] = transport_.starts[0];
+  EXPECT_EQ(node, "gpu-a");
+  EXPECT_EQ(start.task.user, "nobody");
+  EXPECT_EQ(start.task.argv, (std::vector<std::string>{"sleep", "600"}));
+  EXPECT_EQ(Get(id).state, JobState::kStarting);
+  transport_.Report("gpu-a", start.task.id, "running", 4242);
+  jobs_->Step();
+  EXPECT_EQ(Get(id).state, JobState::kRunning);
+  EXPECT_EQ(Get(id).tasks[0].state, TaskState::kRunning);
+  EXPECT_EQ(Get(id).tasks[0].pid, 4242);
+  transport_.Report("gpu-a", start.task.id, "exited", 4242, 0);
+  jobs_->Step();
+  EXPECT_EQ(Get(id).state, JobState::kSucceeded) << Get(id).reason;
+  EXPECT_TRUE(transport_.signals.empty());
+}
+
+TEST_F(JobsCoreTest, ATimeLimitSendsTermThenKillOnTheServiceClock) {
+  auto [id, task] = Running(Json{{"time_limit", "1m"}});
+  clock_.AdvanceMs(59'000);
+  jobs_->Step();
+  EXPECT_TRUE(transport_.signals.empty()) << "stopped before its time limit";
+  clock_.AdvanceMs(2'000);
+  jobs_->Step();
+  ASSERT_EQ(transport_.signals.size(), 1u);
+  EXPECT_EQ(transport_.signals[0].second.id, task);
+  EXPECT_EQ(transport_.signals[0].second.signal, "TERM");
+  clock_.AdvanceMs(9'000);  // the grace is 10 s
+  jobs_->Step();
+  EXPECT_EQ(transport_.signals.size(), 1u) << "killed before the grace ended";
+  clock_.AdvanceMs(1'500);
+  jobs_->Step();
+  ASSERT_EQ(transport_.signals.size(), 2u);
+  EXPECT_EQ(transport_.signals[1].second.signal, "KILL");
+  transport_.Report("gpu-a", task, "exited", 4242, std::nullopt, 9);
+  jobs_->Step();
+  const Job j = Get(id);
+  EXPECT_EQ(j.state, JobState::kFailed);
+  EXPECT_NE(j.reason.find("time limit 60 s reached"), std::string::npos) << j.reason;
+}
+
+TEST_F(JobsCoreTest, AFailedGangRestartsOnlyAfterItsBackoff) {
+  auto [id, task] = Running(Json{{"restart", {{"policy", "on-failure"}, {"backoff", "10s"}}}});
+  transport_.Report("gpu-a", task, "exited", 4242, 3);
+  jobs_->Step();
+  Job j = Get(id);
+  EXPECT_EQ(j.state, JobState::kPending) << j.reason;
+  EXPECT_EQ(j.restart_count, 1u);
+  clock_.AdvanceMs(9'000);
+  jobs_->Step();
+  EXPECT_EQ(transport_.starts.size(), 1u) << "restarted before the backoff";
+  clock_.AdvanceMs(1'500);
+  jobs_->Step();
+  ASSERT_EQ(transport_.starts.size(), 2u);
+  EXPECT_NE(transport_.starts[1].second.task.id.find(".r1."), std::string::npos)
+      << transport_.starts[1].second.task.id;
+  EXPECT_EQ(Get(id).state, JobState::kStarting);
+}
+
+TEST_F(JobsCoreTest, ATaskOnANodeUnreachableForTenSecondsIsLost) {
+  auto [id, task] = Running();
+  cluster_.Disconnect("gpu-a", 1, clock_.NowMs());
+  clock_.AdvanceMs(9'000);
+  jobs_->Step();
+  EXPECT_EQ(Get(id).state, JobState::kRunning) << "lost too early";
+  clock_.AdvanceMs(2'000);
+  jobs_->Step();
+  const Job j = Get(id);
+  EXPECT_EQ(j.state, JobState::kFailed) << j.reason;
+  EXPECT_NE(j.reason.find("unreachable"), std::string::npos) << j.reason;
+}
+
+}  // namespace
+}  // namespace rota::server
