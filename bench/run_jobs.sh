@@ -125,8 +125,9 @@ while true; do  # twice in a row empty, as the C++ side
   [ -z "$(squeue -h -o %i | head -1)" ] && break
 done
 submitted=$(wc -l <"$work/slurm-ids")
-started=$(cat "$out"/tp-*.out 2>/dev/null | awk '$1 > 1e9' | wc -l)
-last_start=$(cat "$out"/tp-*.out 2>/dev/null | awk '$1 > 1e9' | sort -n | tail -1)
+# (find, not a glob: with JOBS=0 there is no output file)
+started=$(find "$out" -name 'tp-*.out' -exec cat {} + | awk '$1 > 1e9' | wc -l)
+last_start=$(find "$out" -name 'tp-*.out' -exec cat {} + | awk '$1 > 1e9' | sort -n | tail -1)
 jq -n --argjson n "$JOBS" --argjson submitted "$submitted" --argjson started "$started" \
    --argjson t0 "$t0" --argjson t_sub "$t_sub" --argjson t_done "$t_done" --argjson last "${last_start:-0}" \
    --argjson l50 "$(pct 0.5 <"$work/slurm-lat1")" --argjson l90 "$(pct 0.9 <"$work/slurm-lat1")" \
@@ -135,10 +136,56 @@ jq -n --argjson n "$JOBS" --argjson submitted "$submitted" --argjson started "$s
    --argjson ln "$(wc -l <"$work/slurm-lat1")" --argjson gn "$(wc -l <"$work/slurm-gang")" \
    '{latency_1_task: {samples: $ln, task_start_ms_p50: $l50, task_start_ms_p90: $l90, task_start_ms_p99: $l99},
      latency_gang: {samples: $gn, task_start_ms_p50: $g50, task_start_ms_p90: $g90, task_start_ms_p99: $g99},
-     throughput: {jobs: $n, submitted: $submitted, started: $started,
+     throughput: (if $n == 0 then null else {jobs: $n, submitted: $submitted, started: $started,
                   submitted_per_s: ($n / ($t_sub - $t0)), started_per_s: ($n / ($last - $t0)),
-                  finished_per_s: ($n / ($t_done - $t0)), all_finished_seconds: ($t_done - $t0)}}' \
+                  finished_per_s: ($n / ($t_done - $t0)), all_finished_seconds: ($t_done - $t0)} end)}' \
    >"$work/slurm.json"
+
+# Full cluster (QUEUED > 0): the same scenario as rota_job_launch --queued: every GPU
+# busy, QUEUED one-GPU jobs behind them, then FILLS occupants end one at a time (each
+# waits for a file); fill = the occupant's last line -> the first line of the job that
+# took its GPU (both the jobs' own `date`).
+if [ "$QUEUED" -gt 0 ]; then
+  trig="$out/go"; mkdir -p "$trig"
+  : >"$work/slurm-occ-ids"
+  for i in $(seq 0 15); do
+    if [ "$i" -lt "$FILLS" ]; then
+      script="date +%s.%N; while [ ! -e $trig/go-$i ]; do sleep 0.02; done; date +%s.%N"
+    else
+      script='date +%s.%N; exec sleep 3600'
+    fi
+    sbatch --parsable --gres=gpu:1 -o "$out/occ-$i.out" --wrap "$script" >>"$work/slurm-occ-ids"
+  done
+  while [ "$(squeue -h -t R -o %i | wc -l)" -lt 16 ]; do sleep 0.1; done
+  tq0=$(now)
+  seq "$QUEUED" | xargs -P "$CLIENTS" -I{} sbatch --parsable --gres=gpu:1 -o "$out/q-%j.out" \
+      --wrap 'date +%s.%N; exec sleep 3600' >"$work/slurm-q-ids"
+  tq1=$(now)
+  : >"$work/slurm-fill"; : >"$work/slurm-seen"
+  for f in $(seq 0 $((FILLS - 1))); do
+    touch "$trig/go-$f"
+    until [ "$(wc -l <"$out/occ-$f.out")" -ge 2 ]; do sleep 0.01; done
+    end=$(tail -1 "$out/occ-$f.out")
+    new=""
+    for _ in $(seq 6000); do  # at most ~10 min
+      for id in $(squeue -h -t R -o %i); do
+        if ! grep -qx "$id" "$work/slurm-seen" && [ -s "$out/q-$id.out" ]; then new=$id; break; fi
+      done
+      [ -n "$new" ] && break; sleep 0.02
+    done
+    [ -n "$new" ] || { echo "Slurm: no job took the GPU of occupant $f" >&2; break; }
+    echo "$new" >>"$work/slurm-seen"
+    awk -v a="$end" -v b="$(head -1 "$out/q-$new.out")" 'BEGIN {printf "%.1f\n", (b - a) * 1000}' >>"$work/slurm-fill"
+  done
+  scancel $(cat "$work/slurm-q-ids" "$work/slurm-occ-ids") 2>/dev/null || true
+  slurm_drain
+  jq --argjson n "$QUEUED" --argjson tq0 "$tq0" --argjson tq1 "$tq1" \
+     --argjson f50 "$(pct 0.5 <"$work/slurm-fill")" --argjson fmax "$(pct 1 <"$work/slurm-fill")" \
+     --argjson fills "$(wc -l <"$work/slurm-fill")" \
+     '. + {queued: {jobs: $n, submitted_per_s: ($n / ($tq1 - $tq0)), fills: $fills,
+                    fill_ms_p50: $f50, fill_ms_max: $fmax}}' "$work/slurm.json" >"$work/slurm-q.json"
+  mv "$work/slurm-q.json" "$work/slurm.json"
+fi
 echo "slurm: $(jq -c . "$work/slurm.json")"
 
 # ---------------------------------------------------------------- table -------
@@ -154,4 +201,7 @@ jq -rn --slurpfile r "$work/rota.json" --slurpfile s "$work/slurm.json" '
   row("gang submit->all processes started p50 ms"; $r.latency_gang.task_start_ms_p50; $s.latency_gang.task_start_ms_p50; "lower"),
   row("submitted jobs/s"; $r.throughput.submitted_per_s; $s.throughput.submitted_per_s; "higher"),
   row("started jobs/s"; $r.throughput.started_per_s; $s.throughput.started_per_s; "higher"),
-  row("finished jobs/s"; $r.throughput.finished_per_s; $s.throughput.finished_per_s; "higher")' | column -t -s $'\t'
+  row("finished jobs/s"; $r.throughput.finished_per_s; $s.throughput.finished_per_s; "higher"),
+  row("queued: submitted jobs/s"; $r.queued.submitted_per_s; $s.queued.submitted_per_s; "higher"),
+  row("queued: freed GPU taken p50 ms"; $r.queued.fill_ms_p50; $s.queued.fill_ms_p50; "lower"),
+  row("queued: freed GPU taken max ms"; $r.queued.fill_ms_max; $s.queued.fill_ms_max; "lower")' | column -t -s $'\t'

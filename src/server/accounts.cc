@@ -362,6 +362,22 @@ Result<User> Accounts::FindUser(const std::string& username) {
   return out;
 }
 
+Result<std::map<std::string, std::string>> Accounts::PrimaryGroups() {
+  std::map<std::string, std::string> out;
+  RETURN_IF_ERROR(store_->Read([&](Db& db) -> Status {
+    ASSIGN_OR_RETURN(Stmt s, db.Prepare("SELECT u.username, min(g.name) FROM users u "
+                                        "JOIN group_members m ON m.user_id = u.id "
+                                        "JOIN groups g ON g.id = m.group_id GROUP BY u.id"));
+    while (true) {
+      ASSIGN_OR_RETURN(bool row, s.Step());
+      if (!row) break;
+      out[s.Text(0)] = s.Text(1);
+    }
+    return Status::Ok();
+  }));
+  return out;
+}
+
 Result<User> Accounts::FindByUnixUser(const std::string& node, const std::string& unix_user) {
   ASSIGN_OR_RETURN(std::vector<User> users, ListUsers());
   for (auto& u : users) {

@@ -96,6 +96,10 @@ class Accounts {
   Status DeleteUser(int64_t id);
   Result<User> GetUser(int64_t id);
   Result<User> FindUser(const std::string& username);
+  // Every user's primary group (the first of its groups by name; users in no
+  // group are absent), by username: one read (the scheduler's fair share and
+  // group quotas).
+  Result<std::map<std::string, std::string>> PrimaryGroups();
   // The enabled user whose Unix account on `node` is `unix_user`; NotFound otherwise.
   Result<User> FindByUnixUser(const std::string& node, const std::string& unix_user);
   Result<std::vector<User>> ListUsers();

@@ -44,21 +44,10 @@ void JobService::RefreshPassCache(int64_t now_ms) {
       ROTA_LOG(WARNING) << "scheduler: cannot read reservations: " << r.status().message();
     }
   }
-  std::map<int64_t, User> users;
-  auto user = [&](int64_t id) -> const User* {
-    auto it = users.find(id);
-    if (it == users.end()) {
-      auto u = accounts_->GetUser(id);
-      if (!u.ok()) return nullptr;
-      it = users.emplace(id, std::move(*u)).first;
-    }
-    return &it->second;
-  };
-  c.group_of.clear();
-  for (const auto& [id, job] : active_) {
-    if (c.group_of.count(job.owner)) continue;
-    const User* u = user(job.owner_id);
-    c.group_of[job.owner] = u != nullptr && !u->groups.empty() ? u->groups.front() : "";
+  if (auto groups = accounts_->PrimaryGroups(); groups.ok()) {
+    c.group_of = std::move(*groups);
+  } else {
+    ROTA_LOG(WARNING) << "scheduler: cannot read users' groups: " << groups.status().message();
   }
   RefreshEndedUsage(now_ms);
 }
@@ -77,11 +66,6 @@ void JobService::RefreshEndedUsage(int64_t now_ms) {
     return;
   }
   c.ended_gpu_ms = std::move(ended);
-  for (const auto& [owner, ms] : c.ended_gpu_ms) {
-    if (c.group_of.count(owner)) continue;
-    auto u = accounts_->FindUser(owner);
-    c.group_of[owner] = u.ok() && !u->groups.empty() ? u->groups.front() : "";
-  }
 }
 
 void JobService::PeriodGpuHours(int64_t now_ms, std::map<std::string, double>* user,
@@ -151,6 +135,8 @@ void JobService::SchedulePass(int64_t now_ms, bool full) {
   in.queues = queues_->ForScheduler();
   in.group_of = pass_cache_.group_of;
   in.released_ms = released_ms_;
+  const scheduling::JobGpus job_gpus = scheduling::JobGpusByNode(active_);
+  in.job_gpus = &job_gpus;
 
   bool any_pending = false;
   for (const auto& [id, job] : active_) {
@@ -179,7 +165,6 @@ void JobService::SchedulePass(int64_t now_ms, bool full) {
   if (options_.reservation_idle_ms > 0) {
     std::map<std::string, const NodeView*> views;
     for (const auto& v : in.nodes) views[v.info.name] = &v;
-    const scheduling::JobGpus job_gpus = scheduling::JobGpusByNode(active_);
     static const scheduling::NodeJobGpus kNone;
     std::map<int64_t, int64_t> used;
     for (const auto& r : in.reservations) {

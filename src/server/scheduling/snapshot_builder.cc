@@ -157,7 +157,9 @@ sched::Snapshot BuildSnapshot(const SchedulingInput& in) {
   s.policy = in.policy;
   static const std::map<int64_t, Job> kNoJobs;
   const auto& jobs = in.jobs != nullptr ? *in.jobs : kNoJobs;
-  const JobGpus job_gpus = JobGpusByNode(jobs);
+  JobGpus computed;
+  if (in.job_gpus == nullptr) computed = JobGpusByNode(jobs);
+  const JobGpus& job_gpus = in.job_gpus != nullptr ? *in.job_gpus : computed;
   static const NodeJobGpus kNone;
   for (const auto& view : in.nodes) {
     sched::Node n;

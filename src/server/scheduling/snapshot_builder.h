@@ -22,11 +22,21 @@ namespace rota::server::scheduling {
 // A GPU of a node: (node name, GPU index).
 using GpuKey = std::pair<std::string, uint32_t>;
 
+// Who holds a GPU through a job: the job's owner and the Unix user its task
+// runs as.
+struct GpuHolder {
+  std::string owner;
+  std::string unix_user;
+};
+using NodeJobGpus = std::map<uint32_t, GpuHolder>;
+// Node -> GPU -> holder, over every job that holds resources.
+using JobGpus = std::map<std::string, NodeJobGpus>;
+
 struct SchedulingInput {
   int64_t now_ms = 0;
   sched::Policy policy;
   std::vector<NodeView> nodes;
-  const std::map<int64_t, Job>* jobs = nullptr;  // unfinished jobs (borrowed)
+  const std::map<int64_t, Job>* jobs = nullptr;    // unfinished jobs (borrowed)
   std::vector<reserve::Reservation> reservations;  // running and upcoming
   std::vector<sched::Queue> queues;
   sched::FairShare fairshare;  // usage and shares
@@ -38,6 +48,9 @@ struct SchedulingInput {
   // When a job last let a GPU go: a process seen on it in a sample taken before
   // then (plus the sample interval) is the job's, not someone's by hand.
   std::map<GpuKey, int64_t> released_ms;
+  // JobGpusByNode(*jobs), when the caller has it already (borrowed; null:
+  // BuildSnapshot computes it).
+  const JobGpus* job_gpus = nullptr;
 };
 
 sched::Snapshot BuildSnapshot(const SchedulingInput& in);
@@ -46,15 +59,6 @@ sched::Snapshot BuildSnapshot(const SchedulingInput& in);
 bool HoldsResources(const Job& job);
 // True for a job the scheduler may start: pending and not being stopped.
 bool Schedulable(const Job& job);
-// Who holds a GPU through a job: the job's owner and the Unix user its task
-// runs as.
-struct GpuHolder {
-  std::string owner;
-  std::string unix_user;
-};
-using NodeJobGpus = std::map<uint32_t, GpuHolder>;
-// Node -> GPU -> holder, over every job that holds resources.
-using JobGpus = std::map<std::string, NodeJobGpus>;
 JobGpus JobGpusByNode(const std::map<int64_t, Job>& jobs);
 
 // The GPUs of `view` no job may get now: failed in its latest sample, or
