@@ -126,6 +126,11 @@ TEST_F(SchedE2E, AHigherQueuePreemptsAPreemptibleJobWhichIsToldRequeuedAndRunsAg
   EXPECT_EQ((*queue)["jobs"][0].value("id", 0), low_id);
   EXPECT_EQ((*queue)["jobs"][0].value("position", 0), 1);
   EXPECT_NE((*queue)["jobs"][0].value("reason", "").find("GPU"), std::string::npos) << queue->dump(2);
+  EXPECT_EQ((*queue).value("total", 0), 1);
+  auto page = server_->GetJson("/api/v1/queue?offset=1&limit=10");
+  ASSERT_TRUE(page.ok());
+  EXPECT_TRUE((*page)["jobs"].empty()) << page->dump(2);
+  EXPECT_EQ((*page).value("total", 0), 1) << page->dump(2);
 
   // Bob's job ends; alice's runs again and succeeds.
   Json high_end = WaitJobEnd(*server_, high_id, seconds(60));
@@ -238,6 +243,8 @@ TEST_F(SchedE2E, QueuesAreManagedWithTheCliAndBadInputIsRefused) {
   EXPECT_EQ(status("PUT", "/api/v1/queues/ml", R"({"name":"other"})", server_->admin_token()), 400);
   EXPECT_EQ(status("GET", "/api/v1/queue?queue=nope", "", alice_), 404);
   EXPECT_EQ(status("GET", "/api/v1/queue?bogus=1", "", alice_), 400);
+  EXPECT_EQ(status("GET", "/api/v1/queue?limit=0", "", alice_), 400);
+  EXPECT_EQ(status("GET", "/api/v1/queue?offset=-1", "", alice_), 400);
   EXPECT_EQ(status("GET", "/api/v1/queues", "", ""), 401);
 
   // The queue listing in order, as the CLI shows it.

@@ -159,8 +159,11 @@ class JobService {
   Result<Job> Submit(int64_t owner_id, const std::string& owner, const jobs::JobSpec& spec);
   // Unfinished jobs that name `queue`.
   int UnfinishedIn(const std::string& queue) const;
-  // Pending jobs in the scheduler's order (position 1 first), with why they wait.
-  std::vector<Job> Queue(const std::string& queue) const;
+  // Pending jobs in the scheduler's order (position 1 first), with why they
+  // wait: `limit` of them from `offset` on; *total (optional) gets how many
+  // there are. queue "": every queue.
+  std::vector<Job> Queue(const std::string& queue, size_t offset = 0, size_t limit = SIZE_MAX,
+                         size_t* total = nullptr) const;
   // Cancels a job: PermissionDenied unless owner or admin; Conflict when it ended.
   Result<Job> Cancel(int64_t user_id, bool admin, int64_t id);
   Result<Job> Get(int64_t id, std::vector<JobEvent>* events = nullptr);

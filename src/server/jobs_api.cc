@@ -22,18 +22,6 @@ using net::HttpResponse;
 
 HttpResponse Fail(const Status& st) { return HttpResponse::FromStatus(st); }
 
-Result<uint64_t> UintParam(const HttpRequest& req, const char* key, uint64_t def, uint64_t max) {
-  const std::string v = req.Query(key);
-  if (v.empty()) return def;
-  bool ok = v.size() <= 19;
-  for (char c : v) ok = ok && c >= '0' && c <= '9';
-  if (!ok || std::stoull(v) > max) {
-    return Status::InvalidArgument(std::string(key) + ": '" + v + "' must be a number up to " +
-                                   std::to_string(max));
-  }
-  return std::stoull(v);
-}
-
 }  // namespace
 
 Status RegisterJobRoutes(net::HttpServer& http, ApiContext& ctx) {

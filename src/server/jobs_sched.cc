@@ -261,18 +261,21 @@ int JobService::UnfinishedIn(const std::string& queue) const {
   return n;
 }
 
-std::vector<Job> JobService::Queue(const std::string& queue) const {
-  std::vector<Job> out;
+std::vector<Job> JobService::Queue(const std::string& queue, size_t offset, size_t limit, size_t* total) const {
+  std::vector<const Job*> pending;
   MutexLock lock(&mu_);
   for (const auto& [id, job] : active_) {
     if (job.state != jobs::JobState::kPending || job.Final()) continue;
     if (!queue.empty() && (job.spec.queue.empty() ? "default" : job.spec.queue) != queue) continue;
-    out.push_back(job);
+    pending.push_back(&job);
   }
-  std::sort(out.begin(), out.end(), [](const Job& a, const Job& b) {
-    const uint32_t pa = a.position == 0 ? UINT32_MAX : a.position, pb = b.position == 0 ? UINT32_MAX : b.position;
-    return pa != pb ? pa < pb : a.id < b.id;
+  std::sort(pending.begin(), pending.end(), [](const Job* a, const Job* b) {
+    const uint32_t pa = a->position == 0 ? UINT32_MAX : a->position, pb = b->position == 0 ? UINT32_MAX : b->position;
+    return pa != pb ? pa < pb : a->id < b->id;
   });
+  if (total != nullptr) *total = pending.size();
+  std::vector<Job> out;
+  for (size_t i = offset; i < pending.size() && out.size() < limit; ++i) out.push_back(*pending[i]);
   return out;
 }
 

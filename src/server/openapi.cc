@@ -272,8 +272,10 @@ Json QueuePaths() {
       {"/api/v1/queue",
        {{"get", Op("Pending jobs in the scheduler's order, each with why it waits, its position and "
                    "estimated start",
-                   Obj({{"jobs", Arr(job)}}), {400, 401, 404},
-                   Json::array({QueryParam("queue", "string", "only this queue")}))}}},
+                   Obj({{"jobs", Arr(job)}, {"total", T("integer")}}), {400, 401, 404},
+                   Json::array({QueryParam("queue", "string", "only this queue"),
+                                QueryParam("offset", "integer", "skip this many (default 0)"),
+                                QueryParam("limit", "integer", "at most this many (default all); `total` says how many wait")}))}}},
   };
 }
 

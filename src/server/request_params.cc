@@ -6,7 +6,8 @@ Result<int64_t> ParsePositiveId(const std::string& what, const std::string& text
   bool ok = !text.empty() && text.size() <= 18;
   for (char c : text) ok = ok && c >= '0' && c <= '9';
   if (!ok || std::stoll(text) <= 0) {
-    return Status::InvalidArgument(what + " id '" + text.substr(0, 40) + "' must be a positive integer");
+    return Status::InvalidArgument(what + " id '" + text.substr(0, 40) +
+                                   "' must be a positive integer");
   }
   return std::stoll(text);
 }
@@ -18,6 +19,19 @@ Status OnlyQueryParams(const net::HttpRequest& req, std::initializer_list<const 
     if (!ok) return Status::InvalidArgument("unknown query parameter '" + key.substr(0, 64) + "'");
   }
   return Status::Ok();
+}
+
+Result<uint64_t> UintParam(const net::HttpRequest& req, const char* key, uint64_t def,
+                           uint64_t max) {
+  const std::string v = req.Query(key);
+  if (v.empty()) return def;
+  bool ok = v.size() <= 19;
+  for (char c : v) ok = ok && c >= '0' && c <= '9';
+  if (!ok || std::stoull(v) > max) {
+    return Status::InvalidArgument(std::string(key) + ": '" + v + "' must be a number up to " +
+                                   std::to_string(max));
+  }
+  return std::stoull(v);
 }
 
 }  // namespace rota::server

@@ -13,6 +13,10 @@ namespace rota::server {
 // `text` as a positive id; InvalidArgument "<what> id 'x' must be a positive integer".
 Result<int64_t> ParsePositiveId(const std::string& what, const std::string& text);
 
+// Query parameter `key` as a whole number up to `max`; `def` when absent.
+// InvalidArgument naming the parameter otherwise.
+Result<uint64_t> UintParam(const net::HttpRequest& req, const char* key, uint64_t def, uint64_t max);
+
 // InvalidArgument naming the first query parameter not in `allowed`.
 Status OnlyQueryParams(const net::HttpRequest& req, std::initializer_list<const char*> allowed);
 

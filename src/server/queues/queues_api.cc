@@ -102,19 +102,25 @@ Status RegisterQueueRoutes(net::HttpServer& http, ApiContext& ctx) {
   RETURN_IF_ERROR(http.Route("GET", "/api/v1/queue", [&ctx](const HttpRequest& req) {
     auto who = RequireReader(ctx, req);
     if (!who.ok()) return Fail(who.status());
-    if (Status st = OnlyQueryParams(req, {"queue"}); !st.ok()) return Fail(st);
+    if (Status st = OnlyQueryParams(req, {"queue", "offset", "limit"}); !st.ok()) return Fail(st);
     const std::string queue = req.Query("queue");
     if (!queue.empty()) {
       if (auto q = ctx.queues->Get(queue); !q.ok()) return Fail(q.status());
     }
+    auto offset = UintParam(req, "offset", 0, 1'000'000'000);
+    if (!offset.ok()) return Fail(offset.status());
+    auto limit = UintParam(req, "limit", 1'000'000'000, 1'000'000'000);
+    if (!limit.ok()) return Fail(limit.status());
+    if (*limit == 0) return Fail(Status::InvalidArgument("limit: must be at least 1"));
+    size_t total = 0;
     api::Json rows = api::Json::array();
-    for (const auto& j : ctx.jobs->Queue(queue)) {
+    for (const auto& j : ctx.jobs->Queue(queue, *offset, *limit, &total)) {
       api::Json row = ToJson(j);
       row.erase("spec");
       row.erase("tasks");
       rows.push_back(std::move(row));
     }
-    return HttpResponse::Json(200, api::Json{{"jobs", std::move(rows)}}.dump());
+    return HttpResponse::Json(200, api::Json{{"jobs", std::move(rows)}, {"total", total}}.dump());
   }));
   return Status::Ok();
 }
