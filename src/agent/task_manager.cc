@@ -80,13 +80,17 @@ TaskManager::TaskManager(std::vector<std::string> shim_argv, std::string state_d
     : runner_(std::move(shim_argv), std::move(state_dir)),
       send_(std::move(send)),
       poll_ms_(poll_ms),
-      exits_([this](pid_t) {
+      exits_([this](pid_t pid) {
         MutexLock lock(&mu_);
+        exited_pids_.push_back(pid);
         exited_ = true;
         cv_.NotifyAll();
       }) {
   runner_.set_wait_for_start(false);  // starts overlap; pids are reported as they appear
-  for (const auto& id : runner_.Adopt()) ROTA_LOG(INFO) << "task " << id << ": adopted";
+  for (const auto& id : runner_.Adopt()) {
+    ROTA_LOG(INFO) << "task " << id << ": adopted";
+    live_.insert(id);
+  }
   thread_ = std::thread([this] { Run(); });
 }
 
@@ -188,7 +192,10 @@ void TaskManager::Start(const api::TaskSpec& spec) {
   auto st = runner_.Start(req);
   if (!st.ok()) return refuse(st.status().message());
   ROTA_LOG(INFO) << "task " << spec.id << ": started, pid " << st->pid;
-  exits_.Watch(runner_.ShimPid(spec.id));
+  live_.insert(spec.id);
+  starting_ids_.insert(spec.id);
+  if (const pid_t shim = runner_.ShimPid(spec.id); shim > 0 && exits_.Watch(shim))
+    shim_ids_[shim] = spec.id;
   if (spec.stop_after_disconnect_ms > 0) stop_after_[spec.id] = spec.stop_after_disconnect_ms;
 }
 
@@ -253,21 +260,21 @@ int64_t TaskManager::StopDisconnected(int64_t since_ms) {
   return next;
 }
 
-bool TaskManager::PollAll(bool send_all) {
+bool TaskManager::Poll(const std::vector<std::string>& ids, bool send_all) {
   api::TaskStatusMsg msg;
-  bool starting = false;
-  for (const auto& id : runner_.Ids()) {
+  for (const auto& id : ids) {
     auto it = last_.find(id);
-    // A task that ended and was reported is not polled again.
-    if (!send_all && it != last_.end() && it->second.state != "running") continue;
     api::TaskReport r = Report(id);
     if (r.state == "running" && r.pid <= 0) {  // its shim is still starting it
-      starting = true;
+      starting_ids_.insert(id);
       continue;
     }
+    starting_ids_.erase(id);
+    if (r.state != "running") live_.erase(id);
     if (send_all || it == last_.end() || !SameReport(it->second, r)) msg.tasks.push_back(r);
     last_[id] = r;
   }
+  const bool starting = !starting_ids_.empty();
   for (const auto& [id, r] : failed_) {
     if (send_all || !last_.count(id)) msg.tasks.push_back(r);
     last_[id] = r;
@@ -296,6 +303,8 @@ void TaskManager::Run() {
     if (stop_) return;
     exited_ = false;
     outage_began_ = false;
+    std::vector<pid_t> exited = std::move(exited_pids_);
+    exited_pids_.clear();
     const int64_t disconnected_since = disconnected_since_ms_;
     std::deque<Work> work = std::move(work_);
     work_.clear();
@@ -334,7 +343,27 @@ void TaskManager::Run() {
       }
     }
     next_stop_ms = stop_after_.empty() ? -1 : StopDisconnected(disconnected_since);
-    starting_ = PollAll(send_all);
+    // A full look at every unended task every poll_ms (and after a
+    // registration); in between only at those starting and those whose shim
+    // ended, so a burst of starts does not rescan every running task.
+    const int64_t now = MonotonicNs() / 1'000'000;
+    std::vector<std::string> ids;
+    const bool full = send_all || now - last_full_poll_ms_ >= poll_ms_;
+    if (send_all) {
+      ids = runner_.Ids();
+    } else if (full) {
+      ids.assign(live_.begin(), live_.end());
+    } else {
+      ids.assign(starting_ids_.begin(), starting_ids_.end());
+      for (pid_t pid : exited) {
+        if (auto s = shim_ids_.find(pid); s != shim_ids_.end() && !starting_ids_.count(s->second)) {
+          ids.push_back(s->second);
+        }
+      }
+    }
+    if (full) last_full_poll_ms_ = now;
+    for (pid_t pid : exited) shim_ids_.erase(pid);
+    starting_ = Poll(ids, send_all);
     lock.Lock();
   }
 }

@@ -16,6 +16,7 @@
 #include <deque>
 #include <functional>
 #include <map>
+#include <set>
 #include <string>
 #include <thread>
 #include <variant>
@@ -61,9 +62,10 @@ class TaskManager {
   void Run() ROTA_EXCLUDES(mu_);
   void Start(const api::TaskSpec& spec) ROTA_EXCLUDES(mu_);
   api::TaskReport Report(const std::string& id);
-  // Reports what changed (everything with send_all). A task whose process does
-  // not exist yet is not reported; returns true while there is one.
-  bool PollAll(bool send_all) ROTA_EXCLUDES(mu_);
+  // Looks at the tasks `ids` and reports what changed (everything with
+  // send_all). A task whose process does not exist yet is not reported; returns
+  // true while there is one.
+  bool Poll(const std::vector<std::string>& ids, bool send_all) ROTA_EXCLUDES(mu_);
   // Stops the tasks whose stop_after_disconnect has passed in an outage that
   // began at `since_ms` (-1: connected); returns when it next needs to act
   // (monotonic ms; -1 never).
@@ -72,7 +74,13 @@ class TaskManager {
   TaskRunner runner_;  // used by the thread only
   SendFn send_;
   const int64_t poll_ms_;
-  bool starting_ = false;                        // task thread only: a started task has no pid yet
+  bool starting_ = false;
+  // Thread only. Which tasks a round looks at: every unended one on the full
+  // poll (poll_ms), else only those still starting and those whose shim ended.
+  std::set<std::string> live_;                   // not yet reported ended
+  std::set<std::string> starting_ids_;           // no pid yet
+  std::map<pid_t, std::string> shim_ids_;        // watched shims
+  int64_t last_full_poll_ms_ = 0;                // task thread only: a started task has no pid yet
   std::map<std::string, api::TaskReport> last_;  // thread only: last report sent per task
   std::map<std::string, api::TaskReport> failed_;  // thread only: tasks that never started
   std::map<std::string, int64_t>
@@ -84,7 +92,8 @@ class TaskManager {
   CondVar cv_;
   std::deque<Work> work_ ROTA_GUARDED_BY(mu_);
   bool resend_ ROTA_GUARDED_BY(mu_) = true;
-  bool exited_ ROTA_GUARDED_BY(mu_) = false;                 // a watched shim ended
+  bool exited_ ROTA_GUARDED_BY(mu_) = false;  // a watched shim ended
+  std::vector<pid_t> exited_pids_ ROTA_GUARDED_BY(mu_);
   int64_t disconnected_since_ms_ ROTA_GUARDED_BY(mu_) = -1;  // monotonic; -1 connected
   bool outage_began_ ROTA_GUARDED_BY(mu_) = false;           // wakes the thread to plan the stops
   bool stop_ ROTA_GUARDED_BY(mu_) = false;
