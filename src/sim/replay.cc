@@ -161,6 +161,10 @@ class Replayer {
       const SimJob& j = jobs_[static_cast<size_t>(r.meta.id - 1)];
       busy += j.gpus;
     }
+    if (!s_.pending.empty()) {
+      waiting_ms_ += static_cast<double>(t - last_ms_);
+      busy_waiting_gpu_ms_ += static_cast<double>(busy) * static_cast<double>(t - last_ms_);
+    }
     // Utilisation over the submission window, by hour for the picture.
     const int64_t a = std::max(last_ms_, window_from_), b = std::min(t, window_to_);
     if (b > a) busy_gpu_ms_ += static_cast<double>(busy) * static_cast<double>(b - a);
@@ -307,6 +311,7 @@ class Replayer {
     std::sort(r.jct_sorted_h.begin(), r.jct_sorted_h.end());
     const double window = static_cast<double>(std::max<int64_t>(1, window_to_ - window_from_));
     r.utilisation = busy_gpu_ms_ / (window * total_gpus_);
+    r.utilisation_while_waiting = waiting_ms_ > 0 ? busy_waiting_gpu_ms_ / (waiting_ms_ * total_gpus_) : 1.0;
     r.preemptions_per_job = preemptions / static_cast<double>(jobs_.size());
     r.lost_gpu_hours = lost / kHourMs;
     double sum = 0, sq = 0;
@@ -333,6 +338,7 @@ class Replayer {
   size_t dropped_ = 0, max_queue_ = 0;
   int64_t last_ms_ = 0, window_from_ = 0, window_to_ = 0;
   double busy_gpu_ms_ = 0;
+  double waiting_ms_ = 0, busy_waiting_gpu_ms_ = 0;  // while some job waited
   std::vector<double> hourly_;
   std::vector<double> pass_ms_;
   std::vector<size_t> queue_at_pass_;

@@ -53,6 +53,11 @@ struct ReplayResult {
   uint32_t gpus = 0;
   Percentiles jct_h, wait_h, bounded_slowdown;
   double utilisation = 0;  // busy GPU-time / (GPUs x window) over the submission window
+  // Busy GPU-time / (GPUs x time) over the whole replay's moments when some job
+  // waited: how much a policy leaves GPUs idle while there is work (GPUs too
+  // fragmented for the waiting jobs count as idle). Not biased by the window's
+  // end, where policies that finish short jobs first leave long ones running.
+  double utilisation_while_waiting = 0;
   double preemptions_per_job = 0;
   double lost_gpu_hours = 0;  // progress lost to preemptions
   double fairness_jain = 0;   // Jain's index of per-user average slowdown (1 = fair)

@@ -40,6 +40,11 @@ TEST(ReplayTest, FifoBlocksAndEasyBackfillsAroundTheHead) {
   EXPECT_NEAR(fifo.jct_h.avg * 3, 1 + (2 - 1.0 / 3600) + (2.5 - 2.0 / 3600), 1e-6);
   EXPECT_NEAR(easy.jct_h.avg * 3, 1 + (2 - 1.0 / 3600) + 0.5, 1e-6);
   EXPECT_EQ(fifo.preemptions_per_job, 0);
+  // Busy GPUs while some job waits. FIFO: B waits [1 s, 1 h) beside A (2 of 4
+  // busy), C waits [1 h, 2 h) behind B (4 busy). EASY: B waits [1 s, 1 h): A
+  // alone for 1 s, A and C until 1802 s, then A alone.
+  EXPECT_NEAR(fifo.utilisation_while_waiting, (2.0 * 3599 + 4.0 * 3600) / (4.0 * 7199), 1e-9);
+  EXPECT_NEAR(easy.utilisation_while_waiting, (2.0 * 1 + 4.0 * 1800 + 2.0 * 1798) / (4.0 * 3599), 1e-9);
 }
 
 TEST(ReplayTest, PreemptionCostsProgressAndIsCounted) {
