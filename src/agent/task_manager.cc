@@ -83,7 +83,6 @@ TaskManager::TaskManager(std::vector<std::string> shim_argv, std::string state_d
       exits_([this](pid_t pid) {
         MutexLock lock(&mu_);
         exited_pids_.push_back(pid);
-        exited_ = true;
         cv_.NotifyAll();
       }) {
   runner_.set_wait_for_start(false);  // starts overlap; pids are reported as they appear
@@ -298,10 +297,9 @@ void TaskManager::Run() {
     if (next_stop_ms >= 0)
       wait_ms = std::clamp<int64_t>(next_stop_ms - MonotonicNs() / 1'000'000, 0, wait_ms);
     cv_.WaitFor(&mu_, std::chrono::milliseconds(wait_ms), [&]() ROTA_REQUIRES(mu_) {
-      return stop_ || !work_.empty() || resend_ || exited_ || outage_began_;
+      return stop_ || !work_.empty() || resend_ || !exited_pids_.empty() || outage_began_;
     });
     if (stop_) return;
-    exited_ = false;
     outage_began_ = false;
     std::vector<pid_t> exited = std::move(exited_pids_);
     exited_pids_.clear();

@@ -92,8 +92,7 @@ class TaskManager {
   CondVar cv_;
   std::deque<Work> work_ ROTA_GUARDED_BY(mu_);
   bool resend_ ROTA_GUARDED_BY(mu_) = true;
-  bool exited_ ROTA_GUARDED_BY(mu_) = false;  // a watched shim ended
-  std::vector<pid_t> exited_pids_ ROTA_GUARDED_BY(mu_);
+  std::vector<pid_t> exited_pids_ ROTA_GUARDED_BY(mu_);  // watched shims that ended
   int64_t disconnected_since_ms_ ROTA_GUARDED_BY(mu_) = -1;  // monotonic; -1 connected
   bool outage_began_ ROTA_GUARDED_BY(mu_) = false;           // wakes the thread to plan the stops
   bool stop_ ROTA_GUARDED_BY(mu_) = false;

@@ -33,13 +33,6 @@ std::optional<size_t> FreeMap::Find(const std::string& name) const {
   return it->second;
 }
 
-uint64_t FreeMap::RoughCapacity(const TaskDemand& d) const {
-  if (d.gpus_per_task == 0) return UINT64_MAX;
-  uint64_t n = 0;
-  for (const auto& f : nodes_) n += f.free_gpus / d.gpus_per_task;
-  return n;
-}
-
 void FreeMap::TakeGpu(size_t n, uint32_t gpu) {
   auto& f = nodes_[n];
   if (gpu >= f.node->gpus || !gpu_free_[f.offset + gpu]) return;
@@ -88,15 +81,6 @@ bool Eligible(const Node& n, const TaskDemand& d) {
     if (it == n.labels.end() || it->second != v) return false;
   }
   return true;
-}
-
-std::pair<std::string, uint32_t> FreeMap::LargestBlock(const TaskDemand& d) const {
-  std::pair<std::string, uint32_t> best{"", 0};
-  for (const auto& f : nodes_) {
-    if (!f.node->schedulable || !Eligible(*f.node, d)) continue;
-    if (best.first.empty() || f.free_gpus > best.second) best = {f.node->name, f.free_gpus};
-  }
-  return best;
 }
 
 std::optional<std::vector<TaskAlloc>> PlaceGang(const FreeMap& map,

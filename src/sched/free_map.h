@@ -54,11 +54,6 @@ class FreeMap {
   void TakeGpu(size_t n, uint32_t gpu);
   void GiveGpu(size_t n, uint32_t gpu);
 
-  // Upper bound on how many tasks of `d` fit now (GPUs only), without placing.
-  uint64_t RoughCapacity(const TaskDemand& d) const;
-  // The node with the largest free block a demand may use, for messages.
-  std::pair<std::string, uint32_t> LargestBlock(const TaskDemand& d) const;
-
  private:
   friend std::optional<std::vector<TaskAlloc>> PlaceGang(const FreeMap&,
                                                          const std::vector<TaskDemand>&, bool,
