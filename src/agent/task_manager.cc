@@ -335,6 +335,7 @@ void TaskManager::Run() {
           const ssize_t n =
               ::pread(fd, out.data.data(), out.data.size(), static_cast<off_t>(out.offset));
           out.data.resize(n < 0 ? 0 : static_cast<size_t>(n));
+          out.next_offset = out.offset + out.data.size();
           ::close(fd);
         }
         send_(api::Encode(out));

@@ -331,6 +331,7 @@ std::string Encode(const TaskLogMsg& m) {
   j["data"] = m.data;
   j["offset"] = m.offset;
   j["size"] = m.size;
+  if (m.next_offset != 0) j["next_offset"] = m.next_offset;
   if (!m.error.empty()) j["error"] = m.error;
   return j.dump(-1, ' ', false, Json::error_handler_t::replace);
 }

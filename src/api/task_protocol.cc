@@ -204,7 +204,11 @@ Result<TaskLogMsg> TaskLogFromJson(const Json& j) {
   RETURN_IF_ERROR(Get(j, "offset", &m.offset, false));
   RETURN_IF_ERROR(Get(j, "size", &m.size, false));
   RETURN_IF_ERROR(Get(j, "error", &m.error, false));
+  RETURN_IF_ERROR(Get(j, "next_offset", &m.next_offset, false));
   if (m.data.size() > kMaxLogChunk * 2) return Bad("data", "too large");
+  if (m.next_offset != 0 && (m.next_offset < m.offset || m.next_offset - m.offset > kMaxLogChunk)) {
+    return Bad("next_offset", "not within one chunk after offset");
+  }
   return m;
 }
 

@@ -86,6 +86,10 @@ struct TaskLogMsg {
   uint64_t offset = 0;  // of `data` in the file
   uint64_t size = 0;    // the file's size now
   std::string error;
+  // offset + the bytes read: where the next read starts. The JSON encoding replaces invalid
+  // UTF-8 in `data`, so its length there is not the byte count. 0 when the sender is an older
+  // agent (then offset + data.size()).
+  uint64_t next_offset = 0;
 };
 
 // InvalidArgument naming the field. Shared by the decoders and the senders.

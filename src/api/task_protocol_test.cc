@@ -62,6 +62,23 @@ TEST(TaskProtocolTest, MessagesRoundTrip) {
   auto log = DecodeAgentMessage(Encode(TaskLogMsg{7, "hello\n", 100, 106, ""}));
   ASSERT_TRUE(log.ok()) << log.status().ToString();
   EXPECT_EQ(std::get<TaskLogMsg>(*log).data, "hello\n");
+  EXPECT_EQ(std::get<TaskLogMsg>(*log).next_offset, 0u);  // an older agent's message
+}
+
+// Invalid UTF-8 is replaced in the JSON, so the byte count travels beside the text.
+TEST(TaskProtocolTest, TaskLogCarriesTheNextOffsetInFileBytes) {
+  TaskLogMsg m{7, "ok \xff\xfe\n", 100, 200, ""};
+  m.next_offset = 106;
+  auto log = DecodeAgentMessage(Encode(m));
+  ASSERT_TRUE(log.ok()) << log.status().ToString();
+  const auto& got = std::get<TaskLogMsg>(*log);
+  EXPECT_NE(got.data.size(), 6u);  // replaced: longer than the bytes read
+  EXPECT_EQ(got.next_offset, 106u);
+
+  m.next_offset = 99;  // before the chunk
+  auto bad = DecodeAgentMessage(Encode(m));
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().message().find("next_offset"), std::string::npos);
 }
 
 // Tried: path tricks and junk in ids, empty argv, a relative workdir, bad env

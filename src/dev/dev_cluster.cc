@@ -6,6 +6,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <cstdio>
 #include <cstdlib>
 #include <iostream>
 #include <nlohmann/json.hpp>
@@ -24,6 +26,22 @@ std::vector<SimNodeSpec> DefaultNodes() {
       {"gpu-b", "Tesla V100-SXM2-32GB", 4, 32768, 300, 40, false},
       {"gpu-c", "Tesla T4", 2, 15360, 70, 10, false},
   };
+}
+
+Result<std::vector<SimNodeSpec>> DevNodes(int count) {
+  if (count < 1 || count > kMaxDevNodes) {
+    return Status::InvalidArgument("--nodes must be between 1 and " +
+                                   std::to_string(kMaxDevNodes) + ", not " +
+                                   std::to_string(count));
+  }
+  std::vector<SimNodeSpec> nodes = DefaultNodes();
+  nodes.resize(std::min<size_t>(nodes.size(), count));
+  for (int i = static_cast<int>(nodes.size()) + 1; i <= count; ++i) {
+    char name[16];
+    std::snprintf(name, sizeof name, "gpu-%03d", i);
+    nodes.push_back({name, "NVIDIA A100-SXM4-80GB", 8, 81920, 400, 60, false});
+  }
+  return nodes;
 }
 
 std::string SimConfigJson(const SimNodeSpec& node) {
@@ -125,6 +143,8 @@ int RunDev(const DevOptions& options) {
     if (::mkdtemp(tmpl) == nullptr) return Fail(Status::IoError("cannot create a temporary directory"));
     data_dir = tmpl;
   }
+  auto node_specs = DevNodes(options.nodes);
+  if (!node_specs.ok()) return Fail(node_specs.status());
   auto sim_lib = FindSimNvmlLibrary();
   if (!sim_lib.ok()) return Fail(sim_lib.status());
   auto exe = SelfExecutable();
@@ -152,7 +172,7 @@ int RunDev(const DevOptions& options) {
   if (!demo.ok()) return Fail(demo.status().WithContext("demo accounts"));
 
   std::vector<AgentChild> agents;
-  for (const auto& spec : DefaultNodes()) {
+  for (const auto& spec : *node_specs) {
     std::string node_dir = data_dir + "/nodes/" + spec.name;
     if (Status s = MakeDirs(node_dir, 0700); !s.ok()) return Fail(s);
     std::string sim_config = node_dir + "/sim-nvml.json";
@@ -177,14 +197,16 @@ int RunDev(const DevOptions& options) {
 
   std::cout << "\n"
             << "rota dev is running: a server and " << agents.size() << " simulated GPU nodes\n"
+            << "  web UI:    " << url << "/\n"
             << "  API:       " << url << "/api/v1   (docs: " << url << "/api/v1/docs)\n"
             << "  metrics:   " << url << "/metrics\n"
             << "  data:      " << data_dir << "\n"
             << "  nodes:     ";
-  for (size_t i = 0; i < agents.size(); ++i) {
+  for (size_t i = 0; i < agents.size() && i < 4; ++i) {
     std::cout << (i ? ", " : "") << agents[i].spec.name << " (" << agents[i].spec.gpus << " x "
               << agents[i].spec.model << ")";
   }
+  if (agents.size() > 4) std::cout << " and " << agents.size() - 4 << " more like the last";
   std::cout << "\n  accounts:  ";
   for (const auto& a : *demo) {
     std::cout << a.username << " / " << a.password << (a.username == "admin" ? " (admin)" : "")

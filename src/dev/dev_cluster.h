@@ -25,6 +25,12 @@ struct SimNodeSpec {
 // The demo cluster: 8, 4 and 2 GPUs of different models.
 std::vector<SimNodeSpec> DefaultNodes();
 
+// `count` simulated nodes: the first of DefaultNodes(), then "gpu-004", "gpu-005", ... with
+// 8 A100s each (to see the UI and the scheduler at 100 x 8 GPUs).
+// Errors: count outside 1..kMaxDevNodes.
+inline constexpr int kMaxDevNodes = 500;
+Result<std::vector<SimNodeSpec>> DevNodes(int count);
+
 // JSON config of the simulated NVML library for one node.
 std::string SimConfigJson(const SimNodeSpec& node);
 
@@ -37,6 +43,7 @@ struct DevOptions {
   std::string listen = "127.0.0.1:8080";
   std::string interval = "1s";      // agent sample interval
   std::string log_level = "info";
+  int nodes = 3;                    // simulated nodes (DevNodes)
 };
 
 // Runs the dev cluster until SIGINT/SIGTERM. Returns the exit status.

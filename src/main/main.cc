@@ -56,6 +56,8 @@ int main(int argc, char** argv) {
   dev->add_option("--listen", dev_options.listen, "ADDRESS:PORT for the server (default 127.0.0.1:8080)");
   dev->add_option("--interval", dev_options.interval, "Agent sample interval (default 1s)");
   dev->add_option("--log-level", dev_options.log_level, "debug, info, warning or error");
+  dev->add_option("--nodes", dev_options.nodes,
+                  "Simulated nodes (default 3: 8, 4 and 2 GPUs; more: 8 GPUs each, up to 500)");
 
   // Client commands.
   rota::cli::ClientOptions client;

@@ -119,8 +119,12 @@ Status RegisterJobRoutes(net::HttpServer& http, ApiContext& ctx) {
     if (Status st = api::ValidateTaskId(task); !st.ok()) return Fail(st.WithContext("task"));
     auto log = ctx.jobs->Logs(*id, task, stream, *offset, *max);
     if (!log.ok()) return Fail(log.status());
-    api::Json out{{"task", task}, {"stream", stream}, {"offset", log->offset},
-                  {"size", log->size}, {"data", log->data}};
+    // Where the next read starts, counted in the file's bytes (data is text: invalid UTF-8
+    // in it is replaced, so its length may differ).
+    const uint64_t next =
+        log->next_offset != 0 ? log->next_offset : log->offset + log->data.size();
+    api::Json out{{"task", task},       {"stream", stream}, {"offset", log->offset},
+                  {"next_offset", next}, {"size", log->size}, {"data", log->data}};
     return HttpResponse::Json(200, out.dump(-1, ' ', false, api::Json::error_handler_t::replace));
   }));
   return Status::Ok();

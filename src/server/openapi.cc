@@ -1,6 +1,8 @@
 // The API's own description: GET /api/v1/openapi.json (OpenAPI 3.0) and a
 // readable page at GET /api/v1/docs that renders it without external assets.
 
+#include <cctype>
+
 #include "api/codec.h"
 #include "net/http_server.h"
 #include "server/api_context.h"
@@ -244,7 +246,8 @@ Json JobPaths() {
       {"/api/v1/jobs/{id}/logs",
        {{"get", Op("Part of a task's log (owner or admin)",
                    Obj({{"task", T("string")}, {"stream", T("string")}, {"offset", T("integer")},
-                        {"size", T("integer")}, {"data", T("string")}}),
+                        {"next_offset", T("integer")}, {"size", T("integer")},
+                        {"data", T("string")}}),
                    {400, 401, 403, 404, 503}, logs_params)}}},
   };
 }
@@ -324,6 +327,51 @@ Json SshNodePaths() {
   };
 }
 
+// "getNodesByNameGpusByIndexMetrics" for GET /api/v1/nodes/{name}/gpus/{index}/metrics: a
+// stable, unique operationId for generated clients, derived from the method and the path.
+std::string OperationId(const std::string& method, const std::string& path) {
+  std::string id = method;
+  std::string rest = path.rfind("/api/v1/", 0) == 0 ? path.substr(8) : path.substr(1);
+  bool upper = true;
+  for (size_t i = 0; i < rest.size(); ++i) {
+    char c = rest[i];
+    if (c == '{') {
+      id += "By";
+      upper = true;
+    } else if (c == '/' || c == '-' || c == '_' || c == '}') {
+      upper = true;
+    } else {
+      id += upper ? static_cast<char>(std::toupper(static_cast<unsigned char>(c))) : c;
+      upper = false;
+    }
+  }
+  return id;
+}
+
+// Fills what every operation needs and the route tables leave implicit: an operationId, 401
+// where a caller must be signed in (every route but health, sign-in and the spec itself), and
+// 400 where nothing else in 4xx applies (a request line the server cannot route is refused).
+void CompleteOperations(Json& paths) {
+  for (auto& [path, item] : paths.items()) {
+    for (auto& [method, op] : item.items()) {
+      if (!op.contains("operationId")) op["operationId"] = OperationId(method, path);
+      Json& responses = op["responses"];
+      const bool open = path == "/api/v1/auth/login" || path == "/api/v1/openapi.json" ||
+                        path == "/api/v1/docs" || path == "/healthz" || path == "/readyz";
+      if (!open && !responses.contains("401")) {
+        responses["401"] = {{"description", "Unauthenticated"},
+                            {"content", JsonContent(Ref("Error"))}};
+      }
+      bool has_4xx = false;
+      for (auto& [code, _] : responses.items()) has_4xx |= code.size() == 3 && code[0] == '4';
+      if (!has_4xx) {
+        responses["400"] = {{"description", "Malformed request"},
+                            {"content", JsonContent(Ref("Error"))}};
+      }
+    }
+  }
+}
+
 Json BuildSpec() {
   Json range = Json::array({QueryParam("from", "string", "RFC 3339 start (default: to - 1h)"),
                             QueryParam("to", "string", "RFC 3339 end (default: now)"),
@@ -394,7 +442,9 @@ Json BuildSpec() {
   paths.update(QueuePaths());
   paths.update(QuotaPaths());
   paths.update(SshNodePaths());
+  CompleteOperations(paths);
   return Json{{"openapi", "3.0.3"},
+              {"servers", Json::array({{{"url", "/"}, {"description", "this server"}}})},
               {"info", {{"title", "rota API"}, {"version", "1"},
                         {"description", "GPU cluster manager: nodes, GPUs, metrics history, live updates."}}},
               {"paths", paths},
