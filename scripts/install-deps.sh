@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# Installs the Debian packages rota needs to build and run its demo; with
-# --test also what the test suite runs against (Debian's PyTorch, ~800 MB, and
-# OpenSSH's sshd for the agentless-node tests).
+# Installs the Debian packages rota needs to build and run its demo (Node.js and
+# npm build the web UI: Debian's nodejs 18 when no Node.js >= 18 is on the PATH);
+# with --test also what the test suite runs against (Debian's PyTorch, ~800 MB,
+# OpenSSH's sshd for the agentless-node tests, Debian's Chromium for the UI tests).
 # Idempotent: packages already present are skipped; apt's lock is retried.
 set -euo pipefail
 
@@ -14,10 +15,17 @@ PACKAGES=(
   prometheus procps
   python3-aiosmtpd openssl openssh-client
 )
+# The web UI (web/) is built with Node.js >= 18 and npm; keep a newer Node.js that is
+# already installed (e.g. a nodesource build, which ships its own npm).
+node_major=$(node -p 'process.versions.node.split(".")[0]' 2>/dev/null || echo 0)
+if [ "$node_major" -lt 18 ] || ! command -v npm >/dev/null; then
+  PACKAGES+=(nodejs npm)
+fi
 if [ "${1:-}" = "--test" ]; then
   # clang + its sanitizer runtimes: the ThreadSanitizer and lock-annotation build.
   # iproute2: network namespaces in the node-loss tests.
-  PACKAGES+=(python3-torch openssh-server clang libclang-rt-14-dev iproute2)
+  # chromium: the web UI's end-to-end tests drive Debian's browser (never a downloaded one).
+  PACKAGES+=(python3-torch openssh-server clang libclang-rt-14-dev iproute2 chromium)
 fi
 
 missing=()

@@ -13,6 +13,8 @@ cd "$(dirname "$0")/.."
 JOBS=${JOBS:-$(nproc)}
 # Debian's PyTorch was installed above: its end-to-end test must run, not skip.
 export ROTA_REQUIRE_TORCH=1
+# ... and Debian's Chromium: the web UI's browser tests must run, not skip.
+export ROTA_REQUIRE_BROWSER=1
 # As root (CI), tests that need root (Unix users, setuid, signals across users) and
 # OpenSSH's sshd (installed above) must run: a skip would hide them.
 if [ "$(id -u)" -eq 0 ]; then

@@ -115,6 +115,9 @@ TEST_F(AccountsE2E, AuthorisationMatrix) {
       {"GET", "/readyz", "", 200, 200, 200, 200},
       {"GET", "/api/v1/openapi.json", "", 200, 200, 200, 200},
       {"GET", "/api/v1/docs", "", 200, 200, 200, 200},
+      // The UI's files hold no data: anyone may load them; what they show comes from the API.
+      {"GET", "/", "", 200, 200, 200, 200},
+      {"GET", "/index.html", "", 200, 200, 200, 200},
       {"GET", "/api/v1/nodes/node-m", "", 401, 200, 200, 200},
       {"GET", "/api/v1/nodes/node-m/metrics", "", 401, 200, 200, 200},
       {"GET", "/api/v1/nodes/node-m/gpus/1/metrics", "", 401, 200, 200, 200},

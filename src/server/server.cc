@@ -23,6 +23,7 @@
 #include "server/ingest_stats.h"
 #include "server/request_metrics.h"
 #include "server/store/store.h"
+#include "web/web_routes.h"
 
 namespace rota::server {
 
@@ -271,6 +272,7 @@ Result<std::unique_ptr<Server>> Server::Start(const ServerConfig& config, Clock&
   RETURN_IF_ERROR(RegisterQueueRoutes(http, ctx));
   RETURN_IF_ERROR(RegisterQuotaRoutes(http, ctx));
   RETURN_IF_ERROR(RegisterSshNodeRoutes(http, ctx));
+  RETURN_IF_ERROR(web::RegisterWebRoutes(http, web::EmbeddedAssets()));
   RETURN_IF_ERROR(http.AddWebSocket("/api/v1/agent/connect", impl->gateway->Acceptor()));
   RequestMetrics* metrics = &impl->request_metrics;
   http.SetObserver([metrics](const net::HttpRequest& req, int status, double seconds) {

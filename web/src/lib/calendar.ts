@@ -1,0 +1,249 @@
+// Pure helpers of the reservations calendar: local-time ranges, snapping,
+// <input type="datetime-local"> values, user colours and policy windows.
+import type { Policy, User } from '../api/types';
+
+export const HOUR = 3_600_000;
+export const DAY = 24 * HOUR;
+
+export type View = 'day' | 'week';
+
+/** Local midnight of the day holding `t`. */
+export function startOfDay(t: number): number {
+  const d = new Date(t);
+  d.setHours(0, 0, 0, 0);
+  return d.getTime();
+}
+
+/** Local Monday 00:00 of the week holding `t`. */
+export function startOfWeek(t: number): number {
+  const d = new Date(startOfDay(t));
+  const wd = (d.getDay() + 6) % 7; // Monday = 0
+  d.setDate(d.getDate() - wd);
+  return d.getTime();
+}
+
+/** `t` plus `n` local days (DST-safe). */
+export function addDays(t: number, n: number): number {
+  const d = new Date(t);
+  d.setDate(d.getDate() + n);
+  return d.getTime();
+}
+
+/** The shown range [from, to) of a view around `anchor`. */
+export function rangeOf(view: View, anchor: number): { from: number; to: number } {
+  const from = view === 'day' ? startOfDay(anchor) : startOfWeek(anchor);
+  return { from, to: addDays(from, view === 'day' ? 1 : 7) };
+}
+
+const pad = (n: number) => String(n).padStart(2, '0');
+
+/** `2026-11-25` of a local time (the calendar's `date=` parameter). */
+export function dateParam(t: number): string {
+  const d = new Date(t);
+  return `${d.getFullYear()}-${pad(d.getMonth() + 1)}-${pad(d.getDate())}`;
+}
+
+/** Local noon of a `YYYY-MM-DD` (null when malformed). */
+export function parseDateParam(s: string | null): number | null {
+  const m = s ? /^(\d{4})-(\d{2})-(\d{2})$/.exec(s) : null;
+  if (!m) return null;
+  const t = new Date(Number(m[1]), Number(m[2]) - 1, Number(m[3]), 12).getTime();
+  return isNaN(t) ? null : t;
+}
+
+/** The value of an `<input type="datetime-local">` for a time (minutes). */
+export function toLocalInput(t: number): string {
+  const d = new Date(t);
+  return `${dateParam(t)}T${pad(d.getHours())}:${pad(d.getMinutes())}`;
+}
+
+/** A datetime-local value read as local time; NaN when empty or malformed. */
+export function fromLocalInput(s: string): number {
+  if (!/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2})?$/.test(s)) return NaN;
+  return new Date(s).getTime();
+}
+
+/** RFC 3339 UTC without milliseconds. */
+export function rfc3339(t: number): string {
+  return new Date(t).toISOString().replace(/\.\d{3}Z$/, 'Z');
+}
+
+export const floorTo = (t: number, step: number) => Math.floor(t / step) * step;
+export const ceilTo = (t: number, step: number) => Math.ceil(t / step) * step;
+
+export function hhmm(t: number): string {
+  const d = new Date(t);
+  return `${pad(d.getHours())}:${pad(d.getMinutes())}`;
+}
+
+/** "Wed 25 Nov, 14:00–16:00" or "Wed 25 Nov 14:00 – Thu 26 Nov 10:00". */
+export function spanText(start: number, end: number): string {
+  const day = (t: number) => new Date(t).toLocaleDateString(undefined, { weekday: 'short', day: 'numeric', month: 'short' });
+  if (startOfDay(start) === startOfDay(end - 1)) return `${day(start)}, ${hhmm(start)}–${hhmm(end)}`;
+  return `${day(start)} ${hhmm(start)} – ${day(end)} ${hhmm(end)}`;
+}
+
+/** A stable hue per user name (FNV-1a), spread over the colour wheel. */
+export function userHue(name: string): number {
+  let h = 0x811c9dc5;
+  for (let i = 0; i < name.length; i++) {
+    h ^= name.charCodeAt(i);
+    h = Math.imul(h, 0x01000193);
+  }
+  // 24 well-separated hues; the golden-angle step keeps neighbours apart.
+  return Math.round(((h >>> 0) % 24) * 137.508) % 360;
+}
+
+// ---- policy windows -------------------------------------------------------
+
+const DAY_NAMES = ['sun', 'mon', 'tue', 'wed', 'thu', 'fri', 'sat'];
+
+/** "mon-fri", "sat", "mon,wed", "*" -> a set of weekdays (0 = Sunday). */
+export function parseDays(days: string[] | undefined): Set<number> {
+  const out = new Set<number>();
+  for (const item of days ?? []) {
+    for (const part of item.toLowerCase().split(',')) {
+      const p = part.trim();
+      if (p === '*' || p === 'all' || p === 'daily') {
+        for (let i = 0; i < 7; i++) out.add(i);
+        continue;
+      }
+      const [a, b] = p.split('-').map((x) => DAY_NAMES.indexOf(x.slice(0, 3)));
+      if (a < 0) continue;
+      if (b === undefined || b < 0) {
+        out.add(a);
+        continue;
+      }
+      for (let i = a; ; i = (i + 1) % 7) {
+        out.add(i);
+        if (i === b) break;
+      }
+    }
+  }
+  return out;
+}
+
+/** Offset (ms, local - UTC) of a zone at instant `t`: "UTC", "+02:00", or an IANA name. */
+export function zoneOffset(zone: string | undefined, t: number): number {
+  const z = (zone || 'UTC').trim();
+  if (z === 'UTC' || z === 'Z') return 0;
+  const m = /^([+-])(\d{2}):?(\d{2})$/.exec(z);
+  if (m) return (m[1] === '-' ? -1 : 1) * (Number(m[2]) * 60 + Number(m[3])) * 60_000;
+  try {
+    const f = new Intl.DateTimeFormat('en-US', {
+      timeZone: z,
+      hourCycle: 'h23',
+      year: 'numeric',
+      month: 'numeric',
+      day: 'numeric',
+      hour: 'numeric',
+      minute: 'numeric',
+      second: 'numeric',
+    });
+    const p: Record<string, number> = {};
+    for (const part of f.formatToParts(new Date(t))) p[part.type] = Number(part.value);
+    const wall = Date.UTC(p.year, p.month - 1, p.day, p.hour, p.minute, p.second);
+    return wall - Math.floor(t / 1000) * 1000;
+  } catch {
+    return 0;
+  }
+}
+
+function hmToMs(s: string): number {
+  const m = /^(\d{1,2}):(\d{2})$/.exec(s.trim());
+  return m ? (Number(m[1]) * 60 + Number(m[2])) * 60_000 : NaN;
+}
+
+export type Interval = [number, number];
+
+/** Allowed intervals of one policy's windows over [from, to) (UTC ms, merged). */
+export function windowIntervals(p: Policy, from: number, to: number): Interval[] {
+  const w = p.windows;
+  if (!w || !w.allow || w.allow.length === 0) return [[from, to]];
+  const zone = w.zone;
+  const out: Interval[] = [];
+  // Walk the zone's calendar days that touch the range (one day of margin).
+  const off0 = zoneOffset(zone, from);
+  let wallDay = Math.floor((from + off0) / DAY) * DAY - DAY;
+  const wallEnd = to + zoneOffset(zone, to) + DAY;
+  const toUtc = (wall: number) => {
+    let t = wall - zoneOffset(zone, wall);
+    t = wall - zoneOffset(zone, t);
+    return t;
+  };
+  for (; wallDay < wallEnd; wallDay += DAY) {
+    const wd = new Date(wallDay).getUTCDay();
+    for (const a of w.allow) {
+      if (!parseDays(a.days).has(wd)) continue;
+      const f = hmToMs(a.from);
+      const e = hmToMs(a.to);
+      if (isNaN(f) || isNaN(e) || e <= f) continue;
+      const s = Math.max(toUtc(wallDay + f), from);
+      const en = Math.min(toUtc(wallDay + e), to);
+      if (en > s) out.push([s, en]);
+    }
+  }
+  return merge(out);
+}
+
+export function merge(list: Interval[]): Interval[] {
+  const s = [...list].sort((a, b) => a[0] - b[0]);
+  const out: Interval[] = [];
+  for (const iv of s) {
+    const last = out[out.length - 1];
+    if (last && iv[0] <= last[1]) last[1] = Math.max(last[1], iv[1]);
+    else out.push([iv[0], iv[1]]);
+  }
+  return out;
+}
+
+export function intersect(a: Interval[], b: Interval[]): Interval[] {
+  const out: Interval[] = [];
+  let i = 0;
+  let j = 0;
+  while (i < a.length && j < b.length) {
+    const s = Math.max(a[i][0], b[j][0]);
+    const e = Math.min(a[i][1], b[j][1]);
+    if (e > s) out.push([s, e]);
+    if (a[i][1] < b[j][1]) i++;
+    else j++;
+  }
+  return out;
+}
+
+/** Does a policy cover this user (subjects) and target this GPU (targets)? */
+export function policyApplies(p: Policy, user: User | null, node: string, model: string): boolean {
+  const users = p.subjects?.users ?? [];
+  const groups = p.subjects?.groups ?? [];
+  if (users.length || groups.length) {
+    if (!user) return false;
+    const covered = users.includes('*') || users.includes(user.username) || groups.some((g) => user.groups?.includes(g));
+    if (!covered) return false;
+  }
+  const nodes = p.targets?.nodes ?? [];
+  if (nodes.length && !nodes.includes(node)) return false;
+  const models = p.targets?.gpu_models ?? [];
+  if (models.length && !models.some((m) => model.toLowerCase().includes(m.toLowerCase()))) return false;
+  return true;
+}
+
+/**
+ * Where the user may book this GPU over [from, to) by the windows of the
+ * policies that apply (every one must allow), or null when no window limits it.
+ */
+export function allowedWindows(
+  policies: Policy[],
+  user: User | null,
+  node: string,
+  model: string,
+  from: number,
+  to: number,
+): Interval[] | null {
+  let acc: Interval[] | null = null;
+  for (const p of policies) {
+    if (!p.windows?.allow?.length || !policyApplies(p, user, node, model)) continue;
+    const iv = windowIntervals(p, from, to);
+    acc = acc ? intersect(acc, iv) : iv;
+  }
+  return acc;
+}

@@ -1,0 +1,114 @@
+// Formatting helpers (pure functions).
+
+const UNITS = ['B', 'KiB', 'MiB', 'GiB', 'TiB', 'PiB'];
+
+export function bytes(n: number | undefined | null, digits = 1): string {
+  if (n === undefined || n === null || !isFinite(n)) return '–';
+  let v = n;
+  let u = 0;
+  while (Math.abs(v) >= 1024 && u < UNITS.length - 1) {
+    v /= 1024;
+    u++;
+  }
+  return `${u === 0 ? v : v.toFixed(v >= 100 ? 0 : digits)} ${UNITS[u]}`;
+}
+
+/** "12.3 / 80 GiB" in the unit of the total. */
+export function bytesOf(used: number | undefined, total: number | undefined): string {
+  if (total === undefined || total <= 0) return used === undefined ? '–' : bytes(used);
+  let u = 0;
+  let t = total;
+  while (t >= 1024 && u < UNITS.length - 1) {
+    t /= 1024;
+    u++;
+  }
+  const scale = 1024 ** u;
+  const v = used === undefined ? 0 : used / scale;
+  const usedS = used === undefined ? '–' : v < 0.05 ? '0' : v.toFixed(v >= 100 ? 0 : 1);
+  return `${usedS} / ${t.toFixed(t >= 100 ? 0 : 1).replace(/\.0$/, '')} ${UNITS[u]}`;
+}
+
+export function pct(n: number | undefined | null): string {
+  return n === undefined || n === null || !isFinite(n) ? '–' : `${Math.round(n)}%`;
+}
+
+export function watts(mw: number | undefined | null): string {
+  return mw === undefined || mw === null ? '–' : `${Math.round(mw / 1000)} W`;
+}
+
+export function num(n: number | undefined | null, digits = 2): string {
+  return n === undefined || n === null || !isFinite(n) ? '–' : n.toFixed(digits);
+}
+
+/** "12 s", "5 min", "3 h 4 min", "2 d 3 h". */
+export function duration(ms: number): string {
+  if (!isFinite(ms)) return '–';
+  const s = Math.max(0, Math.round(ms / 1000));
+  if (s < 60) return `${s} s`;
+  const m = Math.floor(s / 60);
+  if (m < 60) return `${m} min`;
+  const h = Math.floor(m / 60);
+  if (h < 48) return m % 60 ? `${h} h ${m % 60} min` : `${h} h`;
+  const d = Math.floor(h / 24);
+  return h % 24 ? `${d} d ${h % 24} h` : `${d} d`;
+}
+
+export function since(iso: string | undefined | null, now: number): string {
+  if (!iso) return '–';
+  const t = Date.parse(iso);
+  return isNaN(t) ? '–' : duration(now - t);
+}
+
+/** "in 5 min" / "5 min ago". */
+export function relative(iso: string | undefined | null, now: number): string {
+  if (!iso) return '–';
+  const t = Date.parse(iso);
+  if (isNaN(t)) return '–';
+  return t >= now ? `in ${duration(t - now)}` : `${duration(now - t)} ago`;
+}
+
+export function dateTime(iso: string | undefined | null): string {
+  if (!iso) return '–';
+  const d = new Date(iso);
+  if (isNaN(d.getTime())) return iso;
+  return d.toLocaleString(undefined, {
+    year: 'numeric',
+    month: 'short',
+    day: 'numeric',
+    hour: '2-digit',
+    minute: '2-digit',
+    second: '2-digit',
+  });
+}
+
+/** Splits a command line into words: spaces separate, '…' and "…" quote, \ escapes. */
+export function splitWords(s: string): string[] {
+  const out: string[] = [];
+  let cur = '';
+  let have = false;
+  let quote: '"' | "'" | null = null;
+  for (let i = 0; i < s.length; i++) {
+    const c = s[i];
+    if (quote) {
+      if (c === quote) quote = null;
+      else if (c === '\\' && quote === '"' && i + 1 < s.length && '"\\$`'.includes(s[i + 1])) cur += s[++i];
+      else cur += c;
+    } else if (c === '"' || c === "'") {
+      quote = c;
+      have = true;
+    } else if (c === '\\' && i + 1 < s.length) {
+      cur += s[++i];
+      have = true;
+    } else if (/\s/.test(c)) {
+      if (have) out.push(cur);
+      cur = '';
+      have = false;
+    } else {
+      cur += c;
+      have = true;
+    }
+  }
+  if (quote) throw new Error(`unclosed ${quote} quote`);
+  if (have) out.push(cur);
+  return out;
+}

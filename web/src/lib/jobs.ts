@@ -1,0 +1,30 @@
+// Small helpers about jobs shared by the list and the detail page.
+import type { Job } from '../api/types';
+import { FINAL_JOB_STATES } from '../api/types';
+
+export function jobGpus(j: Job): number {
+  const groups = j.spec?.groups ?? [];
+  let n = 0;
+  for (const g of groups) n += (g.replicas ?? 1) * (g.gpus_per_task ?? 0);
+  if (n === 0) for (const t of j.tasks ?? []) n += t.gpus.length;
+  return n;
+}
+
+export function jobNodes(j: Job): string[] {
+  return [...new Set((j.tasks ?? []).map((t) => t.node).filter(Boolean))].sort();
+}
+
+export function isFinal(j: Job): boolean {
+  return FINAL_JOB_STATES.includes(j.state);
+}
+
+function quote(w: string): string {
+  return /^[\w@%+=:,./-]+$/.test(w) ? w : `'${w.replace(/'/g, `'\\''`)}'`;
+}
+
+/** The command as a shell would read it (`sh -c '…'` for shell jobs). */
+export function commandText(j: Job): string {
+  const c = j.spec?.command ?? [];
+  if (j.spec?.shell) return `sh -c ${quote(c.join(' '))}`;
+  return c.map(quote).join(' ');
+}

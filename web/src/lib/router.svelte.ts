@@ -1,0 +1,56 @@
+// Hash routing: #/  #/jobs  #/jobs/42  #/submit  #/reservations  #/violations  #/violations/7 (the server serves only /).
+
+export type Route =
+  | { name: 'overview' }
+  | { name: 'jobs'; params: URLSearchParams }
+  | { name: 'job'; id: number }
+  | { name: 'submit' }
+  | { name: 'reservations'; params: URLSearchParams }
+  | { name: 'violations'; params: URLSearchParams }
+  | { name: 'violation'; id: number }
+  | { name: 'notfound'; path: string };
+
+function parse(hash: string): Route {
+  let path = hash.replace(/^#/, '');
+  if (!path.startsWith('/')) path = '/' + path;
+  const q = path.indexOf('?');
+  const params = new URLSearchParams(q >= 0 ? path.slice(q + 1) : '');
+  if (q >= 0) path = path.slice(0, q);
+  path = path.replace(/\/+$/, '') || '/';
+  if (path === '/') return { name: 'overview' };
+  if (path === '/jobs') return { name: 'jobs', params };
+  if (path === '/submit') return { name: 'submit' };
+  if (path === '/reservations') return { name: 'reservations', params };
+  if (path === '/violations') return { name: 'violations', params };
+  const v = /^\/violations\/(\d+)$/.exec(path);
+  if (v) return { name: 'violation', id: Number(v[1]) };
+  const m = /^\/jobs\/(\d+)$/.exec(path);
+  if (m) return { name: 'job', id: Number(m[1]) };
+  return { name: 'notfound', path };
+}
+
+class Router {
+  route = $state<Route>(parse(location.hash));
+  /** Counts navigations after the first page (for focus management). */
+  navigations = $state(0);
+
+  constructor() {
+    addEventListener('hashchange', () => {
+      this.route = parse(location.hash);
+      this.navigations++;
+    });
+  }
+
+  go(hash: string): void {
+    if (location.hash === hash) return;
+    location.hash = hash;
+  }
+
+  /** Replaces the current entry (filters) without a history step. */
+  replace(hash: string): void {
+    history.replaceState(history.state, '', hash);
+    this.route = parse(hash);
+  }
+}
+
+export const router = new Router();
