@@ -128,6 +128,29 @@ int Fail(const Status& st) {
 
 }  // namespace
 
+Result<server::ServerConfig> DevServerConfig(const DevOptions& options,
+                                             const std::string& data_dir,
+                                             const std::map<std::string, std::string>& env) {
+  server::ServerConfig config;
+  RETURN_IF_ERROR(server::ApplySetting(&config, "listen", "127.0.0.1:8080", "rota dev"));
+  // Short enforcement graces so the demo shows the whole ladder in about a minute.
+  config.grace_email_ms = 20'000;
+  config.grace_term_ms = 45'000;
+  config.grace_kill_ms = 10'000;
+  if (!options.config_file.empty()) {
+    RETURN_IF_ERROR(server::LoadConfigFile(&config, options.config_file));
+  }
+  RETURN_IF_ERROR(server::ApplyEnv(&config, env));
+  if (!options.listen.empty()) {
+    RETURN_IF_ERROR(server::ApplySetting(&config, "listen", options.listen, "--listen"));
+  }
+  if (!options.log_level.empty()) {
+    RETURN_IF_ERROR(server::ApplySetting(&config, "log_level", options.log_level, "--log-level"));
+  }
+  config.data_dir = data_dir + "/server";
+  return config;
+}
+
 int RunDev(const DevOptions& options) {
   // Signals are handled by sigwait below; block them before any thread starts.
   sigset_t signals;
@@ -137,6 +160,14 @@ int RunDev(const DevOptions& options) {
   sigaddset(&signals, SIGCHLD);
   pthread_sigmask(SIG_BLOCK, &signals, nullptr);
 
+  if (options.print_config) {
+    auto config = DevServerConfig(
+        options, options.data_dir.empty() ? "TEMPORARY-DIR" : options.data_dir,
+        server::ProcessEnv());
+    if (!config.ok()) return Fail(config.status());
+    std::cout << server::ConfigToYaml(*config);
+    return 0;
+  }
   std::string data_dir = options.data_dir;
   if (data_dir.empty()) {
     char tmpl[] = "/tmp/rota-dev-XXXXXX";
@@ -150,25 +181,22 @@ int RunDev(const DevOptions& options) {
   auto exe = SelfExecutable();
   if (!exe.ok()) return Fail(exe.status());
 
-  server::ServerConfig config;
-  config.data_dir = data_dir + "/server";
-  Status st = server::ApplySetting(&config, "listen", options.listen, "--listen");
-  if (st.ok()) st = server::ApplySetting(&config, "log_level", options.log_level, "--log-level");
-  if (!st.ok()) return Fail(st);
-  auto admin_password = RandomHex(8);
-  if (!admin_password.ok()) return Fail(admin_password.status());
-  config.admin_password = *admin_password;
-  // Short enforcement graces so the demo shows the whole ladder in about a minute.
-  config.grace_email_ms = 20'000;
-  config.grace_term_ms = 45'000;
-  config.grace_kill_ms = 10'000;
+  auto merged = DevServerConfig(options, data_dir, server::ProcessEnv());
+  if (!merged.ok()) return Fail(merged.status());
+  server::ServerConfig config = std::move(*merged);
+  if (config.admin_password.empty()) {
+    auto generated = RandomHex(8);
+    if (!generated.ok()) return Fail(generated.status());
+    config.admin_password = *generated;
+  }
+  const std::string admin_password = config.admin_password;
   auto server = server::Server::Start(config, RealClock::Get());
   if (!server.ok()) {
     return Fail(server.status().WithContext("cannot start the server (another rota dev running? "
                                             "try --listen 127.0.0.1:0)"));
   }
   const std::string url = (*server)->url();
-  auto demo = SetUpDemoAccounts((*server)->accounts(), *admin_password);
+  auto demo = SetUpDemoAccounts((*server)->accounts(), admin_password);
   if (!demo.ok()) return Fail(demo.status().WithContext("demo accounts"));
 
   std::vector<AgentChild> agents;
@@ -183,7 +211,7 @@ int RunDev(const DevOptions& options) {
                   "--interval", options.interval, "--nvml-lib", *sim_lib, "--label", "dev=true"};
     child.spawn.env = {{"ROTA_SIM_NVML_CONFIG", sim_config},
                        {"ROTA_JOIN_TOKEN", (*server)->join_token()},
-                       {"ROTA_LOG_LEVEL", options.log_level}};
+                       {"ROTA_LOG_LEVEL", config.log_level}};
     child.spawn.output_path = node_dir + "/agent.log";
     child.spawn.die_with_parent = true;  // agents stop if `rota dev` is killed
     // The simulated nodes stand for other machines: their agents and jobs yield the

@@ -5,10 +5,12 @@
 // libnvidia-ml.so.1 configured for that node — the same code paths as
 // production, nothing mocked.
 
+#include <map>
 #include <string>
 #include <vector>
 
 #include "common/status.h"
+#include "server/config.h"
 
 namespace rota::dev {
 
@@ -40,11 +42,21 @@ Result<std::string> FindSimNvmlLibrary();
 
 struct DevOptions {
   std::string data_dir;             // "" -> a new temporary directory
-  std::string listen = "127.0.0.1:8080";
+  std::string config_file;          // a `rota server` YAML config ("" -> none)
+  std::string listen;               // "" -> config/env, else 127.0.0.1:8080
   std::string interval = "1s";      // agent sample interval
-  std::string log_level = "info";
+  std::string log_level;            // "" -> config/env, else info
   int nodes = 3;                    // simulated nodes (DevNodes)
+  bool print_config = false;        // print the server's effective config and exit
 };
+
+// The configuration of the dev cluster's server, merged as `rota server` merges its own
+// (lowest first): server defaults; the demo's (listen 127.0.0.1:8080, enforcement graces
+// of 20 s / 45 s / 10 s so the ladder shows in a minute); the config file; `env` (ROTA_*);
+// the flags. The data directory is always `data_dir`/server. Errors name the setting.
+Result<server::ServerConfig> DevServerConfig(const DevOptions& options,
+                                             const std::string& data_dir,
+                                             const std::map<std::string, std::string>& env);
 
 // Runs the dev cluster until SIGINT/SIGTERM. Returns the exit status.
 int RunDev(const DevOptions& options);

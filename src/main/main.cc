@@ -53,9 +53,13 @@ int main(int argc, char** argv) {
   rota::dev::DevOptions dev_options;
   auto* dev = app.add_subcommand("dev", "Run a server and 3 simulated GPU nodes on this machine (demo)");
   dev->add_option("--data-dir", dev_options.data_dir, "Data directory (default: a new temporary one)");
+  dev->add_option("--config", dev_options.config_file,
+                  "A rota server YAML config (ROTA_* environment variables apply too)");
   dev->add_option("--listen", dev_options.listen, "ADDRESS:PORT for the server (default 127.0.0.1:8080)");
   dev->add_option("--interval", dev_options.interval, "Agent sample interval (default 1s)");
   dev->add_option("--log-level", dev_options.log_level, "debug, info, warning or error");
+  dev->add_flag("--print-config", dev_options.print_config,
+               "Print the server's effective config and exit");
   dev->add_option("--nodes", dev_options.nodes,
                   "Simulated nodes (default 3: 8, 4 and 2 GPUs; more: 8 GPUs each, up to 500)");
 
