@@ -125,6 +125,7 @@ TEST_F(AccountsE2E, AuthorisationMatrix) {
       {"GET", "/api/v1/jobs", "", 401, 200, 200, 200},
       {"GET", "/api/v1/jobs?mine=true", "", 401, 200, 200, 200},
       {"POST", "/api/v1/jobs", job_body, 401, 201, 201, 201},
+      {"POST", "/api/v1/jobs/preview", job_body, 401, 200, 200, 200},
       {"GET", job, "", 401, 200, 200, 200},
       {"GET", job + "/logs", "", 401, 200, 403, 200},
       {"GET", "/api/v1/queues", "", 401, 200, 200, 200},

@@ -73,6 +73,29 @@ TEST(BuildLaunchTest, TensorflowConfigAndLegacyFlagsDescribeOneCluster) {
   }
 }
 
+// The preview's example placement gives a launch plan the framework code accepts: one
+// node per task, GPUs from 0, and the framework's variables naming those nodes.
+TEST(ExamplePlacementTest, PytorchPreviewNamesOneNodePerTask) {
+  JobSpec spec;
+  spec.name = "ddp";
+  spec.command = {"python", "train.py"};
+  spec.framework = Framework::kPytorch;
+  spec.groups = {Group("master", 1, 2), Group("worker", 2, 2)};
+  const std::vector<PlacedTask> placed = ExamplePlacement(spec);
+  ASSERT_EQ(placed.size(), 3u);
+  EXPECT_EQ(placed[0].Name(), "master-0");
+  EXPECT_EQ(placed[2].Name(), "worker-1");
+  EXPECT_EQ(placed[2].node, "node-3");
+  EXPECT_EQ(placed[1].gpus, (std::vector<uint32_t>{0, 1}));
+  auto launch = BuildLaunch(spec, placed, {"0", 0});
+  ASSERT_TRUE(launch.ok()) << launch.status().ToString();
+  ASSERT_EQ(launch->size(), 6u);  // one process per GPU
+  EXPECT_EQ(launch->front().env.at("MASTER_ADDR"), "node-1");
+  EXPECT_EQ(launch->front().env.at("WORLD_SIZE"), "6");
+  EXPECT_EQ(launch->back().env.at("RANK"), "5");
+  EXPECT_EQ(launch->back().env.at("CUDA_VISIBLE_DEVICES"), "1");
+}
+
 TEST(BuildLaunchTest, GenericVariables) {
   JobSpec s;
   s.name = "g";

@@ -127,6 +127,23 @@ Result<std::vector<PlacedTask>> PlaceJob(const JobSpec& spec, const std::vector<
   return out;
 }
 
+std::vector<PlacedTask> ExamplePlacement(const JobSpec& spec) {
+  std::vector<PlacedTask> out;
+  for (const auto& g : spec.groups) {
+    for (uint32_t i = 0; i < g.replicas; ++i) {
+      PlacedTask t;
+      t.role = g.role;
+      t.index = i;
+      t.node = "node-" + std::to_string(out.size() + 1);
+      t.address = t.node;
+      for (uint32_t k = 0; k < g.gpus_per_task; ++k) t.gpus.push_back(k);
+      t.port = 29500;
+      out.push_back(std::move(t));
+    }
+  }
+  return out;
+}
+
 Status AssignPorts(std::vector<PlacedTask>& tasks, const PortRange& range,
                    std::map<std::string, std::set<uint16_t>>& used) {
   for (auto& t : tasks) {

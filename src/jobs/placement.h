@@ -65,6 +65,11 @@ struct PlacementOptions {
 Result<std::vector<PlacedTask>> PlaceJob(const JobSpec& spec, const std::vector<NodeOffer>& nodes,
                                          const PlacementOptions& options = {});
 
+// An illustrative placement of `spec` for previews (what a job's processes will see): each
+// task on a node of its own named "node-<k>" (k = 1, 2, ... in task order), GPUs 0..n-1,
+// port 29500. Same order as PlaceJob. The real placement decides nodes, GPUs and ports.
+std::vector<PlacedTask> ExamplePlacement(const JobSpec& spec);
+
 // Gives each task the lowest port of `range` not yet taken on its address, and
 // marks it taken in `used`. ResourceExhausted naming the address when none is
 // left.

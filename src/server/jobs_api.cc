@@ -1,6 +1,7 @@
 // Jobs API:
 //
 //   POST /api/v1/jobs                 a job spec (jobs/spec.h)          user -> 201 Job
+//   POST /api/v1/jobs/preview         a job spec -> its processes' argv and env (no job made)
 //   GET  /api/v1/jobs                 ?mine=&state=&limit=             reader
 //   GET  /api/v1/jobs/{id}            with its state changes           reader
 //   POST /api/v1/jobs/{id}/cancel                                      owner or admin
@@ -9,6 +10,8 @@
 
 #include "api/codec.h"
 #include "net/http_server.h"
+#include "jobs/launch_env.h"
+#include "jobs/placement.h"
 #include "server/api_context.h"
 #include "server/auth.h"
 #include "server/request_params.h"
@@ -37,6 +40,32 @@ Status RegisterJobRoutes(net::HttpServer& http, ApiContext& ctx) {
     auto job = ctx.jobs->Submit(who->user_id, who->username, *spec);
     if (!job.ok()) return Fail(job.status());
     return HttpResponse::Json(201, ToJson(*job).dump());
+  }));
+
+  // What the job's processes would run and see, on an illustrative placement (no job is
+  // made): the submit form shows it before submitting.
+  RETURN_IF_ERROR(http.Route("POST", "/api/v1/jobs/preview", [&ctx](const HttpRequest& req) {
+    auto who = RequireUser(ctx, req);
+    if (!who.ok()) return Fail(who.status());
+    auto body = api::ParseJson(req.body);
+    if (!body.ok()) return Fail(body.status().WithContext("request body"));
+    auto spec = jobs::JobSpecFromJson(*body);
+    if (!spec.ok()) return Fail(spec.status());
+    auto processes = jobs::BuildLaunch(*spec, jobs::ExamplePlacement(*spec), {"0", 0});
+    if (!processes.ok()) return Fail(processes.status());
+    api::Json rows = api::Json::array();
+    for (const auto& p : *processes) {
+      api::Json files = api::Json::array();
+      for (const auto& [name, content] : p.files) files.push_back(name);
+      rows.push_back({{"task", p.task}, {"name", p.name}, {"role", p.role}, {"node", p.node},
+                      {"gpus", p.gpus}, {"runs", p.runs}, {"argv", p.argv}, {"env", p.env},
+                      {"files", std::move(files)}});
+    }
+    return HttpResponse::Json(
+        200, api::Json{{"processes", std::move(rows)},
+                       {"note", "nodes (node-1, node-2, ...), GPU indices and ports are "
+                                "examples: the scheduler decides them at start"}}
+                 .dump());
   }));
 
   RETURN_IF_ERROR(http.Route("GET", "/api/v1/jobs", [&ctx](const HttpRequest& req) {

@@ -169,7 +169,10 @@ Json ReservationPaths() {
        QueryParam("limit", "integer", "1..1000 (default 100): the latest-starting, in start order")});
   return Json{
       {"/api/v1/reservations",
-       {{"get", Op("Reservations", Obj({{"reservations", Arr(reservation)}}), {400, 401}, list_params)},
+       {{"get", Op("Reservations: the `limit` latest-starting that match, in start order; "
+                   "truncated when more matched",
+                   Obj({{"reservations", Arr(reservation)}, {"truncated", T("boolean")}}),
+                   {400, 401}, list_params)},
         {"post", Op("Reserve GPUs of one node: {node, gpus | gpu_uuids | count | whole_node: true, "
                     "start, end (RFC 3339), title, description?, enforcement?}; 409 names the "
                     "conflicting reservations, 403 the refusing policy and rule",
@@ -240,6 +243,17 @@ Json JobPaths() {
                     "position and estimated start",
                     job, {400, 401, 403})}}},
       {"/api/v1/jobs/{id}", {{"get", Op("A job with its tasks and state changes", job, {400, 401, 404}, id)}}},
+      {"/api/v1/jobs/preview",
+       {{"post", Op("The processes a job spec would start, with their argv and environment "
+                    "(framework variables included), on an example placement; no job is made",
+                    Obj({{"processes",
+                          Arr(Obj({{"task", T("string")}, {"name", T("string")},
+                                   {"role", T("string")}, {"node", T("string")},
+                                   {"gpus", Arr(T("integer"))}, {"runs", T("boolean")},
+                                   {"argv", Arr(T("string"))}, {"env", T("object")},
+                                   {"files", Arr(T("string"))}}))},
+                         {"note", T("string")}}),
+                    {400, 401})}}},
       {"/api/v1/jobs/{id}/cancel",
        {{"post", Op("Cancel (owner or admin): SIGTERM, SIGKILL after a grace period; 409 once ended",
                     job, {400, 401, 403, 404, 409}, id)}}},
