@@ -190,6 +190,11 @@ TEST_F(MonitoringTest, CliCommandsShowTheCluster) {
   ASSERT_EQ(top.exit_code, 0) << top.err;
   EXPECT_NE(top.out.find("rota top"), std::string::npos);
   EXPECT_NE(top.out.find("node-b"), std::string::npos);
+  // Regression: the first frame shows every node, not the first one the stream replays.
+  CliResult first = RunCli({"top", "--frames", "1", "--refresh", "0.1"}, env);
+  ASSERT_EQ(first.exit_code, 0) << first.err;
+  EXPECT_NE(first.out.find("node-a"), std::string::npos) << first.out;
+  EXPECT_NE(first.out.find("node-b"), std::string::npos) << first.out;
 
   CliResult top_json = RunCli({"top", "-o", "json", "--frames", "3"}, env);
   ASSERT_EQ(top_json.exit_code, 0) << top_json.err;

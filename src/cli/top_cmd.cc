@@ -3,8 +3,10 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <iostream>
 #include <map>
+#include <set>
 
 #include "cli/commands.h"
 #include "cli/format.h"
@@ -65,6 +67,23 @@ int RunTop(const ClientOptions& options, const OutputOptions& out, const TopOpti
   std::map<std::string, NodeRow> nodes;
   int frames = 0;
   int64_t last_draw = 0;
+  // The stream first replays every node's state, one node at a time: the first frame waits
+  // until each node listed now has its sample (or a refresh period has passed), so it
+  // shows the whole cluster rather than the first node to arrive.
+  std::set<std::string> expected;
+  if (out.format != "json") {
+    auto listed = client->Get("/api/v1/nodes");
+    if (listed.ok() && listed->contains("nodes")) {
+      for (const auto& n : (*listed)["nodes"]) {
+        const std::string name = n.value("name", "");
+        if (n.value("state", "") == "ready" && (top.node.empty() || name == top.node)) {
+          expected.insert(name);
+        }
+      }
+    }
+  }
+  const int64_t started = RealClock::Get().MonotonicMs();
+  const int64_t refresh_ms = static_cast<int64_t>(top.refresh_s * 1000);
   Status st = net::ReadEventStream(url, client->Headers(), [&](const std::string& event, const std::string& data) {
     auto j = api::ParseJson(data);
     if (!j.ok() || !j->contains(event == "node" ? "name" : "node")) return true;
@@ -75,7 +94,13 @@ int RunTop(const ClientOptions& options, const OutputOptions& out, const TopOpti
     if (event == "node") nodes[(*j)["name"].get<std::string>()].node = *j;
     else if (event == "sample") nodes[(*j)["node"].get<std::string>()].sample = *j;
     int64_t now = RealClock::Get().MonotonicMs();
-    if (event != "sample" || now - last_draw < static_cast<int64_t>(top.refresh_s * 1000)) return true;
+    if (event != "sample" || now - last_draw < refresh_ms) return true;
+    if (frames == 0 && now - started < std::max<int64_t>(refresh_ms, 2000)) {
+      for (const auto& name : expected) {
+        auto it = nodes.find(name);
+        if (it == nodes.end() || it->second.sample.is_null()) return true;  // still replaying
+      }
+    }
     last_draw = now;
     std::string frame = RenderFrame(client->base_url(), nodes);
     // Home the cursor and clear the screen, so the view refreshes in place.
