@@ -35,7 +35,8 @@ using Clock = std::chrono::steady_clock;
 
 struct Options {
   std::string server;
-  std::string token;
+  std::string token;      // join token (the agents')
+  std::string api_token;  // a user's token for the GET /api/v1/gpus probe
   int server_pid = 0;
   int agents = 100;
   int seconds = 20;
@@ -114,6 +115,7 @@ int main(int argc, char** argv) {
     std::string k = argv[i], v = argv[i + 1];
     if (k == "--server") o.server = v;
     else if (k == "--token") o.token = v;
+    else if (k == "--api-token") o.api_token = v;
     else if (k == "--server-pid") o.server_pid = std::stoi(v);
     else if (k == "--agents") o.agents = std::stoi(v);
     else if (k == "--seconds") o.seconds = std::stoi(v);
@@ -125,9 +127,9 @@ int main(int argc, char** argv) {
       return 2;
     }
   }
-  if (o.server.rfind("http://", 0) != 0 || o.token.empty()) {
-    std::cerr << "usage: rota_ingest_load --server http://HOST:PORT --token T [--server-pid PID] "
-                 "[--agents N] [--seconds S]\n";
+  if (o.server.rfind("http://", 0) != 0 || o.token.empty() || o.api_token.empty()) {
+    std::cerr << "usage: rota_ingest_load --server http://HOST:PORT --token JOIN_TOKEN "
+                 "--api-token USER_TOKEN [--server-pid PID] [--agents N] [--seconds S]\n";
     return 2;
   }
   std::string ws = "ws://" + o.server.substr(7) + "/api/v1/agent/connect";
@@ -208,12 +210,18 @@ int main(int argc, char** argv) {
   // Reporting: every agent sends one sample per second, spread over the second.
   std::atomic<bool> stop{false};
   std::vector<double> get_ms;
+  int get_failures = 0;  // answers other than 200 while measuring (a probe that measured
+                         // nothing must say so, not report an empty p99)
   std::thread getter([&] {
+    const std::vector<std::string> auth = {"Authorization: Bearer " + o.api_token};
     while (!stop) {
       auto t0 = Clock::now();
-      auto r = rota::net::HttpCall("GET", o.server + "/api/v1/gpus", "", {}, 10000);
+      auto r = rota::net::HttpCall("GET", o.server + "/api/v1/gpus", "", auth, 10000);
       double ms = std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
-      if (r.ok() && r->status == 200 && measuring) get_ms.push_back(ms);
+      if (measuring) {
+        if (r.ok() && r->status == 200) get_ms.push_back(ms);
+        else ++get_failures;
+      }
       std::this_thread::sleep_for(std::chrono::milliseconds(200));
     }
   });
@@ -274,6 +282,7 @@ int main(int argc, char** argv) {
                       {"ack_ms_p99", Percentile(ack_ms, 0.99)},
                       {"ack_ms_max", Percentile(ack_ms, 1.0)},
                       {"get_gpus_requests", get_ms.size()},
+                      {"get_gpus_failures", get_failures},
                       {"get_gpus_ms_p50", Percentile(get_ms, 0.5)},
                       {"get_gpus_ms_p99", Percentile(get_ms, 0.99)},
                       {"server_cpu_percent", cpu_pct},

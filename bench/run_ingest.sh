@@ -10,13 +10,20 @@ ulimit -n 20000 2>/dev/null || true
 for n in $COUNTS; do
   dir=$(mktemp -d /tmp/rota-ingest-XXXXXX)
   token=$(head -c 24 /dev/urandom | od -An -tx1 | tr -d ' \n')
-  "$BUILD/bin/rota" server --listen 127.0.0.1:0 --data-dir "$dir" --join-token "$token" \
-      --log-level warning >"$dir.log" 2>&1 &
+  password=$(head -c 12 /dev/urandom | od -An -tx1 | tr -d ' \n')
+  ROTA_ADMIN_PASSWORD=$password "$BUILD/bin/rota" server --listen 127.0.0.1:0 --data-dir "$dir" \
+      --join-token "$token" --log-level warning >"$dir.log" 2>&1 &
   pid=$!
   for _ in $(seq 100); do [ -s "$dir/server.url" ] && break; sleep 0.1; done
   url=$(cat "$dir/server.url")
+  # The API probe reads as a signed-in user (anonymous reads are off by default).
+  api_token=$(curl -sf -X POST "$url/api/v1/auth/login" -H 'Content-Type: application/json' \
+      -d "{\"username\":\"admin\",\"password\":\"$password\"}" |
+      sed -n 's/.*"token":"\([^"]*\)".*/\1/p')
+  [ -n "$api_token" ] || { echo "cannot sign in to $url" >&2; exit 1; }
   echo "== $n agents against $url (server pid $pid)" >&2
-  "$BUILD/bin/rota_ingest_load" --server "$url" --token "$token" --server-pid "$pid" \
+  "$BUILD/bin/rota_ingest_load" --server "$url" --token "$token" --api-token "$api_token" \
+      --server-pid "$pid" \
       --agents "$n" --seconds "$SECONDS_PER_RUN" --ramp-seconds 10
   kill "$pid"; wait "$pid" || true
   rm -rf "$dir" "$dir.log"

@@ -13,7 +13,7 @@ PACKAGES=(
   libcurl4-openssl-dev libsodium-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   prometheus procps
-  python3-aiosmtpd openssl openssh-client
+  python3-aiosmtpd openssl openssh-client curl
 )
 # The web UI (web/) is built with Node.js >= 18 and npm; keep a newer Node.js that is
 # already installed (e.g. a nodesource build, which ships its own npm).
