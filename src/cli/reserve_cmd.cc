@@ -225,6 +225,10 @@ int RunReservations(const ClientOptions& options, const OutputOptions& out,
     return 0;
   }
   PrintTable((*body)["reservations"]);
+  if (body->value("truncated", false)) {
+    std::cerr << "(more reservations match: these are the latest-starting; narrow with "
+                 "--from/--to or raise --limit)\n";
+  }
   return 0;
 }
 

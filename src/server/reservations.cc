@@ -363,7 +363,7 @@ Result<Reservation> Reservations::Get(int64_t id) {
   return out;
 }
 
-Result<std::vector<Reservation>> Reservations::List(const ReservationQuery& q) {
+Result<Reservations::ListResult> Reservations::List(const ReservationQuery& q) {
   if (q.limit < 1 || q.limit > kMaxReservationListLimit) {
     return Status::InvalidArgument("limit: must be between 1 and " +
                                    std::to_string(kMaxReservationListLimit));
@@ -401,12 +401,16 @@ Result<std::vector<Reservation>> Reservations::List(const ReservationQuery& q) {
   RETURN_IF_ERROR(store_->Read([&](Db& db) -> Status {
     ASSIGN_OR_RETURN(out, Query(db, sql, [&](Stmt& s) {
       s.Bind(1, q.owner_id.value_or(0)).Bind(2, q.node).Bind(3, q.from_ms.value_or(0));
-      s.Bind(4, q.to_ms.value_or(0)).Bind(5, now).Bind(6, int64_t{q.limit});
+      s.Bind(4, q.to_ms.value_or(0)).Bind(5, now).Bind(6, int64_t{q.limit} + 1);
     }));
     return Status::Ok();
   }));
+  ListResult result;
+  result.truncated = out.size() > static_cast<size_t>(q.limit);
+  if (result.truncated) out.pop_back();  // one more than asked: the earliest start
   std::reverse(out.begin(), out.end());  // the latest `limit`, in start order
-  return out;
+  result.reservations = std::move(out);
+  return result;
 }
 
 Result<std::vector<Reservation>> Reservations::ActiveOn(const std::string& node, int64_t now_ms) {

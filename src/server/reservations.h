@@ -101,8 +101,13 @@ class Reservations {
   // Cancels an upcoming reservation or ends a running one now (ApplyCancel).
   Result<Reservation> Cancel(const reserve::Requester& who, int64_t id);
   Result<Reservation> Get(int64_t id);
-  // Newest start first. InvalidArgument for a bad limit or range.
-  Result<std::vector<Reservation>> List(const ReservationQuery& q);
+  // The `limit` matching reservations with the latest starts, in start order; `truncated`
+  // when more matched. InvalidArgument for a bad limit or range.
+  struct ListResult {
+    std::vector<Reservation> reservations;
+    bool truncated = false;
+  };
+  Result<ListResult> List(const ReservationQuery& q);
   // Reservations running on `node` at `now_ms` (for enforcement).
   Result<std::vector<Reservation>> ActiveOn(const std::string& node, int64_t now_ms);
   // Every reservation, not cancelled, overlapping [from_ms, to_ms), by start.

@@ -132,8 +132,9 @@ Status RegisterReservationRoutes(net::HttpServer& http, ApiContext& ctx) {
     if (!list.ok()) return Fail(list.status());
     const int64_t now = ctx.clock->NowMs();
     api::Json out = api::Json::array();
-    for (const auto& r : *list) out.push_back(View(*ctx.reservations, r, now));
-    return HttpResponse::Json(200, api::Json{{"reservations", std::move(out)}}.dump());
+    for (const auto& r : list->reservations) out.push_back(View(*ctx.reservations, r, now));
+    return HttpResponse::Json(
+        200, api::Json{{"reservations", std::move(out)}, {"truncated", list->truncated}}.dump());
   }));
 
   RETURN_IF_ERROR(http.Route("GET", "/api/v1/reservations/held", [&ctx](const HttpRequest& req) {

@@ -257,14 +257,26 @@ TEST_F(ReservationsTest, ActiveOnHeldByAndList) {
 
   ReservationQuery q;
   q.owner_id = 1;
-  EXPECT_EQ(res_->List(q)->size(), 2u);
+  EXPECT_EQ(res_->List(q)->reservations.size(), 2u);
+  EXPECT_FALSE(res_->List(q)->truncated);
   q.state = reserve::State::kUpcoming;
-  ASSERT_EQ(res_->List(q)->size(), 1u);
-  EXPECT_EQ(res_->List(q)->front().id, later->id);
+  ASSERT_EQ(res_->List(q)->reservations.size(), 1u);
+  EXPECT_EQ(res_->List(q)->reservations.front().id, later->id);
   ReservationQuery range;
   range.from_ms = Now() + 90 * kMin;
   range.to_ms = Now() + 4 * kHour;
-  EXPECT_EQ(res_->List(range)->size(), 1u);
+  EXPECT_EQ(res_->List(range)->reservations.size(), 1u);
+  // A limit below the matches keeps the latest-starting ones and says more matched.
+  ReservationQuery cut;
+  cut.limit = 2;
+  auto first_two = res_->List(cut);
+  ASSERT_TRUE(first_two.ok());
+  EXPECT_TRUE(first_two->truncated);
+  ASSERT_EQ(first_two->reservations.size(), 2u);
+  EXPECT_EQ(first_two->reservations.back().id, later->id);
+  cut.limit = 3;
+  EXPECT_FALSE(res_->List(cut)->truncated);
+  EXPECT_EQ(res_->List(cut)->reservations.size(), 3u);
   range.limit = 0;
   EXPECT_EQ(res_->List(range).status().code(), StatusCode::kInvalidArgument);
 }
