@@ -15,6 +15,15 @@ export default defineConfig({
     modulePreload: { polyfill: false },
     reportCompressedSize: true,
     chunkSizeWarningLimit: 200,
+    rollupOptions: {
+      output: {
+        // uPlot (no dependencies) in a lazily loaded chunk of its own, fetched with
+        // the node and GPU detail screens, never part of the first screen.
+        manualChunks(id) {
+          return /node_modules\/uplot\//.test(id) ? 'uplot' : undefined;
+        },
+      },
+    },
   },
   server: {
     proxy: {

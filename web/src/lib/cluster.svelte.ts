@@ -11,7 +11,7 @@ import type { Gpu, Job, Node, Reservation, SampleEvent } from '../api/types';
 export type TileState = 'free' | 'job' | 'hand' | 'reserved' | 'failed' | 'unreachable';
 
 export interface Hold {
-  job?: { id: number; name: string; owner: string; task: string };
+  job?: { id: number; name: string; owner: string; task: string; unix_user: string; pid: number };
   reservation?: { id: number; owner: string; title: string; end: string };
 }
 
@@ -121,6 +121,11 @@ class Cluster {
     t.avgUtil = utilN ? utilSum / utilN : null;
     return t;
   });
+
+  /** The live node of that name, if it is known yet (reactive through `nodes`). */
+  node(name: string): NodeLive | undefined {
+    return this.nodes.find((n) => n.name === name);
+  }
 
   /** Starts the stream and the job/reservation refresh (reference counted). */
   start(): void {
@@ -235,7 +240,9 @@ class Cluster {
       for (const j of jobs.jobs) {
         for (const t of j.tasks) {
           if (!t.node || t.state === 'exited' || t.state === 'lost' || t.state === 'unstarted') continue;
-          for (const g of t.gpus) at(t.node, g).job = { id: j.id, name: j.name, owner: j.owner, task: t.name };
+          for (const g of t.gpus) {
+            at(t.node, g).job = { id: j.id, name: j.name, owner: j.owner, task: t.name, unix_user: t.unix_user, pid: t.pid };
+          }
         }
       }
       for (const r of res.reservations) {

@@ -1,7 +1,10 @@
-// Hash routing: #/  #/jobs  #/jobs/42  #/submit  #/reservations  #/violations  #/violations/7 (the server serves only /).
+// Hash routing: #/  #/nodes/gpu-a  #/nodes/gpu-a/gpus/3  #/jobs  #/jobs/42  #/submit  #/reservations
+// #/violations  #/violations/7 (the server serves only /).
 
 export type Route =
   | { name: 'overview' }
+  | { name: 'node'; node: string; params: URLSearchParams }
+  | { name: 'gpu'; node: string; index: number; params: URLSearchParams }
   | { name: 'jobs'; params: URLSearchParams }
   | { name: 'job'; id: number }
   | { name: 'submit' }
@@ -22,6 +25,16 @@ function parse(hash: string): Route {
   if (path === '/submit') return { name: 'submit' };
   if (path === '/reservations') return { name: 'reservations', params };
   if (path === '/violations') return { name: 'violations', params };
+  const n = /^\/nodes\/([^/]+)(?:\/gpus\/(\d+))?$/.exec(path);
+  if (n) {
+    let node: string;
+    try {
+      node = decodeURIComponent(n[1]);
+    } catch {
+      return { name: 'notfound', path };
+    }
+    return n[2] === undefined ? { name: 'node', node, params } : { name: 'gpu', node, index: Number(n[2]), params };
+  }
   const v = /^\/violations\/(\d+)$/.exec(path);
   if (v) return { name: 'violation', id: Number(v[1]) };
   const m = /^\/jobs\/(\d+)$/.exec(path);
@@ -54,3 +67,7 @@ class Router {
 }
 
 export const router = new Router();
+
+/** Links to the detail screens (names are URL-encoded). */
+export const nodeHref = (node: string): string => `#/nodes/${encodeURIComponent(node)}`;
+export const gpuHref = (node: string, index: number): string => `#/nodes/${encodeURIComponent(node)}/gpus/${index}`;
