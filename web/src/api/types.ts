@@ -380,3 +380,71 @@ export interface JobLogChunk {
   /** Not sent yet: where the next read starts (see README, "server side"). */
   next_offset?: number;
 }
+
+// ---- scheduler queue, quotas, usage ----
+
+/** GET /api/v1/queue: pending jobs in the scheduler's order (a page). */
+export interface QueuePage {
+  jobs: Job[];
+  total: number;
+}
+
+export type QuotaKind = 'user' | 'group';
+
+export interface Quota {
+  kind: QuotaKind;
+  name: string;
+  /** GPUs held at once; 0 = no limit. */
+  max_gpus: number;
+  /** Per quota period; 0 = no limit. */
+  max_gpu_hours: number;
+  /** Fair-share weight (> 0, default 1). */
+  share: number;
+  updated?: string;
+}
+
+export interface UsageRow {
+  kind: QuotaKind;
+  name: string;
+  fairshare_gpu_hours: number;
+  period_gpu_hours: number;
+}
+
+/** GET /api/v1/quotas. */
+export interface QuotaList {
+  quotas: Quota[];
+  /** The quota period, e.g. "30d". */
+  period: string;
+  usage: UsageRow[];
+}
+
+// ---- admin: groups, tokens, SSH nodes ----
+
+export interface Group {
+  name: string;
+  description: string;
+  members: string[];
+}
+
+export interface ApiToken {
+  id: string;
+  kind: string;
+  name: string;
+  created_at: string;
+  expires_at: string | null;
+  last_used_at: string | null;
+  /** POST /api/v1/tokens only: the secret, shown once. */
+  token?: string;
+}
+
+export interface SshNode {
+  name: string;
+  url: string;
+  gpus: number;
+  gpu_model: string;
+  labels: Record<string, string>;
+  created_ms: number;
+  reachable: boolean;
+  tasks: number;
+  error?: string;
+}

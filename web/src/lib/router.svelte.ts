@@ -1,5 +1,6 @@
 // Hash routing: #/  #/nodes/gpu-a  #/nodes/gpu-a/gpus/3  #/jobs  #/jobs/42  #/submit  #/reservations
-// #/violations  #/violations/7 (the server serves only /).
+// #/violations  #/violations/7  #/queue  #/usage  #/tokens  #/admin/users|groups|quotas|policies|ssh-nodes
+// (the server serves only /).
 
 export type Route =
   | { name: 'overview' }
@@ -11,6 +12,10 @@ export type Route =
   | { name: 'reservations'; params: URLSearchParams }
   | { name: 'violations'; params: URLSearchParams }
   | { name: 'violation'; id: number }
+  | { name: 'queue'; params: URLSearchParams }
+  | { name: 'usage' }
+  | { name: 'tokens' }
+  | { name: 'admin'; section: string }
   | { name: 'notfound'; path: string };
 
 function parse(hash: string): Route {
@@ -25,6 +30,12 @@ function parse(hash: string): Route {
   if (path === '/submit') return { name: 'submit' };
   if (path === '/reservations') return { name: 'reservations', params };
   if (path === '/violations') return { name: 'violations', params };
+  if (path === '/queue') return { name: 'queue', params };
+  if (path === '/usage') return { name: 'usage' };
+  if (path === '/tokens') return { name: 'tokens' };
+  if (path === '/admin') return { name: 'admin', section: 'users' };
+  const a = /^\/admin\/([a-z-]+)$/.exec(path);
+  if (a) return { name: 'admin', section: a[1] };
   const n = /^\/nodes\/([^/]+)(?:\/gpus\/(\d+))?$/.exec(path);
   if (n) {
     let node: string;

@@ -1,0 +1,442 @@
+// End-to-end test of the queue, usage, tokens and admin screens against a real
+// `rota dev`, in Debian's Chromium. Same environment and checks as ui.test.mjs
+// (axe-core, console errors, CSP violations, screenshots to $ROTA_WEB_ARTIFACTS
+// as adm-*.png); its own `rota dev`. No fixed sleeps: every wait polls a condition.
+//
+//   ROTA_BIN=/path/to/rota node --test e2e/admin.test.mjs
+import { after, before, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { chromium } from 'playwright-core';
+import { startCspServer } from './csp-server.mjs';
+import { apiCall, eventually, startRota, stopProcess } from './helpers.mjs';
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+const require = createRequire(import.meta.url);
+const AXE_SOURCE = readFileSync(require.resolve('axe-core/axe.min.js'), 'utf8');
+
+const ROTA_BIN = process.env.ROTA_BIN;
+const CHROMIUM = process.env.CHROMIUM || '/usr/bin/chromium';
+const ARTIFACTS = process.env.ROTA_WEB_ARTIFACTS || path.join(here, 'artifacts');
+const WEB_DIST = process.env.ROTA_WEB_DIST || '';
+const NO_BROWSER =
+  !existsSync(CHROMIUM) && process.env.ROTA_REQUIRE_BROWSER !== '1'
+    ? `no browser at ${CHROMIUM} (apt-get install chromium, or set CHROMIUM)`
+    : false;
+
+const STEP_TIMEOUT = 90_000;
+
+// ---------------------------------------------------------------- helpers
+
+// ---------------------------------------------------------------- state
+
+let rota = null;
+let dataDir = '';
+let cspServer = null;
+let browser = null;
+let context = null;
+let page = null;
+let base = ''; // where the UI is served
+let api = ''; // rota's own URL
+let accounts = {};
+const consoleErrors = [];
+const cspViolations = [];
+const pageErrors = [];
+let failedBefore = false;
+
+async function shot(name) {
+  mkdirSync(ARTIFACTS, { recursive: true });
+  await page.screenshot({ path: path.join(ARTIFACTS, `adm-${name}.png`), fullPage: true });
+}
+
+/** axe-core on the current screen: no serious or critical violation. */
+async function checkA11y(screen) {
+  const has = await page.evaluate(() => typeof window.axe !== 'undefined');
+  // Evaluated through the DevTools protocol: an injected <script> (addScriptTag)
+  // would be refused by the page's CSP and show up as a violation.
+  if (!has) await page.evaluate(AXE_SOURCE);
+  const res = await page.evaluate(async () => {
+    const r = await window.axe.run(document, { resultTypes: ['violations'] });
+    return r.violations.map((v) => ({
+      id: v.id,
+      impact: v.impact,
+      help: v.help,
+      nodes: v.nodes.slice(0, 5).map((n) => `${n.target.join(' ')}: ${n.failureSummary?.split('\n').slice(1, 3).join(' ')}`),
+    }));
+  });
+  const bad = res.filter((v) => v.impact === 'serious' || v.impact === 'critical');
+  assert.deepEqual(bad, [], `axe found serious/critical violations on ${screen}:\n${JSON.stringify(bad, null, 2)}`);
+  const minor = res.filter((v) => !bad.includes(v));
+  if (minor.length) console.log(`# axe (${screen}): minor: ${minor.map((v) => `${v.id} (${v.impact})`).join(', ')}`);
+}
+
+/** No console error, page error or CSP violation so far. */
+function checkClean(screen) {
+  assert.deepEqual(cspViolations, [], `CSP violations by ${screen}`);
+  assert.deepEqual(pageErrors, [], `page errors by ${screen}`);
+  assert.deepEqual(consoleErrors, [], `console errors by ${screen}`);
+}
+
+async function checkScreen(screen) {
+  await checkA11y(screen);
+  checkClean(screen);
+  await shot(screen);
+}
+
+async function signIn(user, password) {
+  await page.getByTestId('signin-username').fill(user);
+  await page.getByTestId('signin-password').fill(password);
+  await page.getByTestId('signin-submit').click();
+}
+
+async function navigate(hash) {
+  await page.evaluate((h) => {
+    location.hash = h;
+  }, hash);
+}
+
+/** Each step is skipped once one before it failed (they build on each other). */
+function step(name, fn) {
+  it(name, { timeout: STEP_TIMEOUT }, async (t) => {
+    if (failedBefore) {
+      t.skip('an earlier step failed');
+      return;
+    }
+    try {
+      await fn(t);
+    } catch (e) {
+      failedBefore = true;
+      try {
+        await shot(`FAILED-${name.replace(/[^a-z0-9]+/gi, '-')}`);
+      } catch {
+        // no page
+      }
+      throw e;
+    }
+  });
+}
+
+// ---------------------------------------------------------------- the test
+
+describe('rota web UI: queue, usage, tokens and admin', { timeout: 15 * 60_000, skip: NO_BROWSER }, () => {
+  before(async () => {
+    assert.ok(ROTA_BIN, 'set ROTA_BIN to the rota binary');
+    assert.ok(existsSync(ROTA_BIN), `ROTA_BIN ${ROTA_BIN} does not exist`);
+    assert.ok(existsSync(CHROMIUM), `no browser at ${CHROMIUM} (apt-get install chromium, or set CHROMIUM)`);
+    dataDir = mkdtempSync(path.join(tmpdir(), 'rota-web-adm-'));
+    rota = startRota(dataDir);
+    ({ url: api, accounts } = await rota.ready);
+    assert.ok(accounts.admin && accounts.alice, `accounts line not understood: ${JSON.stringify(accounts)}`);
+
+    if (WEB_DIST) {
+      cspServer = await startCspServer({ dist: WEB_DIST, upstream: api });
+      base = cspServer.url;
+      console.log(`# UI from ${WEB_DIST} through a CSP stand-in at ${base} (API ${api})`);
+    } else {
+      base = api;
+      const res = await fetch(base + '/');
+      const type = res.headers.get('content-type') || '';
+      assert.ok(
+        res.ok && type.includes('text/html'),
+        `rota does not serve the UI at / (HTTP ${res.status}, ${type}); build it with the web UI or set ROTA_WEB_DIST`,
+      );
+      const html = await res.text();
+      assert.match(html, /<script type="module"[^>]* src="\/assets\//, `rota's / is not the built UI (built without it?):\n${html.slice(0, 400)}`);
+      const csp = res.headers.get('content-security-policy') || '';
+      assert.match(csp, /script-src 'self'/, `/ has no strict Content-Security-Policy (got "${csp}")`);
+    }
+
+    browser = await chromium.launch({
+      executablePath: CHROMIUM,
+      args: [
+        '--headless',
+        '--no-sandbox',
+        '--disable-gpu',
+        '--disable-quic',
+        '--no-first-run',
+        '--disable-background-networking',
+        '--disable-component-update',
+        '--disable-sync',
+      ],
+    });
+    context = await browser.newContext({ viewport: { width: 1280, height: 900 }, colorScheme: 'light' });
+    await context.exposeBinding('__rotaCsp', (_src, v) => cspViolations.push(v));
+    await context.addInitScript(() => {
+      document.addEventListener('securitypolicyviolation', (e) => {
+        // @ts-ignore
+        window.__rotaCsp(`${e.violatedDirective} blocked ${e.blockedURI || 'inline'} at ${e.sourceFile}:${e.lineNumber}`);
+      });
+    });
+    page = await context.newPage();
+    page.setDefaultTimeout(30_000);
+    page.on('console', (msg) => {
+      if (msg.type() !== 'error') return;
+      const text = msg.text();
+      // The browser logs every 4xx answer; the steps that expect one (a wrong
+      // password, an invalid job) check the UI's message instead.
+      if (/^Failed to load resource: the server responded with a status of 4\d\d/.test(text)) return;
+      consoleErrors.push(text);
+    });
+    page.on('pageerror', (e) => pageErrors.push(String(e)));
+  });
+
+  after(async () => {
+    try {
+      await browser?.close();
+    } catch {
+      // already gone
+    }
+    await cspServer?.close();
+    await stopProcess(rota?.child);
+    if (failedBefore && rota) console.log(`# rota dev output:\n${rota.logs().slice(-4000)}`);
+    if (dataDir) rmSync(dataDir, { recursive: true, force: true });
+  });
+
+  let adminToken = '';
+  let aliceToken = '';
+  let pendingJob = 0;
+
+  /** A link of the header's main navigation. */
+  const navLink = (name) => page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name, exact: true });
+  const byTest = (id, attrs = {}) =>
+    page.locator(`[data-testid="${id}"]${Object.entries(attrs).map(([k, v]) => `[data-${k}="${v}"]`).join('')}`);
+
+  /** The text of the inline error once it shows, compared with the server's own message. */
+  async function expectServerError(expected) {
+    assert.ok(expected && expected.length > 0, 'the API gave no message');
+    const err = page.getByTestId('form-error');
+    await err.waitFor();
+    await eventually(`the message "${expected}" inline`, async () => (await err.textContent()).trim() === expected);
+  }
+
+  step('the admin signs in and sees the Admin, Queue and Usage navigation', async () => {
+    const a = await apiCall(api, 'POST', '/api/v1/auth/login', '', { username: 'admin', password: accounts.admin });
+    assert.equal(a.status, 200);
+    adminToken = a.json.token;
+    const b = await apiCall(api, 'POST', '/api/v1/auth/login', '', { username: 'alice', password: accounts.alice });
+    assert.equal(b.status, 200);
+    aliceToken = b.json.token;
+    if (process.getuid?.() === 0) {
+      // Jobs never run as root: as `rota user set alice --unix-user nobody` does.
+      const r = await apiCall(api, 'PATCH', '/api/v1/users/alice', adminToken, { unix_user: 'nobody' });
+      assert.equal(r.status, 200, r.text);
+    }
+    await page.goto(base + '/');
+    await signIn('admin', accounts.admin);
+    await page.getByTestId('current-user').waitFor();
+    await page.getByTestId('nav-admin').waitFor();
+    await navLink('Queue').waitFor();
+    await navLink('Usage').waitFor();
+  });
+
+  step('users: a short password shows the server 400 inline, then a user is created', async () => {
+    await page.getByTestId('nav-admin').click();
+    await page.waitForURL(/#\/admin\/users$/);
+    await page.getByTestId('users-table').waitFor();
+    await byTest('user-row', { name: 'alice' }).waitFor();
+    await checkScreen('users');
+
+    const bad = { username: 'carol', password: 'short', role: 'user' };
+    const expected = await apiCall(api, 'POST', '/api/v1/users', adminToken, bad);
+    assert.equal(expected.status, 400, expected.text);
+    await page.getByTestId('user-username').fill('carol');
+    await page.getByTestId('user-password').fill('short');
+    await page.getByTestId('user-display-name').fill('Carol C');
+    await page.getByTestId('user-create').click();
+    // The UI sends display_name too; the server checks the password first.
+    await expectServerError(expected.json.error.message);
+    await shot('user-error');
+
+    await page.getByTestId('user-password').fill('carol-password-1');
+    await page.getByTestId('user-create').click();
+    await byTest('user-row', { name: 'carol' }).waitFor();
+    assert.equal(await page.getByTestId('form-error').count(), 0);
+    const u = await apiCall(api, 'GET', '/api/v1/users/carol', adminToken);
+    assert.equal(u.status, 200);
+    assert.equal(u.json.display_name, 'Carol C');
+    assert.equal(u.json.role, 'user');
+    checkClean('user created');
+  });
+
+  step('groups: create ml-team', async () => {
+    await page.getByTestId('admin-tab-groups').click();
+    await page.waitForURL(/#\/admin\/groups$/);
+    await page.getByTestId('group-name').fill('ml-team');
+    await page.getByTestId('group-description').fill('Machine learning');
+    await page.getByTestId('group-create').click();
+    await byTest('group-row', { name: 'ml-team' }).waitFor();
+    const g = await apiCall(api, 'GET', '/api/v1/groups', adminToken);
+    assert.ok(g.json.groups.some((x) => x.name === 'ml-team'));
+    await checkScreen('groups');
+  });
+
+  step("users: change carol's role to admin and put her in ml-team", async () => {
+    await page.getByTestId('admin-tab-users').click();
+    await byTest('user-row', { name: 'carol' }).getByTestId('user-edit').click();
+    const form = page.getByTestId('user-edit-form');
+    await form.waitFor();
+    await form.getByTestId('edit-role').selectOption('admin');
+    await form.getByTestId('edit-groups').fill('ml-team');
+    await checkA11y('user edit');
+    await form.getByTestId('edit-save').click();
+    await eventually('carol shown as admin', async () =>
+      (await byTest('user-row', { name: 'carol' }).getByTestId('user-role-cell').textContent()).trim() === 'admin');
+    const u = await apiCall(api, 'GET', '/api/v1/users/carol', adminToken);
+    assert.equal(u.json.role, 'admin');
+    assert.deepEqual(u.json.groups, ['ml-team']);
+    await shot('user-edited');
+  });
+
+  step('quotas: set one for carol and see it on the Usage screen', async () => {
+    await page.getByTestId('admin-tab-quotas').click();
+    await page.waitForURL(/#\/admin\/quotas$/);
+    await page.getByTestId('quota-kind').selectOption('user');
+    await page.getByTestId('quota-name').fill('carol');
+    await page.getByTestId('quota-max-gpus').fill('2');
+    await page.getByTestId('quota-max-hours').fill('100');
+    await page.getByTestId('quota-share').fill('2');
+    await page.getByTestId('quota-save').click();
+    await byTest('quota-row', { kind: 'user', name: 'carol' }).waitFor();
+    const q = await apiCall(api, 'GET', '/api/v1/quotas/user/carol', adminToken);
+    assert.equal(q.status, 200, q.text);
+    assert.equal(q.json.max_gpus, 2);
+    assert.equal(q.json.max_gpu_hours, 100);
+    assert.equal(q.json.share, 2);
+    await checkScreen('quotas');
+
+    await navLink('Usage').click();
+    await page.waitForURL(/#\/usage$/);
+    const row = byTest('usage-row', { kind: 'user', name: 'carol' });
+    await row.waitFor();
+    assert.equal((await row.getByTestId('usage-max-gpus').textContent()).trim(), '2');
+    assert.equal((await row.getByTestId('usage-max-hours').textContent()).trim(), '100.00');
+    assert.equal((await row.getByTestId('usage-share').textContent()).trim(), '2.00');
+    assert.match(await page.getByTestId('usage-period').textContent(), /the last \d+ \w+/);
+    await checkScreen('usage');
+  });
+
+  step('policies: a bad policy shows the server message, a good one is created', async () => {
+    await navigate('#/admin/policies');
+    await page.getByTestId('policy-new').click();
+    const json = page.getByTestId('policy-json');
+    await json.waitFor();
+    assert.match(await json.inputValue(), /"name"/, 'the editor starts with a template');
+    const bad = { name: 'gpu-cap', max_gpus: 'many' };
+    const expected = await apiCall(api, 'POST', '/api/v1/policies', adminToken, bad);
+    assert.equal(expected.status, 400, expected.text);
+    await json.fill(JSON.stringify(bad, null, 2));
+    await page.getByTestId('policy-save').click();
+    await expectServerError(expected.json.error.message);
+    assert.match(expected.json.error.message, /max_gpus/, 'the server names the field');
+    await checkScreen('policy-error');
+
+    await json.fill(JSON.stringify({ name: 'gpu-cap', description: 'at most 4 GPUs', max_gpus: 4 }, null, 2));
+    await page.getByTestId('policy-save').click();
+    await byTest('policy-row', { name: 'gpu-cap' }).waitFor();
+    const p = await apiCall(api, 'GET', '/api/v1/policies', adminToken);
+    const made = p.json.policies.find((x) => x.name === 'gpu-cap');
+    assert.ok(made, 'the policy is in the API');
+    assert.equal(made.max_gpus, 4);
+
+    // Edit: the editor is prefilled with the policy.
+    await byTest('policy-row', { name: 'gpu-cap' }).getByTestId('policy-edit').click();
+    assert.equal(JSON.parse(await json.inputValue()).max_gpus, 4);
+    await page.getByTestId('policy-cancel').click();
+    await checkScreen('policies');
+  });
+
+  step('SSH nodes: the public key is shown; a bad URL shows the server 400', async () => {
+    await page.getByTestId('admin-tab-ssh-nodes').click();
+    await page.waitForURL(/#\/admin\/ssh-nodes$/);
+    const k = await apiCall(api, 'GET', '/api/v1/ssh-key', adminToken);
+    if (k.status === 200) {
+      await eventually('the public key', async () => (await page.getByTestId('ssh-key').textContent()).trim() === k.json.public_key.trim());
+    } else {
+      // No ssh-keygen here: the server's 503 is shown inline; the browser's own log line of it is expected.
+      await eventually('the key error', async () => (await page.getByTestId('ssh-key-error').textContent()).trim() === k.json.error.message);
+      for (let i = consoleErrors.length - 1; i >= 0; i--) {
+        if (/status of 503/.test(consoleErrors[i])) consoleErrors.splice(i, 1);
+      }
+    }
+    const bad = { name: 'ssh-bad', url: 'http://host.example' };
+    const expected = await apiCall(api, 'POST', '/api/v1/ssh-nodes', adminToken, bad);
+    assert.equal(expected.status, 400, expected.text);
+    await page.getByTestId('ssh-name').fill(bad.name);
+    await page.getByTestId('ssh-url').fill(bad.url);
+    await page.getByTestId('ssh-add').click();
+    await expectServerError(expected.json.error.message);
+    const list = await apiCall(api, 'GET', '/api/v1/ssh-nodes', adminToken);
+    assert.ok(!list.json.ssh_nodes.some((n) => n.name === 'ssh-bad'), 'no node was added');
+    await checkScreen('ssh-nodes');
+  });
+
+  step('tokens: create one (the secret shown once) and revoke it', async () => {
+    await page.getByTestId('nav-tokens').click();
+    await page.waitForURL(/#\/tokens$/);
+    await page.locator('[data-testid="tokens-table"], [data-testid="tokens-empty"]').first().waitFor();
+    await page.getByTestId('token-name').fill('ci-token');
+    await page.getByTestId('token-ttl').fill('1h');
+    await page.getByTestId('token-create').click();
+    const secret = (await page.getByTestId('token-secret').textContent()).trim();
+    assert.ok(secret.length >= 16, 'a secret is shown');
+    const row = byTest('token-row', { name: 'ci-token' });
+    await row.waitFor();
+    // The new token works.
+    const who = await apiCall(api, 'GET', '/api/v1/auth/whoami', secret);
+    assert.equal(who.status, 200);
+    assert.equal(who.json.username, 'admin');
+    await checkScreen('tokens');
+
+    await row.getByTestId('token-revoke').click();
+    await row.getByTestId('token-revoke-confirm').click();
+    await eventually('the token row gone', async () => (await byTest('token-row', { name: 'ci-token' }).count()) === 0);
+    const after = await apiCall(api, 'GET', '/api/v1/auth/whoami', secret);
+    assert.equal(after.status, 401, 'the revoked token no longer works');
+    checkClean('token revoked');
+  });
+
+  step('queue: a job held by its owner quota waits, with its reason and position', async () => {
+    const q = await apiCall(api, 'PUT', '/api/v1/quotas/user/alice', adminToken, { max_gpus: 1 });
+    assert.equal(q.status, 200, q.text);
+    const job = await apiCall(api, 'POST', '/api/v1/jobs', aliceToken, {
+      name: 'waits',
+      command: ['sleep', '60'],
+      groups: [{ role: 'worker', replicas: 1, gpus_per_task: 2 }],
+    });
+    assert.equal(job.status, 201, job.text);
+    pendingJob = job.json.id;
+
+    await navLink('Queue').click();
+    await page.waitForURL(/#\/queue$/);
+    await byTest('queue-row', { name: 'default' }).waitFor();
+    const row = byTest('pending-row', { 'job-id': pendingJob });
+    await row.waitFor();
+    await eventually('the quota reason', async () => /quota/.test(await row.getByTestId('pending-reason').textContent()), { timeout: 30_000 });
+    const api2 = await apiCall(api, 'GET', '/api/v1/queue?offset=0&limit=50', adminToken);
+    assert.ok(api2.json.jobs.some((j) => j.id === pendingJob));
+    await checkScreen('queue');
+    const c = await apiCall(api, 'POST', `/api/v1/jobs/${pendingJob}/cancel`, aliceToken);
+    assert.equal(c.status, 200, c.text);
+  });
+
+  step('alice (not an admin): no Admin link, and #/admin/users says admins only', async () => {
+    await page.getByTestId('sign-out').click();
+    await page.getByTestId('signin-form').waitFor();
+    await signIn('alice', accounts.alice);
+    await page.getByTestId('current-user').waitFor();
+    await navLink('Queue').waitFor();
+    assert.equal(await page.getByTestId('nav-admin').count(), 0);
+    await navigate('#/admin/users');
+    await page.getByTestId('admins-only').waitFor();
+    assert.equal(await page.getByTestId('users-table').count(), 0);
+    await checkScreen('admins-only');
+    // Her own tokens work for her.
+    await page.getByTestId('nav-tokens').click();
+    await page.locator('[data-testid="tokens-table"], [data-testid="tokens-empty"]').first().waitFor();
+    await checkScreen('tokens-alice');
+  });
+});
