@@ -11,6 +11,7 @@
 #include "cli/commands.h"
 #include "common/clock.h"
 #include "common/file_util.h"
+#include "common/run_command.h"
 #include "common/time_util.h"
 #include "net/http_client.h"
 #include "net/http_server.h"
@@ -382,17 +383,16 @@ TEST_F(ReservationsApiTest, CliExecSetsVisibleDevices) {
   ASSERT_EQ(Call("POST", "/api/v1/reservations", alice_,
                  Body({1, 3}, "2026-11-22T10:00:00Z", "2026-11-22T12:00:00Z").dump()).first, 201);
   const std::string out = dir_.path() + "/env.txt";
+  // The real CLI in a process of its own (`rota exec` replaces itself with the command).
+  // Not a fork of this test: a child forked from a multi-threaded process may only call
+  // async-signal-safe functions, and HTTP in it could hang on a lock held at fork time.
   auto run = [&](const std::string& token) {
-    pid_t pid = ::fork();
-    if (pid == 0) {
-      cli::ExecOptions o;
-      o.node = "gpu-a";
-      o.command = {"sh", "-c", "echo \"$CUDA_VISIBLE_DEVICES $CUDA_DEVICE_ORDER\" > " + out};
-      ::_exit(cli::RunExec(cli::ClientOptions{base_, token}, o));
-    }
-    int status = 0;
-    ::waitpid(pid, &status, 0);
-    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+    auto r = RunCommand({"env", "ROTA_TOKEN=" + token, ROTA_BINARY, "exec", "--server", base_,
+                         "--node", "gpu-a", "--", "sh", "-c",
+                         "echo \"$CUDA_VISIBLE_DEVICES $CUDA_DEVICE_ORDER\" > " + out},
+                        RunOptions{.timeout_ms = 60'000});
+    EXPECT_TRUE(r.ok()) << r.status().ToString();
+    return r.ok() ? r->exit_code : -1;
   };
   ASSERT_EQ(run(alice_), 0);
   EXPECT_EQ(*ReadFile(out), "1,3 PCI_BUS_ID\n");
