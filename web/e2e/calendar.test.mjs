@@ -14,7 +14,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { chromium } from 'playwright-core';
 import { startCspServer } from './csp-server.mjs';
-import { apiCall, eventually, startRota, stopProcess } from './helpers.mjs';
+import { apiCall, eventually, startRota, stopProcess, waitForReadyNodes } from './helpers.mjs';
 import { spawn } from 'node:child_process';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
@@ -133,6 +133,7 @@ describe('rota web UI: calendar and violations', { timeout: 15 * 60_000, skip: N
     dataDir = mkdtempSync(path.join(tmpdir(), 'rota-web-cal-'));
     rota = startRota(dataDir);
     ({ url: api, accounts } = await rota.ready);
+    await waitForReadyNodes(api, accounts);
     assert.ok(accounts.admin && accounts.alice, `accounts line not understood: ${JSON.stringify(accounts)}`);
 
     if (WEB_DIST) {

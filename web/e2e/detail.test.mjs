@@ -16,7 +16,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { chromium } from 'playwright-core';
 import { startCspServer } from './csp-server.mjs';
-import { apiCall, eventually, startRota, stopProcess } from './helpers.mjs';
+import { apiCall, eventually, startRota, stopProcess, waitForReadyNodes } from './helpers.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const require = createRequire(import.meta.url);
@@ -135,6 +135,7 @@ describe('rota web UI: node and GPU detail, job templates', { timeout: 15 * 60_0
     dataDir = mkdtempSync(path.join(tmpdir(), 'rota-web-det-'));
     rota = startRota(dataDir);
     ({ url: api, accounts } = await rota.ready);
+    await waitForReadyNodes(api, accounts);
     assert.ok(accounts.admin && accounts.alice, `accounts line not understood: ${JSON.stringify(accounts)}`);
 
     if (WEB_DIST) {

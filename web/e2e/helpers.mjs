@@ -114,3 +114,24 @@ export async function apiCall(base, method, p, token, body) {
   return { status: res.status, json, text };
 }
 
+
+/**
+ * Waits until `count` nodes are ready (rota dev's agents register a moment after it prints
+ * its URL; on a loaded machine, seconds later). Screens that read the node list once on
+ * opening (the calendar) would otherwise miss the late ones.
+ */
+export async function waitForReadyNodes(base, accounts, count = 3, timeout = 60_000) {
+  const login = await apiCall(base, 'POST', '/api/v1/auth/login', null, {
+    username: 'admin',
+    password: accounts.admin,
+  });
+  if (login.status !== 200) throw new Error(`admin sign-in failed: ${login.status} ${login.text}`);
+  await eventually(
+    `${count} ready nodes`,
+    async () => {
+      const r = await apiCall(base, 'GET', '/api/v1/nodes', login.json.token);
+      return r.status === 200 && r.json.nodes.filter((n) => n.state === 'ready').length >= count;
+    },
+    { timeout, interval: 250 },
+  );
+}

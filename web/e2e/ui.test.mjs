@@ -24,7 +24,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { chromium } from 'playwright-core';
 import { startCspServer } from './csp-server.mjs';
-import { apiCall, eventually, startRota, stopProcess } from './helpers.mjs';
+import { apiCall, eventually, startRota, stopProcess, waitForReadyNodes } from './helpers.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const require = createRequire(import.meta.url);
@@ -144,6 +144,7 @@ describe('rota web UI', { timeout: 15 * 60_000, skip: NO_BROWSER }, () => {
     dataDir = mkdtempSync(path.join(tmpdir(), 'rota-web-e2e-'));
     rota = startRota(dataDir);
     ({ url: api, accounts } = await rota.ready);
+    await waitForReadyNodes(api, accounts);
     assert.ok(accounts.admin && accounts.alice, `accounts line not understood: ${JSON.stringify(accounts)}`);
 
     if (WEB_DIST) {
