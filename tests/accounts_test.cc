@@ -135,6 +135,8 @@ TEST_F(AccountsE2E, AuthorisationMatrix) {
       {"PUT", "/api/v1/queues/qm", R"({"priority":2})", 401, 403, 403, 200},
       {"DELETE", "/api/v1/queues/qm", "", 401, 403, 403, 204},
       {"GET", "/api/v1/quotas", "", 401, 200, 200, 200},
+      {"GET", "/api/v1/usage?by=job", "", 401, 200, 200, 200},
+      {"GET", "/api/v1/usage?user=alice", "", 401, 200, 403, 200},
       {"PUT", "/api/v1/quotas/user/alice", R"({"max_gpus":4})", 401, 403, 403, 200},
       {"GET", "/api/v1/quotas/user/alice", "", 401, 200, 200, 200},
       {"DELETE", "/api/v1/quotas/user/alice", "", 401, 403, 403, 204},

@@ -172,6 +172,14 @@ struct QuotaEdit {
   std::optional<double> max_gpu_hours, share;
 };
 int RunQuotas(const ClientOptions& client, const OutputOptions& out, const QuotaEdit& e);
+// rota usage [--by user|group|job|reservation|node|area] [--from] [--to] [--node]
+// [--label] [--user] -o table|json|csv; rota energy: the same with energy columns.
+struct UsageOptions {
+  std::string by = "user";
+  std::string from, to, node, label, user;
+  bool energy_view = false;
+};
+int RunUsage(const ClientOptions& client, const std::string& format, const UsageOptions& o);
 struct LogsOptions {
   std::string id, task;
   bool use_stderr = false, follow = false;

@@ -67,4 +67,11 @@ std::string Str(const api::Json& obj, const char* key) {
   return obj[key].get<std::string>();
 }
 
+Result<std::string> CliTime(const std::string& flag, const std::string& text, int64_t now_ms) {
+  if (auto ago = ParseDurationMs(text); ago.ok()) return FormatRfc3339(now_ms - *ago);
+  if (auto t = ParseRfc3339(text); t.ok()) return FormatRfc3339Ms(*t);
+  return Status::InvalidArgument(flag + ": '" + text +
+                                 "' is neither a duration ago (2h, 30m, 7d) nor an RFC 3339 time");
+}
+
 }  // namespace rota::cli

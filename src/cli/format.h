@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "api/codec.h"
+#include "common/status.h"
 
 namespace rota::cli {
 
@@ -31,5 +32,8 @@ std::string WithUnit(const api::Json& v, const std::string& unit, double scale =
 std::string Age(const api::Json& rfc3339, int64_t now_ms);
 // Text of a string field or "-".
 std::string Str(const api::Json& obj, const char* key);
+// A time flag's value: "2h" (that long before now_ms) or an RFC 3339 time, as
+// RFC 3339. InvalidArgument naming `flag` otherwise.
+Result<std::string> CliTime(const std::string& flag, const std::string& text, int64_t now_ms);
 
 }  // namespace rota::cli

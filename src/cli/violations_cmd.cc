@@ -12,13 +12,6 @@
 namespace rota::cli {
 namespace {
 
-// "2h" (that long ago) or an RFC 3339 time, as RFC 3339.
-Result<std::string> CliTime(const std::string& flag, const std::string& text, int64_t now_ms) {
-  if (auto ago = ParseDurationMs(text); ago.ok()) return FormatRfc3339(now_ms - *ago);
-  if (auto t = ParseRfc3339(text); t.ok()) return FormatRfc3339Ms(*t);
-  return Status::InvalidArgument(flag + ": '" + text +
-                                 "' is neither a duration ago (2h, 30m, 7d) nor an RFC 3339 time");
-}
 
 std::string Text(const api::Json& obj, const char* key) {
   auto it = obj.find(key);

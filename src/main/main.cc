@@ -291,6 +291,19 @@ int main(int argc, char** argv) {
   quotas_set->add_option("--max-gpu-hours", quota_edit.max_gpu_hours,
                          "GPU-hours per quota period (0: no limit)");
   quotas_set->add_option("--share", quota_edit.share, "Fair-share weight (default 1)");
+  rota::cli::UsageOptions usage_options;
+  auto* usage_cmd = app.add_subcommand("usage", "GPU-hours, utilisation and energy by user, group, job, "
+                                                "reservation, node or area (yours; everyone's for admins)");
+  auto* energy_cmd = app.add_subcommand("energy", "Energy and average power by node, area, user or group");
+  for (auto* cmd : {usage_cmd, energy_cmd}) {
+    add_client_flags(cmd);
+    cmd->add_option("--by", usage_options.by, "user, group, job, reservation, node or area");
+    cmd->add_option("--from", usage_options.from, "Start: a duration ago (7d) or an RFC 3339 time (default 30d)");
+    cmd->add_option("--to", usage_options.to, "End (default now)");
+    cmd->add_option("--node", usage_options.node, "Only this node");
+    cmd->add_option("--label", usage_options.label, "With --by area: the node label naming areas (e.g. rack)");
+    cmd->add_option("--user", usage_options.user, "Only this user (admins)");
+  }
   std::string job_id;
   auto* job_cmd = app.add_subcommand("job", "Show a job");
   job_cmd->require_subcommand(1);
@@ -409,6 +422,14 @@ int main(int argc, char** argv) {
   if (quotas_cmd->parsed()) {
     quota_edit.action = quotas_set->parsed() ? "set" : quotas_delete->parsed() ? "delete" : "list";
     return rota::cli::RunQuotas(client, output, quota_edit);
+  }
+  if (usage_cmd->parsed()) return rota::cli::RunUsage(client, output.format, usage_options);
+  if (energy_cmd->parsed()) {
+    usage_options.energy_view = true;
+    if (usage_cmd->get_option("--by")->count() == 0 && energy_cmd->get_option("--by")->count() == 0) {
+      usage_options.by = "node";
+    }
+    return rota::cli::RunUsage(client, output.format, usage_options);
   }
   if (jobs_cmd->parsed()) return rota::cli::RunJobs(client, output, jobs_mine, jobs_state);
   if (job_cmd->parsed()) return rota::cli::RunJobCommand(client, output, "show", job_id);

@@ -139,6 +139,7 @@ class AgentGateway::Session : public net::WsHandler,
     int64_t now = gw_->clock_->NowMs();
     gw_->stats_->samples_received += msg.samples.size();
     for (const auto& s : msg.samples) gw_->cluster_->RecordSample(name, id_, s, now);
+    if (gw_->sample_sink_) gw_->sample_sink_(name, msg.samples);
     uint64_t last_seq = msg.seq + msg.samples.size() - 1;
     size_t count = msg.samples.size();
     std::weak_ptr<Session> weak = weak_from_this();

@@ -73,6 +73,12 @@ class AgentGateway : public TaskTransport {
   Status SendTask(const std::string& node, const api::TaskSignalMsg& m) override;
   Status SendTask(const std::string& node, const api::TaskLogsMsg& m) override;
 
+  // Called (on a network thread, without gateway locks; must not block for
+  // long) with every batch of samples a registered agent sends, before they are
+  // stored. Set before agents connect.
+  using SampleSink = std::function<void(const std::string& node, const std::vector<api::NodeSample>&)>;
+  void SetSampleSink(SampleSink sink) { sample_sink_ = std::move(sink); }
+
   // Applies to commands sent afterwards. REQUIRES: ms > 0.
   void set_command_timeout_ms(int64_t ms) { command_timeout_ms_ = ms; }
   // Commands sent and not yet answered (for tests and metrics).
@@ -102,6 +108,7 @@ class AgentGateway : public TaskTransport {
   std::atomic<int64_t> command_timeout_ms_{kDefaultCommandTimeoutMs};
   TaskStatusListener task_status_listener_;  // set before serving
   TaskLogListener task_log_listener_;        // set before serving
+  SampleSink sample_sink_;                   // set before serving
 
   struct LiveSession {
     uint64_t id = 0;

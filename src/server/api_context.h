@@ -25,6 +25,7 @@ class JobService;
 class Queues;
 class Quotas;
 class SshNodes;
+class AccountingService;
 
 struct ApiContext {
   const ServerConfig* config = nullptr;
@@ -43,6 +44,7 @@ struct ApiContext {
   Quotas* quotas = nullptr;
   int64_t quota_period_ms = 0;  // window of max_gpu_hours quotas
   SshNodes* ssh_nodes = nullptr;
+  AccountingService* accounting = nullptr;
   // Server-wide enforcement settings (policies validate against them).
   enforce::EnforcementSettings enforcement_defaults;
 };
@@ -62,5 +64,6 @@ Status RegisterJobRoutes(net::HttpServer& http, ApiContext& ctx);        // jobs
 Status RegisterQueueRoutes(net::HttpServer& http, ApiContext& ctx);      // queues/queues_api.cc
 Status RegisterQuotaRoutes(net::HttpServer& http, ApiContext& ctx);      // quotas/quotas_api.cc
 Status RegisterSshNodeRoutes(net::HttpServer& http, ApiContext& ctx);    // ssh_nodes_api.cc
+Status RegisterUsageRoutes(net::HttpServer& http, ApiContext& ctx);      // accounting/usage_api.cc
 
 }  // namespace rota::server

@@ -3,6 +3,9 @@
 #include <yaml-cpp/yaml.h>
 
 #include <cctype>
+#include <cerrno>
+#include <cmath>
+#include <cstdlib>
 #include <sstream>
 #include <vector>
 
@@ -41,6 +44,12 @@ const std::vector<KeyDef>& Keys() {
       {"fairshare_half_life", "ROTA_FAIRSHARE_HALF_LIFE"},
       {"reservation_idle", "ROTA_RESERVATION_IDLE"},
       {"quota_period", "ROTA_QUOTA_PERIOD"},
+      {"accounting_flush", "ROTA_ACCOUNTING_FLUSH"},
+      {"area_labels", "ROTA_AREA_LABELS"},
+      {"price_per_kwh", "ROTA_PRICE_PER_KWH"},
+      {"price_per_gpu_hour", "ROTA_PRICE_PER_GPU_HOUR"},
+      {"co2_g_per_kwh", "ROTA_CO2_G_PER_KWH"},
+      {"currency", "ROTA_CURRENCY"},
       {"anonymous_read", "ROTA_ANONYMOUS_READ"},
       {"session_ttl", "ROTA_SESSION_TTL"},
       {"password_hash_cost", "ROTA_PASSWORD_HASH_COST"},
@@ -79,6 +88,19 @@ Result<int64_t> ParseInt(const std::string& value, int64_t min, int64_t max) {
     return Status::InvalidArgument("'" + value + "' must be in [" + std::to_string(min) + ", " +
                                    std::to_string(max) + "]");
   }
+  return v;
+}
+
+// A decimal number in [0, max].
+Result<double> ParseAmount(const std::string& value, double max) {
+  char* end = nullptr;
+  errno = 0;
+  const double v = std::strtod(value.c_str(), &end);
+  if (value.empty() || end != value.c_str() + value.size() || errno != 0 || !std::isfinite(v) ||
+      !std::isdigit(static_cast<unsigned char>(value[0]))) {
+    return Status::InvalidArgument("'" + value + "' is not a number");
+  }
+  if (v < 0 || v > max) return Status::InvalidArgument("'" + value + "' must be between 0 and " + std::to_string(static_cast<int64_t>(max)));
   return v;
 }
 
@@ -195,6 +217,31 @@ Status ApplySetting(ServerConfig* c, const std::string& key, const std::string& 
     if (!ms.ok()) return err(ms.status());
     if (*ms < 3'600'000 || *ms > 366LL * 86'400'000) return err(Status::InvalidArgument("must be between 1h and 366d"));
     c->quota_period_ms = *ms;
+  } else if (key == "accounting_flush") {
+    auto ms = ParseDurationMs(value);
+    if (!ms.ok()) return err(ms.status());
+    if (*ms < 1000 || *ms > 3'600'000) return err(Status::InvalidArgument("must be between 1s and 1h"));
+    c->accounting_flush_ms = *ms;
+  } else if (key == "area_labels") {
+    c->area_labels = SplitList(value);
+    if (c->area_labels.size() > 8) return err(Status::InvalidArgument("at most 8 labels"));
+    for (const auto& l : c->area_labels) {
+      if (l.size() > 63 || l.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.-/") !=
+                               std::string::npos) {
+        return err(Status::InvalidArgument("'" + l + "' is not a node label name"));
+      }
+    }
+  } else if (key == "price_per_kwh" || key == "price_per_gpu_hour" || key == "co2_g_per_kwh") {
+    auto v = ParseAmount(value, 1e6);
+    if (!v.ok()) return err(v.status());
+    (key == "price_per_kwh" ? c->prices.price_per_kwh
+     : key == "price_per_gpu_hour" ? c->prices.price_per_gpu_hour : c->prices.co2_g_per_kwh) = *v;
+  } else if (key == "currency") {
+    if (value.empty() || value.size() > 8 ||
+        value.find_first_not_of("ABCDEFGHIJKLMNOPQRSTUVWXYZ") != std::string::npos) {
+      return err(Status::InvalidArgument("'" + value + "' must be a currency code such as EUR or USD"));
+    }
+    c->prices.currency = value;
   } else if (key == "http_threads") {
     auto v = ParseInt(value, 1, 64);
     if (!v.ok()) return err(v.status());
@@ -354,6 +401,16 @@ std::string ConfigToYaml(const ServerConfig& c, bool show_secrets) {
   out << YAML::Key << "fairshare_half_life" << YAML::Value << FormatDuration(c.fairshare_half_life_ms);
   out << YAML::Key << "reservation_idle" << YAML::Value << FormatDuration(c.reservation_idle_ms);
   out << YAML::Key << "quota_period" << YAML::Value << FormatDuration(c.quota_period_ms);
+  out << YAML::Key << "accounting_flush" << YAML::Value << FormatDuration(c.accounting_flush_ms);
+  {
+    std::string labels;
+    for (const auto& l : c.area_labels) labels += (labels.empty() ? "" : ",") + l;
+    out << YAML::Key << "area_labels" << YAML::Value << labels;
+  }
+  out << YAML::Key << "price_per_kwh" << YAML::Value << c.prices.price_per_kwh;
+  out << YAML::Key << "price_per_gpu_hour" << YAML::Value << c.prices.price_per_gpu_hour;
+  out << YAML::Key << "co2_g_per_kwh" << YAML::Value << c.prices.co2_g_per_kwh;
+  out << YAML::Key << "currency" << YAML::Value << c.prices.currency;
   auto secret = [&](const std::string& v) { return v.empty() ? "" : (show_secrets ? v : "<set>"); };
   out << YAML::Key << "anonymous_read" << YAML::Value << c.anonymous_read;
   out << YAML::Key << "session_ttl" << YAML::Value << FormatDuration(c.session_ttl_ms);

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "accounting/report.h"
 #include "common/status.h"
 
 namespace rota::server {
@@ -44,6 +45,12 @@ struct ServerConfig {
   int64_t reservation_idle_ms = 30 * 60'000;
   // The window of max_gpu_hours quotas (rolling).
   int64_t quota_period_ms = 30LL * 24 * 3600 * 1000;
+
+  // ---- Usage and energy accounting (docs/design-accounting.md) ----
+  int64_t accounting_flush_ms = 60'000;  // how often amounts are stored
+  // Node labels whose values name areas (Prometheus per-area series).
+  std::vector<std::string> area_labels = {"rack", "room"};
+  accounting::Prices prices;  // optional cost and CO2 in reports
 
   // ---- Accounts ----
   // Anonymous callers may read cluster state, reservations and violations.

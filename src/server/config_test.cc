@@ -40,6 +40,9 @@ TEST(ConfigTest, BadSettingsAreRejectedNamingKeyAndSource) {
       {"listen", ":80"},      {"raw_retention", "forever"},  {"raw_retention", "10s"},
       {"join_token", "short"}, {"log_level", "loud"},        {"http_threads", "0"},
       {"missed_heartbeats", "-1"}, {"session_ttl", "500ms"},     {"session_ttl", "400d"},
+      {"accounting_flush", "10ms"}, {"accounting_flush", "2h"},  {"price_per_kwh", "-1"},
+      {"price_per_kwh", "cheap"},  {"co2_g_per_kwh", "1e9"},     {"price_per_gpu_hour", "nan"},
+      {"currency", "euro"},        {"area_labels", "rack,bad label"},
   };
   for (const auto& [key, value] : bad) {
     ServerConfig c;
@@ -56,6 +59,22 @@ TEST(ConfigTest, BadSettingsAreRejectedNamingKeyAndSource) {
   }
   ServerConfig c;
   EXPECT_EQ(LoadConfigFile(&c, dir + "/missing.yaml").code(), StatusCode::kNotFound);
+}
+
+TEST(ConfigTest, AccountingSettings) {
+  ServerConfig c;
+  ASSERT_TRUE(ApplyEnv(&c, {{"ROTA_ACCOUNTING_FLUSH", "5s"}, {"ROTA_AREA_LABELS", "room, row"},
+                            {"ROTA_PRICE_PER_KWH", "0.25"}, {"ROTA_CO2_G_PER_KWH", "380"},
+                            {"ROTA_CURRENCY", "USD"}})
+                  .ok());
+  EXPECT_EQ(c.accounting_flush_ms, 5000);
+  EXPECT_EQ(c.area_labels, (std::vector<std::string>{"room", "row"}));
+  EXPECT_DOUBLE_EQ(c.prices.price_per_kwh, 0.25);
+  EXPECT_DOUBLE_EQ(c.prices.co2_g_per_kwh, 380);
+  EXPECT_EQ(c.prices.currency, "USD");
+  const std::string yaml = ConfigToYaml(c);
+  EXPECT_NE(yaml.find("area_labels: room,row"), std::string::npos) << yaml;
+  EXPECT_NE(yaml.find("price_per_kwh: 0.25"), std::string::npos) << yaml;
 }
 
 TEST(ConfigTest, SessionTtlGoesDownToOneSecond) {

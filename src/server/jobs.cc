@@ -325,6 +325,7 @@ void JobService::Launch(Job& job, const std::vector<jobs::PlacedTask>& placed, i
     return SetState(job, JobState::kPending, failure, now_ms);
   }
   job.run_open = true;
+  holdings_version_.fetch_add(1, std::memory_order_release);
   SetState(job, JobState::kStarting,
            job.restart_count == 0 ? "placed" : "restart " + std::to_string(job.restart_count), now_ms);
 }
@@ -699,6 +700,22 @@ std::vector<JobService::Allocation> JobService::AllocationsOn(const std::string&
       if (t.node != node || t.gpus.empty() || Ended(t)) continue;
       out.push_back(Allocation{"job-" + std::to_string(id), t.gpus, t.unix_user});
     }
+  }
+  return out;
+}
+
+std::map<std::string, std::vector<accounting::Holding>> JobService::Holdings(int64_t since_ms) const {
+  std::map<std::string, std::vector<accounting::Holding>> out;
+  MutexLock lock(&mu_);
+  for (const auto& [id, job] : active_) {
+    if (!job.run_open) continue;
+    for (const auto& t : job.tasks) {
+      if (t.gpus.empty()) continue;
+      out[t.node].push_back(accounting::Holding{id, job.owner, t.gpus, job.started_ms, 0});
+    }
+  }
+  for (const auto& [node, h] : closed_holdings_) {
+    if (h.end_ms >= since_ms) out[node].push_back(h);
   }
   return out;
 }

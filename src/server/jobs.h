@@ -16,6 +16,7 @@
 // thread, which also places pending jobs and enforces deadlines.
 
 #include <cstdint>
+#include <atomic>
 #include <deque>
 #include <map>
 #include <memory>
@@ -37,6 +38,7 @@
 #include "server/cluster_state.h"
 #include "sched/snapshot.h"
 #include "server/reservations.h"
+#include "accounting/ledger.h"
 #include "server/store/store.h"
 
 namespace rota::server {
@@ -180,6 +182,12 @@ class JobService {
     std::string unix_user;
   };
   std::vector<Allocation> AllocationsOn(const std::string& node) const;
+  // The GPUs jobs hold, by node (usage accounting): every open run's GPU tasks,
+  // [run started, open), and the runs closed at or after `since_ms` (kept for
+  // 10 minutes) with their end.
+  std::map<std::string, std::vector<accounting::Holding>> Holdings(int64_t since_ms) const;
+  // Changes whenever a run opens or closes (Holdings would answer differently).
+  uint64_t HoldingsVersion() const { return holdings_version_.load(std::memory_order_acquire); }
   // GPU-hours by user and by group: fair-share usage (decayed by the half-life,
   // kept across restarts) and use in the quota period.
   struct Usage {
@@ -278,6 +286,9 @@ class JobService {
   std::map<std::string, std::map<std::string, Orphan>> orphans_ ROTA_GUARDED_BY(mu_);
   // (node, GPU) -> when a job last let it go.
   std::map<std::pair<std::string, uint32_t>, int64_t> released_ms_ ROTA_GUARDED_BY(mu_);
+  // Runs closed lately, by node (Holdings), oldest first.
+  std::deque<std::pair<std::string, accounting::Holding>> closed_holdings_ ROTA_GUARDED_BY(mu_);
+  std::atomic<uint64_t> holdings_version_{0};
   // Ports an agent found in use by something else: address -> port -> until (ms).
   std::map<std::string, std::map<uint16_t, int64_t>> foreign_ports_ ROTA_GUARDED_BY(mu_);
   // Log requests waiting for their answer.

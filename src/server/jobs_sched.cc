@@ -249,6 +249,14 @@ void JobService::CloseRun(Job& job, int64_t now_ms) {
   job.attained_gpu_ms += scheduling::CurrentRunGpuMs(job, now_ms);
   for (const auto& t : job.tasks) {
     for (uint32_t g : t.gpus) released_ms_[{t.node, g}] = now_ms;
+    if (t.gpus.empty()) continue;
+    closed_holdings_.emplace_back(t.node, accounting::Holding{job.id, job.owner, t.gpus, job.started_ms, now_ms});
+  }
+  holdings_version_.fetch_add(1, std::memory_order_release);
+  constexpr int64_t kKeepClosedMs = 600'000;
+  while (!closed_holdings_.empty() && (closed_holdings_.front().second.end_ms < now_ms - kKeepClosedMs ||
+                                       closed_holdings_.size() > 65'536)) {
+    closed_holdings_.pop_front();
   }
 }
 

@@ -319,6 +319,36 @@ Json QuotaPaths() {
   };
 }
 
+Json UsagePaths() {
+  Json shares = Obj({{"counter", T("number")}, {"integrated", T("number")}, {"estimated", T("number")}});
+  auto figures = [&](bool keyed) {
+    Json f = Obj({{"gpu_hours", T("number")}, {"busy_gpu_hours", T("number")}, {"used_gpu_hours", T("number")},
+                  {"avg_util_pct", T("number")}, {"idle_gpu_hours", T("number")},
+                  {"reserved_idle_gpu_hours", T("number")}, {"energy_kwh", T("number")},
+                  {"idle_energy_kwh", T("number")}, {"unmeasured_gpu_hours", T("number")},
+                  {"energy_method", T("string")}, {"energy_shares", shares}, {"cost", T("number")},
+                  {"currency", T("string")}, {"co2_kg", T("number")}});
+    if (keyed) f["properties"]["key"] = T("string");
+    return f;
+  };
+  return Json{
+      {"/api/v1/usage",
+       {{"get", Op("GPU time, utilisation and energy summed by user, group, job, reservation, node or area "
+                   "(hours starting in [from, to)); energy_method says how the energy was measured "
+                   "(counter, integrated, estimated, mixed, none); non-admins get only their own figures",
+                   Obj({{"by", T("string")}, {"from", T("string")}, {"to", T("string")}, {"label", T("string")},
+                        {"user", T("string")}, {"rows", Arr(figures(true))}, {"total", figures(false)}}),
+                   {400, 401, 403},
+                   {QueryParam("by", "string", "user (default), group, job, reservation, node or area"),
+                    QueryParam("from", "string", "RFC 3339 (default: 30 days before to)"),
+                    QueryParam("to", "string", "RFC 3339 (default: now)"),
+                    QueryParam("node", "string", "only this node"),
+                    QueryParam("label", "string", "by=area: the node label naming areas (default: the first "
+                                                  "of the server's area_labels)"),
+                    QueryParam("user", "string", "only this user (admins; others get only their own)")})}}},
+  };
+}
+
 Json SshNodePaths() {
   Json node = Obj({{"name", T("string")}, {"url", T("string")}, {"gpus", T("integer")},
                    {"gpu_model", T("string")}, {"labels", T("object")}, {"created_ms", T("integer")},
@@ -456,6 +486,7 @@ Json BuildSpec() {
   paths.update(QueuePaths());
   paths.update(QuotaPaths());
   paths.update(SshNodePaths());
+  paths.update(UsagePaths());
   CompleteOperations(paths);
   return Json{{"openapi", "3.0.3"},
               {"servers", Json::array({{{"url", "/"}, {"description", "this server"}}})},

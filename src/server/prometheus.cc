@@ -1,10 +1,12 @@
 // Prometheus exposition: GET /metrics (text format 0.0.4).
 
 #include <cstdio>
+#include <map>
 #include <sstream>
 
 #include "common/mutex.h"
 #include "net/http_server.h"
+#include "server/accounting/accounting_service.h"
 #include "server/api_context.h"
 #include "server/auth.h"
 #include "server/request_metrics.h"
@@ -46,6 +48,63 @@ class Family {
   std::string name_, type_, help_, lines_;
 };
 
+// Usage and energy since the server started: per area (node label values of the
+// server's area_labels) for every reader; per user and group for admins only
+// (users see only their own figures elsewhere). Label sets are bounded: no
+// per-job series.
+void AppendAccounting(ApiContext& ctx, bool admin, std::string* out) {
+  const AccountingService::Totals totals = ctx.accounting->TotalsSinceStart();
+  const auto nodes = ctx.cluster->Nodes();
+  Family area_energy("rota_area_energy_joules_total", "counter",
+                     "GPU energy accounted since the server started, by area (a node label's value).");
+  Family area_gpu("rota_area_gpu_seconds_total", "counter", "GPU time accounted since the server started, by area.");
+  Family area_used("rota_area_used_gpu_seconds_total", "counter",
+                   "GPU time weighted by utilisation since the server started, by area.");
+  Family area_power("rota_area_power_watts", "gauge", "GPU power draw now, by area.");
+  for (const auto& label : ctx.config->area_labels) {
+    std::map<std::string, accounting::Amounts> by_area;
+    std::map<std::string, double> watts;
+    for (const auto& n : nodes) {
+      auto it = n.info.labels.find(label);
+      if (it == n.info.labels.end()) continue;
+      auto t = totals.by_node.find(n.info.name);
+      by_area[it->second] += t == totals.by_node.end() ? accounting::Amounts{} : t->second;
+      double& w = watts[it->second];
+      if (n.latest == nullptr || n.state != NodeState::kReady) continue;
+      for (const auto& g : n.latest->gpus) w += g.power_mw.value_or(0) / 1000.0;
+    }
+    for (const auto& [area, a] : by_area) {
+      const std::string l = "label=\"" + Escape(label) + "\",area=\"" + Escape(area) + "\"";
+      area_energy.Add(l, a.energy_mj / 1000);
+      area_gpu.Add(l, a.gpu_ms / 1000);
+      area_used.Add(l, a.util_ms / 1000);
+      area_power.Add(l, watts[area]);
+    }
+  }
+  for (const Family* f : {&area_energy, &area_gpu, &area_used, &area_power}) f->AppendTo(out);
+  if (!admin) return;
+  Family user_energy("rota_user_energy_joules_total", "counter",
+                     "GPU energy accounted since the server started, by rota user (\"(idle)\": no process).");
+  Family user_gpu("rota_user_gpu_seconds_total", "counter", "GPU time accounted since the server started, by rota user.");
+  Family user_used("rota_user_used_gpu_seconds_total", "counter",
+                   "GPU time weighted by utilisation since the server started, by rota user.");
+  for (const auto& [user, a] : totals.by_user) {
+    const std::string l = "user=\"" + Escape(user.empty() ? "(idle)" : user) + "\"";
+    user_energy.Add(l, a.energy_mj / 1000);
+    user_gpu.Add(l, a.gpu_ms / 1000);
+    user_used.Add(l, a.util_ms / 1000);
+  }
+  Family group_energy("rota_group_energy_joules_total", "counter",
+                      "GPU energy accounted since the server started, by group (\"(none)\": no group).");
+  Family group_gpu("rota_group_gpu_seconds_total", "counter", "GPU time accounted since the server started, by group.");
+  for (const auto& [group, a] : totals.by_group) {
+    const std::string l = "group=\"" + Escape(group.empty() ? "(none)" : group) + "\"";
+    group_energy.Add(l, a.energy_mj / 1000);
+    group_gpu.Add(l, a.gpu_ms / 1000);
+  }
+  for (const Family* f : {&user_energy, &user_gpu, &user_used, &group_energy, &group_gpu}) f->AppendTo(out);
+}
+
 }  // namespace
 
 void RequestMetrics::Observe(const std::string& method, int status, double seconds) {
@@ -84,7 +143,8 @@ void RequestMetrics::AppendText(std::string* out) const {
 
 Status RegisterPrometheusRoutes(net::HttpServer& http, ApiContext& ctx) {
   RETURN_IF_ERROR(http.Route("GET", "/metrics", [&ctx](const net::HttpRequest& req) {
-    if (auto who = RequireReader(ctx, req); !who.ok()) return net::HttpResponse::FromStatus(who.status());
+    auto who = RequireReader(ctx, req);
+    if (!who.ok()) return net::HttpResponse::FromStatus(who.status());
     Family util("rota_gpu_utilization_percent", "gauge", "GPU utilisation (percent of time busy).");
     Family mem_util("rota_gpu_memory_utilization_percent", "gauge", "GPU memory controller utilisation.");
     Family mem_used("rota_gpu_memory_used_bytes", "gauge", "GPU memory in use.");
@@ -154,6 +214,7 @@ Status RegisterPrometheusRoutes(net::HttpServer& http, ApiContext& ctx) {
     Family auth("rota_server_agent_auth_failures_total", "counter", "Agent connections refused for a bad token.");
     auth.AddPlain(static_cast<double>(ctx.stats->auth_failures.load()));
     auth.AppendTo(&out);
+    if (ctx.accounting != nullptr) AppendAccounting(ctx, who->admin(), &out);
     ctx.request_metrics->AppendText(&out);
     net::HttpResponse resp;
     resp.status = 200;

@@ -7,6 +7,7 @@
 #include "common/mutex.h"
 #include "common/strings.h"
 #include "net/http_server.h"
+#include "server/accounting/accounting_service.h"
 #include "server/accounts.h"
 #include "notify/notifier.h"
 #include "server/agent_gateway.h"
@@ -49,6 +50,7 @@ struct Server::Impl {
   std::unique_ptr<Queues> queues;
   std::unique_ptr<Quotas> quotas;
   std::unique_ptr<JobService> jobs;
+  std::unique_ptr<AccountingService> accounting;  // declared after jobs: destroyed before it
   std::unique_ptr<net::HttpServer> http;
 
   Mutex mu;
@@ -69,6 +71,7 @@ void Server::Impl::BackgroundLoop() {
     lock.Unlock();
     cluster->CheckLiveness(clock->NowMs());
     gateway->CheckCommandTimeouts();
+    accounting->Tick();
     if (clock->MonotonicMs() >= next_tick) {
       reservations->Tick(clock->NowMs());
       next_tick = clock->MonotonicMs() + 2'000;
@@ -227,6 +230,18 @@ Result<std::unique_ptr<Server>> Server::Start(const ServerConfig& config, Clock&
                                             job_options);
   RETURN_IF_ERROR(impl->jobs->Start().WithContext("jobs"));
   RETURN_IF_ERROR(impl->ssh_nodes->Start().WithContext("ssh nodes"));
+  AccountingOptions accounting_options;
+  accounting_options.flush_interval_ms = config.accounting_flush_ms;
+  impl->accounting = std::make_unique<AccountingService>(impl->store.get(), impl->cluster.get(), impl->jobs.get(),
+                                                         impl->reservations.get(), impl->accounts.get(), &clock,
+                                                         accounting_options);
+  RETURN_IF_ERROR(impl->accounting->Start().WithContext("accounting"));
+  {
+    AccountingService* accounting = impl->accounting.get();
+    impl->gateway->SetSampleSink([accounting](const std::string& node, const std::vector<api::NodeSample>& samples) {
+      accounting->OnSamples(node, samples);
+    });
+  }
   EnforcementHooks hooks = MakeEnforcementHooks(deps);
   JobService* job_service = impl->jobs.get();
   hooks.active_jobs = [job_service](const std::string& node, int64_t) {
@@ -247,6 +262,7 @@ Result<std::unique_ptr<Server>> Server::Start(const ServerConfig& config, Clock&
   impl->ctx.quotas = impl->quotas.get();
   impl->ctx.quota_period_ms = config.quota_period_ms;
   impl->ctx.ssh_nodes = impl->ssh_nodes.get();
+  impl->ctx.accounting = impl->accounting.get();
   impl->ctx.enforcement_defaults = deps.defaults;
 
   net::HttpServerOptions http_options;
@@ -272,6 +288,7 @@ Result<std::unique_ptr<Server>> Server::Start(const ServerConfig& config, Clock&
   RETURN_IF_ERROR(RegisterQueueRoutes(http, ctx));
   RETURN_IF_ERROR(RegisterQuotaRoutes(http, ctx));
   RETURN_IF_ERROR(RegisterSshNodeRoutes(http, ctx));
+  RETURN_IF_ERROR(RegisterUsageRoutes(http, ctx));
   RETURN_IF_ERROR(web::RegisterWebRoutes(http, web::EmbeddedAssets()));
   RETURN_IF_ERROR(http.AddWebSocket("/api/v1/agent/connect", impl->gateway->Acceptor()));
   RequestMetrics* metrics = &impl->request_metrics;
@@ -309,6 +326,10 @@ void Server::Stop() {
   impl_->cv.NotifyAll();
   if (impl_->background.joinable()) impl_->background.join();
   impl_->http->Stop();
+  // No agent sends samples any more: store what was accounted.
+  if (Status st = impl_->accounting->Flush(); !st.ok()) {
+    ROTA_LOG(WARNING) << "accounting flush at stop failed: " << st.message();
+  }
   // Nothing feeds enforcement any more; stop it before what it uses.
   impl_->enforcement_runner.reset();
   impl_->enforcement.reset();

@@ -280,7 +280,40 @@ CREATE TABLE fairshare_usage (
 );
 )sql";
 
-constexpr std::array<Migration, 6> kAll = {{{kV1}, {kV2}, {kV3}, {kV4}, {kV5}, {kV6}}};
+// Version 7: usage and energy accounting. usage_hourly holds the amounts of GPU
+// time and energy per hour, node, job, user, group and reservation (the ledger's
+// keys, see src/accounting/ledger.h; "" and 0 mean none); energy_meters where
+// each GPU's meter stands, written in the same transaction as the amounts.
+constexpr const char* kV7 = R"sql(
+CREATE TABLE usage_hourly (
+  bucket_ms       INTEGER NOT NULL,
+  node            TEXT NOT NULL,
+  job_id          INTEGER NOT NULL,
+  user            TEXT NOT NULL,
+  grp             TEXT NOT NULL,
+  reservation_id  INTEGER NOT NULL,
+  gpu_ms          REAL NOT NULL,
+  busy_ms         REAL NOT NULL,
+  util_ms         REAL NOT NULL,
+  energy_mj       REAL NOT NULL,
+  counter_mj      REAL NOT NULL,
+  estimated_mj    REAL NOT NULL,
+  unmeasured_ms   REAL NOT NULL,
+  PRIMARY KEY (bucket_ms, node, job_id, user, grp, reservation_id)
+) WITHOUT ROWID;
+CREATE INDEX usage_hourly_user ON usage_hourly (user, bucket_ms);
+CREATE TABLE energy_meters (
+  node        TEXT NOT NULL,
+  gpu_index   INTEGER NOT NULL,
+  uuid        TEXT NOT NULL,
+  time_ms     INTEGER NOT NULL,
+  counter_mj  INTEGER,
+  power_mw    INTEGER,
+  PRIMARY KEY (node, gpu_index)
+) WITHOUT ROWID;
+)sql";
+
+constexpr std::array<Migration, 7> kAll = {{{kV1}, {kV2}, {kV3}, {kV4}, {kV5}, {kV6}, {kV7}}};
 
 std::string Hex(int64_t v) {
   char buf[32];

@@ -74,14 +74,15 @@ TEST_F(SchemaTest, FailedMigrationLeavesOldVersionAndNoPartialChanges) {
 TEST_F(SchemaTest, RefusesNewerVersion) {
   Db db = Open();
   ASSERT_TRUE(ApplySchema(db, 1).ok());
-  ASSERT_TRUE(db.Exec("INSERT INTO schema_version VALUES (7, 5)").ok());
+  const std::string newer = std::to_string(kSchemaVersion + 1);
+  ASSERT_TRUE(db.Exec("INSERT INTO schema_version VALUES (" + newer + ", 5)").ok());
   Status st = ApplySchema(db, 2);
   EXPECT_EQ(st.code(), StatusCode::kConflict);
-  EXPECT_NE(st.message().find("schema version 7"), std::string::npos) << st.message();
+  EXPECT_NE(st.message().find("schema version " + newer), std::string::npos) << st.message();
   EXPECT_NE(st.message().find("supports up to version " + std::to_string(kSchemaVersion)),
             std::string::npos)
       << st.message();
-  EXPECT_EQ(*SchemaVersion(db), 7);
+  EXPECT_EQ(*SchemaVersion(db), kSchemaVersion + 1);
 }
 
 // Bad inputs: a SQLite database with foreign tables; one with another application_id.

@@ -1,0 +1,165 @@
+#include "accounting/ledger.h"
+
+#include <algorithm>
+#include <set>
+#include <utility>
+
+namespace rota::accounting {
+namespace {
+
+bool Covers(const std::vector<uint32_t>& gpus, uint32_t index) {
+  return std::find(gpus.begin(), gpus.end(), index) != gpus.end();
+}
+
+// The rota user of a process: its Unix user mapped, else "unix:<name>".
+std::string ProcessUser(const api::GpuProcess& p, const People& people) {
+  std::string unix_user = p.user;
+  if (unix_user.empty()) unix_user = p.uid ? "uid:" + std::to_string(*p.uid) : "unknown";
+  auto it = people.user_of_unix.find(unix_user);
+  return it != people.user_of_unix.end() ? it->second : "unix:" + unix_user;
+}
+
+std::string GroupOf(const std::string& user, const People& people) {
+  auto it = people.group_of_user.find(user);
+  return it != people.group_of_user.end() ? it->second : "";
+}
+
+}  // namespace
+
+Amounts& Amounts::operator+=(const Amounts& o) {
+  gpu_ms += o.gpu_ms;
+  busy_ms += o.busy_ms;
+  util_ms += o.util_ms;
+  energy_mj += o.energy_mj;
+  counter_mj += o.counter_mj;
+  estimated_mj += o.estimated_mj;
+  unmeasured_ms += o.unmeasured_ms;
+  return *this;
+}
+
+void Ledger::Restore(const MeterKey& gpu, const MeterState& state) { meters_[gpu] = state; }
+
+void Ledger::Add(const std::string& node, const api::NodeSample& sample, const NodeFacts& facts,
+                 const People& people) {
+  for (const auto& gpu : sample.gpus) AddGpu(node, gpu, sample.time_ms, facts, people);
+}
+
+void Ledger::AddGpu(const std::string& node, const api::GpuSample& gpu, int64_t time_ms,
+                    const NodeFacts& facts, const People& people) {
+  if (gpu.failed) return;  // no readings: the next good sample covers the time
+  const MeterKey mk{node, gpu.index};
+  const Reading cur{time_ms, gpu.energy_mj, gpu.power_mw};
+  auto it = meters_.find(mk);
+  if (it == meters_.end()) {
+    meters_[mk] = pending_.meters[mk] = MeterState{gpu.uuid, cur};
+    return;
+  }
+  Reading prev = it->second.last;
+  if (time_ms <= prev.time_ms) return;  // a replayed or reordered sample
+  // Another GPU in the slot: its counter has nothing to do with the last one.
+  if (!gpu.uuid.empty() && !it->second.uuid.empty() && gpu.uuid != it->second.uuid) {
+    prev.counter_mj.reset();
+  }
+  const Energy energy = Between(prev, cur, facts.max_gap_ms > 0 ? facts.max_gap_ms : options_.max_gap_ms);
+  it->second = pending_.meters[mk] = MeterState{gpu.uuid.empty() ? it->second.uuid : gpu.uuid, cur};
+
+  const int64_t from = prev.time_ms, to = time_ms;
+  std::set<int64_t> cuts{from, to};
+  const int64_t bucket = options_.bucket_ms;
+  const int64_t first_edge = (from / bucket + 1) * bucket;
+  for (int64_t edge = first_edge; edge < to; edge += bucket) cuts.insert(edge);
+  auto cut_at = [&](int64_t t) {
+    if (t > from && t < to) cuts.insert(t);
+  };
+  for (const auto& h : facts.holdings) {
+    if (!Covers(h.gpus, gpu.index)) continue;
+    cut_at(h.start_ms);
+    if (h.end_ms != 0) cut_at(h.end_ms);
+  }
+  for (const auto& r : facts.reservations) {
+    if (!Covers(r.gpus, gpu.index)) continue;
+    cut_at(r.start_ms);
+    cut_at(r.end_ms);
+  }
+
+  const bool busy = !gpu.processes.empty();
+  std::vector<std::string> users;  // of the processes, when no job holds the GPU
+  for (const auto& p : gpu.processes) users.push_back(ProcessUser(p, people));
+  std::sort(users.begin(), users.end());
+  users.erase(std::unique(users.begin(), users.end()), users.end());
+
+  const double span = static_cast<double>(to - from);
+  for (auto a = cuts.begin(), b = std::next(a); b != cuts.end(); ++a, ++b) {
+    const int64_t mid = *a + (*b - *a) / 2;
+    const double len = static_cast<double>(*b - *a);
+    const Holding* holder = nullptr;
+    for (const auto& h : facts.holdings) {
+      if (Covers(h.gpus, gpu.index) && h.start_ms <= mid && (h.end_ms == 0 || mid < h.end_ms)) {
+        holder = &h;
+        break;
+      }
+    }
+    int64_t reservation = 0;
+    for (const auto& r : facts.reservations) {
+      if (Covers(r.gpus, gpu.index) && r.start_ms <= mid && mid < r.end_ms) {
+        reservation = r.id;
+        break;
+      }
+    }
+    Amounts piece;
+    piece.gpu_ms = len;
+    piece.busy_ms = busy ? len : 0;
+    piece.util_ms = gpu.util_gpu_pct ? len * *gpu.util_gpu_pct / 100.0 : 0;
+    piece.energy_mj = energy.mj * len / span;
+    if (energy.method == Method::kCounter) piece.counter_mj = piece.energy_mj;
+    if (energy.method == Method::kEstimated) piece.estimated_mj = piece.energy_mj;
+    if (energy.method == Method::kNone) piece.unmeasured_ms = len;
+
+    Key key;
+    key.bucket_ms = *a / bucket * bucket;
+    key.node = node;
+    key.reservation_id = reservation;
+    if (holder != nullptr) {
+      key.job_id = holder->job_id;
+      key.user = holder->user;
+      key.group = GroupOf(key.user, people);
+      Credit(key, piece);
+      continue;
+    }
+    if (users.empty()) {
+      Credit(key, piece);  // idle
+      continue;
+    }
+    const double share = 1.0 / static_cast<double>(users.size());
+    Amounts part;
+    part.gpu_ms = piece.gpu_ms * share;
+    part.busy_ms = piece.busy_ms * share;
+    part.util_ms = piece.util_ms * share;
+    part.energy_mj = piece.energy_mj * share;
+    part.counter_mj = piece.counter_mj * share;
+    part.estimated_mj = piece.estimated_mj * share;
+    part.unmeasured_ms = piece.unmeasured_ms * share;
+    for (const auto& user : users) {
+      key.user = user;
+      key.group = GroupOf(user, people);
+      Credit(key, part);
+    }
+  }
+}
+
+void Ledger::Credit(const Key& key, const Amounts& a) {
+  pending_.rows[key] += a;
+  by_user_[key.user] += a;
+  by_group_[key.group] += a;
+  by_node_[key.node] += a;
+}
+
+Ledger::Pending Ledger::Take() { return std::exchange(pending_, Pending{}); }
+
+void Ledger::PutBack(Pending pending) {
+  for (auto& [key, amounts] : pending.rows) pending_.rows[key] += amounts;
+  // Meters taken since are newer: keep them.
+  for (auto& [key, meter] : pending.meters) pending_.meters.emplace(key, std::move(meter));
+}
+
+}  // namespace rota::accounting

@@ -1,0 +1,135 @@
+#pragma once
+// Ledger: turns GPU samples into usage and energy, attributed to jobs, users,
+// groups, reservations and nodes, in time buckets (an hour by default). Pure:
+// no clock, no store, no locks (its owner serialises calls); time comes in the
+// samples.
+//
+// Each GPU's interval between two consecutive samples (prev, cur] is measured
+// once (meter.h) and then cut at every boundary inside it (bucket edges, a
+// holding's or a reservation's start and end); each piece gets the energy
+// pro rata to its length and is attributed to:
+//  - the job holding the GPU then (its owner is the user), else
+//  - the rota users of the processes on the GPU in `cur` (by their Unix user;
+//    an unknown one as "unix:<name>"), split evenly, else
+//  - nobody (user ""): the GPU was idle;
+//  - the user's primary group; the reservation covering the GPU then (0: none).
+// busy: the GPU had a process in `cur`. util: cur's utilisation over the piece.
+// A sample not newer than the GPU's previous one (a replay) is ignored, so the
+// same sample counted twice counts once.
+
+#include <compare>
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "accounting/meter.h"
+#include "api/types.h"
+
+namespace rota::accounting {
+
+// A job's claim on GPUs of one node: [start_ms, end_ms), end_ms 0 while held.
+struct Holding {
+  int64_t job_id = 0;
+  std::string user;
+  std::vector<uint32_t> gpus;
+  int64_t start_ms = 0;
+  int64_t end_ms = 0;
+};
+
+// A reservation of GPUs of one node: [start_ms, end_ms).
+struct ReservedSpan {
+  int64_t id = 0;
+  std::string owner;
+  std::vector<uint32_t> gpus;
+  int64_t start_ms = 0;
+  int64_t end_ms = 0;
+};
+
+// What the server knows of one node around a sample's time.
+struct NodeFacts {
+  std::vector<Holding> holdings;
+  std::vector<ReservedSpan> reservations;
+  int64_t max_gap_ms = 0;  // longest interval integrated from power (0: the ledger's default)
+};
+
+// Who is who: rota user by Unix user name, primary group by rota user.
+struct People {
+  std::map<std::string, std::string> user_of_unix;
+  std::map<std::string, std::string> group_of_user;
+};
+
+struct Key {
+  int64_t bucket_ms = 0;  // start of the bucket
+  std::string node;
+  int64_t job_id = 0;         // 0: not a rota job
+  std::string user;           // "" : idle
+  std::string group;          // "" : none
+  int64_t reservation_id = 0; // 0: not reserved
+  auto operator<=>(const Key&) const = default;
+};
+
+// Sums over GPU time. *_ms are GPU-milliseconds; energy in millijoules.
+struct Amounts {
+  double gpu_ms = 0;         // time
+  double busy_ms = 0;        // ... with a process on the GPU
+  double util_ms = 0;        // ... weighted by GPU utilisation (time actually used)
+  double energy_mj = 0;      // all energy
+  double counter_mj = 0;     // ... of it from the energy counter
+  double estimated_mj = 0;   // ... estimated across a gap
+  double unmeasured_ms = 0;  // time with no energy reading
+  Amounts& operator+=(const Amounts& o);
+};
+
+// Where a GPU's meter stands (stored with the amounts it led to, so a restart
+// continues from it).
+struct MeterState {
+  std::string uuid;
+  Reading last;
+};
+using MeterKey = std::pair<std::string, uint32_t>;  // node, GPU index
+
+struct LedgerOptions {
+  int64_t bucket_ms = 3'600'000;
+  int64_t max_gap_ms = 60'000;  // longest interval integrated from power
+};
+
+class Ledger {
+ public:
+  explicit Ledger(LedgerOptions options = {}) : options_(options) {}
+
+  // Continues a GPU's meter from a stored state (at start).
+  void Restore(const MeterKey& gpu, const MeterState& state);
+
+  // Accounts every GPU of `sample` of `node` since its previous sample.
+  void Add(const std::string& node, const api::NodeSample& sample, const NodeFacts& facts,
+           const People& people);
+
+  // Amounts added since the last Take, and the meters they lead to; the caller
+  // stores both in one transaction. Give them back with PutBack when that fails.
+  struct Pending {
+    std::map<Key, Amounts> rows;
+    std::map<MeterKey, MeterState> meters;
+    bool empty() const { return rows.empty() && meters.empty(); }
+  };
+  Pending Take();
+  void PutBack(Pending pending);
+
+  // Totals since this ledger was created (Prometheus counters).
+  const std::map<std::string, Amounts>& TotalsByUser() const { return by_user_; }
+  const std::map<std::string, Amounts>& TotalsByGroup() const { return by_group_; }
+  const std::map<std::string, Amounts>& TotalsByNode() const { return by_node_; }
+
+ private:
+  void AddGpu(const std::string& node, const api::GpuSample& gpu, int64_t time_ms,
+              const NodeFacts& facts, const People& people);
+  void Credit(const Key& key, const Amounts& a);
+
+  LedgerOptions options_;
+  std::map<MeterKey, MeterState> meters_;
+  Pending pending_;
+  std::map<std::string, Amounts> by_user_, by_group_, by_node_;
+};
+
+}  // namespace rota::accounting

@@ -1,0 +1,90 @@
+#include "accounting/report.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "common/time_util.h"
+
+namespace rota::accounting {
+namespace {
+
+constexpr double kMsPerHour = 3'600'000;
+constexpr double kMjPerKwh = 3'600'000'000;
+
+double Round(double v, double unit) { return std::round(v / unit) * unit; }
+
+}  // namespace
+
+api::Json FiguresJson(const ReportLine& line, const Prices& prices) {
+  const Amounts& a = line.amounts;
+  const double kwh = a.energy_mj / kMjPerKwh;
+  const double gpu_hours = a.gpu_ms / kMsPerHour;
+  api::Json j = {
+      {"gpu_hours", Round(gpu_hours, 1e-6)},
+      {"busy_gpu_hours", Round(a.busy_ms / kMsPerHour, 1e-6)},
+      {"used_gpu_hours", Round(a.util_ms / kMsPerHour, 1e-6)},
+      {"avg_util_pct", a.gpu_ms > 0 ? Round(100 * a.util_ms / a.gpu_ms, 0.01) : 0.0},
+      {"idle_gpu_hours", Round((a.gpu_ms - a.busy_ms) / kMsPerHour, 1e-6)},
+      {"reserved_idle_gpu_hours", Round(line.reserved_idle_ms / kMsPerHour, 1e-6)},
+      {"energy_kwh", Round(kwh, 1e-9)},
+      {"idle_energy_kwh", Round(line.idle_energy_mj / kMjPerKwh, 1e-9)},
+      {"unmeasured_gpu_hours", Round(a.unmeasured_ms / kMsPerHour, 1e-6)},
+  };
+  const double integrated = std::max(0.0, a.energy_mj - a.counter_mj - a.estimated_mj);
+  std::string method = "none";
+  if (a.energy_mj > 0) {
+    const double counter = a.counter_mj / a.energy_mj, estimated = a.estimated_mj / a.energy_mj,
+                 integ = integrated / a.energy_mj;
+    method = counter > 0.999 ? "counter" : integ > 0.999 ? "integrated" : estimated > 0.999 ? "estimated" : "mixed";
+    j["energy_shares"] = {{"counter", Round(counter, 1e-4)},
+                          {"integrated", Round(integ, 1e-4)},
+                          {"estimated", Round(estimated, 1e-4)}};
+  }
+  j["energy_method"] = method;
+  if (prices.price_per_kwh > 0 || prices.price_per_gpu_hour > 0) {
+    j["cost"] = Round(kwh * prices.price_per_kwh + gpu_hours * prices.price_per_gpu_hour, 1e-4);
+    j["currency"] = prices.currency;
+  }
+  if (prices.co2_g_per_kwh > 0) j["co2_kg"] = Round(kwh * prices.co2_g_per_kwh / 1000, 1e-6);
+  return j;
+}
+
+api::Json ReportJson(const std::string& by, int64_t from_ms, int64_t to_ms,
+                     const std::vector<ReportLine>& lines, const Prices& prices) {
+  api::Json rows = api::Json::array();
+  ReportLine total;
+  for (const auto& line : lines) {
+    api::Json row = FiguresJson(line, prices);
+    row["key"] = line.key;
+    rows.push_back(std::move(row));
+    total.amounts += line.amounts;
+    total.reserved_idle_ms += line.reserved_idle_ms;
+    total.idle_energy_mj += line.idle_energy_mj;
+  }
+  return api::Json{{"by", by},
+                   {"from", FormatRfc3339(from_ms)},
+                   {"to", FormatRfc3339(to_ms)},
+                   {"rows", std::move(rows)},
+                   {"total", FiguresJson(total, prices)}};
+}
+
+std::vector<ReportLine> ByArea(const std::vector<ReportLine>& by_node,
+                               const std::map<std::string, std::string>& area_of_node) {
+  std::map<std::string, ReportLine> areas;
+  for (const auto& line : by_node) {
+    auto it = area_of_node.find(line.key);
+    const std::string area = it == area_of_node.end() ? "" : it->second;
+    ReportLine& a = areas[area];
+    a.key = area;
+    a.amounts += line.amounts;
+    a.reserved_idle_ms += line.reserved_idle_ms;
+    a.idle_energy_mj += line.idle_energy_mj;
+  }
+  std::vector<ReportLine> out;
+  for (auto& [k, v] : areas) out.push_back(std::move(v));
+  std::stable_sort(out.begin(), out.end(),
+                   [](const ReportLine& x, const ReportLine& y) { return x.amounts.gpu_ms > y.amounts.gpu_ms; });
+  return out;
+}
+
+}  // namespace rota::accounting

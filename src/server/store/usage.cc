@@ -1,0 +1,103 @@
+#include "server/store/usage.h"
+
+namespace rota::store {
+
+Status AddUsage(Db& db, const std::map<accounting::Key, accounting::Amounts>& rows,
+                const std::map<accounting::MeterKey, accounting::MeterState>& meters) {
+  if (!rows.empty()) {
+    ASSIGN_OR_RETURN(Stmt add, db.Prepare(
+        "INSERT INTO usage_hourly (bucket_ms, node, job_id, user, grp, reservation_id, gpu_ms, "
+        "busy_ms, util_ms, energy_mj, counter_mj, estimated_mj, unmeasured_ms) "
+        "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13) "
+        "ON CONFLICT (bucket_ms, node, job_id, user, grp, reservation_id) DO UPDATE SET "
+        "gpu_ms = gpu_ms + excluded.gpu_ms, busy_ms = busy_ms + excluded.busy_ms, "
+        "util_ms = util_ms + excluded.util_ms, energy_mj = energy_mj + excluded.energy_mj, "
+        "counter_mj = counter_mj + excluded.counter_mj, "
+        "estimated_mj = estimated_mj + excluded.estimated_mj, "
+        "unmeasured_ms = unmeasured_ms + excluded.unmeasured_ms"));
+    for (const auto& [k, a] : rows) {
+      add.Reset();
+      RETURN_IF_ERROR(add.Bind(1, k.bucket_ms).Bind(2, k.node).Bind(3, k.job_id).Bind(4, k.user)
+                          .Bind(5, k.group).Bind(6, k.reservation_id).Bind(7, a.gpu_ms)
+                          .Bind(8, a.busy_ms).Bind(9, a.util_ms).Bind(10, a.energy_mj)
+                          .Bind(11, a.counter_mj).Bind(12, a.estimated_mj).Bind(13, a.unmeasured_ms)
+                          .Run());
+    }
+  }
+  if (!meters.empty()) {
+    ASSIGN_OR_RETURN(Stmt put, db.Prepare(
+        "INSERT OR REPLACE INTO energy_meters (node, gpu_index, uuid, time_ms, counter_mj, power_mw) "
+        "VALUES (?1, ?2, ?3, ?4, ?5, ?6)"));
+    for (const auto& [k, m] : meters) {
+      put.Reset();
+      std::optional<int64_t> counter;
+      if (m.last.counter_mj) counter = static_cast<int64_t>(*m.last.counter_mj);
+      std::optional<int64_t> power;
+      if (m.last.power_mw) power = static_cast<int64_t>(*m.last.power_mw);
+      RETURN_IF_ERROR(put.Bind(1, k.first).Bind(2, static_cast<int64_t>(k.second)).Bind(3, m.uuid)
+                          .Bind(4, m.last.time_ms).Bind(5, counter).Bind(6, power).Run());
+    }
+  }
+  return Status::Ok();
+}
+
+Result<std::map<accounting::MeterKey, accounting::MeterState>> LoadMeters(Db& db) {
+  std::map<accounting::MeterKey, accounting::MeterState> out;
+  ASSIGN_OR_RETURN(Stmt s, db.Prepare(
+      "SELECT node, gpu_index, uuid, time_ms, counter_mj, power_mw FROM energy_meters"));
+  while (true) {
+    ASSIGN_OR_RETURN(bool row, s.Step());
+    if (!row) break;
+    accounting::MeterState m;
+    m.uuid = s.Text(2);
+    m.last.time_ms = s.Int(3);
+    if (auto c = s.OptInt(4)) m.last.counter_mj = static_cast<uint64_t>(*c);
+    if (auto p = s.OptInt(5)) m.last.power_mw = static_cast<uint32_t>(*p);
+    out[{s.Text(0), static_cast<uint32_t>(s.Int(1))}] = m;
+  }
+  return out;
+}
+
+Result<std::vector<UsageSum>> QueryUsage(Db& db, const UsageQuery& q) {
+  std::string column;
+  if (q.by == "user") column = "user";
+  else if (q.by == "group") column = "grp";
+  else if (q.by == "job") column = "CAST(job_id AS TEXT)";
+  else if (q.by == "reservation") column = "CAST(reservation_id AS TEXT)";
+  else if (q.by == "node") column = "node";
+  else return Status::InvalidArgument("by: use user, group, job, reservation or node");
+  std::string sql = "SELECT " + column + " AS k, sum(gpu_ms), sum(busy_ms), sum(util_ms), "
+                    "sum(energy_mj), sum(counter_mj), sum(estimated_mj), sum(unmeasured_ms), "
+                    "sum(CASE WHEN reservation_id != 0 THEN gpu_ms - busy_ms ELSE 0 END), "
+                    "sum(CASE WHEN user = '' AND job_id = 0 THEN energy_mj ELSE 0 END) "
+                    "FROM usage_hourly WHERE bucket_ms >= ?1 AND bucket_ms < ?2";
+  if (!q.node.empty()) sql += " AND node = ?3";
+  if (!q.user.empty()) sql += " AND user = ?4";
+  if (q.by == "job") sql += " AND job_id != 0";
+  if (q.by == "reservation") sql += " AND reservation_id != 0";
+  sql += " GROUP BY k ORDER BY sum(gpu_ms) DESC, k";
+  ASSIGN_OR_RETURN(Stmt s, db.Prepare(sql));
+  s.Bind(1, q.from_ms).Bind(2, q.to_ms);
+  if (!q.node.empty()) s.Bind(3, q.node);
+  if (!q.user.empty()) s.Bind(4, q.user);
+  std::vector<UsageSum> out;
+  while (true) {
+    ASSIGN_OR_RETURN(bool row, s.Step());
+    if (!row) break;
+    UsageSum u;
+    u.key = s.Text(0);
+    u.amounts.gpu_ms = s.Double(1);
+    u.amounts.busy_ms = s.Double(2);
+    u.amounts.util_ms = s.Double(3);
+    u.amounts.energy_mj = s.Double(4);
+    u.amounts.counter_mj = s.Double(5);
+    u.amounts.estimated_mj = s.Double(6);
+    u.amounts.unmeasured_ms = s.Double(7);
+    u.reserved_idle_ms = s.Double(8);
+    u.idle_energy_mj = s.Double(9);
+    out.push_back(std::move(u));
+  }
+  return out;
+}
+
+}  // namespace rota::store

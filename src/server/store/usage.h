@@ -1,0 +1,44 @@
+#pragma once
+// SQL of usage and energy accounting (tables usage_hourly and energy_meters,
+// schema version 7). Called inside Store::Write / Store::Read tasks.
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "accounting/ledger.h"
+#include "common/status.h"
+#include "server/store/sqlite.h"
+
+namespace rota::store {
+
+// Adds `rows` to the stored amounts (same key: summed) and stores `meters`;
+// the caller's transaction makes both durable together.
+Status AddUsage(Db& db, const std::map<accounting::Key, accounting::Amounts>& rows,
+                const std::map<accounting::MeterKey, accounting::MeterState>& meters);
+
+// Every stored meter (a restarted server continues from them).
+Result<std::map<accounting::MeterKey, accounting::MeterState>> LoadMeters(Db& db);
+
+// What to sum: buckets starting in [from_ms, to_ms), grouped by one column.
+struct UsageQuery {
+  // "user", "group", "job", "reservation" or "node".
+  std::string by;
+  int64_t from_ms = 0;
+  int64_t to_ms = 0;
+  std::string node;  // "" : every node
+  std::string user;  // "" : every user (a non-admin's own figures)
+};
+
+struct UsageSum {
+  std::string key;  // the grouping column's value (job and reservation ids as text)
+  accounting::Amounts amounts;
+  double reserved_idle_ms = 0;  // GPU time in a reservation with no process on the GPU
+  double idle_energy_mj = 0;    // energy of GPUs with no process and no job
+};
+
+// Sums, largest GPU time first. InvalidArgument for an unknown `by`.
+Result<std::vector<UsageSum>> QueryUsage(Db& db, const UsageQuery& query);
+
+}  // namespace rota::store

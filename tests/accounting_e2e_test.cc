@@ -1,0 +1,254 @@
+// Usage and energy accounting end to end: `rota server` and a real agent on a
+// simulated node whose NVML energy counters are the truth. A job's energy lies
+// between what the counters say of the sample intervals it surely covered and
+// of those it touched; a node's energy equals the sum of its GPUs' counter
+// deltas (within 1 %) across a frozen agent (a gap the counters cover), a
+// restart of the server (the meters are stored) and an agent restart with the
+// counter reset (a driver reload: that interval is integrated from power).
+// Reports by user, group, job, node and area through the API and the CLI;
+// users see only their own figures; bad input is refused.
+
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <sqlite3.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+
+#include "common/clock.h"
+#include "common/time_util.h"
+#include "tests/harness.h"
+
+namespace rota::testing {
+namespace {
+
+using api::Json;
+using std::chrono::seconds;
+
+struct Point {
+  int64_t t_ms = 0;
+  double counter = 0;
+  double power_mw = 0;
+  double util = 0;
+};
+
+class AccountingE2E : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (::geteuid() != 0) GTEST_SKIP() << "needs root: jobs run as nobody";
+    server_ = std::make_unique<ServerProcess>(dir_.path() + "/server");
+    server_->SetEnv("ROTA_JOB_PORTS", "32500-32599");  // apart from other tests running at once
+    server_->SetEnv("ROTA_ACCOUNTING_FLUSH", "1s");
+    ASSERT_TRUE(server_->Start().ok()) << server_->child().Log();
+    StartAgent();
+    auto a = server_->CreateUser("alice", "user", Json{{"unix_user", "nobody"}});
+    ASSERT_TRUE(a.ok()) << a.status().ToString();
+    alice_ = *a;
+    auto b = server_->CreateUser("bob", "user");
+    ASSERT_TRUE(b.ok()) << b.status().ToString();
+    bob_ = *b;
+  }
+
+  void StartAgent() {
+    agent_ = std::make_unique<AgentProcess>(dir_.path(), SimGpuNode{.name = node_, .gpus = 2}, *server_,
+                                            std::vector<std::string>{"--label", "rack=r7"});
+    ASSERT_TRUE(agent_->Start().ok()) << agent_->child().Log();
+    ASSERT_TRUE(WaitFor([&] { return NodeReady(*server_, node_); }, seconds(20)));
+  }
+
+  Json Usage(const std::string& query, const std::string& token = "") {
+    auto r = server_->CallAs(token.empty() ? server_->admin_token() : token, "GET", "/api/v1/usage?" + query, "");
+    if (!r.ok() || r->status != 200) {
+      ADD_FAILURE() << query << ": " << (r.ok() ? std::to_string(r->status) + " " + r->body : r.status().ToString());
+      return Json::object();
+    }
+    return Json::parse(r->body);
+  }
+
+  static Json Row(const Json& report, const std::string& key) {
+    for (const auto& row : report["rows"]) {
+      if (row.value("key", "") == key) return row;
+    }
+    return Json::object();
+  }
+
+  // Every stored sample of GPU `index`, read from the server's database (the
+  // history API's finest step is a second; the agent samples twice a second).
+  std::vector<Point> Points(int index) {
+    std::vector<Point> out;
+    sqlite3* db = nullptr;
+    const std::string path = server_->data_dir() + "/rota.db";
+    if (sqlite3_open_v2(path.c_str(), &db, SQLITE_OPEN_READONLY, nullptr) != SQLITE_OK) {
+      ADD_FAILURE() << "cannot open " << path;
+      sqlite3_close(db);
+      return out;
+    }
+    sqlite3_busy_timeout(db, 5000);
+    sqlite3_stmt* st = nullptr;
+    const char* sql =
+        "SELECT s.t_ms, s.energy_mj, s.power_mw, s.util_gpu FROM gpu_samples s JOIN nodes n ON n.id = s.node "
+        "WHERE n.name = ?1 AND s.gpu = ?2 AND s.energy_mj IS NOT NULL ORDER BY s.t_ms";
+    if (sqlite3_prepare_v2(db, sql, -1, &st, nullptr) != SQLITE_OK) {
+      ADD_FAILURE() << sqlite3_errmsg(db);
+    } else {
+      sqlite3_bind_text(st, 1, node_.c_str(), -1, SQLITE_TRANSIENT);
+      sqlite3_bind_int(st, 2, index);
+      while (sqlite3_step(st) == SQLITE_ROW) {
+        out.push_back(Point{sqlite3_column_int64(st, 0), sqlite3_column_double(st, 1),
+                            sqlite3_column_double(st, 2), sqlite3_column_double(st, 3)});
+      }
+    }
+    sqlite3_finalize(st);
+    sqlite3_close(db);
+    return out;
+  }
+
+  // What the counters say between consecutive samples: the counter delta, or
+  // (after a reset) the power integrated as the server does.
+  static double Delta(const Point& a, const Point& b) {
+    if (b.counter >= a.counter) return b.counter - a.counter;
+    return (a.power_mw + b.power_mw) / 2 * static_cast<double>(b.t_ms - a.t_ms) / 1000;
+  }
+
+  // Energy of the GPUs over every stored sample interval, in kWh.
+  double CounterKwh(int gpus) {
+    double mj = 0;
+    for (int g = 0; g < gpus; ++g) {
+      auto pts = Points(g);
+      for (size_t i = 1; i < pts.size(); ++i) mj += Delta(pts[i - 1], pts[i]);
+    }
+    return mj / 3.6e9;
+  }
+
+  TempDir dir_;
+  const std::string node_ = "acct-node-" + std::to_string(::getpid());
+  std::unique_ptr<ServerProcess> server_;
+  std::unique_ptr<AgentProcess> agent_;
+  std::string alice_, bob_;
+};
+
+TEST_F(AccountingE2E, EnergyFollowsTheCountersAcrossGapsRestartsAndResets) {
+  // alice's job: 100 % of one GPU for a few seconds.
+  Json spec{{"name", "burn"}, {"command", {"sleep", "6"}}, {"workdir", "/tmp"},
+            {"env", {{"ROTA_SIM_GPU_UTIL", "100"}}},
+            {"groups", {{{"role", "worker"}, {"gpus_per_task", 1}}}}};
+  auto r = server_->CallAs(alice_, "POST", "/api/v1/jobs", spec.dump());
+  ASSERT_TRUE(r.ok() && r->status == 201) << (r.ok() ? r->body : r.status().ToString());
+  const int64_t job = Json::parse(r->body)["id"];
+  Json ended = WaitJobEnd(*server_, job, seconds(60));
+  ASSERT_EQ(ended.value("state", ""), "succeeded") << ended.dump();
+  const int gpu = ended["tasks"][0]["gpus"][0];
+  ::sleep(1);  // a sample after the end
+
+  // The job's energy against the counters: at least the intervals whose both
+  // ends saw it busy, at most those with a busy end.
+  auto pts = Points(gpu);
+  double lower = 0, upper = 0, busy_ms = 0;
+  for (size_t i = 1; i < pts.size(); ++i) {
+    const bool a = pts[i - 1].util > 0, b = pts[i].util > 0;
+    if (a && b) {
+      lower += Delta(pts[i - 1], pts[i]);
+      busy_ms += static_cast<double>(pts[i].t_ms - pts[i - 1].t_ms);
+    }
+    if (a || b) upper += Delta(pts[i - 1], pts[i]);
+  }
+  ASSERT_GT(lower, 0) << "no busy interval seen";
+  Json by_job = Usage("by=job");
+  Json row = Row(by_job, std::to_string(job));
+  ASSERT_FALSE(row.empty()) << by_job.dump();
+  const double job_mj = row["energy_kwh"].get<double>() * 3.6e9;
+  EXPECT_GE(job_mj, lower * 0.99) << by_job.dump();
+  EXPECT_LE(job_mj, upper * 1.01) << by_job.dump();
+  EXPECT_EQ(row.value("energy_method", ""), "counter");
+  EXPECT_GE(row["gpu_hours"].get<double>() * 3.6e6, busy_ms * 0.99);
+  EXPECT_GT(row["avg_util_pct"].get<double>(), 50);
+  Json alice_row = Row(Usage("by=user"), "alice");
+  // Her processes may still be listed a moment after the job let the GPU go:
+  // that moment is hers, not the job's.
+  EXPECT_GE(alice_row.value("energy_kwh", 0.0), row["energy_kwh"].get<double>() - 1e-9);
+  EXPECT_LE(alice_row.value("energy_kwh", 0.0) * 3.6e9, upper * 1.01);
+
+  // A frozen agent: no samples for a while; the counters cover the gap.
+  agent_->child().Signal(SIGSTOP);
+  ::sleep(3);
+  agent_->child().Signal(SIGCONT);
+  ::sleep(2);
+  // The server restarts; the meters continue from the store.
+  ASSERT_EQ(server_->child().Stop(), 0);
+  ASSERT_TRUE(server_->Start().ok()) << server_->child().Log();
+  ASSERT_TRUE(WaitFor([&] { return NodeReady(*server_, node_); }, seconds(20)));
+  ::sleep(2);
+  // The agent restarts after a "driver reload": the counters start again from 0.
+  ASSERT_EQ(agent_->child().Stop(), 0);
+  std::remove((agent_->sim_config_path() + ".energy").c_str());
+  StartAgent();
+  ::sleep(2);
+  ASSERT_EQ(agent_->child().Stop(), 0);  // quiet: what is stored is all there is
+  ::sleep(2);
+
+  Json by_node = Usage("by=node");
+  Json node_row = Row(by_node, node_);
+  ASSERT_FALSE(node_row.empty()) << by_node.dump();
+  const double expected_kwh = CounterKwh(2);
+  EXPECT_NEAR(node_row["energy_kwh"].get<double>(), expected_kwh, expected_kwh * 0.01) << by_node.dump();
+  EXPECT_EQ(node_row.value("energy_method", ""), "mixed") << "the reset interval is integrated";
+  EXPECT_GT(node_row["energy_shares"].value("counter", 0.0), 0.5);
+  // Every GPU-second of the node is somebody's or idle: users add up to the node.
+  Json by_user = Usage("by=user");
+  EXPECT_NEAR(by_user["total"]["energy_kwh"].get<double>(), node_row["energy_kwh"].get<double>(), 1e-6);
+  EXPECT_NEAR(by_user["total"]["gpu_hours"].get<double>(), node_row["gpu_hours"].get<double>(), 1e-6);
+  EXPECT_GT(Row(by_user, "").value("idle_energy_kwh", 0.0), 0) << by_user.dump();
+  // Areas come from node labels.
+  Json by_area = Usage("by=area&label=rack");
+  EXPECT_NEAR(Row(by_area, "r7").value("energy_kwh", 0.0), node_row["energy_kwh"].get<double>(), 1e-9)
+      << by_area.dump();
+
+  // alice sees only her own figures; bob sees none of hers.
+  Json mine = Usage("by=user", alice_);
+  ASSERT_EQ(mine["rows"].size(), 1u) << mine.dump();
+  EXPECT_EQ(mine["rows"][0].value("key", ""), "alice");
+  EXPECT_TRUE(Usage("by=job", bob_)["rows"].empty());
+  auto status = [&](const std::string& query, const std::string& token) {
+    auto c = server_->CallAs(token, "GET", "/api/v1/usage?" + query, "");
+    return c.ok() ? c->status : -1;
+  };
+  EXPECT_EQ(status("by=user&user=alice", bob_), 403);
+  EXPECT_EQ(status("by=user", ""), 401);
+  EXPECT_EQ(status("by=planet", alice_), 400);
+  EXPECT_EQ(status("from=2026-02-01T00:00:00Z&to=2026-01-01T00:00:00Z", alice_), 400);
+  EXPECT_EQ(status("from=yesterday", alice_), 400);
+  EXPECT_EQ(status("by=user&label=rack", alice_), 400);
+  EXPECT_EQ(status("bogus=1", alice_), 400);
+
+  // The CLI: a table, CSV and JSON; bad flags are usage errors.
+  auto env = server_->CliEnv();
+  CliResult table = RunCli({"usage", "--by", "job"}, env);
+  ASSERT_EQ(table.exit_code, 0) << table.err;
+  EXPECT_NE(table.out.find("job-" + std::to_string(job)), std::string::npos) << table.out;
+  EXPECT_NE(table.out.find("TOTAL"), std::string::npos) << table.out;
+  CliResult csv = RunCli({"usage", "--by", "node", "--from", "1d", "-o", "csv"}, env);
+  ASSERT_EQ(csv.exit_code, 0) << csv.err;
+  EXPECT_EQ(csv.out.rfind("NODE,GPU-H,", 0), 0u) << csv.out;
+  EXPECT_NE(csv.out.find("\n" + node_ + ","), std::string::npos) << csv.out;
+  CliResult energy = RunCli({"energy", "-o", "json"}, env);
+  ASSERT_EQ(energy.exit_code, 0) << energy.err;
+  EXPECT_EQ(Json::parse(energy.out).value("by", ""), "node");
+  EXPECT_EQ(RunCli({"usage", "--from", "last tuesday"}, env).exit_code, 2);
+  EXPECT_EQ(RunCli({"usage", "-o", "xml"}, env).exit_code, 2);
+  EXPECT_EQ(RunCli({"usage", "--by", "planet"}, env).exit_code, 1);
+
+  // Prometheus: per-area series for readers, per-user series for admins only.
+  auto admin_metrics = server_->CallAs(server_->admin_token(), "GET", "/metrics", "");
+  ASSERT_TRUE(admin_metrics.ok());
+  EXPECT_NE(admin_metrics->body.find("rota_area_energy_joules_total{label=\"rack\",area=\"r7\"}"), std::string::npos);
+  // (Counters count since the server started: alice's job ran before the restart.)
+  EXPECT_NE(admin_metrics->body.find("rota_user_energy_joules_total{user=\"(idle)\"}"), std::string::npos);
+  auto user_metrics = server_->CallAs(alice_, "GET", "/metrics", "");
+  ASSERT_TRUE(user_metrics.ok());
+  EXPECT_EQ(user_metrics->body.find("rota_user_energy_joules_total"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace rota::testing
