@@ -26,13 +26,15 @@ CONFIGS=${ROTA_TEST_CONFIGS:-"release sanitize tsan"}
 run_config() {
   local name=$1 dir=$2; shift 2
   echo "=== [$name] configure + build ($dir)"
-  cmake -S . -B "$dir" -G Ninja "$@" >/dev/null
-  cmake --build "$dir" -j"$JOBS"
+  cmake -S . -B "$dir" -G Ninja "$@" >/dev/null || return
+  cmake --build "$dir" -j"$JOBS" || return
   echo "=== [$name] tests"
+  # `|| return`: errexit does not apply inside a function called from `cmd || status=$?`
+  # (the tsan configuration), so each step's failure is returned explicitly.
   # shellcheck disable=SC2086
-  ctest --test-dir "$dir" --output-on-failure -j"$JOBS" --timeout 300 ${CTEST_ARGS:-}
+  ctest --test-dir "$dir" --output-on-failure -j"$JOBS" --timeout 300 ${CTEST_ARGS:-} || return
   # Tests leave nothing running (servers, agents, task shims, tasks as test users).
-  ./scripts/check-leftovers.sh
+  ./scripts/check-leftovers.sh || return
 }
 
 for c in $CONFIGS; do

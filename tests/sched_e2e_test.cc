@@ -67,6 +67,7 @@ class SchedE2E : public ::testing::Test {
 
   // A job whose tasks, when stopped, copy their notice to shared_/notice-NAME
   // (whole: renamed into place) and exit; run again after that, they succeed at once.
+  // shared_/ready-NAME appears once the trap is set.
   Json Preemptible(const std::string& name, int gpus) {
     const std::string notice = shared_ + "/notice-" + name;
     return Json{{"name", name},
@@ -74,6 +75,7 @@ class SchedE2E : public ::testing::Test {
                 {"command", {"if [ -e " + notice + " ]; then echo second run; exit 0; fi; "
                              "trap 'cat \"$ROTA_PREEMPT_NOTICE\" > " + notice + ".tmp; mv " + notice + ".tmp " + notice +
                              "; exit 143' TERM; "
+                             "touch " + shared_ + "/ready-" + name + "; "
                              "while true; do sleep 0.1; done"}},
                 {"workdir", "/tmp"},
                 {"preemptible", true},
@@ -99,6 +101,8 @@ TEST_F(SchedE2E, AHigherQueuePreemptsAPreemptibleJobWhichIsToldRequeuedAndRunsAg
   ASSERT_TRUE(low.ok()) << low.status().ToString();
   const int64_t low_id = (*low)["id"];
   ASSERT_TRUE(WaitState(low_id, "running")) << Job(low_id).dump(2);
+  // "running" means its process started, not that its shell set its trap yet.
+  ASSERT_TRUE(WaitFor([&] { return ReadFile(shared_ + "/ready-low").ok(); }, seconds(30)));
 
   // Alice may not use bob's queue; bob's job there takes both GPUs.
   Json urgent{{"name", "urgent"}, {"command", {"sleep", "2"}}, {"workdir", "/tmp"}, {"queue", "urgent"},
@@ -173,6 +177,7 @@ TEST_F(SchedE2E, AnIdleReservationLendsItsGpusToAPreemptibleJobUntilItsOwnerCome
   ASSERT_TRUE(lent.ok()) << lent.status().ToString();
   const int64_t lent_id = (*lent)["id"];
   ASSERT_TRUE(WaitState(lent_id, "running")) << Job(lent_id).dump(2);
+  ASSERT_TRUE(WaitFor([&] { return ReadFile(shared_ + "/ready-lent").ok(); }, seconds(30)));
   Json wait = Job(plain_id);
   EXPECT_EQ(wait.value("state", ""), "pending") << wait.dump(2);
   EXPECT_NE(wait.value("reason", "").find("reserved"), std::string::npos) << wait.dump(2);

@@ -62,6 +62,7 @@ void Ledger::AddGpu(const std::string& node, const api::GpuSample& gpu, int64_t 
   }
   const Energy energy = Between(prev, cur, facts.max_gap_ms > 0 ? facts.max_gap_ms : options_.max_gap_ms);
   it->second = pending_.meters[mk] = MeterState{gpu.uuid.empty() ? it->second.uuid : gpu.uuid, cur};
+  if (time_ms - prev.time_ms > options_.max_interval_ms) return;  // too long to attribute
 
   const int64_t from = prev.time_ms, to = time_ms;
   std::set<int64_t> cuts{from, to};

@@ -15,7 +15,8 @@
 //  - the user's primary group; the reservation covering the GPU then (0: none).
 // busy: the GPU had a process in `cur`. util: cur's utilisation over the piece.
 // A sample not newer than the GPU's previous one (a replay) is ignored, so the
-// same sample counted twice counts once.
+// same sample counted twice counts once. An interval longer than
+// max_interval_ms is not accounted (the meter restarts there).
 
 #include <compare>
 #include <cstdint>
@@ -93,6 +94,9 @@ using MeterKey = std::pair<std::string, uint32_t>;  // node, GPU index
 struct LedgerOptions {
   int64_t bucket_ms = 3'600'000;
   int64_t max_gap_ms = 60'000;  // longest interval integrated from power
+  // A longer interval (a node off for days, a clock set wrong) is not accounted:
+  // the meter starts again from the later sample.
+  int64_t max_interval_ms = 86'400'000;
 };
 
 class Ledger {

@@ -179,6 +179,25 @@ TEST(LedgerTest, ACounterResetAndASwappedGpuUsePowerAndFailedGpusWait) {
   EXPECT_DOUBLE_EQ(all.gpu_ms, 4000);
 }
 
+TEST(MeterTest, OnePowerReadingIsHeldAndImplausiblePowerIsCapped) {
+  Energy e = Between({0, std::nullopt, 100'000}, {1000, std::nullopt, std::nullopt}, 10'000);
+  EXPECT_DOUBLE_EQ(e.mj, 100'000);
+  e = Between({0, std::nullopt, std::nullopt}, {1000, std::nullopt, 200'000}, 10'000);
+  EXPECT_DOUBLE_EQ(e.mj, 200'000);
+  e = Between({0, std::nullopt, 4'000'000'000}, {1000, std::nullopt, 4'000'000'000}, 10'000);
+  EXPECT_DOUBLE_EQ(e.mj, kMaxPlausibleWatts * 1000);
+}
+
+TEST(LedgerTest, AnIntervalTooLongIsNotAccountedAndTheMeterRestarts) {
+  Ledger ledger;
+  ledger.Add("n1", Sample(0, {Gpu(0, std::nullopt, 100'000)}), {}, {});
+  // A clock set years ahead: nothing is accounted, nothing is cut by the hour.
+  ledger.Add("n1", Sample(int64_t{200'000} * kHour, {Gpu(0, std::nullopt, 100'000)}), {}, {});
+  EXPECT_TRUE(ledger.Take().rows.empty());
+  ledger.Add("n1", Sample(int64_t{200'000} * kHour + 1000, {Gpu(0, std::nullopt, 100'000)}), {}, {});
+  EXPECT_DOUBLE_EQ(Sum(ledger.Take().rows, [](const Key&) { return true; }).energy_mj, 100'000);
+}
+
 TEST(LedgerTest, PutBackMergesWithNewerAmounts) {
   Ledger ledger;
   ledger.Add("n1", Sample(0, {Gpu(0, 0, 0)}), {}, {});

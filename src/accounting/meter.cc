@@ -1,5 +1,7 @@
 #include "accounting/meter.h"
 
+#include <algorithm>
+
 namespace rota::accounting {
 
 const char* MethodName(Method method) {
@@ -22,8 +24,10 @@ Energy Between(const Reading& prev, const Reading& cur, int64_t max_gap_ms) {
   }
   if (!prev.power_mw && !cur.power_mw) return {};
   // One end without power (e.g. a read error): hold the other end's value.
-  const double p0 = static_cast<double>(prev.power_mw.value_or(*cur.power_mw));
-  const double p1 = static_cast<double>(cur.power_mw.value_or(*prev.power_mw));
+  // Readings beyond what a GPU can draw are not believed either.
+  constexpr double kMaxMw = kMaxPlausibleWatts * 1000;
+  const double p0 = std::min<double>(prev.power_mw ? *prev.power_mw : *cur.power_mw, kMaxMw);
+  const double p1 = std::min<double>(cur.power_mw ? *cur.power_mw : *prev.power_mw, kMaxMw);
   // mW * ms = uJ; / 1000 = mJ.
   const double mj = (p0 + p1) / 2 * dt_ms / 1000;
   return {mj, dt_ms <= static_cast<double>(max_gap_ms) ? Method::kIntegrated : Method::kEstimated};

@@ -35,7 +35,10 @@ std::string Csv(const std::string& v) {
   return out + "\"";
 }
 
-double Num(const Json& row, const char* key) { return row.contains(key) ? row[key].get<double>() : 0.0; }
+double Num(const Json& row, const char* key) {
+  auto it = row.find(key);
+  return it != row.end() && it->is_number() ? it->get<double>() : 0.0;
+}
 
 }  // namespace
 
@@ -68,9 +71,11 @@ int RunUsage(const ClientOptions& client, const std::string& format, const Usage
     return 0;
   }
   const Json& r = *report;
+  const Json total = r.value("total", Json::object());
+  const Json rows = r.value("rows", Json::array());
   const std::string by = r.value("by", o.by);
   const bool energy = o.energy_view;
-  const bool priced = r["total"].contains("cost"), co2 = r["total"].contains("co2_kg");
+  const bool priced = total.contains("cost"), co2 = total.contains("co2_kg");
   auto from_ms = ParseRfc3339(r.value("from", std::string()));
   auto to_ms = ParseRfc3339(r.value("to", std::string()));
   const double hours = from_ms.ok() && to_ms.ok() ? static_cast<double>(*to_ms - *from_ms) / 3.6e6 : 0;
@@ -81,7 +86,7 @@ int RunUsage(const ClientOptions& client, const std::string& format, const Usage
   } else {
     head.insert(head.end(), {"GPU-H", "USED GPU-H", "UTIL %", "RESERVED IDLE GPU-H", "ENERGY KWH", "METHOD"});
   }
-  if (priced) head.push_back("COST " + r["total"].value("currency", std::string()));
+  if (priced) head.push_back("COST " + total.value("currency", std::string()));
   if (co2) head.push_back("CO2 KG");
   auto cells = [&](const std::string& key, const Json& row, bool csv) {
     std::vector<std::string> c = {key};
@@ -103,7 +108,7 @@ int RunUsage(const ClientOptions& client, const std::string& format, const Usage
     std::vector<std::string> h;
     for (const auto& x : head) h.push_back(Csv(x));
     std::cout << Join(h, ",") << "\n";
-    for (const auto& row : r["rows"]) {
+    for (const auto& row : rows) {
       std::vector<std::string> c;
       for (const auto& x : cells(row.value("key", std::string()), row, true)) c.push_back(Csv(x));
       std::cout << Join(c, ",") << "\n";
@@ -111,8 +116,8 @@ int RunUsage(const ClientOptions& client, const std::string& format, const Usage
     return 0;
   }
   Table t(head);
-  for (const auto& row : r["rows"]) t.Add(cells(KeyText(by, row), row, false));
-  t.Add(cells("TOTAL", r["total"], false));
+  for (const auto& row : rows) t.Add(cells(KeyText(by, row), row, false));
+  t.Add(cells("TOTAL", total, false));
   std::cout << "Usage " << r.value("from", std::string()) << " .. " << r.value("to", std::string())
             << (r.contains("user") ? " (" + r["user"].get<std::string>() + " only)" : "") << "\n"
             << t.Render();

@@ -184,7 +184,7 @@ class JobService {
   std::vector<Allocation> AllocationsOn(const std::string& node) const;
   // The GPUs jobs hold, by node (usage accounting): every open run's GPU tasks,
   // [run started, open), and the runs closed at or after `since_ms` (kept for
-  // 10 minutes) with their end.
+  // an hour: agents replay samples late) with their end.
   std::map<std::string, std::vector<accounting::Holding>> Holdings(int64_t since_ms) const;
   // Changes whenever a run opens or closes (Holdings would answer differently).
   uint64_t HoldingsVersion() const { return holdings_version_.load(std::memory_order_acquire); }

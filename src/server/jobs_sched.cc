@@ -253,7 +253,7 @@ void JobService::CloseRun(Job& job, int64_t now_ms) {
     closed_holdings_.emplace_back(t.node, accounting::Holding{job.id, job.owner, t.gpus, job.started_ms, now_ms});
   }
   holdings_version_.fetch_add(1, std::memory_order_release);
-  constexpr int64_t kKeepClosedMs = 600'000;
+  constexpr int64_t kKeepClosedMs = 3'600'000;  // agents replay samples up to about an hour late
   while (!closed_holdings_.empty() && (closed_holdings_.front().second.end_ms < now_ms - kKeepClosedMs ||
                                        closed_holdings_.size() > 65'536)) {
     closed_holdings_.pop_front();

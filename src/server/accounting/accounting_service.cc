@@ -40,22 +40,37 @@ Status AccountingService::Start() {
 void AccountingService::OnSamples(const std::string& node, const std::vector<api::NodeSample>& samples) {
   // A job started or ended since the holdings were read: read them first, so
   // its first and last samples are its own.
-  if (jobs_ != nullptr && jobs_->HoldingsVersion() != holdings_version_.load()) RefreshJobs(clock_->NowMs());
+  const int64_t now = clock_->NowMs();
+  if (jobs_ != nullptr && jobs_->HoldingsVersion() != holdings_version_.load()) RefreshJobs(now);
   MutexLock lock(&mu_);
   static const accounting::NodeFacts kNone;
   auto it = facts_.find(node);
   const accounting::NodeFacts& facts = it == facts_.end() ? kNone : it->second;
-  for (const auto& s : samples) ledger_.Add(node, s, facts, people_);
+  for (const auto& s : samples) {
+    // A clock far ahead would stop the GPU's meter in the future.
+    if (s.time_ms > now + kMaxAheadMs) {
+      if (!warned_ahead_.count(node)) {
+        warned_ahead_.insert(node);
+        ROTA_LOG(WARNING) << "accounting: samples of " << node << " are more than 5 minutes ahead of the "
+                          << "server's clock; not accounted until the clocks agree";
+      }
+      continue;
+    }
+    ledger_.Add(node, s, facts, people_);
+  }
 }
 
 void AccountingService::RefreshJobs(int64_t now_ms) {
   if (jobs_ == nullptr) return;
   const uint64_t version = jobs_->HoldingsVersion();
-  auto holdings = jobs_->Holdings(now_ms - 600'000);
-  holdings_version_ = version;
+  auto holdings = jobs_->Holdings(now_ms - 3'600'000);
   MutexLock lock(&mu_);
+  // Another thread may have installed newer holdings meanwhile: keep those.
+  if (have_holdings_ && version < holdings_version_.load()) return;
   for (auto& [node, facts] : facts_) facts.holdings.clear();
   for (auto& [node, list] : holdings) facts_[node].holdings = std::move(list);
+  holdings_version_ = version;
+  have_holdings_ = true;
 }
 
 void AccountingService::RefreshReservations(int64_t now_ms) {
@@ -143,7 +158,10 @@ Status AccountingService::Flush() {
 }
 
 Result<std::vector<store::UsageSum>> AccountingService::Query(const store::UsageQuery& query) {
-  if (clock_->MonotonicMs() - last_flush_ms_ > 2000) RETURN_IF_ERROR(Flush());
+  if (clock_->MonotonicMs() - last_flush_ms_ > 2000) {
+    // The report then lacks the latest seconds; it is still right up to there.
+    if (Status st = Flush(); !st.ok()) ROTA_LOG(WARNING) << "accounting: flush before a report failed: " << st.message();
+  }
   std::vector<store::UsageSum> out;
   RETURN_IF_ERROR(store_->Read([&](store::Db& db) -> Status {
     ASSIGN_OR_RETURN(out, store::QueryUsage(db, query));

@@ -12,6 +12,7 @@
 #include <atomic>
 #include <cstdint>
 #include <map>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -84,9 +85,12 @@ class AccountingService {
   // Tick's schedule (background thread only).
   int64_t next_jobs_ms_ = 0, next_reservations_ms_ = 0, next_people_ms_ = 0, next_flush_ms_ = 0;
   std::atomic<int64_t> last_flush_ms_{0};  // monotonic
-  // JobService::HoldingsVersion() of the holdings in facts_: samples refresh
-  // them first when a run opened or closed since.
-  std::atomic<uint64_t> holdings_version_{~uint64_t{0}};
+  // JobService::HoldingsVersion() of the holdings in facts_ (also read without
+  // mu_): samples refresh them first when a run opened or closed since.
+  std::atomic<uint64_t> holdings_version_{0};
+  bool have_holdings_ ROTA_GUARDED_BY(mu_) = false;
+  std::set<std::string> warned_ahead_ ROTA_GUARDED_BY(mu_);  // nodes whose clock is ahead
+  static constexpr int64_t kMaxAheadMs = 300'000;
 
   mutable Mutex mu_;
   accounting::Ledger ledger_ ROTA_GUARDED_BY(mu_);
