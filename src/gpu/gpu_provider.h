@@ -29,6 +29,21 @@ class GpuProvider {
   // gpu_memory_bytes only, sorted by pid; a pid in both lists appears once as compute.
   // Host fields are filled later by the agent.
   virtual Result<std::vector<api::GpuSample>> Sample() = 0;
+
+  // What may be set as GPU `index`'s power limit, and what is in force (mW).
+  struct PowerLimits {
+    uint32_t min_mw = 0;
+    uint32_t max_mw = 0;
+    uint32_t default_mw = 0;
+    uint32_t current_mw = 0;
+  };
+  // Unimplemented when the GPU or driver cannot say; Unavailable when it failed.
+  virtual Result<PowerLimits> GetPowerLimits(uint32_t index) = 0;
+  // Sets GPU `index`'s power management limit. InvalidArgument outside
+  // [min_mw, max_mw]; PermissionDenied when not allowed (NVML wants root);
+  // Unimplemented when the GPU or driver does not support it; Unavailable for
+  // other failures. Every error says why in words.
+  virtual Status SetPowerLimit(uint32_t index, uint32_t mw) = 0;
 };
 
 // Loads NVML with dlopen(library_path) (default: "libnvidia-ml.so.1" from the normal

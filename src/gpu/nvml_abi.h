@@ -118,6 +118,11 @@ typedef struct nvmlProcessInfo_st {
   X(nvmlReturn_t, nvmlDeviceGetPowerUsage, (nvmlDevice_t device, unsigned int* power))           \
   X(nvmlReturn_t, nvmlDeviceGetEnforcedPowerLimit, (nvmlDevice_t device, unsigned int* limit))   \
   X(nvmlReturn_t, nvmlDeviceGetPowerManagementLimit, (nvmlDevice_t device, unsigned int* limit)) \
+  X(nvmlReturn_t, nvmlDeviceGetPowerManagementDefaultLimit,                                      \
+    (nvmlDevice_t device, unsigned int* defaultLimit))                                           \
+  X(nvmlReturn_t, nvmlDeviceGetPowerManagementLimitConstraints,                                  \
+    (nvmlDevice_t device, unsigned int* minLimit, unsigned int* maxLimit))                       \
+  X(nvmlReturn_t, nvmlDeviceSetPowerManagementLimit, (nvmlDevice_t device, unsigned int limit))  \
   X(nvmlReturn_t, nvmlDeviceGetTotalEnergyConsumption,                                           \
     (nvmlDevice_t device, unsigned long long* energy))                                           \
   X(nvmlReturn_t, nvmlDeviceGetClockInfo,                                                        \

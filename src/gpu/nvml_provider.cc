@@ -325,4 +325,54 @@ Result<std::unique_ptr<GpuProvider>> OpenNvml(const std::string& library_path) {
   return std::unique_ptr<GpuProvider>(new NvmlProvider(lib, api));
 }
 
+Status NvmlProvider::Fail(nvmlReturn_t r, uint32_t index, const std::string& what) const {
+  const std::string m = "gpu " + std::to_string(index) + ": " + what + ": " + ErrorString(r);
+  switch (r) {
+    case NVML_ERROR_NOT_SUPPORTED:
+    case NVML_ERROR_FUNCTION_NOT_FOUND:
+      return Status::Unimplemented(m + " (this GPU or driver does not support it)");
+    case NVML_ERROR_NO_PERMISSION:
+      return Status::PermissionDenied(m + " (setting power limits needs root)");
+    case NVML_ERROR_INVALID_ARGUMENT:
+      return Status::InvalidArgument(m);
+    default:
+      return Status::Unavailable(m);
+  }
+}
+
+Result<GpuProvider::PowerLimits> NvmlProvider::GetPowerLimits(uint32_t index) {
+  ASSIGN_OR_RETURN(unsigned n, Count());
+  if (index >= n) return Status::InvalidArgument("gpu " + std::to_string(index) + ": no such GPU");
+  nvmlDevice_t d = nullptr;
+  if (nvmlReturn_t r = Handle(index, &d); r != NVML_SUCCESS) return Fail(r, index, "device handle");
+  PowerLimits p;
+  if (nvmlReturn_t r = Call(api_.nvmlDeviceGetPowerManagementLimitConstraints, d, &p.min_mw, &p.max_mw);
+      r != NVML_SUCCESS) {
+    return Fail(r, index, "power limit constraints");
+  }
+  if (nvmlReturn_t r = Call(api_.nvmlDeviceGetPowerManagementDefaultLimit, d, &p.default_mw); r != NVML_SUCCESS) {
+    p.default_mw = p.max_mw;  // the default is the top of the range on every GPU we know
+  }
+  nvmlReturn_t r = Call(api_.nvmlDeviceGetPowerManagementLimit, d, &p.current_mw);
+  if (r != NVML_SUCCESS) r = Call(api_.nvmlDeviceGetEnforcedPowerLimit, d, &p.current_mw);
+  if (r != NVML_SUCCESS) return Fail(r, index, "power limit");
+  return p;
+}
+
+Status NvmlProvider::SetPowerLimit(uint32_t index, uint32_t mw) {
+  ASSIGN_OR_RETURN(PowerLimits limits, GetPowerLimits(index));
+  if (mw < limits.min_mw || mw > limits.max_mw) {
+    return Status::InvalidArgument("gpu " + std::to_string(index) + ": power limit " + std::to_string(mw / 1000) +
+                                   " W is outside its range " + std::to_string(limits.min_mw / 1000) + ".." +
+                                   std::to_string(limits.max_mw / 1000) + " W");
+  }
+  nvmlDevice_t d = nullptr;
+  if (nvmlReturn_t r = Handle(index, &d); r != NVML_SUCCESS) return Fail(r, index, "device handle");
+  if (nvmlReturn_t r = Call(api_.nvmlDeviceSetPowerManagementLimit, d, static_cast<unsigned>(mw));
+      r != NVML_SUCCESS) {
+    return Fail(r, index, "setting the power limit");
+  }
+  return Status::Ok();
+}
+
 }  // namespace rota::gpu

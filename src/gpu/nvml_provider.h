@@ -35,8 +35,12 @@ class NvmlProvider final : public GpuProvider {
 
   Result<std::vector<api::GpuInfo>> Devices() override;
   Result<std::vector<api::GpuSample>> Sample() override;
+  Result<PowerLimits> GetPowerLimits(uint32_t index) override;
+  Status SetPowerLimit(uint32_t index, uint32_t mw) override;
 
  private:
+  // A Status for NVML result `r` of `what` on GPU `index` (r != NVML_SUCCESS).
+  Status Fail(nvmlReturn_t r, uint32_t index, const std::string& what) const;
   struct ProcEntry {
     unsigned pid;
     unsigned long long used_memory;

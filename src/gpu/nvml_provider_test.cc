@@ -592,5 +592,49 @@ TEST_F(NvmlProviderTest, SampleCostWithEightGpusAndTwoHundredProcesses) {
   EXPECT_LT(per_sample_us, 10000);
 }
 
+// Power limits: the constraints and default come from the config; a limit set
+// within them is in force and a busy GPU draws no more; outside them, or where
+// the driver refuses, the error says why and nothing changes.
+TEST_F(NvmlProviderTest, PowerLimitsAreSetWithinTheirRangeAndCapTheDraw) {
+  WriteConfig(ThreeGpuConfig(node_, R"(,"faults":{"2:set_power_limit":"not_supported"})"));
+  auto p = Open();
+  ASSERT_NE(p, nullptr);
+  auto limits = p->GetPowerLimits(1);
+  ASSERT_TRUE(limits.ok()) << limits.status().ToString();
+  EXPECT_EQ(limits->min_mw, 100'000u);
+  EXPECT_EQ(limits->max_mw, 400'000u);
+  EXPECT_EQ(limits->default_mw, 400'000u);
+  EXPECT_EQ(limits->current_mw, 400'000u);
+  EXPECT_EQ(p->GetPowerLimits(7).status().code(), StatusCode::kInvalidArgument);
+
+  Status low = p->SetPowerLimit(1, 50'000);
+  EXPECT_EQ(low.code(), StatusCode::kInvalidArgument);
+  EXPECT_THAT(low.message(), HasSubstr("100..400 W"));
+  EXPECT_EQ(p->SetPowerLimit(2, 300'000).code(), StatusCode::kUnimplemented);
+  if (geteuid() != 0) {
+    EXPECT_EQ(p->SetPowerLimit(1, 250'000).code(), StatusCode::kPermissionDenied);
+    GTEST_SKIP() << "setting a limit needs root, as with the real driver";
+  }
+  ASSERT_TRUE(p->SetPowerLimit(1, 250'000).ok());
+  EXPECT_EQ(p->GetPowerLimits(1)->current_mw, 250'000u);
+  auto child = Child::Start(NodeEnv("1"));
+  ASSERT_NE(child, nullptr);
+  auto s = Sample(*p);
+  ASSERT_EQ(s.size(), 3u);
+  EXPECT_EQ(s[1].util_gpu_pct, 100u);
+  EXPECT_EQ(s[1].power_mw, 250'000u) << "a capped busy GPU draws its cap";
+  EXPECT_EQ(s[1].power_limit_mw, 250'000u);
+  EXPECT_EQ(s[0].power_limit_mw, 400'000u);
+  // Back to the default: the full draw again.
+  ASSERT_TRUE(p->SetPowerLimit(1, limits->default_mw).ok());
+  EXPECT_EQ(Sample(*p)[1].power_mw, 400'000u);
+
+  // A driver that refuses (not root in real life).
+  WriteConfig(ThreeGpuConfig(node_, R"(,"faults":{"1:set_power_limit":"no_permission"})"));
+  Status refused = p->SetPowerLimit(1, 250'000);
+  EXPECT_EQ(refused.code(), StatusCode::kPermissionDenied);
+  EXPECT_THAT(refused.message(), HasSubstr("needs root"));
+}
+
 }  // namespace
 }  // namespace rota::gpu

@@ -13,7 +13,7 @@ using Json = nlohmann::json;
 
 constexpr const char* kFieldNames[kFieldCount] = {
     "memory", "utilization", "temperature", "power",     "power_limit", "enforced_power_limit",
-    "energy", "clocks",      "fan",         "processes", "pci"};
+    "energy", "clocks",      "fan",         "processes", "pci",         "set_power_limit"};
 
 bool ValidNodeName(const std::string& s) {
   if (s.empty() || s.size() > 63 || !std::isalnum(static_cast<unsigned char>(s[0]))) {
@@ -46,7 +46,7 @@ bool ParseGpu(const Json& j, const std::string& where, GpuConfig* g, std::string
   }
   static const std::set<std::string> kKeys = {
       "model",        "memory_mib",       "power_limit_w",
-      "idle_power_w", "max_sm_clock_mhz", "max_mem_clock_mhz"};
+      "idle_power_w", "max_sm_clock_mhz", "max_mem_clock_mhz", "min_power_limit_w"};
   for (const auto& [key, value] : j.items()) {
     if (!kKeys.count(key)) {
       *error = where + "." + key + ": unknown key";
@@ -69,6 +69,9 @@ bool ParseGpu(const Json& j, const std::string& where, GpuConfig* g, std::string
   v = std::min(g->idle_power_w, g->power_limit_w);
   if (!GetUint(j, "idle_power_w", 0, g->power_limit_w, where, &v, error)) return false;
   g->idle_power_w = static_cast<uint32_t>(v);
+  v = std::max<uint32_t>(1, g->power_limit_w / 4);
+  if (!GetUint(j, "min_power_limit_w", 1, g->power_limit_w, where, &v, error)) return false;
+  g->min_power_limit_w = static_cast<uint32_t>(v);
   v = g->max_sm_clock_mhz;
   if (!GetUint(j, "max_sm_clock_mhz", 1, 100000, where, &v, error)) return false;
   g->max_sm_clock_mhz = static_cast<uint32_t>(v);
@@ -131,8 +134,11 @@ bool ParseFaults(const Json& j, Config* c, std::string* error) {
       g.faults[f] = FieldFault::kNotSupported;
     } else if (kind == "error") {
       g.faults[f] = FieldFault::kError;
+    } else if (kind == "no_permission" && static_cast<Field>(f) == Field::kSetPowerLimit) {
+      g.faults[f] = FieldFault::kNoPermission;
     } else {
-      *error = where + ": a field fault must be \"not_supported\" or \"error\"";
+      *error = where + ": a field fault must be \"not_supported\" or \"error\" (set_power_limit: also "
+               "\"no_permission\")";
       return false;
     }
   }

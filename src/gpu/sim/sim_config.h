@@ -2,7 +2,7 @@
 // Configuration of the simulated NVML library (see docs/design-gpu.md for the format):
 //   {"node": "sim-a", "default_node": true,
 //    "gpus": [{"model": "NVIDIA A100-SXM4-80GB", "memory_mib": 81920,
-//              "power_limit_w": 400, "idle_power_w": 60}, ...],
+//              "power_limit_w": 400, "idle_power_w": 60, "min_power_limit_w": 100}, ...],
 //    "faults": {"2": "gpu_lost", "1:fan": "not_supported"}}
 // Plain value types and pure functions; no global state.
 
@@ -26,6 +26,7 @@ enum class Field {
   kFan,                 // nvmlDeviceGetFanSpeed
   kProcesses,           // compute and graphics process lists
   kPci,                 // nvmlDeviceGetPciInfo_v2/_v3
+  kSetPowerLimit,       // nvmlDeviceSetPowerManagementLimit (also "no_permission")
   kCount,
 };
 inline constexpr size_t kFieldCount = static_cast<size_t>(Field::kCount);
@@ -37,6 +38,7 @@ enum class FieldFault {
   kNone,
   kNotSupported,  // NVML_ERROR_NOT_SUPPORTED
   kError,         // NVML_ERROR_UNKNOWN
+  kNoPermission,  // NVML_ERROR_NO_PERMISSION
 };
 
 struct GpuConfig {
@@ -44,6 +46,9 @@ struct GpuConfig {
   uint64_t memory_mib = 81920;
   uint32_t power_limit_w = 400;
   uint32_t idle_power_w = 60;
+  // Lowest power limit that may be set (default: a quarter of power_limit_w);
+  // power_limit_w is the highest and the default.
+  uint32_t min_power_limit_w = 100;
   uint32_t max_sm_clock_mhz = 1410;
   uint32_t max_mem_clock_mhz = 1593;
   bool lost = false;  // fault "gpu_lost": every call about this GPU returns GPU_IS_LOST

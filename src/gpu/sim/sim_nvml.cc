@@ -2,6 +2,7 @@
 // src/gpu/sim). Each call takes the library mutex, so the library is thread-safe like
 // the real one. Only these functions are exported (see exports.map).
 
+#include <unistd.h>
 #include <cstdint>
 #include <cstring>
 #include <string>
@@ -59,6 +60,8 @@ nvmlReturn_t Enter(Library& lib, nvmlDevice_t device, Field field, unsigned* ind
         return NVML_ERROR_NOT_SUPPORTED;
       case FieldFault::kError:
         return NVML_ERROR_UNKNOWN;
+      case FieldFault::kNoPermission:
+        return NVML_ERROR_NO_PERMISSION;
     }
   }
   *index = i;
@@ -327,16 +330,48 @@ ROTA_SIM_EXPORT nvmlReturn_t nvmlDeviceGetEnforcedPowerLimit(nvmlDevice_t device
     case rota::gpu::sim::FieldFault::kNotSupported:
       return NVML_ERROR_NOT_SUPPORTED;
     case rota::gpu::sim::FieldFault::kError:
+    case rota::gpu::sim::FieldFault::kNoPermission:
       return NVML_ERROR_UNKNOWN;
   }
-  *limit = g.power_limit_w * 1000;
+  *limit = sim.LimitMw(i);
   return NVML_SUCCESS;
 }
 
 ROTA_SIM_EXPORT nvmlReturn_t nvmlDeviceGetPowerManagementLimit(nvmlDevice_t device,
                                                                unsigned int* limit) {
   ROTA_SIM_DEVICE_CALL(device, Field::kPowerLimit, limit);
+  *limit = sim.LimitMw(i);
+  return NVML_SUCCESS;
+}
+
+ROTA_SIM_EXPORT nvmlReturn_t nvmlDeviceGetPowerManagementDefaultLimit(nvmlDevice_t device,
+                                                                      unsigned int* limit) {
+  ROTA_SIM_DEVICE_CALL(device, Field::kPowerLimit, limit);
   *limit = sim.config().gpus[i].power_limit_w * 1000;
+  return NVML_SUCCESS;
+}
+
+ROTA_SIM_EXPORT nvmlReturn_t nvmlDeviceGetPowerManagementLimitConstraints(nvmlDevice_t device,
+                                                                          unsigned int* min_limit,
+                                                                          unsigned int* max_limit) {
+  ROTA_SIM_DEVICE_CALL(device, Field::kPowerLimit, min_limit);
+  if (max_limit == nullptr) return NVML_ERROR_INVALID_ARGUMENT;
+  *min_limit = sim.config().gpus[i].min_power_limit_w * 1000;
+  *max_limit = sim.config().gpus[i].power_limit_w * 1000;
+  return NVML_SUCCESS;
+}
+
+// Like the driver: root only, within the constraints. The limit lasts while this
+// process has the library loaded (a driver keeps it until reboot or reset).
+ROTA_SIM_EXPORT nvmlReturn_t nvmlDeviceSetPowerManagementLimit(nvmlDevice_t device, unsigned int limit) {
+  Library& lib = Lib();
+  rota::MutexLock lock(&lib.mu);
+  unsigned i = 0;
+  if (nvmlReturn_t r = Enter(lib, device, Field::kSetPowerLimit, &i); r != NVML_SUCCESS) return r;
+  if (geteuid() != 0) return NVML_ERROR_NO_PERMISSION;
+  const auto& g = lib.sim.config().gpus[i];
+  if (limit < g.min_power_limit_w * 1000 || limit > g.power_limit_w * 1000) return NVML_ERROR_INVALID_ARGUMENT;
+  lib.sim.SetLimitMw(i, limit);
   return NVML_SUCCESS;
 }
 

@@ -195,7 +195,19 @@ void Simulator::Rescan() {
 
 double Simulator::PowerW(unsigned i) const {
   const GpuConfig& g = config_.gpus[i];
-  return g.idle_power_w + (g.power_limit_w - g.idle_power_w) * (loads_[i].util / 100.0);
+  const double demand = g.idle_power_w + (g.power_limit_w - g.idle_power_w) * (loads_[i].util / 100.0);
+  const double cap = std::max<double>(LimitMw(i) / 1000.0, g.idle_power_w);
+  return std::min(demand, cap);
+}
+
+uint32_t Simulator::LimitMw(unsigned i) const {
+  auto it = limit_mw_.find(config_.gpus[i].uuid);
+  return it != limit_mw_.end() ? it->second : config_.gpus[i].power_limit_w * 1000;
+}
+
+void Simulator::SetLimitMw(unsigned i, uint32_t mw) {
+  Accumulate(MonoMs());  // energy so far at the old power
+  limit_mw_[config_.gpus[i].uuid] = mw;
 }
 
 uint32_t Simulator::MemoryUtil(unsigned i) const { return (loads_[i].util * 3 + 2) / 5; }

@@ -51,7 +51,14 @@ class Simulator {
   const GpuLoad& load(unsigned i) const { return loads_[i]; }
 
   uint32_t MemoryUtil(unsigned i) const;
+  // Power follows the load and never exceeds the limit in force (nor falls
+  // below idle power).
   uint32_t PowerMw(unsigned i) const;
+  // The power limit in force: set by SetLimitMw (kept by GPU uuid across
+  // config reloads), else the GPU's power_limit_w.
+  uint32_t LimitMw(unsigned i) const;
+  // REQUIRES: the caller checked the GPU's constraints.
+  void SetLimitMw(unsigned i, uint32_t mw);
   uint32_t TemperatureC(unsigned i) const;
   uint32_t SmClockMhz(unsigned i) const;
   uint32_t MemClockMhz(unsigned i) const;
@@ -87,6 +94,7 @@ class Simulator {
   std::vector<GpuLoad> loads_;
   std::vector<unsigned> visible_;            // scratch
   std::map<std::string, double> energy_mj_;  // by GPU uuid; survives Shutdown/Init
+  std::map<std::string, uint32_t> limit_mw_;  // power limits set, by GPU uuid
   int64_t energy_updated_ms_ = 0;
   int64_t energy_saved_ms_ = 0;
   bool energy_save_failed_ = false;
