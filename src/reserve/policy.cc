@@ -9,13 +9,13 @@
 #include "common/time_util.h"
 #include "reserve/cli_time.h"
 #include "reserve/json_fields.h"
+#include "reserve/windows.h"
 
 namespace rota::reserve {
 namespace {
 
 using api::Json;
 
-constexpr const char* kDayNames[] = {"mon", "tue", "wed", "thu", "fri", "sat", "sun"};
 constexpr size_t kMaxListItems = 1000;
 
 int64_t FloorDiv(int64_t a, int64_t b) { return a / b - ((a % b != 0) && ((a < 0) != (b < 0))); }
@@ -23,60 +23,6 @@ int64_t FloorDiv(int64_t a, int64_t b) { return a / b - ((a % b != 0) && ((a < 0
 std::string Lower(std::string s) {
   for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
   return s;
-}
-
-int DayIndex(const std::string& name) {
-  for (int i = 0; i < 7; ++i) {
-    if (Lower(name) == kDayNames[i]) return i;
-  }
-  return -1;
-}
-
-Status ParseDays(const std::string& field, const Json& v, std::vector<int>* out) {
-  if (!v.is_array() || v.empty()) {
-    return Status::InvalidArgument(field + ": must be a non-empty array like [\"mon-fri\"]");
-  }
-  std::set<int> days;
-  for (size_t i = 0; i < v.size(); ++i) {
-    std::string f = field + "[" + std::to_string(i) + "]";
-    if (!v[i].is_string()) return Status::InvalidArgument(f + ": must be a string");
-    std::string s = Lower(v[i].get<std::string>());
-    if (s == "*" || s == "all" || s == "daily") {
-      for (int d = 0; d < 7; ++d) days.insert(d);
-      continue;
-    }
-    if (s == "weekdays") s = "mon-fri";
-    if (s == "weekends") s = "sat-sun";
-    auto dash = s.find('-');
-    int a = DayIndex(s.substr(0, dash));
-    int b = dash == std::string::npos ? a : DayIndex(s.substr(dash + 1));
-    if (a < 0 || b < 0) {
-      return Status::InvalidArgument(f + ": '" + v[i].get<std::string>() +
-                                     "' is not a day (mon..sun), range (mon-fri) or 'all'");
-    }
-    for (int d = a;; d = (d + 1) % 7) {
-      days.insert(d);
-      if (d == b) break;
-    }
-  }
-  out->assign(days.begin(), days.end());
-  return Status::Ok();
-}
-
-std::string Clock(int minutes) {
-  char buf[24];
-  std::snprintf(buf, sizeof buf, "%02d:%02d", minutes / 60, minutes % 60);
-  return buf;
-}
-
-std::string DescribeWindows(const std::vector<Window>& windows) {
-  std::vector<std::string> parts;
-  for (const auto& w : windows) {
-    std::vector<std::string> days;
-    for (int d : w.days) days.push_back(kDayNames[d]);
-    parts.push_back(Join(days, ",") + " " + Clock(w.from_min) + "-" + Clock(w.to_min));
-  }
-  return Join(parts, "; ");
 }
 
 Status CheckNameList(const std::string& field, const std::vector<std::string>& names) {
@@ -242,45 +188,10 @@ Result<Policy> PolicyFromJson(const Json& j) {
     RETURN_IF_ERROR(CheckNameList("policy.targets.gpu_models", p.gpu_models));
   }
   if (f.Has("windows")) {
-    const Json& wj = j["windows"];
-    JsonFields w(wj, "policy.windows");
-    RETURN_IF_ERROR(w.Only({"zone", "allow"}));
-    RETURN_IF_ERROR(w.Str("zone", &p.zone, false, 64));
-    auto tz = TimeZone::Load(p.zone);
-    if (!tz.ok()) {
-      return Status::InvalidArgument("policy.windows.zone: " + tz.status().message());
-    }
-    p.tz = *tz;
-    if (!w.Has("allow") || !wj["allow"].is_array() || wj["allow"].empty()) {
-      return Status::InvalidArgument("policy.windows.allow: must be a non-empty array of "
-                                     "{days, from, to}");
-    }
-    if (wj["allow"].size() > 100) {
-      return Status::InvalidArgument("policy.windows.allow: more than 100 windows");
-    }
-    for (size_t i = 0; i < wj["allow"].size(); ++i) {
-      const std::string path = "policy.windows.allow[" + std::to_string(i) + "]";
-      const Json& e = wj["allow"][i];
-      JsonFields ef(e, path);
-      RETURN_IF_ERROR(ef.Only({"days", "from", "to"}));
-      Window win;
-      if (!ef.Has("days")) return Status::InvalidArgument(path + ".days: required");
-      RETURN_IF_ERROR(ParseDays(path + ".days", e["days"], &win.days));
-      std::string from = "00:00", to = "24:00";
-      RETURN_IF_ERROR(ef.Str("from", &from, false, 5));
-      RETURN_IF_ERROR(ef.Str("to", &to, false, 5));
-      auto fm = ParseClock(from);
-      if (!fm.ok()) return fm.status().WithContext(path + ".from");
-      auto tm = ParseClock(to);
-      if (!tm.ok()) return tm.status().WithContext(path + ".to");
-      if (*tm <= *fm) {
-        return Status::InvalidArgument(path + ": to (" + to + ") must be after from (" + from +
-                                       "); split windows that cross midnight in two");
-      }
-      win.from_min = *fm;
-      win.to_min = *tm;
-      p.windows.push_back(std::move(win));
-    }
+    ASSIGN_OR_RETURN(WeeklyWindows w, WeeklyWindowsFromJson(j["windows"], "policy.windows"));
+    p.zone = std::move(w.zone);
+    p.tz = std::move(w.tz);
+    p.windows = std::move(w.windows);
   }
   int64_t ms = 0;
   if (f.Has("max_duration")) {
@@ -325,15 +236,7 @@ Json PolicySpecJson(const Policy& p) {
          {"subjects", {{"users", p.users}, {"groups", p.groups}}},
          {"targets", {{"nodes", p.nodes}, {"gpu_models", p.gpu_models}}},
          {"enforcement", p.enforcement}};
-  if (!p.windows.empty()) {
-    Json allow = Json::array();
-    for (const auto& w : p.windows) {
-      Json days = Json::array();
-      for (int d : w.days) days.push_back(kDayNames[d]);
-      allow.push_back({{"days", days}, {"from", Clock(w.from_min)}, {"to", Clock(w.to_min)}});
-    }
-    j["windows"] = {{"zone", p.zone}, {"allow", allow}};
-  }
+  if (!p.windows.empty()) j["windows"] = ToJson(WeeklyWindows{p.zone, p.tz, p.windows});
   if (p.max_duration_ms) j["max_duration"] = FormatDurationMs(*p.max_duration_ms);
   if (p.max_ahead_ms) j["max_ahead"] = FormatDurationMs(*p.max_ahead_ms);
   if (p.max_gpus) j["max_gpus"] = *p.max_gpus;

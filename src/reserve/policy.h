@@ -23,17 +23,10 @@
 #include "api/codec.h"
 #include "common/status.h"
 #include "reserve/reservation.h"
+#include "reserve/windows.h"
 #include "reserve/zone.h"
 
 namespace rota::reserve {
-
-// Allowed weekly time: on `days` (0 = Monday .. 6 = Sunday), local time
-// [from_min, to_min) minutes after midnight (to_min up to 1440).
-struct Window {
-  std::vector<int> days;
-  int from_min = 0;
-  int to_min = 1440;
-};
 
 struct IdleRule {
   double threshold_pct = 5;  // idle while every reserved GPU is below this
