@@ -93,12 +93,45 @@ void Agent::Run(const std::atomic<bool>& stop) {
       next_sample += options_.interval_ms;
       if (next_sample < now) next_sample = now + options_.interval_ms;  // we fell behind
     }
+    if (pending_power_) ApplyPowerLimits();
     if (!client_ && !connecting_ && now >= next_connect_ms_) Connect();
     if (registered_) SendPending();
     int64_t wake = std::min(next_sample, client_ ? next_sample : next_connect_ms_);
     int64_t wait = std::clamp<int64_t>(wake - clock_->MonotonicMs(), 1, 100);
     cv_.WaitFor(&mu_, std::chrono::milliseconds(wait));
   }
+  if (power_ != nullptr) {
+    lock.Unlock();
+    for (const auto& r : power_->RestoreAll().gpus) {
+      ROTA_LOG(INFO) << "power limit at stop: " << DescribePowerReport(r);
+    }
+  }
+}
+
+void Agent::ApplyPowerLimits() {
+  api::PowerLimitsMsg msg = std::move(*pending_power_);
+  const uint64_t attempt = pending_power_attempt_;
+  pending_power_.reset();
+  api::PowerReportMsg report;
+  if (power_ == nullptr) {
+    for (const auto& g : msg.gpus) {
+      api::PowerGpuReport r;
+      r.index = g.index;
+      r.uuid = g.uuid;
+      r.requested_mw = g.limit_mw;
+      r.outcome = api::PowerOutcome::kError;
+      r.detail = "this agent does not apply power limits";
+      report.gpus.push_back(std::move(r));
+    }
+  } else {
+    mu_.Unlock();
+    report = power_->Apply(msg);
+    mu_.Lock();
+  }
+  for (const auto& r : report.gpus) {
+    if (r.outcome != api::PowerOutcome::kUnchanged) ROTA_LOG(INFO) << "power limit: " << DescribePowerReport(r);
+  }
+  SendOn(attempt, api::Encode(report));
 }
 
 void Agent::Connect() {
@@ -165,6 +198,9 @@ void Agent::OnMessage(uint64_t attempt, const std::string& text) {
     ROTA_LOG(WARNING) << "server: " << err->message;
   } else if (auto* cmd = std::get_if<api::CommandMsg>(&*msg)) {
     QueueCommand(attempt, std::move(*cmd));
+  } else if (auto* power = std::get_if<api::PowerLimitsMsg>(&*msg)) {
+    pending_power_ = std::move(*power);  // only the latest counts
+    pending_power_attempt_ = attempt;
   } else if (!tasks_) {
     ROTA_LOG(WARNING) << "server sent a job task message; this agent runs no job tasks";
   } else if (auto* start = std::get_if<api::TaskStartMsg>(&*msg)) {

@@ -18,6 +18,7 @@
 #include <cstdint>
 #include <deque>
 #include <memory>
+#include <optional>
 #include <string>
 #include <thread>
 #include <utility>
@@ -25,6 +26,7 @@
 
 #include "agent/collector.h"
 #include "agent/command_executor.h"
+#include "agent/power_limiter.h"
 #include "agent/task_manager.h"
 #include "agent/sample_buffer.h"
 #include "api/types.h"
@@ -65,6 +67,11 @@ class Agent {
   Agent(AgentOptions options, api::NodeInfo info, Collector* collector, Clock* clock);
   ~Agent();
 
+  // Applies the server's power limits (borrowed; null: none are applied and the
+  // server is told so). Call before Run(); the limiter is used on Run()'s thread,
+  // which also restores the GPUs' defaults when Run() ends.
+  void set_power_limiter(PowerLimiter* limiter) { power_ = limiter; }
+
   // Runs until `stop` becomes true (checked at least every 100 ms).
   void Run(const std::atomic<bool>& stop) ROTA_EXCLUDES(mu_);
 
@@ -87,6 +94,8 @@ class Agent {
   // Sends `text` if connection `attempt` is still the current one.
   void SendOn(uint64_t attempt, std::string text) ROTA_REQUIRES(mu_);
   void CommandLoop() ROTA_EXCLUDES(mu_, cmd_mu_);  // the command thread
+  // Applies a pending power_limits message (on Run()'s thread; unlocks mu_ meanwhile).
+  void ApplyPowerLimits() ROTA_REQUIRES(mu_);
 
   const AgentOptions options_;
   const api::NodeInfo info_;
@@ -106,6 +115,10 @@ class Agent {
   int64_t next_connect_ms_ ROTA_GUARDED_BY(mu_) = 0;  // monotonic
   int64_t backoff_ms_ ROTA_GUARDED_BY(mu_) = 0;
   std::string last_error_ ROTA_GUARDED_BY(mu_);
+  PowerLimiter* power_ = nullptr;
+  // The latest power_limits and the connection it came on (0: none pending).
+  std::optional<api::PowerLimitsMsg> pending_power_ ROTA_GUARDED_BY(mu_);
+  uint64_t pending_power_attempt_ ROTA_GUARDED_BY(mu_) = 0;
 
   const CommandExecutor executor_;
   Mutex cmd_mu_ ROTA_ACQUIRED_AFTER(mu_);

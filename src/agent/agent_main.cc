@@ -156,6 +156,13 @@ int RunAgent(const AgentFlags& flags) {
   host::HostMonitor host_monitor;
   Collector collector(gpus.get(), &host_monitor, &RealClock::Get());
   Agent agent(options, info, &collector, &RealClock::Get());
+  // GPUs whose power limit an earlier run changed and did not restore (it was
+  // killed) get their default back before the server says what they should have.
+  PowerLimiter power(gpus.get(), info.gpus, flags.state_dir + "/power-limits.json");
+  for (const auto& r : power.RestoreLeftovers().gpus) {
+    ROTA_LOG(INFO) << "power limit left by an earlier run: " << DescribePowerReport(r);
+  }
+  agent.set_power_limiter(&power);
   std::atomic<bool> stop{false};
   std::thread signal_thread([&] {
     int sig = 0;

@@ -277,6 +277,9 @@ Json ToJson(const GpuInfo& g) {
   Json j{{"index", g.index}, {"uuid", g.uuid}, {"name", g.name}, {"pci_bus_id", g.pci_bus_id}};
   PutOpt(j, "memory_total_bytes", g.memory_total_bytes);
   PutOpt(j, "power_limit_mw", g.power_limit_mw);
+  PutOpt(j, "power_min_mw", g.power_min_mw);
+  PutOpt(j, "power_max_mw", g.power_max_mw);
+  PutOpt(j, "power_default_mw", g.power_default_mw);
   return j;
 }
 
@@ -290,6 +293,12 @@ Result<GpuInfo> GpuInfoFromJson(const Json& j) {
   RETURN_IF_ERROR(r.Str("pci_bus_id", &g.pci_bus_id, false, 64));
   RETURN_IF_ERROR(r.OptInt("memory_total_bytes", &g.memory_total_bytes));
   RETURN_IF_ERROR(r.OptInt("power_limit_mw", &g.power_limit_mw));
+  RETURN_IF_ERROR(r.OptInt("power_min_mw", &g.power_min_mw));
+  RETURN_IF_ERROR(r.OptInt("power_max_mw", &g.power_max_mw));
+  RETURN_IF_ERROR(r.OptInt("power_default_mw", &g.power_default_mw));
+  if (g.power_min_mw && g.power_max_mw && *g.power_min_mw > *g.power_max_mw) {
+    return Status::InvalidArgument("power_min_mw is above power_max_mw");
+  }
   return g;
 }
 

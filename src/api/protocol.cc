@@ -336,6 +336,20 @@ std::string Encode(const TaskLogMsg& m) {
   return j.dump(-1, ' ', false, Json::error_handler_t::replace);
 }
 
+std::string Encode(const PowerLimitsMsg& m) {
+  Json j = ToJson(m);
+  j["v"] = kProtocolVersion;
+  j["type"] = "power_limits";
+  return j.dump(-1, ' ', false, Json::error_handler_t::replace);
+}
+
+std::string Encode(const PowerReportMsg& m) {
+  Json j = ToJson(m);
+  j["v"] = kProtocolVersion;
+  j["type"] = "power_report";
+  return j.dump(-1, ' ', false, Json::error_handler_t::replace);
+}
+
 std::optional<uint64_t> CommandIdOf(const std::string& text) {
   auto j = ParseJson(text);
   if (!j.ok() || !j->is_object()) return std::nullopt;
@@ -390,6 +404,11 @@ Result<AgentMessage> DecodeAgentMessage(const std::string& text) {
     if (!m.ok()) return m.status().WithContext("task_log");
     return AgentMessage{std::move(*m)};
   }
+  if (type == "power_report") {
+    auto m = PowerReportFromJson(j);
+    if (!m.ok()) return m.status().WithContext("power_report");
+    return AgentMessage{std::move(*m)};
+  }
   return Status::InvalidArgument("unknown message type '" + type + "'");
 }
 
@@ -433,6 +452,11 @@ Result<ServerMessage> DecodeServerMessage(const std::string& text) {
   if (type == "task_logs") {
     auto m = TaskLogsFromJson(j);
     if (!m.ok()) return m.status().WithContext("task_logs");
+    return ServerMessage{std::move(*m)};
+  }
+  if (type == "power_limits") {
+    auto m = PowerLimitsFromJson(j);
+    if (!m.ok()) return m.status().WithContext("power_limits");
     return ServerMessage{std::move(*m)};
   }
   return Status::InvalidArgument("unknown message type '" + type + "'");

@@ -19,7 +19,8 @@
 //               "signal": "TERM"|"KILL", "targets": [{"pid", "start_time_ms", "gpu"}]}
 //              the agent answers every command it can identify with command_result
 // and the job task messages of task_protocol.h (task_start, task_signal, task_logs;
-// task_status, task_log).
+// task_status, task_log) and the power messages of power_protocol.h (power_limits;
+// power_report).
 
 #include <cstdint>
 #include <optional>
@@ -28,6 +29,7 @@
 #include <vector>
 
 #include "api/codec.h"
+#include "api/power_protocol.h"
 #include "api/task_protocol.h"
 #include "api/types.h"
 
@@ -117,10 +119,10 @@ struct CommandResultMsg {
 // size, warn needs a message, ...). InvalidArgument naming the field.
 Status ValidateCommand(const CommandMsg& m);
 
-using AgentMessage =
-    std::variant<RegisterMsg, SamplesMsg, CommandResultMsg, TaskStatusMsg, TaskLogMsg>;
+using AgentMessage = std::variant<RegisterMsg, SamplesMsg, CommandResultMsg, TaskStatusMsg,
+                                  TaskLogMsg, PowerReportMsg>;
 using ServerMessage = std::variant<RegisteredMsg, AckMsg, ErrorMsg, CommandMsg, TaskStartMsg,
-                                   TaskSignalMsg, TaskLogsMsg>;
+                                   TaskSignalMsg, TaskLogsMsg, PowerLimitsMsg>;
 
 std::string Encode(const RegisterMsg& m);
 std::string Encode(const SamplesMsg& m);
@@ -134,6 +136,8 @@ std::string Encode(const TaskSignalMsg& m);
 std::string Encode(const TaskLogsMsg& m);
 std::string Encode(const TaskStatusMsg& m);
 std::string Encode(const TaskLogMsg& m);
+std::string Encode(const PowerLimitsMsg& m);
+std::string Encode(const PowerReportMsg& m);
 
 // Parse and validate a message. InvalidArgument with a reason a human can act on
 // ("unsupported protocol version 7 (this server speaks 1)"); the fatal flag in

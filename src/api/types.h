@@ -72,7 +72,12 @@ struct GpuInfo {
   std::string name;        // model, e.g. "NVIDIA A100-SXM4-80GB"
   std::string pci_bus_id;  // "00000000:3B:00.0"
   std::optional<uint64_t> memory_total_bytes;
-  std::optional<uint32_t> power_limit_mw;
+  std::optional<uint32_t> power_limit_mw;  // in force at registration
+  // The range a power limit may be set in, and the default limit (absent when
+  // the GPU or driver cannot say).
+  std::optional<uint32_t> power_min_mw;
+  std::optional<uint32_t> power_max_mw;
+  std::optional<uint32_t> power_default_mw;
 };
 
 // What an agent tells the server about its node when it connects.

@@ -122,6 +122,11 @@ Result<std::vector<api::GpuInfo>> NvmlProvider::Devices() {
     r = Call(api_.nvmlDeviceGetEnforcedPowerLimit, d, &limit);
     if (r == NVML_ERROR_NOT_SUPPORTED) r = Call(api_.nvmlDeviceGetPowerManagementLimit, d, &limit);
     if (Ok(r, i, "power_limit", &failure)) g.power_limit_mw = limit;
+    if (auto range = GetPowerLimits(i); range.ok()) {
+      g.power_min_mw = range->min_mw;
+      g.power_max_mw = range->max_mw;
+      g.power_default_mw = range->default_mw;
+    }
   }
   return out;
 }
