@@ -180,6 +180,17 @@ struct UsageOptions {
   bool energy_view = false;
 };
 int RunUsage(const ClientOptions& client, const std::string& format, const UsageOptions& o);
+// rota power [--node N] | power policies | power policy add NAME ... | power policy rm NAME|ID
+// | power events [--node N] [--limit N]
+struct PowerOptions {
+  std::string action = "show";  // "show", "policies", "add", "rm", "events"
+  std::string node;
+  int limit = 50;
+  // add / rm
+  std::string name, description, limit_w, budget_w, zone;
+  std::vector<std::string> nodes, models, labels, windows;
+};
+int RunPower(const ClientOptions& client, const OutputOptions& out, const PowerOptions& o);
 struct LogsOptions {
   std::string id, task;
   bool use_stderr = false, follow = false;

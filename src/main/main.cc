@@ -304,6 +304,29 @@ int main(int argc, char** argv) {
     cmd->add_option("--label", usage_options.label, "With --by area: the node label naming areas (e.g. rack)");
     cmd->add_option("--user", usage_options.user, "Only this user (admins)");
   }
+  rota::cli::PowerOptions power_options;
+  auto* power_cmd = app.add_subcommand("power", "GPU power limits in force, power policies and their log");
+  add_client_flags(power_cmd);
+  power_cmd->add_option("--node", power_options.node, "Only this node");
+  auto* power_policies = power_cmd->add_subcommand("policies", "List the power policies");
+  auto* power_events = power_cmd->add_subcommand("events", "Limits set, restored and refused; policy changes");
+  power_events->add_option("--node", power_options.node, "Only this node");
+  power_events->add_option("--limit", power_options.limit, "At most this many (default 50)");
+  auto* power_policy = power_cmd->add_subcommand("policy", "Add or remove a power policy (admin)");
+  power_policy->require_subcommand(1);
+  auto* power_add = power_policy->add_subcommand("add", "Add a power cap per GPU or a power budget");
+  auto* power_rm = power_policy->add_subcommand("rm", "Remove a power policy");
+  for (auto* cmd : {power_policies, power_events, power_add, power_rm}) add_client_flags(cmd);
+  power_add->add_option("name", power_options.name, "Policy name")->required();
+  power_rm->add_option("name", power_options.name, "Policy name or id")->required();
+  power_add->add_option("--limit", power_options.limit_w, "Watts per GPU (250, 250W)");
+  power_add->add_option("--budget", power_options.budget_w, "Watts for all GPUs in scope (2.4kW), divided by demand");
+  power_add->add_option("--node", power_options.nodes, "Only GPUs of this node (repeatable)");
+  power_add->add_option("--model", power_options.models, "Only GPUs whose model contains this (repeatable)");
+  power_add->add_option("--label", power_options.labels, "Only nodes with this KEY=VALUE label (repeatable)");
+  power_add->add_option("--window", power_options.windows, "Only at these times: 'mon-fri 09:00-18:00' (repeatable)");
+  power_add->add_option("--zone", power_options.zone, "Time zone of the windows (default UTC)");
+  power_add->add_option("--description", power_options.description, "What the policy is for");
   std::string job_id;
   auto* job_cmd = app.add_subcommand("job", "Show a job");
   job_cmd->require_subcommand(1);
@@ -430,6 +453,14 @@ int main(int argc, char** argv) {
       usage_options.by = "node";
     }
     return rota::cli::RunUsage(client, output.format, usage_options);
+  }
+  if (power_cmd->parsed()) {
+    power_options.action = power_policies->parsed() ? "policies"
+                           : power_events->parsed() ? "events"
+                           : power_add->parsed()    ? "add"
+                           : power_rm->parsed()     ? "rm"
+                                                    : "show";
+    return rota::cli::RunPower(client, output, power_options);
   }
   if (jobs_cmd->parsed()) return rota::cli::RunJobs(client, output, jobs_mine, jobs_state);
   if (job_cmd->parsed()) return rota::cli::RunJobCommand(client, output, "show", job_id);

@@ -57,6 +57,8 @@ class AgentGateway::Session : public net::WsHandler,
         if (gw_->task_status_listener_) gw_->task_status_listener_(node, std::move(*st));
       } else if (auto* log = std::get_if<api::TaskLogMsg>(&*msg)) {
         if (gw_->task_log_listener_) gw_->task_log_listener_(node, std::move(*log));
+      } else if (auto* power = std::get_if<api::PowerReportMsg>(&*msg)) {
+        if (gw_->power_report_listener_) gw_->power_report_listener_(node, std::move(*power));
       }
     }
   }
@@ -277,6 +279,16 @@ void AgentGateway::CheckCommandTimeouts() {
     p.done(Status::DeadlineExceeded("node " + p.node + " did not answer command " + std::to_string(id) +
                                     " in time"));
   }
+}
+
+Status AgentGateway::SendPowerLimits(const std::string& node, const api::PowerLimitsMsg& m) {
+  return SendText(node, api::Encode(m));
+}
+
+uint64_t AgentGateway::SessionOf(const std::string& node) const {
+  MutexLock lock(&mu_);
+  auto it = sessions_.find(node);
+  return it == sessions_.end() ? 0 : it->second.id;
 }
 
 size_t AgentGateway::pending_commands() const {

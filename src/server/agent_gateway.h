@@ -79,6 +79,18 @@ class AgentGateway : public TaskTransport {
   using SampleSink = std::function<void(const std::string& node, const std::vector<api::NodeSample>&)>;
   void SetSampleSink(SampleSink sink) { sample_sink_ = std::move(sink); }
 
+  // ---- Power limits (api/power_protocol.h) ----
+  // Called (on a network thread, without gateway locks; must not block for long)
+  // with every power_report a registered agent sends. Set before agents connect.
+  using PowerReportListener = std::function<void(const std::string& node, api::PowerReportMsg)>;
+  void SetPowerReportListener(PowerReportListener l) { power_report_listener_ = std::move(l); }
+  // Sends the node's power limits to its live session. Unavailable when the node
+  // is not connected.
+  Status SendPowerLimits(const std::string& node, const api::PowerLimitsMsg& m);
+  // The id of the node's live session; 0 when it has none. A new id means the
+  // agent registered again (and holds none of what the server sent before).
+  uint64_t SessionOf(const std::string& node) const;
+
   // Applies to commands sent afterwards. REQUIRES: ms > 0.
   void set_command_timeout_ms(int64_t ms) { command_timeout_ms_ = ms; }
   // Commands sent and not yet answered (for tests and metrics).
@@ -109,6 +121,7 @@ class AgentGateway : public TaskTransport {
   TaskStatusListener task_status_listener_;  // set before serving
   TaskLogListener task_log_listener_;        // set before serving
   SampleSink sample_sink_;                   // set before serving
+  PowerReportListener power_report_listener_;  // set before serving
 
   struct LiveSession {
     uint64_t id = 0;

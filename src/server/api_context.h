@@ -26,6 +26,7 @@ class Queues;
 class Quotas;
 class SshNodes;
 class AccountingService;
+class PowerService;
 
 struct ApiContext {
   const ServerConfig* config = nullptr;
@@ -45,6 +46,7 @@ struct ApiContext {
   int64_t quota_period_ms = 0;  // window of max_gpu_hours quotas
   SshNodes* ssh_nodes = nullptr;
   AccountingService* accounting = nullptr;
+  PowerService* power = nullptr;
   // Server-wide enforcement settings (policies validate against them).
   enforce::EnforcementSettings enforcement_defaults;
 };
@@ -65,5 +67,6 @@ Status RegisterQueueRoutes(net::HttpServer& http, ApiContext& ctx);      // queu
 Status RegisterQuotaRoutes(net::HttpServer& http, ApiContext& ctx);      // quotas/quotas_api.cc
 Status RegisterSshNodeRoutes(net::HttpServer& http, ApiContext& ctx);    // ssh_nodes_api.cc
 Status RegisterUsageRoutes(net::HttpServer& http, ApiContext& ctx);      // accounting/usage_api.cc
+Status RegisterPowerRoutes(net::HttpServer& http, ApiContext& ctx);      // power/power_api.cc
 
 }  // namespace rota::server

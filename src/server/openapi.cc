@@ -349,6 +349,57 @@ Json UsagePaths() {
   };
 }
 
+Json PowerPaths() {
+  Json scope = Obj({{"nodes", Arr(T("string"))}, {"gpu_models", Arr(T("string"))}, {"labels", T("object")}});
+  Json window = Obj({{"days", Arr(T("string"))}, {"from", T("string")}, {"to", T("string")}});
+  Json policy = Obj({{"id", T("integer")}, {"name", T("string")}, {"description", T("string")},
+                     {"kind", {{"type", "string"}, {"enum", {"limit", "budget"}}}}, {"watts", T("number")},
+                     {"limit", T("number")}, {"budget", T("number")}, {"scope", scope},
+                     {"windows", Obj({{"zone", T("string")}, {"allow", Arr(window)}})},
+                     {"created", T("string")}, {"updated", T("string")}});
+  Json gpu = Obj({{"node", T("string")}, {"index", T("integer")}, {"uuid", T("string")}, {"model", T("string")},
+                  {"min_w", T("number")}, {"max_w", T("number")}, {"default_w", T("number")},
+                  {"target_w", T("number")}, {"in_force_w", T("number")}, {"power_w", T("number")},
+                  {"busy", T("boolean")}, {"policies", Arr(T("string"))}, {"reason", T("string")},
+                  {"outcome", T("string")}, {"detail", T("string")}, {"reported", T("string")}});
+  Json budget = Obj({{"policy", T("string")}, {"budget_w", T("number")}, {"gpus", T("integer")},
+                     {"busy", T("integer")}, {"left_out", T("integer")}, {"min_total_w", T("number")},
+                     {"assigned_w", T("number")}, {"feasible", T("boolean")}});
+  Json event = Obj({{"id", T("integer")}, {"time", T("string")}, {"action", T("string")}, {"node", T("string")},
+                    {"gpu", T("integer")}, {"uuid", T("string")}, {"limit_w", T("number")},
+                    {"previous_w", T("number")}, {"requested_w", T("number")}, {"policy", T("string")},
+                    {"actor", T("string")}, {"detail", T("string")}});
+  Json id = Json::array({PathParam("id", "integer", "power policy id")});
+  return Json{
+      {"/api/v1/power",
+       {{"get", Op("Every GPU's power range, the limit the policies give it (target_w; null: its default), "
+                   "the limit in force, its draw and the agent's last outcome (set, restored, unchanged, "
+                   "refused, error) with why; the active budgets and how they are divided",
+                   Obj({{"planned", T("string")}, {"gpus", Arr(gpu)}, {"budgets", Arr(budget)}}), {401})}}},
+      {"/api/v1/power/policies",
+       {{"get", Op("Power policies", Obj({{"policies", Arr(policy)}}), {401})},
+        {"post", Op("Create a power policy (admin): {name, description?, scope?: {nodes?, gpu_models?, labels?}, "
+                    "limit (W per GPU) | budget (W for all GPUs in scope), windows?: {zone?, allow: [{days, "
+                    "from, to}]}}; 400 for limits outside a GPU's range, unknown nodes or labels, no GPU in "
+                    "scope, overlapping windows; 409 for a taken name or a second budget on the same GPUs "
+                    "at the same time",
+                    policy, {400, 401, 403, 409})}}},
+      {"/api/v1/power/policies/{id}",
+       {{"get", Op("A power policy", policy, {401, 404}, id)},
+        {"put", Op("Replace a power policy (admin); checked as on create", policy, {400, 401, 403, 404, 409}, id)},
+        {"delete", Op("Delete a power policy (admin); its GPUs get their default back", T("object"),
+                      {401, 403, 404}, id)}}},
+      {"/api/v1/power/events",
+       {{"get", Op("The power audit log, newest first: limits set, restored, refused or failed on each GPU, "
+                   "and policy changes with the admin who made them",
+                   Obj({{"events", Arr(event)}}), {400, 401},
+                   {QueryParam("node", "string", "only this node"),
+                    QueryParam("from", "string", "RFC 3339: events at or after"),
+                    QueryParam("to", "string", "RFC 3339: events before"),
+                    QueryParam("limit", "integer", "at most this many (1..1000, default 100)")})}}},
+  };
+}
+
 Json SshNodePaths() {
   Json node = Obj({{"name", T("string")}, {"url", T("string")}, {"gpus", T("integer")},
                    {"gpu_model", T("string")}, {"labels", T("object")}, {"created_ms", T("integer")},
@@ -487,6 +538,7 @@ Json BuildSpec() {
   paths.update(QuotaPaths());
   paths.update(SshNodePaths());
   paths.update(UsagePaths());
+  paths.update(PowerPaths());
   CompleteOperations(paths);
   return Json{{"openapi", "3.0.3"},
               {"servers", Json::array({{{"url", "/"}, {"description", "this server"}}})},

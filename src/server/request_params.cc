@@ -1,5 +1,7 @@
 #include "server/request_params.h"
 
+#include "common/time_util.h"
+
 namespace rota::server {
 
 Result<int64_t> ParsePositiveId(const std::string& what, const std::string& text) {
@@ -10,6 +12,14 @@ Result<int64_t> ParsePositiveId(const std::string& what, const std::string& text
                                    "' must be a positive integer");
   }
   return std::stoll(text);
+}
+
+Result<int64_t> TimeParam(const net::HttpRequest& req, const char* key, int64_t fallback) {
+  auto it = req.query.find(key);
+  if (it == req.query.end()) return fallback;
+  auto t = ParseRfc3339(it->second);
+  if (!t.ok()) return t.status().WithContext(key);
+  return *t;
 }
 
 Status OnlyQueryParams(const net::HttpRequest& req, std::initializer_list<const char*> allowed) {

@@ -17,6 +17,10 @@ Result<int64_t> ParsePositiveId(const std::string& what, const std::string& text
 // InvalidArgument naming the parameter otherwise.
 Result<uint64_t> UintParam(const net::HttpRequest& req, const char* key, uint64_t def, uint64_t max);
 
+// Query parameter `key` as an RFC 3339 time in Unix ms; `fallback` when absent.
+// InvalidArgument naming the parameter otherwise.
+Result<int64_t> TimeParam(const net::HttpRequest& req, const char* key, int64_t fallback);
+
 // InvalidArgument naming the first query parameter not in `allowed`.
 Status OnlyQueryParams(const net::HttpRequest& req, std::initializer_list<const char*> allowed);
 

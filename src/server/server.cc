@@ -8,6 +8,7 @@
 #include "common/strings.h"
 #include "net/http_server.h"
 #include "server/accounting/accounting_service.h"
+#include "server/power/power_service.h"
 #include "server/accounts.h"
 #include "notify/notifier.h"
 #include "server/agent_gateway.h"
@@ -51,6 +52,7 @@ struct Server::Impl {
   std::unique_ptr<Quotas> quotas;
   std::unique_ptr<JobService> jobs;
   std::unique_ptr<AccountingService> accounting;  // declared after jobs: destroyed before it
+  std::unique_ptr<PowerService> power;
   std::unique_ptr<net::HttpServer> http;
 
   Mutex mu;
@@ -64,6 +66,7 @@ struct Server::Impl {
 void Server::Impl::BackgroundLoop() {
   int64_t next_retention = clock->MonotonicMs() + 5'000;
   int64_t next_tick = 0;
+  int64_t next_power = 0;
   MutexLock lock(&mu);
   while (!stopping) {
     cv.WaitFor(&mu, std::chrono::milliseconds(250));
@@ -72,6 +75,10 @@ void Server::Impl::BackgroundLoop() {
     cluster->CheckLiveness(clock->NowMs());
     gateway->CheckCommandTimeouts();
     accounting->Tick();
+    if (clock->MonotonicMs() >= next_power) {
+      power->Tick();
+      next_power = clock->MonotonicMs() + 1'000;
+    }
     if (clock->MonotonicMs() >= next_tick) {
       reservations->Tick(clock->NowMs());
       next_tick = clock->MonotonicMs() + 2'000;
@@ -242,6 +249,14 @@ Result<std::unique_ptr<Server>> Server::Start(const ServerConfig& config, Clock&
       accounting->OnSamples(node, samples);
     });
   }
+  impl->power = std::make_unique<PowerService>(impl->store.get(), impl->cluster.get(), impl->gateway.get(), &clock);
+  RETURN_IF_ERROR(impl->power->Start().WithContext("power"));
+  {
+    PowerService* power = impl->power.get();
+    impl->gateway->SetPowerReportListener([power](const std::string& node, api::PowerReportMsg report) {
+      power->OnReport(node, report);
+    });
+  }
   EnforcementHooks hooks = MakeEnforcementHooks(deps);
   JobService* job_service = impl->jobs.get();
   hooks.active_jobs = [job_service](const std::string& node, int64_t) {
@@ -263,6 +278,7 @@ Result<std::unique_ptr<Server>> Server::Start(const ServerConfig& config, Clock&
   impl->ctx.quota_period_ms = config.quota_period_ms;
   impl->ctx.ssh_nodes = impl->ssh_nodes.get();
   impl->ctx.accounting = impl->accounting.get();
+  impl->ctx.power = impl->power.get();
   impl->ctx.enforcement_defaults = deps.defaults;
 
   net::HttpServerOptions http_options;
@@ -289,6 +305,7 @@ Result<std::unique_ptr<Server>> Server::Start(const ServerConfig& config, Clock&
   RETURN_IF_ERROR(RegisterQuotaRoutes(http, ctx));
   RETURN_IF_ERROR(RegisterSshNodeRoutes(http, ctx));
   RETURN_IF_ERROR(RegisterUsageRoutes(http, ctx));
+  RETURN_IF_ERROR(RegisterPowerRoutes(http, ctx));
   RETURN_IF_ERROR(web::RegisterWebRoutes(http, web::EmbeddedAssets()));
   RETURN_IF_ERROR(http.AddWebSocket("/api/v1/agent/connect", impl->gateway->Acceptor()));
   RequestMetrics* metrics = &impl->request_metrics;

@@ -26,14 +26,6 @@ using net::HttpResponse;
 constexpr int64_t kDefaultPeriodMs = 30LL * 86'400'000;
 constexpr int64_t kMaxPeriodMs = 3660LL * 86'400'000;
 
-Result<int64_t> TimeParam(const HttpRequest& req, const char* key, int64_t fallback) {
-  auto it = req.query.find(key);
-  if (it == req.query.end()) return fallback;
-  auto t = ParseRfc3339(it->second);
-  if (!t.ok()) return t.status().WithContext(key);
-  return *t;
-}
-
 Result<api::Json> Report(ApiContext& ctx, const HttpRequest& req, const Principal& who) {
   RETURN_IF_ERROR(OnlyQueryParams(req, {"by", "from", "to", "node", "label", "user"}));
   store::UsageQuery q;

@@ -313,7 +313,35 @@ CREATE TABLE energy_meters (
 ) WITHOUT ROWID;
 )sql";
 
-constexpr std::array<Migration, 7> kAll = {{{kV1}, {kV2}, {kV3}, {kV4}, {kV5}, {kV6}, {kV7}}};
+// Version 8: power policies (the spec as JSON, see src/power/policy.h) and the
+// power audit log: every limit an agent set, restored or refused, and every
+// policy change.
+constexpr const char* kV8 = R"sql(
+CREATE TABLE power_policies (
+  id          INTEGER PRIMARY KEY,
+  name        TEXT NOT NULL UNIQUE,
+  spec_json   TEXT NOT NULL,
+  created_ms  INTEGER NOT NULL,
+  updated_ms  INTEGER NOT NULL
+);
+CREATE TABLE power_events (
+  id            INTEGER PRIMARY KEY,
+  t_ms          INTEGER NOT NULL,
+  action        TEXT NOT NULL,
+  node          TEXT NOT NULL,
+  gpu           INTEGER,
+  uuid          TEXT NOT NULL,
+  limit_mw      INTEGER,
+  previous_mw   INTEGER,
+  requested_mw  INTEGER,
+  policy        TEXT NOT NULL,
+  actor         TEXT NOT NULL,
+  detail        TEXT NOT NULL
+);
+CREATE INDEX power_events_time ON power_events (t_ms);
+)sql";
+
+constexpr std::array<Migration, 8> kAll = {{{kV1}, {kV2}, {kV3}, {kV4}, {kV5}, {kV6}, {kV7}, {kV8}}};
 
 std::string Hex(int64_t v) {
   char buf[32];
