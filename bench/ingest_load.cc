@@ -43,6 +43,7 @@ struct Options {
   int ramp_seconds = 10;
   int gpus = 8;
   int loop_threads = 1;
+  int interval_s = 1;  // each agent's sample interval
 };
 
 double Percentile(std::vector<double> v, double p) {
@@ -92,7 +93,7 @@ std::string SampleJson(int gpus, int64_t t_ms, int salt) {
     g.temperature_c = 55;
     g.power_mw = 250000;
     g.power_limit_mw = 400000;
-    g.energy_mj = 123456789;
+    g.energy_mj = 123456789 + static_cast<uint64_t>(t_ms / 1000) % 1'000'000 * 250'000;  // 250 W
     g.sm_clock_mhz = 1410;
     g.mem_clock_mhz = 1593;
     s.gpus.push_back(g);
@@ -122,14 +123,16 @@ int main(int argc, char** argv) {
     else if (k == "--ramp-seconds") o.ramp_seconds = std::stoi(v);
     else if (k == "--gpus") o.gpus = std::stoi(v);
     else if (k == "--loop-threads") o.loop_threads = std::stoi(v);
+    else if (k == "--interval") o.interval_s = std::stoi(v);
     else {
       std::cerr << "unknown flag " << k << "\n";
       return 2;
     }
   }
-  if (o.server.rfind("http://", 0) != 0 || o.token.empty() || o.api_token.empty()) {
+  if (o.server.rfind("http://", 0) != 0 || o.token.empty() || o.api_token.empty() || o.interval_s < 1 ||
+      o.interval_s > 60) {
     std::cerr << "usage: rota_ingest_load --server http://HOST:PORT --token JOIN_TOKEN "
-                 "--api-token USER_TOKEN [--server-pid PID] [--agents N] [--seconds S]\n";
+                 "--api-token USER_TOKEN [--server-pid PID] [--agents N] [--seconds S] [--interval S]\n";
     return 2;
   }
   std::string ws = "ws://" + o.server.substr(7) + "/api/v1/agent/connect";
@@ -175,7 +178,7 @@ int main(int argc, char** argv) {
     reg.node.node_id = "load-id-" + std::to_string(i);
     reg.node.cpus = 64;
     reg.node.memory_bytes = 512ull << 30;
-    reg.node.sample_interval_ms = 1000;
+    reg.node.sample_interval_ms = 1000LL * o.interval_s;
     for (int g = 0; g < o.gpus; ++g) {
       reg.node.gpus.push_back({static_cast<uint32_t>(g), "GPU-load-" + std::to_string(i) + "-" + std::to_string(g),
                                "NVIDIA A100-SXM4-80GB", "00000000:0" + std::to_string(g) + ":00.0",
@@ -207,7 +210,8 @@ int main(int argc, char** argv) {
   int registered = 0;
   for (auto& c : conns) registered += c->registered ? 1 : 0;
 
-  // Reporting: every agent sends one sample per second, spread over the second.
+  // Reporting: every agent sends one sample per interval; in each second the agents whose
+  // turn it is send, spread over the second.
   std::atomic<bool> stop{false};
   std::vector<double> get_ms;
   int get_failures = 0;  // answers other than 200 while measuring (a probe that measured
@@ -239,7 +243,7 @@ int main(int argc, char** argv) {
     int64_t t_ms = wall0 + sec * 1000;
     for (size_t i = 0; i < conns.size(); ++i) {
       Conn& c = *conns[i];
-      if (c.registered) {
+      if (c.registered && (static_cast<int>(i) + sec) % o.interval_s == 0) {
         std::string text = SampleJson(o.gpus, t_ms, static_cast<int>(i));
         {
           std::lock_guard<std::mutex> lock(c.mu);
@@ -275,6 +279,7 @@ int main(int argc, char** argv) {
                       {"closed_during_run", closed.load()},
                       {"errors", errors.load()},
                       {"gpus_per_agent", o.gpus},
+                      {"interval_s", o.interval_s},
                       {"seconds", o.seconds},
                       {"samples_acked", ack_ms.size()},
                       {"samples_unacked_at_end", unacked},

@@ -1,11 +1,14 @@
 #!/usr/bin/env bash
 # Server ingest benchmark: starts `rota server` on loopback with a fresh data dir,
-# then runs the load generator with N agents (each 8 GPUs, one sample per second).
+# then runs the load generator with N agents (each 8 GPUs, one sample per INTERVAL seconds,
+# default 1).
 #   bench/run_ingest.sh [BUILD_DIR] [N...]      e.g. bench/run_ingest.sh build 500 1000 2000
+#   INTERVAL=5 bench/run_ingest.sh build 10000
 set -euo pipefail
 BUILD=${1:-build}; shift || true
 COUNTS=${*:-"500 1000 2000"}
 SECONDS_PER_RUN=${SECONDS_PER_RUN:-30}
+INTERVAL=${INTERVAL:-1}  # each agent's sample interval in seconds
 ulimit -n 20000 2>/dev/null || true
 for n in $COUNTS; do
   dir=$(mktemp -d /tmp/rota-ingest-XXXXXX)
@@ -24,7 +27,7 @@ for n in $COUNTS; do
   echo "== $n agents against $url (server pid $pid)" >&2
   "$BUILD/bin/rota_ingest_load" --server "$url" --token "$token" --api-token "$api_token" \
       --server-pid "$pid" \
-      --agents "$n" --seconds "$SECONDS_PER_RUN" --ramp-seconds 10
+      --agents "$n" --seconds "$SECONDS_PER_RUN" --ramp-seconds "${RAMP_SECONDS:-10}" --interval "$INTERVAL"
   kill "$pid"; wait "$pid" || true
   rm -rf "$dir" "$dir.log"
 done

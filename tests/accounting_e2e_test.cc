@@ -250,5 +250,40 @@ TEST_F(AccountingE2E, EnergyFollowsTheCountersAcrossGapsRestartsAndResets) {
   EXPECT_EQ(user_metrics->body.find("rota_user_energy_joules_total"), std::string::npos);
 }
 
+// A reservation's energy is its GPUs' energy during its time: at least the sample
+// intervals inside it, at most those touching it (the counters are the truth), and
+// its GPU time is the reserved time, all of it idle here.
+TEST_F(AccountingE2E, AReservationsEnergyFollowsTheCounters) {
+  const int64_t start = RealClock::Get().NowMs() + 2'000;
+  const int64_t end = start + 6'000;
+  Json body{{"node", node_}, {"gpus", {1}}, {"start", FormatRfc3339Ms(start)}, {"end", FormatRfc3339Ms(end)},
+            {"title", "energy"}};
+  auto r = server_->CallAs(bob_, "POST", "/api/v1/reservations", body.dump());
+  ASSERT_TRUE(r.ok() && r->status == 201) << (r.ok() ? r->body : r.status().ToString());
+  const int64_t id = Json::parse(r->body)["id"];
+  ASSERT_TRUE(WaitFor([&] { return RealClock::Get().NowMs() > end + 1'500; }, seconds(20)));
+  ASSERT_EQ(agent_->child().Stop(), 0);  // quiet: what is stored is all there is
+  auto pts = Points(1);
+  double lower = 0, upper = 0;
+  for (size_t i = 1; i < pts.size(); ++i) {
+    const int64_t a = pts[i - 1].t_ms, b = pts[i].t_ms;
+    if (a >= start && b <= end) lower += Delta(pts[i - 1], pts[i]);
+    if (b > start && a < end) upper += Delta(pts[i - 1], pts[i]);
+  }
+  ASSERT_GT(lower, 0) << "no sample interval inside the reservation";
+  Json by_res = Usage("by=reservation");
+  Json row = Row(by_res, std::to_string(id));
+  ASSERT_FALSE(row.empty()) << by_res.dump();
+  const double mj = row["energy_kwh"].get<double>() * 3.6e9;
+  EXPECT_GE(mj, lower * 0.99) << by_res.dump();
+  EXPECT_LE(mj, upper * 1.01) << by_res.dump();
+  EXPECT_EQ(row.value("energy_method", ""), "counter");
+  EXPECT_NEAR(row["gpu_hours"].get<double>() * 3.6e6, 6'000, 600) << by_res.dump();
+  EXPECT_NEAR(row["reserved_idle_gpu_hours"].get<double>(), row["gpu_hours"].get<double>(), 1e-9);
+  // bob sees his reservation's figures as his own.
+  Json mine = Usage("by=reservation", bob_);
+  EXPECT_FALSE(Row(mine, std::to_string(id)).empty()) << mine.dump();
+}
+
 }  // namespace
 }  // namespace rota::testing

@@ -34,6 +34,7 @@ Amounts& Amounts::operator+=(const Amounts& o) {
   counter_mj += o.counter_mj;
   estimated_mj += o.estimated_mj;
   unmeasured_ms += o.unmeasured_ms;
+  idle_mj += o.idle_mj;
   return *this;
 }
 
@@ -100,13 +101,14 @@ void Ledger::AddGpu(const std::string& node, const api::GpuSample& gpu, int64_t 
         break;
       }
     }
-    int64_t reservation = 0;
+    const ReservedSpan* reserved = nullptr;
     for (const auto& r : facts.reservations) {
       if (Covers(r.gpus, gpu.index) && r.start_ms <= mid && mid < r.end_ms) {
-        reservation = r.id;
+        reserved = &r;
         break;
       }
     }
+    const int64_t reservation = reserved != nullptr ? reserved->id : 0;
     Amounts piece;
     piece.gpu_ms = len;
     piece.busy_ms = busy ? len : 0;
@@ -115,6 +117,7 @@ void Ledger::AddGpu(const std::string& node, const api::GpuSample& gpu, int64_t 
     if (energy.method == Method::kCounter) piece.counter_mj = piece.energy_mj;
     if (energy.method == Method::kEstimated) piece.estimated_mj = piece.energy_mj;
     if (energy.method == Method::kNone) piece.unmeasured_ms = len;
+    if (!busy) piece.idle_mj = piece.energy_mj;
 
     Key key;
     key.bucket_ms = *a / bucket * bucket;
@@ -128,6 +131,10 @@ void Ledger::AddGpu(const std::string& node, const api::GpuSample& gpu, int64_t 
       continue;
     }
     if (users.empty()) {
+      if (reserved != nullptr && !reserved->owner.empty()) {  // reserved, left idle: the owner's
+        key.user = reserved->owner;
+        key.group = GroupOf(key.user, people);
+      }
       Credit(key, piece);  // idle
       continue;
     }
@@ -140,6 +147,7 @@ void Ledger::AddGpu(const std::string& node, const api::GpuSample& gpu, int64_t 
     part.counter_mj = piece.counter_mj * share;
     part.estimated_mj = piece.estimated_mj * share;
     part.unmeasured_ms = piece.unmeasured_ms * share;
+    part.idle_mj = piece.idle_mj * share;
     for (const auto& user : users) {
       key.user = user;
       key.group = GroupOf(user, people);

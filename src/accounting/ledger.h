@@ -11,6 +11,8 @@
 //  - the job holding the GPU then (its owner is the user), else
 //  - the rota users of the processes on the GPU in `cur` (by their Unix user;
 //    an unknown one as "unix:<name>"), split evenly, else
+//  - the owner of the reservation covering the GPU then: a reserved GPU is its
+//    owner's time even when left idle (allocated GPU-hours), else
 //  - nobody (user ""): the GPU was idle;
 //  - the user's primary group; the reservation covering the GPU then (0: none).
 // busy: the GPU had a process in `cur`. util: cur's utilisation over the piece.
@@ -80,6 +82,7 @@ struct Amounts {
   double counter_mj = 0;     // ... of it from the energy counter
   double estimated_mj = 0;   // ... estimated across a gap
   double unmeasured_ms = 0;  // time with no energy reading
+  double idle_mj = 0;        // energy while no process was on the GPU
   Amounts& operator+=(const Amounts& o);
 };
 

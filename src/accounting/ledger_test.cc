@@ -136,6 +136,11 @@ TEST(LedgerTest, ReservationsAndBucketEdgesCutIntervals) {
   Amounts reserved = Sum(rows, [](const Key& k) { return k.reservation_id == 42; });
   EXPECT_DOUBLE_EQ(reserved.gpu_ms, 750);
   EXPECT_DOUBLE_EQ(reserved.energy_mj, 750'000);
+  // Left idle, the reserved time is its owner's; the rest is nobody's. Both are idle energy.
+  EXPECT_DOUBLE_EQ(Sum(rows, [](const Key& k) { return k.user == "alice"; }).gpu_ms, 750);
+  EXPECT_DOUBLE_EQ(Sum(rows, [](const Key& k) { return k.user.empty(); }).gpu_ms, 1250);
+  EXPECT_DOUBLE_EQ(Sum(rows, [](const Key&) { return true; }).idle_mj, 2'000'000);
+  EXPECT_DOUBLE_EQ(Sum(rows, [](const Key&) { return true; }).energy_mj, 2'000'000);
   EXPECT_DOUBLE_EQ(Sum(rows, [](const Key& k) { return k.bucket_ms == 0; }).gpu_ms, 1000);
   EXPECT_DOUBLE_EQ(Sum(rows, [](const Key& k) { return k.bucket_ms == kHour; }).gpu_ms, 1000);
 }

@@ -217,6 +217,7 @@ Status Reservations::Start() {
 }
 
 void Reservations::TrackReservation(const Reservation& r, const std::vector<Policy>& policies) {
+  version_.fetch_add(1, std::memory_order_acq_rel);
   std::vector<std::string> groups;
   if (!policies.empty()) {
     Status st = store_->Read([&](Db& db) -> Status {
@@ -347,6 +348,7 @@ Result<Reservation> Reservations::Cancel(const Requester& who, int64_t id) {
     return Status::Ok();
   }));
   if (out.cancelled_ms) {
+    version_.fetch_add(1, std::memory_order_acq_rel);
     tracker_.Forget(id);
   } else {
     TrackReservation(out, {});  // ended now: finalized by the next Tick

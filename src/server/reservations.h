@@ -10,6 +10,7 @@
 //
 // Thread-safe: every method may be called from any thread. Blocking (store).
 
+#include <atomic>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -112,6 +113,9 @@ class Reservations {
   Result<std::vector<Reservation>> ActiveOn(const std::string& node, int64_t now_ms);
   // Every reservation, not cancelled, overlapping [from_ms, to_ms), by start.
   Result<std::vector<Reservation>> Overlapping(int64_t from_ms, int64_t to_ms);
+  // Changes whenever a reservation is created, edited, cancelled or ended early
+  // (readers of Overlapping refresh when it moved).
+  uint64_t Version() const { return version_.load(std::memory_order_acquire); }
   // Reservations of `user_id` running on `node` at `now_ms` (for `rota exec`).
   Result<std::vector<Reservation>> HeldBy(int64_t user_id, const std::string& node, int64_t now_ms);
   // Live utilisation of a tracked (upcoming or running) reservation.
@@ -143,6 +147,7 @@ class Reservations {
   EnforcementCheck enforcement_check_;
   UsageTracker tracker_;
   int listener_ = 0;
+  std::atomic<uint64_t> version_{0};
 };
 
 // ---- store helpers shared by reservations*.cc (internal) ----

@@ -77,6 +77,7 @@ void AccountingService::RefreshReservations(int64_t now_ms) {
   if (reservations_ == nullptr) return;
   // Samples arrive up to a few minutes late (replayed after an outage) and the
   // next refresh is seconds away: cover both sides generously.
+  reservations_version_ = reservations_->Version();
   auto list = reservations_->Overlapping(now_ms - 3'600'000, now_ms + 600'000);
   if (!list.ok()) {
     ROTA_LOG(WARNING) << "accounting: reservations not read: " << list.status().message();
@@ -129,7 +130,8 @@ void AccountingService::Tick() {
     RefreshJobs(now);
     next_jobs_ms_ = mono + options_.jobs_refresh_ms;
   }
-  if (mono >= next_reservations_ms_) {
+  if (mono >= next_reservations_ms_ ||
+      (reservations_ != nullptr && reservations_->Version() != reservations_version_)) {
     RefreshReservations(now);
     next_reservations_ms_ = mono + options_.reservations_refresh_ms;
   }

@@ -84,6 +84,9 @@ class AccountingService {
 
   // Tick's schedule (background thread only).
   int64_t next_jobs_ms_ = 0, next_reservations_ms_ = 0, next_people_ms_ = 0, next_flush_ms_ = 0;
+  // Reservations::Version() of the reservations in facts_: a change is read at the
+  // next Tick (250 ms), not only every reservations_refresh_ms.
+  std::atomic<uint64_t> reservations_version_{0};
   std::atomic<int64_t> last_flush_ms_{0};  // monotonic
   // JobService::HoldingsVersion() of the holdings in facts_ (also read without
   // mu_): samples refresh them first when a run opened or closed since.

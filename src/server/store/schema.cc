@@ -315,8 +315,13 @@ CREATE TABLE energy_meters (
 
 // Version 8: power policies (the spec as JSON, see src/power/policy.h) and the
 // power audit log: every limit an agent set, restored or refused, and every
-// policy change.
+// policy change. usage_hourly gains the energy spent with no process on the GPU
+// (idle_mj): a reserved GPU left idle is now its owner's time, so "idle" can no
+// longer be read from the user column. Older rows were idle exactly when they
+// had no user and no job.
 constexpr const char* kV8 = R"sql(
+ALTER TABLE usage_hourly ADD COLUMN idle_mj REAL NOT NULL DEFAULT 0;
+UPDATE usage_hourly SET idle_mj = energy_mj WHERE user = '' AND job_id = 0;
 CREATE TABLE power_policies (
   id          INTEGER PRIMARY KEY,
   name        TEXT NOT NULL UNIQUE,

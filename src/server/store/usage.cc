@@ -7,21 +7,21 @@ Status AddUsage(Db& db, const std::map<accounting::Key, accounting::Amounts>& ro
   if (!rows.empty()) {
     ASSIGN_OR_RETURN(Stmt add, db.Prepare(
         "INSERT INTO usage_hourly (bucket_ms, node, job_id, user, grp, reservation_id, gpu_ms, "
-        "busy_ms, util_ms, energy_mj, counter_mj, estimated_mj, unmeasured_ms) "
-        "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13) "
+        "busy_ms, util_ms, energy_mj, counter_mj, estimated_mj, unmeasured_ms, idle_mj) "
+        "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14) "
         "ON CONFLICT (bucket_ms, node, job_id, user, grp, reservation_id) DO UPDATE SET "
         "gpu_ms = gpu_ms + excluded.gpu_ms, busy_ms = busy_ms + excluded.busy_ms, "
         "util_ms = util_ms + excluded.util_ms, energy_mj = energy_mj + excluded.energy_mj, "
         "counter_mj = counter_mj + excluded.counter_mj, "
         "estimated_mj = estimated_mj + excluded.estimated_mj, "
-        "unmeasured_ms = unmeasured_ms + excluded.unmeasured_ms"));
+        "unmeasured_ms = unmeasured_ms + excluded.unmeasured_ms, idle_mj = idle_mj + excluded.idle_mj"));
     for (const auto& [k, a] : rows) {
       add.Reset();
       RETURN_IF_ERROR(add.Bind(1, k.bucket_ms).Bind(2, k.node).Bind(3, k.job_id).Bind(4, k.user)
                           .Bind(5, k.group).Bind(6, k.reservation_id).Bind(7, a.gpu_ms)
                           .Bind(8, a.busy_ms).Bind(9, a.util_ms).Bind(10, a.energy_mj)
                           .Bind(11, a.counter_mj).Bind(12, a.estimated_mj).Bind(13, a.unmeasured_ms)
-                          .Run());
+                          .Bind(14, a.idle_mj).Run());
     }
   }
   if (!meters.empty()) {
@@ -69,7 +69,7 @@ Result<std::vector<UsageSum>> QueryUsage(Db& db, const UsageQuery& q) {
   std::string sql = "SELECT " + column + " AS k, sum(gpu_ms), sum(busy_ms), sum(util_ms), "
                     "sum(energy_mj), sum(counter_mj), sum(estimated_mj), sum(unmeasured_ms), "
                     "sum(CASE WHEN reservation_id != 0 THEN gpu_ms - busy_ms ELSE 0 END), "
-                    "sum(CASE WHEN user = '' AND job_id = 0 THEN energy_mj ELSE 0 END) "
+                    "sum(CASE WHEN job_id = 0 THEN idle_mj ELSE 0 END), sum(idle_mj) "
                     "FROM usage_hourly WHERE bucket_ms >= ?1 AND bucket_ms < ?2";
   if (!q.node.empty()) sql += " AND node = ?3";
   if (!q.user.empty()) sql += " AND user = ?4";
@@ -95,6 +95,7 @@ Result<std::vector<UsageSum>> QueryUsage(Db& db, const UsageQuery& q) {
     u.amounts.unmeasured_ms = s.Double(7);
     u.reserved_idle_ms = s.Double(8);
     u.idle_energy_mj = s.Double(9);
+    u.amounts.idle_mj = s.Double(10);
     out.push_back(std::move(u));
   }
   return out;

@@ -35,7 +35,7 @@ struct UsageSum {
   std::string key;  // the grouping column's value (job and reservation ids as text)
   accounting::Amounts amounts;
   double reserved_idle_ms = 0;  // GPU time in a reservation with no process on the GPU
-  double idle_energy_mj = 0;    // energy of GPUs with no process and no job
+  double idle_energy_mj = 0;    // energy of GPUs with no process and no job (reserved or not)
 };
 
 // Sums, largest GPU time first. InvalidArgument for an unknown `by`.
