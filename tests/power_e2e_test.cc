@@ -166,6 +166,10 @@ TEST_F(PowerE2E, ABudgetIsRedividedWhenAGpuBecomesBusy) {
   EXPECT_EQ(b["assigned_w"], 500);
   EXPECT_EQ(b["busy"], 1);
   EXPECT_EQ(b["feasible"], true);
+  auto metrics = server_->Call("GET", "/metrics");
+  ASSERT_TRUE(metrics.ok());
+  EXPECT_NE(metrics->body.find("rota_power_budget_watts{policy=\"node-budget\"} 500"), std::string::npos);
+  EXPECT_NE(metrics->body.find("rota_power_budget_assigned_watts{policy=\"node-budget\"} 500"), std::string::npos);
   // The draw of the node never exceeds the budget.
   EXPECT_LE(Num(Gpu(0), "power_w") + Num(Gpu(1), "power_w"), 500.5);
 }

@@ -8,6 +8,7 @@
 #include "net/http_server.h"
 #include "server/accounting/accounting_service.h"
 #include "server/api_context.h"
+#include "server/power/power_service.h"
 #include "server/auth.h"
 #include "server/request_metrics.h"
 #include "server/views.h"
@@ -47,6 +48,20 @@ class Family {
  private:
   std::string name_, type_, help_, lines_;
 };
+
+// Power budgets in force (bounded: one series per active budget policy).
+void AppendPower(ApiContext& ctx, std::string* out) {
+  Family budget("rota_power_budget_watts", "gauge", "An active power budget policy's watts.");
+  Family assigned("rota_power_budget_assigned_watts", "gauge",
+                  "Watts of an active power budget given out as GPU power limits.");
+  for (const auto& b : ctx.power->Budgets()) {
+    const std::string l = "policy=\"" + Escape(b.policy) + "\"";
+    budget.Add(l, static_cast<double>(b.budget_mw) / 1000);
+    assigned.Add(l, static_cast<double>(b.assigned_mw) / 1000);
+  }
+  budget.AppendTo(out);
+  assigned.AppendTo(out);
+}
 
 // Usage and energy since the server started: per area (node label values of the
 // server's area_labels) for every reader; per user and group for admins only
@@ -215,6 +230,7 @@ Status RegisterPrometheusRoutes(net::HttpServer& http, ApiContext& ctx) {
     auth.AddPlain(static_cast<double>(ctx.stats->auth_failures.load()));
     auth.AppendTo(&out);
     if (ctx.accounting != nullptr) AppendAccounting(ctx, who->admin(), &out);
+    if (ctx.power != nullptr) AppendPower(ctx, &out);
     ctx.request_metrics->AppendText(&out);
     net::HttpResponse resp;
     resp.status = 200;

@@ -269,6 +269,11 @@ Result<std::vector<store::PowerEvent>> PowerService::Events(const store::PowerEv
   return out;
 }
 
+std::vector<power::BudgetShare> PowerService::Budgets() const {
+  MutexLock lock(&mu_);
+  return budgets_;
+}
+
 Json PowerService::StateJson() const {
   MutexLock lock(&mu_);
   Json gpus = Json::array();

@@ -62,6 +62,8 @@ class PowerService {
   // the last outcome; the active budgets and how they are divided.
   api::Json StateJson() const;
   Result<std::vector<store::PowerEvent>> Events(const store::PowerEventQuery& q);
+  // The active budgets as last divided (for metrics).
+  std::vector<power::BudgetShare> Budgets() const;
 
  private:
   struct GpuState {
