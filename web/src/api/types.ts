@@ -448,3 +448,118 @@ export interface SshNode {
   tasks: number;
   error?: string;
 }
+
+// ---- usage and energy report (GET /api/v1/usage) ----
+
+export type UsageBy = 'user' | 'group' | 'job' | 'reservation' | 'node' | 'area';
+
+export type EnergyMethod = 'counter' | 'integrated' | 'estimated' | 'mixed' | 'none';
+
+/** The figures of one row, and of the total. */
+export interface UsageFigures {
+  gpu_hours: number;
+  /** A process on the GPU. */
+  busy_gpu_hours: number;
+  /** Weighted by utilisation. */
+  used_gpu_hours: number;
+  avg_util_pct: number;
+  idle_gpu_hours: number;
+  /** Reserved, no process on the GPU. */
+  reserved_idle_gpu_hours: number;
+  energy_kwh: number;
+  /** No process, no job. */
+  idle_energy_kwh: number;
+  /** No energy reading. */
+  unmeasured_gpu_hours: number;
+  energy_method: EnergyMethod;
+  energy_shares?: { counter: number; integrated: number; estimated: number };
+  /** With prices configured. */
+  cost?: number;
+  currency?: string;
+  /** With co2_g_per_kwh configured. */
+  co2_kg?: number;
+}
+
+export interface UsageReportRow extends UsageFigures {
+  /** User, group, job id, reservation id, node or area; "" = idle (by user), no group, no area. */
+  key: string;
+}
+
+export interface UsageReport {
+  by: UsageBy;
+  from: string;
+  to: string;
+  /** by=area: the node label that names areas. */
+  label?: string;
+  /** Only this user's figures (always set for a non-admin). */
+  user?: string;
+  /** Largest GPU time first. */
+  rows: UsageReportRow[];
+  total: UsageFigures;
+}
+
+// ---- power (GET /api/v1/power, /api/v1/power/policies) ----
+
+export type PowerOutcome = 'set' | 'restored' | 'unchanged' | 'refused' | 'error' | '';
+
+export interface PowerGpu {
+  node: string;
+  index: number;
+  uuid: string;
+  model: string;
+  min_w: number | null;
+  max_w: number | null;
+  default_w: number | null;
+  /** null: no policy covers it, the GPU's default. */
+  target_w: number | null;
+  in_force_w: number | null;
+  power_w: number | null;
+  busy: boolean;
+  policies: string[];
+  reason: string;
+  outcome: PowerOutcome;
+  detail: string;
+  reported: string | null;
+}
+
+export interface PowerBudget {
+  policy: string;
+  budget_w: number;
+  gpus: number;
+  busy: number;
+  left_out: number;
+  min_total_w: number;
+  assigned_w: number;
+  feasible: boolean;
+}
+
+export interface PowerState {
+  planned: string | null;
+  gpus: PowerGpu[];
+  budgets: PowerBudget[];
+}
+
+export interface PowerScope {
+  nodes?: string[];
+  gpu_models?: string[];
+  labels?: Record<string, string>;
+}
+
+/** A power policy as sent (exactly one of limit and budget). */
+export interface PowerPolicySpec {
+  name: string;
+  description?: string;
+  scope?: PowerScope;
+  limit?: number;
+  budget?: number;
+  windows?: { zone?: string; allow: PolicyWindow[] };
+}
+
+/** A power policy as the server answers it. */
+export interface PowerPolicy extends PowerPolicySpec {
+  id: number;
+  kind: 'limit' | 'budget';
+  watts: number;
+  created: string;
+  updated: string;
+}

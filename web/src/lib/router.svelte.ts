@@ -1,5 +1,5 @@
 // Hash routing: #/  #/nodes/gpu-a  #/nodes/gpu-a/gpus/3  #/jobs  #/jobs/42  #/submit  #/reservations
-// #/violations  #/violations/7  #/queue  #/usage  #/tokens  #/admin/users|groups|quotas|policies|ssh-nodes
+// #/violations  #/violations/7  #/queue  #/usage  #/power  #/tokens  #/admin/users|groups|quotas|policies|ssh-nodes
 // (the server serves only /).
 
 export type Route =
@@ -13,7 +13,8 @@ export type Route =
   | { name: 'violations'; params: URLSearchParams }
   | { name: 'violation'; id: number }
   | { name: 'queue'; params: URLSearchParams }
-  | { name: 'usage' }
+  | { name: 'usage'; params: URLSearchParams }
+  | { name: 'power' }
   | { name: 'tokens' }
   | { name: 'admin'; section: string }
   | { name: 'notfound'; path: string };
@@ -31,7 +32,8 @@ function parse(hash: string): Route {
   if (path === '/reservations') return { name: 'reservations', params };
   if (path === '/violations') return { name: 'violations', params };
   if (path === '/queue') return { name: 'queue', params };
-  if (path === '/usage') return { name: 'usage' };
+  if (path === '/usage') return { name: 'usage', params };
+  if (path === '/power') return { name: 'power' };
   if (path === '/tokens') return { name: 'tokens' };
   if (path === '/admin') return { name: 'admin', section: 'users' };
   const a = /^\/admin\/([a-z-]+)$/.exec(path);

@@ -1,0 +1,565 @@
+// End-to-end test of the usage report and the power screen against a real `rota dev`, in
+// Debian's Chromium. Same environment and checks as admin.test.mjs (axe-core, console errors,
+// CSP violations, screenshots to $ROTA_WEB_ARTIFACTS as use-*.png); its own `rota dev`. No
+// fixed sleeps: every wait polls a condition.
+//
+//   ROTA_BIN=/path/to/rota node --test e2e/usage.test.mjs
+import { after, before, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { chromium } from 'playwright-core';
+import { startCspServer } from './csp-server.mjs';
+import { apiCall, eventually, startRota, stopProcess, waitForReadyNodes } from './helpers.mjs';
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+const require = createRequire(import.meta.url);
+const AXE_SOURCE = readFileSync(require.resolve('axe-core/axe.min.js'), 'utf8');
+
+const ROTA_BIN = process.env.ROTA_BIN;
+const CHROMIUM = process.env.CHROMIUM || '/usr/bin/chromium';
+const ARTIFACTS = process.env.ROTA_WEB_ARTIFACTS || path.join(here, 'artifacts');
+const WEB_DIST = process.env.ROTA_WEB_DIST || '';
+const NO_BROWSER =
+  !existsSync(CHROMIUM) && process.env.ROTA_REQUIRE_BROWSER !== '1'
+    ? `no browser at ${CHROMIUM} (apt-get install chromium, or set CHROMIUM)`
+    : false;
+
+const STEP_TIMEOUT = 90_000;
+
+// ---------------------------------------------------------------- helpers
+
+// ---------------------------------------------------------------- state
+
+let rota = null;
+let dataDir = '';
+let cspServer = null;
+let browser = null;
+let context = null;
+let page = null;
+let base = ''; // where the UI is served
+let api = ''; // rota's own URL
+let accounts = {};
+const consoleErrors = [];
+const cspViolations = [];
+const pageErrors = [];
+let failedBefore = false;
+
+async function shot(name) {
+  mkdirSync(ARTIFACTS, { recursive: true });
+  await page.screenshot({ path: path.join(ARTIFACTS, `use-${name}.png`), fullPage: true });
+}
+
+/** axe-core on the current screen: no serious or critical violation. */
+async function checkA11y(screen) {
+  const has = await page.evaluate(() => typeof window.axe !== 'undefined');
+  // Evaluated through the DevTools protocol: an injected <script> (addScriptTag)
+  // would be refused by the page's CSP and show up as a violation.
+  if (!has) await page.evaluate(AXE_SOURCE);
+  const res = await page.evaluate(async () => {
+    const r = await window.axe.run(document, { resultTypes: ['violations'] });
+    return r.violations.map((v) => ({
+      id: v.id,
+      impact: v.impact,
+      help: v.help,
+      nodes: v.nodes.slice(0, 5).map((n) => `${n.target.join(' ')}: ${n.failureSummary?.split('\n').slice(1, 3).join(' ')}`),
+    }));
+  });
+  const bad = res.filter((v) => v.impact === 'serious' || v.impact === 'critical');
+  assert.deepEqual(bad, [], `axe found serious/critical violations on ${screen}:\n${JSON.stringify(bad, null, 2)}`);
+  const minor = res.filter((v) => !bad.includes(v));
+  if (minor.length) console.log(`# axe (${screen}): minor: ${minor.map((v) => `${v.id} (${v.impact})`).join(', ')}`);
+}
+
+/** No console error, page error or CSP violation so far. */
+function checkClean(screen) {
+  assert.deepEqual(cspViolations, [], `CSP violations by ${screen}`);
+  assert.deepEqual(pageErrors, [], `page errors by ${screen}`);
+  assert.deepEqual(consoleErrors, [], `console errors by ${screen}`);
+}
+
+async function checkScreen(screen) {
+  await checkA11y(screen);
+  checkClean(screen);
+  await shot(screen);
+}
+
+async function signIn(user, password) {
+  await page.getByTestId('signin-username').fill(user);
+  await page.getByTestId('signin-password').fill(password);
+  await page.getByTestId('signin-submit').click();
+}
+
+async function navigate(hash) {
+  await page.evaluate((h) => {
+    location.hash = h;
+  }, hash);
+}
+
+/** Each step is skipped once one before it failed (they build on each other). */
+function step(name, fn) {
+  it(name, { timeout: STEP_TIMEOUT }, async (t) => {
+    if (failedBefore) {
+      t.skip('an earlier step failed');
+      return;
+    }
+    try {
+      await fn(t);
+    } catch (e) {
+      failedBefore = true;
+      try {
+        await shot(`FAILED-${name.replace(/[^a-z0-9]+/gi, '-')}`);
+      } catch {
+        // no page
+      }
+      throw e;
+    }
+  });
+}
+
+// ---------------------------------------------------------------- the test
+
+describe('rota web UI: usage report and power', { timeout: 15 * 60_000, skip: NO_BROWSER }, () => {
+  before(async () => {
+    assert.ok(ROTA_BIN, 'set ROTA_BIN to the rota binary');
+    assert.ok(existsSync(ROTA_BIN), `ROTA_BIN ${ROTA_BIN} does not exist`);
+    assert.ok(existsSync(CHROMIUM), `no browser at ${CHROMIUM} (apt-get install chromium, or set CHROMIUM)`);
+    dataDir = mkdtempSync(path.join(tmpdir(), 'rota-web-use-'));
+    rota = startRota(dataDir);
+    ({ url: api, accounts } = await rota.ready);
+    await waitForReadyNodes(api, accounts);
+    assert.ok(accounts.admin && accounts.alice, `accounts line not understood: ${JSON.stringify(accounts)}`);
+
+    if (WEB_DIST) {
+      cspServer = await startCspServer({ dist: WEB_DIST, upstream: api });
+      base = cspServer.url;
+      console.log(`# UI from ${WEB_DIST} through a CSP stand-in at ${base} (API ${api})`);
+    } else {
+      base = api;
+      const res = await fetch(base + '/');
+      const type = res.headers.get('content-type') || '';
+      assert.ok(
+        res.ok && type.includes('text/html'),
+        `rota does not serve the UI at / (HTTP ${res.status}, ${type}); build it with the web UI or set ROTA_WEB_DIST`,
+      );
+      const html = await res.text();
+      assert.match(html, /<script type="module"[^>]* src="\/assets\//, `rota's / is not the built UI (built without it?):\n${html.slice(0, 400)}`);
+      const csp = res.headers.get('content-security-policy') || '';
+      assert.match(csp, /script-src 'self'/, `/ has no strict Content-Security-Policy (got "${csp}")`);
+    }
+
+    browser = await chromium.launch({
+      executablePath: CHROMIUM,
+      args: [
+        '--headless',
+        '--no-sandbox',
+        '--disable-gpu',
+        '--disable-quic',
+        '--no-first-run',
+        '--disable-background-networking',
+        '--disable-component-update',
+        '--disable-sync',
+      ],
+    });
+    context = await browser.newContext({ viewport: { width: 1280, height: 900 }, colorScheme: 'light' });
+    await context.exposeBinding('__rotaCsp', (_src, v) => cspViolations.push(v));
+    await context.addInitScript(() => {
+      document.addEventListener('securitypolicyviolation', (e) => {
+        // @ts-ignore
+        window.__rotaCsp(`${e.violatedDirective} blocked ${e.blockedURI || 'inline'} at ${e.sourceFile}:${e.lineNumber}`);
+      });
+    });
+    page = await context.newPage();
+    page.setDefaultTimeout(30_000);
+    page.on('console', (msg) => {
+      if (msg.type() !== 'error') return;
+      const text = msg.text();
+      // The browser logs every 4xx answer; the steps that expect one (a wrong
+      // password, an invalid job) check the UI's message instead.
+      if (/^Failed to load resource: the server responded with a status of 4\d\d/.test(text)) return;
+      consoleErrors.push(text);
+    });
+    page.on('pageerror', (e) => pageErrors.push(String(e)));
+  });
+
+  after(async () => {
+    try {
+      await browser?.close();
+    } catch {
+      // already gone
+    }
+    await cspServer?.close();
+    await stopProcess(rota?.child);
+    if (failedBefore && rota) console.log(`# rota dev output:\n${rota.logs().slice(-4000)}`);
+    if (dataDir) rmSync(dataDir, { recursive: true, force: true });
+  });
+
+  let adminToken = '';
+  let aliceToken = '';
+  let reservationId = 0;
+  /** What the API reports for gpu-a GPU 0 (its power range). */
+  let gpuA0 = null;
+
+  /** A link of the header's main navigation. */
+  const navLink = (name) => page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name, exact: true });
+  const byTest = (id, attrs = {}) =>
+    page.locator(`[data-testid="${id}"]${Object.entries(attrs).map(([k, v]) => `[data-${k}="${v}"]`).join('')}`);
+
+  /** The text of the inline error once it shows, compared with the server's own message. */
+  async function expectServerError(expected) {
+    assert.ok(expected && expected.length > 0, 'the API gave no message');
+    const err = page.getByTestId('form-error');
+    await err.waitFor();
+    await eventually(`the message "${expected}" inline`, async () => (await err.textContent()).trim() === expected);
+  }
+
+  /** Runs `act` and returns the JSON of the usage report it loads (the first with `by`). */
+  async function reportFrom(by, act) {
+    const [res] = await Promise.all([
+      page.waitForResponse((r) => r.url().includes('/api/v1/usage?') && new URL(r.url()).searchParams.get('by') === by),
+      act(),
+    ]);
+    assert.equal(res.status(), 200, `GET ${res.url()}`);
+    return { json: await res.json(), url: new URL(res.url()) };
+  }
+
+  /** The report table matches the API's answer: every row's figures, in order, and the total. */
+  async function expectTable(report) {
+    const table = page.getByTestId('report-table');
+    await eventually(`the table by ${report.by}`, async () => (await table.getAttribute('data-by')) === report.by);
+    const rows = byTest('report-row');
+    await eventually(`${report.rows.length} rows`, async () => (await rows.count()) === report.rows.length);
+    const shown = await rows.evaluateAll((trs) =>
+      trs.map((tr) => ({
+        key: tr.dataset.key,
+        gpu_hours: Number(tr.querySelector('[data-col="gpu_hours"]').dataset.value),
+        energy_kwh: Number(tr.querySelector('[data-col="energy_kwh"]').dataset.value),
+        reserved_idle: Number(tr.querySelector('[data-col="reserved_idle_gpu_hours"]').dataset.value),
+      })),
+    );
+    const want = [...report.rows]
+      .sort((a, b) => b.gpu_hours - a.gpu_hours || a.key.localeCompare(b.key))
+      .map((r) => ({ key: r.key, gpu_hours: r.gpu_hours, energy_kwh: r.energy_kwh, reserved_idle: r.reserved_idle_gpu_hours }));
+    assert.deepEqual(shown, want, 'the rows, largest GPU time first');
+    const total = page.getByTestId('report-total');
+    for (const col of ['gpu_hours', 'used_gpu_hours', 'avg_util_pct', 'reserved_idle_gpu_hours', 'energy_kwh']) {
+      const v = await total.locator(`[data-col="${col}"]`).getAttribute('data-value');
+      assert.equal(Number(v), report.total[col], `total ${col}`);
+    }
+    assert.match(await total.textContent(), new RegExp(`Total\\s*\\(${report.rows.length} rows?\\)`));
+  }
+
+  /** The URL's hash (filters replace it without a history step). */
+  const expectHash = (re) => eventually(`the URL to match ${re}`, async () => re.test(await page.evaluate(() => location.hash)));
+
+  const colValues = (col) =>
+    byTest('report-row').evaluateAll((trs, c) => trs.map((tr) => tr.querySelector(`[data-col="${c}"]`).dataset.value), col);
+
+  step('the admin opens Usage: the report by node shows every node and the total', async () => {
+    const a = await apiCall(api, 'POST', '/api/v1/auth/login', '', { username: 'admin', password: accounts.admin });
+    assert.equal(a.status, 200);
+    adminToken = a.json.token;
+    const b = await apiCall(api, 'POST', '/api/v1/auth/login', '', { username: 'alice', password: accounts.alice });
+    assert.equal(b.status, 200);
+    aliceToken = b.json.token;
+    // A reservation nobody uses: its GPU-hours are reserved but idle.
+    const now = Date.now();
+    const res = await apiCall(api, 'POST', '/api/v1/reservations', adminToken, {
+      node: 'gpu-c',
+      gpus: [1],
+      start: new Date(now).toISOString().replace(/\.\d{3}Z$/, 'Z'),
+      end: new Date(now + 3_600_000).toISOString().replace(/\.\d{3}Z$/, 'Z'),
+      title: 'unused',
+    });
+    assert.equal(res.status, 201, res.text);
+    reservationId = res.json.id;
+    // The agents' first samples are accounted (the API flushes before it answers).
+    await eventually(
+      'usage of all 3 nodes',
+      async () => {
+        const r = await apiCall(api, 'GET', '/api/v1/usage?by=node', adminToken);
+        return r.status === 200 && ['gpu-a', 'gpu-b', 'gpu-c'].every((n) => r.json.rows.some((x) => x.key === n && x.gpu_hours > 0));
+      },
+      { timeout: 60_000, interval: 500 },
+    );
+
+    await page.goto(base + '/');
+    await signIn('admin', accounts.admin);
+    await page.getByTestId('current-user').waitFor();
+    const first = await reportFrom('user', () => navLink('Usage').click());
+    await page.waitForURL(/#\/usage$/);
+    assert.equal(first.url.searchParams.get('user'), null, 'an admin asks for everyone');
+    await page.getByTestId('report-table').waitFor();
+    assert.equal((await page.getByTestId('report-who').textContent()).trim(), 'Figures for every user.');
+    assert.equal(await page.getByTestId('report-period-30d').getAttribute('aria-pressed'), 'true');
+    // 30 days, ending now.
+    const span = Date.parse(first.url.searchParams.get('to')) - Date.parse(first.url.searchParams.get('from'));
+    assert.equal(span, 30 * 86_400_000);
+    // Idle GPU time belongs to nobody: the "(idle)" row.
+    await expectTable(first.json);
+    assert.ok(first.json.rows.some((r) => r.key === ''), 'idle GPU time is reported');
+    assert.match(await byTest('report-row', { key: '' }).locator('th').textContent(), /\(idle\)/);
+
+    const { json, url } = await reportFrom('node', () => page.getByTestId('report-by').selectOption('node'));
+    await expectHash(/#\/usage\?by=node$/);
+    assert.equal(url.searchParams.get('by'), 'node');
+    await expectTable(json);
+    for (const n of ['gpu-a', 'gpu-b', 'gpu-c']) await byTest('report-row', { key: n }).waitFor();
+    assert.ok(json.total.gpu_hours > 0, 'some GPU time');
+    assert.equal(json.total.energy_method === 'none', false, 'the simulated GPUs report energy');
+    assert.equal(await byTest('report-row', { key: 'gpu-a' }).getByRole('link', { name: 'gpu-a' }).getAttribute('href'), '#/nodes/gpu-a');
+    await checkScreen('01-usage-node');
+    await page.getByTestId('theme-toggle').click();
+    await eventually('dark theme', () => page.evaluate(() => document.documentElement.dataset.theme === 'dark'));
+    await checkScreen('02-usage-node-dark');
+    await page.getByTestId('theme-toggle').click();
+    await eventually('light theme', () => page.evaluate(() => document.documentElement.dataset.theme === 'light'));
+  });
+
+  step('the table sorts by a column, both ways, and says so', async () => {
+    const keyHead = page.locator('[data-testid="report-sort"][data-col="key"]');
+    await keyHead.click();
+    assert.deepEqual(await byTest('report-row').evaluateAll((t) => t.map((r) => r.dataset.key)), ['gpu-a', 'gpu-b', 'gpu-c']);
+    assert.equal(await page.locator('th:has([data-testid="report-sort"][data-col="key"])').getAttribute('aria-sort'), 'ascending');
+    await keyHead.press('Enter'); // the keyboard sorts too
+    assert.deepEqual(await byTest('report-row').evaluateAll((t) => t.map((r) => r.dataset.key)), ['gpu-c', 'gpu-b', 'gpu-a']);
+    assert.equal(await page.locator('th:has([data-testid="report-sort"][data-col="key"])').getAttribute('aria-sort'), 'descending');
+
+    await page.locator('[data-testid="report-sort"][data-col="energy_kwh"]').click();
+    const desc = (await colValues('energy_kwh')).map(Number);
+    assert.deepEqual(desc, [...desc].sort((x, y) => y - x), 'energy, largest first');
+    await page.locator('[data-testid="report-sort"][data-col="energy_kwh"]').click();
+    const asc = (await colValues('energy_kwh')).map(Number);
+    assert.deepEqual(asc, [...asc].sort((x, y) => x - y), 'energy, smallest first');
+    assert.equal(await page.locator('th:has([data-testid="report-sort"][data-col="energy_kwh"])').getAttribute('aria-sort'), 'ascending');
+    assert.equal(await page.locator('th:has([data-testid="report-sort"][data-col="key"])').getAttribute('aria-sort'), null);
+  });
+
+  step('the period: last 24 h, then a custom period with nothing in it', async () => {
+    const { json, url } = await reportFrom('node', () => page.getByTestId('report-period-24h').click());
+    await expectHash(/#\/usage\?by=node&period=24h$/);
+    assert.equal(Date.parse(url.searchParams.get('to')) - Date.parse(url.searchParams.get('from')), 86_400_000);
+    assert.equal(await page.getByTestId('report-period-24h').getAttribute('aria-pressed'), 'true');
+    assert.equal(await page.getByTestId('report-period-30d').getAttribute('aria-pressed'), 'false');
+    await eventually('the range in words', async () => /the last 24 hours/.test(await page.getByTestId('report-range').textContent()));
+    assert.equal(await byTest('report-row').count(), json.rows.length);
+
+    await page.getByTestId('report-period-custom').click();
+    await page.getByTestId('report-from').fill('2020-01-02T00:00');
+    await page.getByTestId('report-to').fill('2020-01-01T00:00');
+    await page.getByTestId('report-apply').click();
+    assert.match(await page.getByTestId('report-custom-error').textContent(), /end must be after the start/);
+    await page.getByTestId('report-to').fill('2020-01-03T00:00');
+    const past = await reportFrom('node', () => page.getByTestId('report-apply').click());
+    await expectHash(/#\/usage\?by=node&from=[^&]+Z&to=[^&]+Z$/);
+    assert.equal(Date.parse(past.url.searchParams.get('to')) - Date.parse(past.url.searchParams.get('from')), 86_400_000);
+    assert.deepEqual(past.json.rows, []);
+    await page.getByTestId('report-empty').waitFor();
+    assert.equal(await page.getByTestId('report-table').count(), 0);
+    await checkScreen('03-usage-custom');
+  });
+
+  step('the CSV download has every row of the table and the total', async () => {
+    const { json } = await reportFrom('group', async () => {
+      await page.getByTestId('report-period-7d').click();
+      await page.getByTestId('report-by').selectOption('group');
+    });
+    await expectTable(json);
+    const [dl] = await Promise.all([page.waitForEvent('download'), page.getByTestId('report-csv').click()]);
+    assert.match(dl.suggestedFilename(), /^rota-usage-group-\d{8}T\d{4}Z-\d{8}T\d{4}Z\.csv$/);
+    const csv = readFileSync(await dl.path(), 'utf8');
+    const lines = csv.trimEnd().split('\r\n');
+    assert.equal(
+      lines[0],
+      'group,gpu_hours,busy_gpu_hours,used_gpu_hours,avg_util_pct,idle_gpu_hours,reserved_idle_gpu_hours,energy_kwh,idle_energy_kwh,unmeasured_gpu_hours,energy_method,cost,currency,co2_kg',
+    );
+    assert.equal(lines.length, json.rows.length + 2, csv);
+    const totalLine = lines.at(-1).split(',');
+    assert.equal(totalLine[0], '(total)');
+    assert.equal(Number(totalLine[1]), json.total.gpu_hours);
+    assert.equal(Number(totalLine[7]), json.total.energy_kwh);
+    // Each row as the API has it (in the table's order).
+    const keys = await byTest('report-row').evaluateAll((t) => t.map((r) => r.dataset.key));
+    keys.forEach((k, i) => {
+      const row = json.rows.find((r) => r.key === k);
+      const cells = lines[i + 1].split(',');
+      assert.equal(cells[0], k === '' ? '(no group)' : k);
+      assert.equal(Number(cells[1]), row.gpu_hours);
+      assert.equal(cells[10], row.energy_method);
+    });
+    checkClean('csv');
+  });
+
+  step('by reservation: reserved GPU-hours nobody used stand out', async () => {
+    await eventually(
+      'idle reserved GPU time in the API',
+      async () => {
+        const r = await apiCall(api, 'GET', '/api/v1/usage?by=reservation', adminToken);
+        return r.status === 200 && r.json.rows.some((x) => x.key === String(reservationId) && x.reserved_idle_gpu_hours > 0);
+      },
+      { timeout: 60_000, interval: 500 },
+    );
+    const { json } = await reportFrom('reservation', () => page.getByTestId('report-by').selectOption('reservation'));
+    await expectTable(json);
+    const row = byTest('report-row', { key: reservationId });
+    assert.equal((await row.locator('th').textContent()).trim(), `#${reservationId}`);
+    assert.match(await row.getAttribute('class'), /\bidle\b/, 'the row is marked');
+    const cell = row.locator('[data-col="reserved_idle_gpu_hours"]');
+    assert.match(await cell.getAttribute('class'), /\bflag\b/, 'the cell is highlighted');
+    assert.match(await cell.textContent(), /idle reserved/, 'in words too, not by colour alone');
+    assert.match(await page.getByTestId('report-idle-note').textContent(), /reserved GPU-hours were idle/);
+    // The GPU time of no reservation is not marked.
+    const other = byTest('report-row', { key: '' });
+    if ((await other.count()) > 0) {
+      const v = Number(await other.locator('[data-col="reserved_idle_gpu_hours"]').getAttribute('data-value'));
+      assert.equal(v, 0);
+      assert.doesNotMatch((await other.getAttribute('class')) ?? '', /\bidle\b/);
+    }
+    await checkScreen('035-usage-reservation');
+  });
+
+  step('power: every GPU with its range, target and what is in force', async () => {
+    const p = await apiCall(api, 'GET', '/api/v1/power', adminToken);
+    assert.equal(p.status, 200, p.text);
+    await navLink('Power').click();
+    await page.waitForURL(/#\/power$/);
+    await page.getByTestId('power-table').waitFor();
+    await eventually('14 GPU rows', async () => (await byTest('power-row').count()) === 14);
+    await page.getByTestId('pp-empty').waitFor();
+    gpuA0 = await eventually(
+      'the power range of gpu-a GPU 0',
+      async () => {
+        const r = await apiCall(api, 'GET', '/api/v1/power', adminToken);
+        const g = r.json.gpus.find((x) => x.node === 'gpu-a' && x.index === 0);
+        return g && g.min_w !== null && g.max_w !== null && g.min_w > 1 ? g : null;
+      },
+      { timeout: 30_000, interval: 250 },
+    );
+    // No policy: no target, the default.
+    const row = byTest('power-row', { node: 'gpu-a', index: 0 });
+    assert.equal(await row.getByTestId('power-target').getAttribute('data-value'), '');
+    assert.match(await row.getByTestId('power-target').textContent(), /default/);
+    await checkScreen('04-power');
+  });
+
+  step('power: a limit outside the GPUs range shows the server message; nothing is stored', async () => {
+    await page.getByTestId('pp-new').click();
+    await page.getByTestId('pp-form').waitFor();
+    assert.match(await page.getByTestId('pp-ranges').textContent(), new RegExp(`${gpuA0.min_w}–${gpuA0.max_w} W`));
+    const tooLow = Math.max(1, Math.floor(gpuA0.min_w / 2));
+    const bad = { name: 'cap-a', limit: tooLow, scope: { nodes: ['gpu-a'] } };
+    const expected = await apiCall(api, 'POST', '/api/v1/power/policies', adminToken, bad);
+    assert.equal(expected.status, 400, expected.text);
+    assert.match(expected.json.error.message, /policy\.limit/, 'the server names the field');
+    await page.getByTestId('pp-name').fill('cap-a');
+    await page.getByTestId('pp-watts').fill(String(tooLow));
+    await page.getByTestId('pp-nodes').fill('gpu-a');
+    await page.getByTestId('pp-create').click();
+    await expectServerError(expected.json.error.message);
+    const list = await apiCall(api, 'GET', '/api/v1/power/policies', adminToken);
+    assert.deepEqual(list.json.policies, [], 'nothing stored');
+    await checkScreen('05-power-refused');
+  });
+
+  step('power: a limit in range is created and becomes the target of the GPUs in scope', async () => {
+    const limit = Math.round((gpuA0.min_w + gpuA0.max_w) / 2);
+    await page.getByTestId('pp-watts').fill(String(limit));
+    await page.getByTestId('pp-create').click();
+    const prow = byTest('pp-row', { name: 'cap-a' });
+    await prow.waitFor();
+    assert.equal(await page.getByTestId('pp-form').count(), 0, 'the form closes');
+    assert.match(await page.getByTestId('power-notice').textContent(), /cap-a created/);
+    assert.equal((await prow.getByTestId('pp-watts-cell').textContent()).trim(), `${limit} W`);
+    const list = await apiCall(api, 'GET', '/api/v1/power/policies', adminToken);
+    assert.equal(list.json.policies.length, 1);
+    assert.equal(list.json.policies[0].kind, 'limit');
+    assert.equal(list.json.policies[0].watts, limit);
+    assert.deepEqual(list.json.policies[0].scope.nodes, ['gpu-a']);
+
+    // Every GPU of gpu-a gets it as its target; the other nodes keep their default.
+    await eventually(
+      `target ${limit} W on gpu-a's 8 GPUs`,
+      async () => {
+        const t = await byTest('power-row', { node: 'gpu-a' }).evaluateAll((trs) =>
+          trs.map((tr) => tr.querySelector('[data-testid="power-target"]').dataset.value),
+        );
+        return t.length === 8 && t.every((v) => v === String(limit));
+      },
+      { timeout: 30_000, interval: 250 },
+    );
+    assert.equal(await byTest('power-row', { node: 'gpu-b', index: 0 }).getByTestId('power-target').getAttribute('data-value'), '');
+
+    // The agent's outcome as the API has it: `set` (the limit in force) or, where the agent
+    // may not set limits, `refused` marked in the row and in the alert above.
+    const g = await eventually(
+      'an outcome for gpu-a GPU 0',
+      async () => {
+        const r = await apiCall(api, 'GET', '/api/v1/power', adminToken);
+        const x = r.json.gpus.find((y) => y.node === 'gpu-a' && y.index === 0);
+        return x && x.outcome && x.outcome !== 'unchanged' ? x : null;
+      },
+      { timeout: 30_000, interval: 250 },
+    );
+    const row = byTest('power-row', { node: 'gpu-a', index: 0 });
+    await eventually(`outcome ${g.outcome} shown`, async () => (await row.getAttribute('data-outcome')) === g.outcome, { timeout: 15_000 });
+    if (g.outcome === 'refused' || g.outcome === 'error') {
+      assert.match(await row.getAttribute('class'), /\bbad\b/);
+      assert.match(await page.getByTestId('power-bad').textContent(), /gpu-a GPU 0/);
+    } else {
+      assert.equal(g.outcome, 'set', JSON.stringify(g));
+      await eventually(`${limit} W in force`, async () => (await row.getByTestId('power-in-force').getAttribute('data-value')) === String(limit), {
+        timeout: 15_000,
+      });
+      assert.equal(await page.getByTestId('power-bad').count(), 0);
+    }
+    await checkScreen('06-power-limit');
+  });
+
+  step('power: deleting the policy removes it and the targets go back to the default', async () => {
+    const prow = byTest('pp-row', { name: 'cap-a' });
+    await prow.getByTestId('pp-delete').click();
+    await prow.getByTestId('pp-delete-confirm').click();
+    await page.getByTestId('pp-empty').waitFor();
+    assert.match(await page.getByTestId('power-notice').textContent(), /cap-a deleted/);
+    const list = await apiCall(api, 'GET', '/api/v1/power/policies', adminToken);
+    assert.deepEqual(list.json.policies, []);
+    await eventually(
+      'no target on gpu-a',
+      async () => {
+        const t = await byTest('power-row', { node: 'gpu-a' }).evaluateAll((trs) =>
+          trs.map((tr) => tr.querySelector('[data-testid="power-target"]').dataset.value),
+        );
+        return t.length === 8 && t.every((v) => v === '');
+      },
+      { timeout: 30_000, interval: 250 },
+    );
+    checkClean('power policy deleted');
+  });
+
+  step('alice sees her own figures and the power table, without admin controls', async () => {
+    const own = await apiCall(api, 'GET', '/api/v1/usage?by=user', aliceToken);
+    assert.equal(own.status, 200, own.text);
+    assert.equal(own.json.user, 'alice');
+    await page.getByTestId('sign-out').click();
+    await page.getByTestId('signin-form').waitFor();
+    await signIn('alice', accounts.alice);
+    await page.getByTestId('current-user').waitFor();
+    const { json, url } = await reportFrom('user', () => navigate('#/usage'));
+    assert.equal(url.searchParams.get('user'), null, 'the UI does not ask for someone else');
+    assert.equal(json.user, 'alice');
+    await eventually('whose figures', async () =>
+      (await page.getByTestId('report-who').textContent()).trim() === "Your own figures (alice): only admins see everyone's.");
+    assert.equal(await page.getByTestId('report-user').count(), 0, 'no user filter for a non-admin');
+    assert.ok(json.rows.every((r) => r.key === 'alice'), JSON.stringify(json.rows));
+    await checkScreen('07-usage-alice');
+
+    await navLink('Power').click();
+    await page.getByTestId('power-table').waitFor();
+    assert.equal(await page.getByTestId('pp-new').count(), 0);
+    assert.equal(await page.getByTestId('pp-delete').count(), 0);
+    await checkScreen('08-power-alice');
+  });
+});
