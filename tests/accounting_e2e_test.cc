@@ -39,7 +39,7 @@ class AccountingE2E : public ::testing::Test {
   void SetUp() override {
     if (::geteuid() != 0) GTEST_SKIP() << "needs root: jobs run as nobody";
     server_ = std::make_unique<ServerProcess>(dir_.path() + "/server");
-    server_->SetEnv("ROTA_JOB_PORTS", "32500-32599");  // apart from other tests running at once
+    server_->SetEnv("ROTA_JOB_PORTS", "30000-30099");  // apart from other tests running at once
     server_->SetEnv("ROTA_ACCOUNTING_FLUSH", "1s");
     ASSERT_TRUE(server_->Start().ok()) << server_->child().Log();
     StartAgent();

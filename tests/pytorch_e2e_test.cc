@@ -81,8 +81,10 @@ class PytorchE2E : public ::testing::Test {
       GTEST_SKIP() << "/usr/bin/python3 cannot import torch (apt-get install python3-torch)";
     }
     server_ = std::make_unique<ServerProcess>(dir_.path() + "/server");
-    // Ports apart from other tests, and from this test in a suite running beside it.
-    const int first_port = 33000 + static_cast<int>(::getpid() % 50) * 40;
+    // Ports apart from other tests, from this test in a suite running beside it, and
+    // below Linux's ephemeral range (32768-60999), where any outgoing connection of a
+    // test running at the same time may hold one (seen: gloo's bind failing).
+    const int first_port = 27000 + static_cast<int>(::getpid() % 50) * 40;
     server_->SetEnv("ROTA_JOB_PORTS", std::to_string(first_port) + "-" + std::to_string(first_port + 39));
     ASSERT_TRUE(server_->Start().ok()) << server_->child().Log();
     // Node names of this test process's own (simulated processes are found by node name).

@@ -357,7 +357,7 @@ TEST(NodeLossE2E, AReturningNodeStopsTheTaskOfASupersededLaunch) {
   if (::geteuid() != 0) GTEST_SKIP() << "needs root: jobs run as nobody";
   TempDir dir;
   ServerProcess server(dir.path() + "/server");
-  server.SetEnv("ROTA_JOB_PORTS", "32500-32999");
+  server.SetEnv("ROTA_JOB_PORTS", "30500-30999");
   ASSERT_TRUE(server.Start().ok()) << server.child().Log();
   std::vector<std::unique_ptr<AgentProcess>> agents;
   // Node names of this test process's own (simulated processes are found by node name).

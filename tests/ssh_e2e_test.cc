@@ -79,7 +79,7 @@ class SshE2E : public ::testing::Test {
     ASSERT_TRUE(RunOk({"usermod", "-p", "*", kUser}).ok());
     ::chmod(dir_.path().c_str(), 0755);
     server_ = std::make_unique<ServerProcess>(dir_.path() + "/server");
-    server_->SetEnv("ROTA_JOB_PORTS", "32000-32499");
+    server_->SetEnv("ROTA_JOB_PORTS", "31500-31999");
     ASSERT_TRUE(server_->Start().ok()) << server_->child().Log();
     auto key = server_->GetJson("/api/v1/ssh-key");
     ASSERT_TRUE(key.ok()) << key.status().ToString();
