@@ -32,7 +32,8 @@ struct StoreOptions {
   // the write cache should hold those for all nodes (64 MB ~ 16k pages).
   int write_cache_mb = 64;
   int read_cache_mb = 16;
-  // WAL pages before an automatic checkpoint (SQLite's default is 1000 = 4 MB,
+  // WAL pages after a commit that make the checkpoint thread run a PASSIVE
+  // checkpoint (SQLite's automatic checkpoint, off here, defaults to 1000 = 4 MB,
   // less than one busy transaction writes).
   int wal_autocheckpoint_pages = 10'000;
   // synchronous=FULL instead of NORMAL: commits also survive power loss, at the
@@ -51,6 +52,8 @@ struct StoreStats {
   int64_t transactions = 0;      // write transactions committed
   int64_t failed_transactions = 0;
   int64_t retention_deleted_rows = 0;
+  int64_t checkpoints = 0;          // WAL checkpoints run by the checkpoint thread
+  int64_t checkpoint_failures = 0;  // ... that failed (logged; the next one retries)
 };
 
 }  // namespace rota::store

@@ -71,10 +71,7 @@ Status Configure(Db& db, const StoreOptions& opt, bool writer) {
   RETURN_IF_ERROR(
       db.Exec("PRAGMA cache_size = -" +
               std::to_string((writer ? opt.write_cache_mb : opt.read_cache_mb) * 1024)));
-  if (writer) {
-    RETURN_IF_ERROR(
-        db.Exec("PRAGMA wal_autocheckpoint = " + std::to_string(opt.wal_autocheckpoint_pages)));
-  }
+  // The writer checkpoints on a thread of its own (writer.h), not in its COMMITs.
   if (!writer) RETURN_IF_ERROR(db.Exec("PRAGMA query_only = ON"));
   return Status::Ok();
 }

@@ -64,14 +64,56 @@ std::string NodeAggregateSql() {
 
 }  // namespace
 
-Writer::Writer(Db db, const StoreOptions& options, Clock& clock)
-    : opt_(options), clock_(clock), db_(std::move(db)) {}
+Writer::Writer(Db db, Db checkpoint_db, const StoreOptions& options, Clock& clock)
+    : opt_(options), clock_(clock), db_(std::move(db)), ckpt_db_(std::move(checkpoint_db)) {}
 
 Result<std::unique_ptr<Writer>> Writer::Start(Db db, const StoreOptions& options, Clock& clock) {
-  std::unique_ptr<Writer> w(new Writer(std::move(db), options, clock));
+  ASSIGN_OR_RETURN(Db ckpt, Db::Open(db.path(), SQLITE_OPEN_READWRITE));
+  RETURN_IF_ERROR(ckpt.Exec("PRAGMA busy_timeout = " + std::to_string(options.busy_timeout_ms)));
+  RETURN_IF_ERROR(
+      ckpt.Exec(std::string("PRAGMA synchronous = ") + (options.sync_full ? "FULL" : "NORMAL")));
+  std::unique_ptr<Writer> w(new Writer(std::move(db), std::move(ckpt), options, clock));
   RETURN_IF_ERROR(w->Prepare());
+  // Replaces SQLite's automatic checkpoint (itself a WAL hook) on the write connection.
+  sqlite3_wal_hook(w->db_.raw(), &Writer::OnWalCommit, w.get());
+  w->ckpt_thread_ = std::thread([p = w.get()] { p->CheckpointLoop(); });
   w->thread_ = std::thread([p = w.get()] { p->Loop(); });
   return w;
+}
+
+int Writer::OnWalCommit(void* self, sqlite3*, const char*, int wal_pages) {
+  auto* w = static_cast<Writer*>(self);
+  if (wal_pages >= w->opt_.wal_autocheckpoint_pages) {
+    {
+      MutexLock lk(&w->ckpt_mu_);
+      w->ckpt_wanted_ = true;
+    }
+    w->ckpt_cv_.NotifyOne();
+  }
+  return SQLITE_OK;
+}
+
+void Writer::CheckpointLoop() {
+  while (true) {
+    {
+      MutexLock lk(&ckpt_mu_);
+      ckpt_cv_.Wait(&ckpt_mu_, [&]() ROTA_REQUIRES(ckpt_mu_) { return ckpt_stop_ || ckpt_wanted_; });
+      if (ckpt_stop_) return;
+      ckpt_wanted_ = false;
+    }
+    // PASSIVE: copies what no reader still needs, never waits for or blocks the
+    // writer; the writer starts the WAL again from its beginning once it is all copied.
+    const int rc =
+        sqlite3_wal_checkpoint_v2(ckpt_db_.raw(), nullptr, SQLITE_CHECKPOINT_PASSIVE, nullptr, nullptr);
+    MutexLock lk(&ckpt_mu_);
+    if (rc == SQLITE_OK) {
+      ++checkpoints_;
+    } else {
+      ++checkpoint_failures_;
+      ROTA_LOG(WARNING) << "store: WAL checkpoint failed: "
+                        << ckpt_db_.Error(rc, "checkpoint").message();
+    }
+  }
 }
 
 Status Writer::Prepare() {
@@ -124,6 +166,15 @@ Writer::~Writer() {
   }
   cv_.NotifyAll();
   if (thread_.joinable()) thread_.join();
+  {
+    MutexLock lk(&ckpt_mu_);
+    ckpt_stop_ = true;
+  }
+  ckpt_cv_.NotifyAll();
+  if (ckpt_thread_.joinable()) ckpt_thread_.join();
+  // The write connection's hook points at this object: detach it before db_ closes
+  // (closing the last connection checkpoints the whole WAL itself).
+  sqlite3_wal_hook(db_.raw(), nullptr, nullptr);
 }
 
 void Writer::Append(const std::string& node, std::vector<api::NodeSample> samples, Done done) {
@@ -198,9 +249,14 @@ Status Writer::RunRetention(int64_t now_ms) {
 }
 
 void Writer::FillStats(StoreStats* out) const {
-  MutexLock lk(&mu_);
-  *out = stats_;
-  out->queued_samples = queued_samples_;
+  {
+    MutexLock lk(&mu_);
+    *out = stats_;
+    out->queued_samples = queued_samples_;
+  }
+  MutexLock lk(&ckpt_mu_);
+  out->checkpoints = checkpoints_;
+  out->checkpoint_failures = checkpoint_failures_;
 }
 
 void Writer::Loop() {

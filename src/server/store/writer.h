@@ -2,6 +2,10 @@
 // The store's single writer: one thread that owns the write connection,
 // drains a FIFO queue of jobs and writes many of them per transaction
 // (group commit). Callbacks run on the writer thread after COMMIT.
+// WAL checkpoints run on a second thread with a connection of its own, so the
+// writer never copies WAL pages into the database file inside a COMMIT: the
+// writer's WAL hook asks for a PASSIVE checkpoint once the WAL holds
+// wal_autocheckpoint_pages pages (SQLite's automatic checkpoint is off).
 // Internal to the store; the public surface is store.h.
 
 #include <cstdint>
@@ -79,11 +83,15 @@ class Writer {
     Done done;
   };
 
-  Writer(Db db, const StoreOptions& options, Clock& clock);
+  Writer(Db db, Db checkpoint_db, const StoreOptions& options, Clock& clock);
   Status Prepare();
   Status Enqueue(Job job);  // Unavailable once stopping
   Status WaitFor(Job job);
   void Loop() ROTA_EXCLUDES(mu_);
+  // The checkpoint thread: one PASSIVE checkpoint per request, until stopped.
+  void CheckpointLoop() ROTA_EXCLUDES(ckpt_mu_);
+  // sqlite3_wal_hook callback (writer thread, after each COMMIT).
+  static int OnWalCommit(void* self, sqlite3* db, const char* name, int wal_pages);
   // Commits one batch and then calls its Done callbacks, without mu_ held.
   void WriteBatch() ROTA_EXCLUDES(mu_);
   Status WriteAppend(const Job& job, Counters* c);
@@ -111,6 +119,16 @@ class Writer {
   bool stop_ ROTA_GUARDED_BY(mu_) = false;
   StoreStats stats_ ROTA_GUARDED_BY(mu_);  // queued_samples unused
   std::thread thread_;
+
+  // Checkpoint thread state.
+  Db ckpt_db_;  // checkpoint thread only (after Start)
+  mutable Mutex ckpt_mu_;
+  CondVar ckpt_cv_;
+  bool ckpt_wanted_ ROTA_GUARDED_BY(ckpt_mu_) = false;
+  bool ckpt_stop_ ROTA_GUARDED_BY(ckpt_mu_) = false;
+  int64_t checkpoints_ ROTA_GUARDED_BY(ckpt_mu_) = 0;
+  int64_t checkpoint_failures_ ROTA_GUARDED_BY(ckpt_mu_) = 0;
+  std::thread ckpt_thread_;
 };
 
 }  // namespace rota::store
