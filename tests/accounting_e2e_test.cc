@@ -6,16 +6,23 @@
 // restart of the server (the meters are stored) and an agent restart with the
 // counter reset (a driver reload: that interval is integrated from power).
 // Reports by user, group, job, node and area through the API and the CLI;
-// users see only their own figures; bad input is refused.
+// users see only their own figures; bad input is refused. CPU package energy
+// (RAPL): the agent reads a fake powercap tree whose counter the test advances
+// while a job burns CPU; the node's CPU energy is the counter's delta and the
+// job's a share of it.
 
 #include <gtest/gtest.h>
 #include <signal.h>
 #include <sqlite3.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <thread>
 
 #include "common/clock.h"
 #include "common/time_util.h"
@@ -37,7 +44,7 @@ struct Point {
 class AccountingE2E : public ::testing::Test {
  protected:
   void SetUp() override {
-    if (::geteuid() != 0) GTEST_SKIP() << "needs root: jobs run as nobody";
+    ROTA_SKIP_UNLESS_ROOT("jobs run as nobody, in cgroups");
     server_ = std::make_unique<ServerProcess>(dir_.path() + "/server");
     server_->SetEnv("ROTA_JOB_PORTS", "30000-30099");  // apart from other tests running at once
     server_->SetEnv("ROTA_ACCOUNTING_FLUSH", "1s");
@@ -51,9 +58,13 @@ class AccountingE2E : public ::testing::Test {
     bob_ = *b;
   }
 
-  void StartAgent() {
-    agent_ = std::make_unique<AgentProcess>(dir_.path(), SimGpuNode{.name = node_, .gpus = 2}, *server_,
-                                            std::vector<std::string>{"--label", "rack=r7"});
+  // The agent reads RAPL from `powercap` (default: a directory that does not exist, so
+  // that the machine's own RAPL counters play no part).
+  void StartAgent(const std::string& powercap = "") {
+    agent_ = std::make_unique<AgentProcess>(
+        dir_.path(), SimGpuNode{.name = node_, .gpus = 2}, *server_,
+        std::vector<std::string>{"--label", "rack=r7", "--powercap-root",
+                                 powercap.empty() ? dir_.path() + "/no-powercap" : powercap});
     ASSERT_TRUE(agent_->Start().ok()) << agent_->child().Log();
     ASSERT_TRUE(WaitFor([&] { return NodeReady(*server_, node_); }, seconds(20)));
   }
@@ -248,6 +259,109 @@ TEST_F(AccountingE2E, EnergyFollowsTheCountersAcrossGapsRestartsAndResets) {
   auto user_metrics = server_->CallAs(alice_, "GET", "/metrics", "");
   ASSERT_TRUE(user_metrics.ok());
   EXPECT_EQ(user_metrics->body.find("rota_user_energy_joules_total"), std::string::npos);
+}
+
+// A fake RAPL package whose counter the test moves; written whole (rename), so the
+// agent never reads a half-written value.
+class FakeRapl {
+ public:
+  explicit FakeRapl(std::string root) : root_(std::move(root)) {
+    std::filesystem::create_directories(root_ + "/intel-rapl:0");
+    std::ofstream(root_ + "/intel-rapl:0/name") << "package-0\n";
+    std::ofstream(root_ + "/intel-rapl:0/max_energy_range_uj") << "262143328850\n";
+    Set(1'000'000'000);
+  }
+  const std::string& root() const { return root_; }
+  uint64_t uj() const { return uj_.load(); }
+  void Add(uint64_t uj) { Set(uj_.load() + uj); }
+
+ private:
+  void Set(uint64_t uj) {
+    const std::string path = root_ + "/intel-rapl:0/energy_uj";
+    std::ofstream(path + ".tmp") << uj << "\n";
+    std::filesystem::rename(path + ".tmp", path);
+    uj_ = uj;
+  }
+  std::string root_;
+  std::atomic<uint64_t> uj_{0};
+};
+
+// CPU package energy end to end: the node's CPU energy is what the counter moved
+// (within 1 %); a job burning a CPU gets a share of it by its cgroup's CPU time.
+TEST_F(AccountingE2E, CpuEnergyIsTheCountersDeltaAndTheJobGetsItsShare) {
+  // The agent without RAPL says why at registration.
+  EXPECT_EQ(NodeJson(*server_, node_).value("cpu_energy_status", "").rfind("RAPL not available: ", 0), 0u)
+      << NodeJson(*server_, node_).dump();
+  ASSERT_EQ(agent_->child().Stop(), 0);
+  FakeRapl rapl(dir_.path() + "/powercap");
+  StartAgent(rapl.root());
+  // The server has a sample of the new agent (with the counter where it started):
+  // everything the counter moves from now on is accounted.
+  ASSERT_TRUE(WaitFor(
+      [&] {
+        Json n = NodeJson(*server_, node_);
+        return n.value("cpu_energy_status", "") == "ok" && n["latest"].is_object() &&
+               n["latest"]["host"].contains("cpu_energy_mj");
+      },
+      seconds(20)))
+      << NodeJson(*server_, node_).dump();
+  const uint64_t start_uj = rapl.uj();
+
+  // 100 W while the job runs (10 J every 100 ms); the job burns one CPU for 4 s.
+  std::atomic<bool> stop{false};
+  std::thread meter([&] {
+    while (!stop.load()) {
+      rapl.Add(10'000'000);
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
+  });
+  Json spec{{"name", "cpu-burn"},
+            {"command", {"sh", "-c", "timeout 4 sh -c 'while :; do :; done'; exit 0"}},
+            {"workdir", "/tmp"},
+            {"groups", {{{"role", "worker"}, {"gpus_per_task", 1}}}}};
+  auto r = server_->CallAs(alice_, "POST", "/api/v1/jobs", spec.dump());
+  Json ended;
+  int64_t job = 0;
+  if (r.ok() && r->status == 201) {
+    job = Json::parse(r->body)["id"];
+    ended = WaitJobEnd(*server_, job, seconds(60));
+  }
+  stop = true;
+  meter.join();
+  ASSERT_TRUE(r.ok() && r->status == 201) << (r.ok() ? r->body : r.status().ToString());
+  ASSERT_EQ(ended.value("state", ""), "succeeded") << ended.dump();
+  // The counter stands still; samples taken after that carry its last value.
+  ::sleep(2);
+  ASSERT_EQ(agent_->child().Stop(), 0);  // quiet: what is stored is all there is
+  const double delta_mj = static_cast<double>(rapl.uj() - start_uj) / 1000;
+  ASSERT_GT(delta_mj, 0);
+
+  constexpr double kMjPerKwh = 3.6e9, kRounding = 1e-9 * kMjPerKwh;  // reports round to 1e-9 kWh
+  Json by_node = Usage("by=node");
+  Json node_row = Row(by_node, node_);
+  ASSERT_FALSE(node_row.empty()) << by_node.dump();
+  EXPECT_NEAR(node_row["cpu_energy_kwh"].get<double>() * kMjPerKwh, delta_mj, delta_mj * 0.01) << by_node.dump();
+  EXPECT_NEAR(node_row["total_energy_kwh"].get<double>(),
+              node_row["energy_kwh"].get<double>() + node_row["cpu_energy_kwh"].get<double>(), 2e-9);
+  Json by_job = Usage("by=job");
+  Json job_row = Row(by_job, std::to_string(job));
+  ASSERT_FALSE(job_row.empty()) << by_job.dump();
+  const double job_mj = job_row["cpu_energy_kwh"].get<double>() * kMjPerKwh;
+  EXPECT_GT(job_mj, 0) << "the job's task burned a CPU: " << by_job.dump();
+  EXPECT_LE(job_mj, delta_mj + kRounding) << by_job.dump();
+  // The job's share is alice's; users (with other, "") add up to the node.
+  Json by_user = Usage("by=user");
+  EXPECT_GE(Row(by_user, "alice").value("cpu_energy_kwh", 0.0), job_row["cpu_energy_kwh"].get<double>() - 2e-9)
+      << by_user.dump();
+  EXPECT_NEAR(by_user["total"]["cpu_energy_kwh"].get<double>(), node_row["cpu_energy_kwh"].get<double>(), 1e-8);
+  // The CLI shows it beside the GPU energy.
+  CliResult csv = RunCli({"usage", "--by", "job", "-o", "csv"}, server_->CliEnv());
+  ASSERT_EQ(csv.exit_code, 0) << csv.err;
+  EXPECT_NE(csv.out.find("GPU KWH,CPU KWH"), std::string::npos) << csv.out;
+  // Prometheus: CPU energy per user for admins.
+  auto metrics = server_->CallAs(server_->admin_token(), "GET", "/metrics", "");
+  ASSERT_TRUE(metrics.ok());
+  EXPECT_NE(metrics->body.find("rota_user_cpu_energy_joules_total{user=\"alice\"}"), std::string::npos);
 }
 
 // A reservation's energy is its GPUs' energy during its time: at least the sample

@@ -4,6 +4,8 @@
 #include <set>
 #include <utility>
 
+#include "accounting/cpu_energy.h"
+
 namespace rota::accounting {
 namespace {
 
@@ -35,14 +37,110 @@ Amounts& Amounts::operator+=(const Amounts& o) {
   estimated_mj += o.estimated_mj;
   unmeasured_ms += o.unmeasured_ms;
   idle_mj += o.idle_mj;
+  cpu_mj += o.cpu_mj;
   return *this;
 }
 
-void Ledger::Restore(const MeterKey& gpu, const MeterState& state) { meters_[gpu] = state; }
+void Ledger::Restore(const MeterKey& key, const MeterState& state) {
+  if (key.second == kCpuMeter) {
+    if (state.cpu) cpu_meters_[key.first] = *state.cpu;
+    return;
+  }
+  meters_[key] = state;
+}
 
 void Ledger::Add(const std::string& node, const api::NodeSample& sample, const NodeFacts& facts,
                  const People& people) {
   for (const auto& gpu : sample.gpus) AddGpu(node, gpu, sample.time_ms, facts, people);
+  AddCpu(node, sample.host, sample.time_ms, facts, people);
+}
+
+void Ledger::AddCpu(const std::string& node, const api::HostSample& host, int64_t time_ms,
+                    const NodeFacts& facts, const People& people) {
+  if (!host.cpu_energy_mj) return;  // no RAPL on the node, or an older agent
+  CpuMeterState cur;
+  cur.time_ms = time_ms;
+  cur.energy_mj = *host.cpu_energy_mj;
+  cur.busy_usec = host.cpu_busy_usec;
+  std::map<std::string, int64_t> job_of;  // task id -> job
+  for (const auto& t : host.cpu_tasks) {
+    cur.task_usec[t.id] = t.usage_usec;
+    job_of[t.id] = t.job_id;
+  }
+  const MeterKey mk{node, kCpuMeter};
+  auto it = cpu_meters_.find(node);
+  if (it == cpu_meters_.end()) {
+    cpu_meters_[node] = cur;
+    pending_.meters[mk] = MeterState{"", {}, cur};
+    return;
+  }
+  if (time_ms <= it->second.time_ms) return;  // a replayed or reordered sample
+  const CpuMeterState prev = std::exchange(it->second, cur);
+  pending_.meters[mk] = MeterState{"", {}, std::move(cur)};
+  const CpuMeterState& now = it->second;
+  const int64_t from = prev.time_ms, to = time_ms;
+  if (to - from > options_.max_interval_ms) return;  // too long to attribute
+  // A counter that went back: the agent restarted (its meter starts from 0).
+  if (now.energy_mj < prev.energy_mj) return;
+  const uint64_t energy = now.energy_mj - prev.energy_mj;
+  // mJ per ms is W.
+  if (static_cast<double>(energy) / static_cast<double>(to - from) > options_.max_cpu_watts) return;
+
+  const uint64_t busy = prev.busy_usec && now.busy_usec && *now.busy_usec >= *prev.busy_usec
+                            ? *now.busy_usec - *prev.busy_usec
+                            : 0;
+  std::map<std::string, uint64_t> task_usec;
+  for (const auto& [id, usec] : now.task_usec) {
+    auto p = prev.task_usec.find(id);
+    if (p == prev.task_usec.end() || usec < p->second) continue;  // new, or counter went back
+    task_usec[id] = usec - p->second;
+  }
+  const CpuEnergyShares shares = AttributeCpuEnergy(energy, busy, task_usec);
+
+  // Each job's share, and whose it is.
+  struct Share {
+    const Holding* holder = nullptr;
+    uint64_t mj = 0;
+  };
+  std::map<int64_t, Share> by_job;  // job 0: other
+  by_job[0].mj = shares.other_mj;
+  for (const auto& [id, mj] : shares.tasks_mj) {
+    const int64_t job = job_of.at(id);
+    const Holding* holder = nullptr;
+    for (const auto& h : facts.holdings) {
+      if (h.job_id == job) {
+        holder = &h;
+        break;
+      }
+    }
+    Share& share = by_job[holder != nullptr ? job : 0];
+    share.holder = holder;
+    share.mj += mj;
+  }
+
+  // Cut at bucket edges, pro rata to time.
+  std::vector<int64_t> cuts{from};
+  const int64_t bucket = options_.bucket_ms;
+  for (int64_t edge = (from / bucket + 1) * bucket; edge < to; edge += bucket) cuts.push_back(edge);
+  cuts.push_back(to);
+  const double span = static_cast<double>(to - from);
+  for (size_t i = 0; i + 1 < cuts.size(); ++i) {
+    const double part = static_cast<double>(cuts[i + 1] - cuts[i]) / span;
+    for (const auto& [job, share] : by_job) {
+      if (share.mj == 0) continue;
+      Key key;
+      key.bucket_ms = cuts[i] / bucket * bucket;
+      key.node = node;
+      if (share.holder != nullptr) {
+        key.job_id = job;
+        key.user = share.holder->user;
+        key.group = GroupOf(key.user, people);
+      }
+      Amounts a;
+      a.cpu_mj = static_cast<double>(share.mj) * part;
+      Credit(key, a);
+    }
+  }
 }
 
 void Ledger::AddGpu(const std::string& node, const api::GpuSample& gpu, int64_t time_ms,

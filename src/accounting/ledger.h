@@ -19,6 +19,18 @@
 // A sample not newer than the GPU's previous one (a replay) is ignored, so the
 // same sample counted twice counts once. An interval longer than
 // max_interval_ms is not accounted (the meter restarts there).
+//
+// CPU package energy (RAPL), per node, from samples whose host carries
+// cpu_energy_mj: between two consecutive such samples, the counter's delta is
+// split by CPU time (cpu_energy.h) between the tasks present at both ends (the
+// delta of each one's cgroup CPU time; a task whose counter went back gets
+// nothing that interval) and "other" (idle power, processes outside tasks,
+// rounding). A task's share goes to its job (the job's holding names the user;
+// a job not in the holdings counts as other); other goes to the node with no job
+// and no user. The interval is cut at bucket edges like a GPU's, pro rata to
+// time. A counter that went back (the agent restarted) or advanced faster than
+// max_cpu_watts adds nothing: the meter restarts there. Samples without
+// cpu_energy_mj change nothing.
 
 #include <compare>
 #include <cstdint>
@@ -83,16 +95,29 @@ struct Amounts {
   double estimated_mj = 0;   // ... estimated across a gap
   double unmeasured_ms = 0;  // time with no energy reading
   double idle_mj = 0;        // energy while no process was on the GPU
+  double cpu_mj = 0;         // CPU package energy (RAPL), not part of energy_mj
   Amounts& operator+=(const Amounts& o);
 };
 
-// Where a GPU's meter stands (stored with the amounts it led to, so a restart
-// continues from it).
+// Where a node's CPU meter stands: the CPU readings of its last sample.
+struct CpuMeterState {
+  int64_t time_ms = 0;
+  uint64_t energy_mj = 0;                      // the agent's package energy counter
+  std::optional<uint64_t> busy_usec;           // the node's busy CPU time since boot
+  std::map<std::string, uint64_t> task_usec;   // task id -> its cgroup's CPU time
+  bool operator==(const CpuMeterState&) const = default;
+};
+
+// Where a GPU's meter, or a node's CPU meter, stands (stored with the amounts it
+// led to, so a restart continues from it).
 struct MeterState {
   std::string uuid;
   Reading last;
+  std::optional<CpuMeterState> cpu;  // set for MeterKey{node, kCpuMeter} only
 };
-using MeterKey = std::pair<std::string, uint32_t>;  // node, GPU index
+using MeterKey = std::pair<std::string, uint32_t>;  // node, GPU index or kCpuMeter
+// The MeterKey index of a node's CPU meter (GPU indices are below api::kMaxGpusPerNode).
+inline constexpr uint32_t kCpuMeter = 0xFFFFFFFF;
 
 struct LedgerOptions {
   int64_t bucket_ms = 3'600'000;
@@ -100,16 +125,21 @@ struct LedgerOptions {
   // A longer interval (a node off for days, a clock set wrong) is not accounted:
   // the meter starts again from the later sample.
   int64_t max_interval_ms = 86'400'000;
+  // A node's CPU package energy counter advancing faster than this (watts, all its
+  // packages) has been reset or replaced: the interval adds nothing.
+  double max_cpu_watts = 20'000;
 };
 
 class Ledger {
  public:
   explicit Ledger(LedgerOptions options = {}) : options_(options) {}
 
-  // Continues a GPU's meter from a stored state (at start).
-  void Restore(const MeterKey& gpu, const MeterState& state);
+  // Continues a GPU's meter, or a node's CPU meter (key {node, kCpuMeter}, with
+  // state.cpu set), from a stored state (at start).
+  void Restore(const MeterKey& key, const MeterState& state);
 
-  // Accounts every GPU of `sample` of `node` since its previous sample.
+  // Accounts every GPU of `sample` of `node`, and the node's CPU energy, since its
+  // previous sample.
   void Add(const std::string& node, const api::NodeSample& sample, const NodeFacts& facts,
            const People& people);
 
@@ -131,10 +161,13 @@ class Ledger {
  private:
   void AddGpu(const std::string& node, const api::GpuSample& gpu, int64_t time_ms,
               const NodeFacts& facts, const People& people);
+  void AddCpu(const std::string& node, const api::HostSample& host, int64_t time_ms,
+              const NodeFacts& facts, const People& people);
   void Credit(const Key& key, const Amounts& a);
 
   LedgerOptions options_;
   std::map<MeterKey, MeterState> meters_;
+  std::map<std::string, CpuMeterState> cpu_meters_;  // by node
   Pending pending_;
   std::map<std::string, Amounts> by_user_, by_group_, by_node_;
 };

@@ -215,5 +215,134 @@ TEST(LedgerTest, PutBackMergesWithNewerAmounts) {
   EXPECT_EQ(all.meters.at({"n1", 0}).last.time_ms, 2000);
 }
 
+// --- CPU package energy (RAPL) ---
+
+api::NodeSample CpuSample(int64_t time_ms, uint64_t energy_mj, std::optional<uint64_t> busy_usec,
+                          std::vector<api::CpuTaskSample> tasks = {}) {
+  api::NodeSample s;
+  s.time_ms = time_ms;
+  s.host.cpu_energy_mj = energy_mj;
+  s.host.cpu_busy_usec = busy_usec;
+  s.host.cpu_tasks = std::move(tasks);
+  return s;
+}
+
+double CpuOf(const std::map<Key, Amounts>& rows, const std::function<bool(const Key&)>& match) {
+  return Sum(rows, match).cpu_mj;
+}
+
+TEST(LedgerCpuTest, AJobsTaskGetsTheEnergyTimesItsCpuShareAndOtherTheRest) {
+  Ledger ledger;
+  NodeFacts facts;
+  facts.holdings.push_back({7, "alice", {0}, 0, 0});
+  People people;
+  people.group_of_user["alice"] = "ml";
+  ledger.Add("n1", CpuSample(10'000, 5'000, 1'000'000, {{"job-7.r0.w-0", 7, 100}, {"job-8.r0.w-0", 8, 0}}),
+             facts, people);
+  // 300 J over a second; 2 CPU-seconds busy, of which job 7's task used 1 and job 8's
+  // (not held: not known to the server) 0.5. A task not in the first sample counts
+  // from the next one.
+  ledger.Add("n1",
+             CpuSample(11'000, 305'000, 3'000'000,
+                       {{"job-7.r0.w-0", 7, 1'000'100}, {"job-8.r0.w-0", 8, 500'000}, {"job-9.r0.w-0", 9, 9'999}}),
+             facts, people);
+  auto pending = ledger.Take();
+  EXPECT_EQ(CpuOf(pending.rows, [](const Key& k) { return k.job_id == 7; }), 150'000);
+  EXPECT_EQ(CpuOf(pending.rows, [](const Key& k) { return k.job_id == 0 && k.user.empty(); }), 150'000);
+  // The shares add up to the counter's delta exactly.
+  EXPECT_EQ(CpuOf(pending.rows, [](const Key&) { return true; }), 300'000);
+  for (const auto& [k, a] : pending.rows) {
+    EXPECT_EQ(k.node, "n1");
+    EXPECT_NE(k.job_id, 8);
+    EXPECT_NE(k.job_id, 9);
+    if (k.job_id == 7) {
+      EXPECT_EQ(k.user, "alice");
+      EXPECT_EQ(k.group, "ml");
+    }
+    // CPU energy is kept apart from GPU time and energy.
+    EXPECT_EQ(a.gpu_ms, 0);
+    EXPECT_EQ(a.energy_mj, 0);
+  }
+  EXPECT_EQ(ledger.TotalsByUser().at("alice").cpu_mj, 150'000);
+  EXPECT_EQ(ledger.TotalsByNode().at("n1").cpu_mj, 300'000);
+  const MeterState& meter = pending.meters.at({"n1", kCpuMeter});
+  ASSERT_TRUE(meter.cpu.has_value());
+  EXPECT_EQ(meter.cpu->energy_mj, 305'000u);
+  EXPECT_EQ(meter.cpu->task_usec.at("job-9.r0.w-0"), 9'999u);
+
+  // A task whose counter went back (its cgroup made again) gets nothing that interval.
+  ledger.Add("n1", CpuSample(12'000, 405'000, 4'000'000, {{"job-7.r0.w-0", 7, 10}, {"job-9.r0.w-0", 9, 9'999}}),
+             facts, people);
+  auto next = ledger.Take();
+  EXPECT_EQ(CpuOf(next.rows, [](const Key& k) { return k.job_id == 7; }), 0);
+  EXPECT_EQ(CpuOf(next.rows, [](const Key&) { return true; }), 100'000);
+}
+
+TEST(LedgerCpuTest, ACounterResetOrAnImplausibleJumpAddsNothingAndTheBaselineRestarts) {
+  Ledger ledger;
+  ledger.Add("n1", CpuSample(1'000, 900'000, 0), {}, {});
+  ledger.Add("n1", CpuSample(2'000, 1'000, 0), {}, {});  // the agent restarted: from 0 again
+  EXPECT_EQ(CpuOf(ledger.Take().rows, [](const Key&) { return true; }), 0);
+  ledger.Add("n1", CpuSample(3'000, 201'000, 0), {}, {});
+  EXPECT_EQ(CpuOf(ledger.Take().rows, [](const Key&) { return true; }), 200'000);
+  // 30 MJ in a second: 30 MW.
+  ledger.Add("n1", CpuSample(4'000, 30'000'201'000, 0), {}, {});
+  EXPECT_EQ(CpuOf(ledger.Take().rows, [](const Key&) { return true; }), 0);
+  ledger.Add("n1", CpuSample(5'000, 30'000'301'000, 0), {}, {});
+  EXPECT_EQ(CpuOf(ledger.Take().rows, [](const Key&) { return true; }), 100'000);
+  // Replays and older samples count once.
+  ledger.Add("n1", CpuSample(5'000, 30'000'301'000, 0), {}, {});
+  ledger.Add("n1", CpuSample(4'500, 30'000'251'000, 0), {}, {});
+  EXPECT_TRUE(ledger.Take().rows.empty());
+  // An interval longer than max_interval_ms is not accounted; the meter restarts there.
+  ledger.Add("n1", CpuSample(5'000 + 2 * 86'400'000LL, 30'100'301'000, 0), {}, {});
+  EXPECT_EQ(CpuOf(ledger.Take().rows, [](const Key&) { return true; }), 0);
+}
+
+TEST(LedgerCpuTest, ABucketEdgeSplitsCpuEnergyProRata) {
+  Ledger ledger;
+  NodeFacts facts;
+  facts.holdings.push_back({7, "alice", {0}, 0, 0});
+  ledger.Add("n1", CpuSample(kHour - 250, 0, 0, {{"job-7.r0.w-0", 7, 0}}), facts, {});
+  // 1000 mJ, all of the busy time the job's.
+  ledger.Add("n1", CpuSample(kHour + 750, 1'000, 1'000'000, {{"job-7.r0.w-0", 7, 1'000'000}}), facts, {});
+  auto rows = ledger.Take().rows;
+  EXPECT_DOUBLE_EQ(CpuOf(rows, [](const Key& k) { return k.job_id == 7 && k.bucket_ms == 0; }), 250);
+  EXPECT_DOUBLE_EQ(CpuOf(rows, [](const Key& k) { return k.job_id == 7 && k.bucket_ms == kHour; }), 750);
+  EXPECT_DOUBLE_EQ(CpuOf(rows, [](const Key& k) { return k.job_id == 0; }), 0);
+}
+
+TEST(LedgerCpuTest, SamplesWithoutCpuEnergyChangeNothing) {
+  Ledger ledger;
+  ledger.Add("n1", Sample(0, {Gpu(0, 0, 100'000)}), {}, {});
+  ledger.Add("n1", Sample(1000, {Gpu(0, 100'000, 100'000)}), {}, {});
+  auto pending = ledger.Take();
+  EXPECT_EQ(Sum(pending.rows, [](const Key&) { return true; }).cpu_mj, 0);
+  EXPECT_EQ(pending.meters.count({"n1", kCpuMeter}), 0u);
+  // Nor does one between two that carry it: the meter spans it.
+  ledger.Add("n1", CpuSample(2'000, 1'000, 0), {}, {});
+  ledger.Add("n1", Sample(3'000, {Gpu(0, 300'000, 100'000)}), {}, {});
+  ledger.Add("n1", CpuSample(4'000, 51'000, 0), {}, {});
+  EXPECT_EQ(CpuOf(ledger.Take().rows, [](const Key&) { return true; }), 50'000);
+}
+
+TEST(LedgerCpuTest, ARestoredCpuMeterContinuesWithItsTasks) {
+  Ledger ledger;
+  NodeFacts facts;
+  facts.holdings.push_back({7, "alice", {0}, 0, 0});
+  ledger.Add("n1", CpuSample(1'000, 10'000, 1'000'000, {{"job-7.r0.w-0", 7, 500}}), facts, {});
+  auto stored = ledger.Take().meters;
+  ASSERT_EQ(stored.count({"n1", kCpuMeter}), 1u);
+
+  // A new ledger (server restart) continues from the stored meter: the energy used
+  // while it was down is split with the tasks' CPU time over the same time.
+  Ledger restarted;
+  for (const auto& [key, meter] : stored) restarted.Restore(key, meter);
+  restarted.Add("n1", CpuSample(61'000, 610'000, 5'000'000, {{"job-7.r0.w-0", 7, 1'000'500}}), facts, {});
+  auto rows = restarted.Take().rows;
+  EXPECT_EQ(CpuOf(rows, [](const Key& k) { return k.job_id == 7; }), 150'000);
+  EXPECT_EQ(CpuOf(rows, [](const Key&) { return true; }), 600'000);
+}
+
 }  // namespace
 }  // namespace rota::accounting

@@ -18,6 +18,8 @@ double Round(double v, double unit) { return std::round(v / unit) * unit; }
 api::Json FiguresJson(const ReportLine& line, const Prices& prices) {
   const Amounts& a = line.amounts;
   const double kwh = a.energy_mj / kMjPerKwh;
+  const double cpu_kwh = a.cpu_mj / kMjPerKwh;
+  const double total_kwh = kwh + cpu_kwh;  // what cost and CO2 are computed from
   const double gpu_hours = a.gpu_ms / kMsPerHour;
   api::Json j = {
       {"gpu_hours", Round(gpu_hours, 1e-6)},
@@ -27,6 +29,8 @@ api::Json FiguresJson(const ReportLine& line, const Prices& prices) {
       {"idle_gpu_hours", Round((a.gpu_ms - a.busy_ms) / kMsPerHour, 1e-6)},
       {"reserved_idle_gpu_hours", Round(line.reserved_idle_ms / kMsPerHour, 1e-6)},
       {"energy_kwh", Round(kwh, 1e-9)},
+      {"cpu_energy_kwh", Round(cpu_kwh, 1e-9)},
+      {"total_energy_kwh", Round(total_kwh, 1e-9)},
       {"idle_energy_kwh", Round(line.idle_energy_mj / kMjPerKwh, 1e-9)},
       {"unmeasured_gpu_hours", Round(a.unmeasured_ms / kMsPerHour, 1e-6)},
   };
@@ -42,10 +46,10 @@ api::Json FiguresJson(const ReportLine& line, const Prices& prices) {
   }
   j["energy_method"] = method;
   if (prices.price_per_kwh > 0 || prices.price_per_gpu_hour > 0) {
-    j["cost"] = Round(kwh * prices.price_per_kwh + gpu_hours * prices.price_per_gpu_hour, 1e-4);
+    j["cost"] = Round(total_kwh * prices.price_per_kwh + gpu_hours * prices.price_per_gpu_hour, 1e-4);
     j["currency"] = prices.currency;
   }
-  if (prices.co2_g_per_kwh > 0) j["co2_kg"] = Round(kwh * prices.co2_g_per_kwh / 1000, 1e-6);
+  if (prices.co2_g_per_kwh > 0) j["co2_kg"] = Round(total_kwh * prices.co2_g_per_kwh / 1000, 1e-6);
   return j;
 }
 

@@ -4,10 +4,12 @@
 // Per row (GPU-hours are GPU time; "used" weights it by utilisation):
 //   gpu_hours, busy_gpu_hours (a process on the GPU), used_gpu_hours,
 //   avg_util_pct (used / gpu), idle_gpu_hours, reserved_idle_gpu_hours,
-//   energy_kwh, idle_energy_kwh (GPUs with no process and no job),
-//   energy_method (counter | integrated | estimated | mixed | none) with
-//   energy_shares {counter, integrated, estimated}, unmeasured_gpu_hours, and
-//   cost / co2_kg when prices are configured.
+//   energy_kwh (the GPUs'), idle_energy_kwh (GPUs with no process and no job),
+//   energy_method (counter | integrated | estimated | mixed | none, of the GPU
+//   energy) with energy_shares {counter, integrated, estimated},
+//   unmeasured_gpu_hours, cpu_energy_kwh (CPU packages, RAPL), total_energy_kwh
+//   (GPU + CPU), and cost / co2_kg when prices are configured, from the total
+//   energy (cost also from gpu_hours).
 
 #include <cstdint>
 #include <map>

@@ -83,7 +83,8 @@ void Agent::Run(const std::atomic<bool>& stop) {
     int64_t now = clock_->MonotonicMs();
     if (now >= next_sample) {
       lock.Unlock();
-      auto sample = collector_->Sample();
+      // The job tasks' cgroups: their CPU time splits the CPU energy.
+      auto sample = collector_->Sample(tasks_ ? tasks_->RunningTaskCgroups() : std::vector<TaskCgroups>{});
       lock.Lock();
       if (sample.ok()) {
         buffer_.Push(std::move(*sample));

@@ -8,6 +8,7 @@
 #include <atomic>
 #include <cstdlib>
 #include <iostream>
+#include <memory>
 #include <thread>
 #include <vector>
 
@@ -21,6 +22,7 @@
 #include "common/time_util.h"
 #include "gpu/gpu_provider.h"
 #include "host/host_monitor.h"
+#include "host/rapl.h"
 
 namespace rota::agent {
 namespace {
@@ -153,8 +155,19 @@ int RunAgent(const AgentFlags& flags) {
   sigaddset(&signals, SIGTERM);
   pthread_sigmask(SIG_BLOCK, &signals, nullptr);
 
+  // CPU package energy: read once here so that the server is told at registration
+  // whether samples will carry it, and why not (the collector logs it).
+  std::unique_ptr<host::RaplMeter> rapl;
+  if (flags.powercap_root.empty()) {
+    info.cpu_energy_status = "not reported: --powercap-root is empty";
+    ROTA_LOG(INFO) << "no CPU energy in samples: --powercap-root is empty";
+  } else {
+    rapl = std::make_unique<host::RaplMeter>(flags.powercap_root, RealClock::Get());
+    auto first = rapl->Read();
+    info.cpu_energy_status = first.ok() ? "ok" : first.status().message();
+  }
   host::HostMonitor host_monitor;
-  Collector collector(gpus.get(), &host_monitor, &RealClock::Get());
+  Collector collector(gpus.get(), &host_monitor, &RealClock::Get(), rapl.get());
   Agent agent(options, info, &collector, &RealClock::Get());
   // GPUs whose power limit an earlier run changed and did not restore (it was
   // killed) get their default back before the server says what they should have.

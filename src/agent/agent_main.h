@@ -19,6 +19,8 @@ struct AgentFlags {
   std::string server_timeout = "20s";
   std::vector<std::string> labels;  // KEY=VALUE
   std::string nvml_library = "libnvidia-ml.so.1";
+  // RAPL's powercap tree (CPU package energy); "" reports none.
+  std::string powercap_root = "/sys/class/powercap";
   std::string log_level;
 };
 

@@ -8,6 +8,8 @@
 #include <chrono>
 #include <cmath>
 #include <cstring>
+#include <filesystem>
+#include <set>
 #include <thread>
 
 #include "common/file_util.h"
@@ -67,9 +69,13 @@ Result<std::vector<std::string>> CreateTaskCgroups(const std::string& root, cons
     return std::vector<std::string>{dir};
   }
   std::vector<std::string> dirs;
-  for (const char* controller : {"cpu", "memory"}) {
+  std::set<std::string> hierarchies;  // resolved: cpu and cpuacct are often one ("cpu,cpuacct")
+  for (const char* controller : {"cpu", "cpuacct", "memory"}) {
     const std::string hierarchy = root + "/" + controller;
     if (!Exists(hierarchy + "/cgroup.procs")) continue;
+    std::error_code ec;
+    const std::string resolved = std::filesystem::canonical(hierarchy, ec).string();
+    if (!hierarchies.insert(ec ? hierarchy : resolved).second) continue;
     RETURN_IF_ERROR(MakeDir(hierarchy + "/rota"));
     const std::string dir = hierarchy + "/rota/" + id;
     RETURN_IF_ERROR(MakeLeaf(dir));

@@ -5,8 +5,10 @@
 // current GPU servers) and v1 (separate cpu and memory hierarchies) behind one
 // interface:
 //   v2: ROOT/rota/<id>/            cpu.max, memory.max, cgroup.procs
-//   v1: ROOT/{cpu,memory}/rota/<id>/   cpu.cfs_quota_us + cpu.cfs_period_us,
-//                                      memory.limit_in_bytes, cgroup.procs
+//   v1: ROOT/{cpu,cpuacct,memory}/rota/<id>/   cpu.cfs_quota_us + cpu.cfs_period_us,
+//                                      cpuacct.usage (the task's CPU time, for
+//                                      CPU energy), memory.limit_in_bytes, cgroup.procs
+//       (one directory for cpu and cpuacct when they share a hierarchy)
 // Creating cgroups needs root (or a delegated subtree); without, tasks run
 // without one (the caller logs why).
 
@@ -20,6 +22,13 @@
 
 namespace rota::agent {
 
+// A running job task's cgroups, for its CPU time (host::ReadTaskCpuUsageUsec).
+struct TaskCgroups {
+  std::string id;       // task id
+  int64_t job_id = 0;   // its rota job
+  std::vector<std::string> dirs;
+};
+
 struct CgroupLimits {
   double cpus = 0;            // CPU time in cores (0.5 = half a core); 0: no limit
   uint64_t memory_bytes = 0;  // 0: no limit
@@ -27,7 +36,8 @@ struct CgroupLimits {
 
 // Creates the cgroup(s) named `id` (unique on the host: several agents may
 // share one) under `root` (e.g. /sys/fs/cgroup) with
-// `limits` and returns their directories (one for v2; cpu and memory for v1).
+// `limits` and returns their directories (one for v2; cpu, cpuacct and memory for
+// v1, those of them that are mounted).
 // Unavailable when `root` offers neither layout or cannot be written.
 Result<std::vector<std::string>> CreateTaskCgroups(const std::string& root, const std::string& id,
                                                    const CgroupLimits& limits);

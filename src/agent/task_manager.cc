@@ -89,6 +89,7 @@ TaskManager::TaskManager(std::vector<std::string> shim_argv, std::string state_d
   for (const auto& id : runner_.Adopt()) {
     ROTA_LOG(INFO) << "task " << id << ": adopted";
     live_.insert(id);
+    TrackCgroups(id);  // untracked again by the first poll if it ended meanwhile
   }
   thread_ = std::thread([this] { Run(); });
 }
@@ -127,6 +128,27 @@ void TaskManager::OnDisconnected() {
     outage_began_ = true;
   }
   cv_.NotifyAll();
+}
+
+std::vector<TaskCgroups> TaskManager::RunningTaskCgroups() const {
+  MutexLock lock(&cgroups_mu_);
+  std::vector<TaskCgroups> out;
+  out.reserve(cgroups_.size());
+  for (const auto& [id, c] : cgroups_) out.push_back(c);
+  return out;
+}
+
+void TaskManager::TrackCgroups(const std::string& id) {
+  std::vector<std::string> dirs = runner_.Cgroups(id);
+  const std::optional<int64_t> job = api::JobNumberOfTaskId(id);
+  if (dirs.empty() || !job) return;  // no cgroup (not root), or not a rota job's task
+  MutexLock lock(&cgroups_mu_);
+  cgroups_[id] = TaskCgroups{id, *job, std::move(dirs)};
+}
+
+void TaskManager::UntrackCgroups(const std::string& id) {
+  MutexLock lock(&cgroups_mu_);
+  cgroups_.erase(id);
 }
 
 void TaskManager::OnRegistered() {
@@ -192,6 +214,7 @@ void TaskManager::Start(const api::TaskSpec& spec) {
   if (!st.ok()) return refuse(st.status().message());
   ROTA_LOG(INFO) << "task " << spec.id << ": started, pid " << st->pid;
   live_.insert(spec.id);
+  TrackCgroups(spec.id);
   starting_ids_.insert(spec.id);
   if (const pid_t shim = runner_.ShimPid(spec.id); shim > 0 && exits_.Watch(shim))
     shim_ids_[shim] = spec.id;
@@ -269,7 +292,10 @@ bool TaskManager::Poll(const std::vector<std::string>& ids, bool send_all) {
       continue;
     }
     starting_ids_.erase(id);
-    if (r.state != "running") live_.erase(id);
+    if (r.state != "running") {
+      live_.erase(id);
+      UntrackCgroups(id);
+    }
     if (send_all || it == last_.end() || !SameReport(it->second, r)) msg.tasks.push_back(r);
     last_[id] = r;
   }

@@ -50,6 +50,9 @@ class TaskManager {
   void OnLogs(api::TaskLogsMsg m);
   // The agent (re)registered: every task is reported again.
   void OnRegistered();
+  // The running tasks of rota jobs that have cgroups (tasks adopted at start
+  // included), in task id order. Any thread; a copy of a small map.
+  std::vector<TaskCgroups> RunningTaskCgroups() const ROTA_EXCLUDES(cgroups_mu_);
   // The connection to the server was lost (OnRegistered ends the outage). A
   // task whose spec sets stop_after_disconnect_ms gets SIGTERM once the outage
   // lasts that long, and SIGKILL kStopGraceMs later; its end is reported with
@@ -70,6 +73,9 @@ class TaskManager {
   // began at `since_ms` (-1: connected); returns when it next needs to act
   // (monotonic ms; -1 never).
   int64_t StopDisconnected(int64_t since_ms) ROTA_EXCLUDES(mu_);
+  // Adds a task that runs to RunningTaskCgroups (when it has cgroups), or removes one.
+  void TrackCgroups(const std::string& id) ROTA_EXCLUDES(cgroups_mu_);
+  void UntrackCgroups(const std::string& id) ROTA_EXCLUDES(cgroups_mu_);
 
   TaskRunner runner_;  // used by the thread only
   SendFn send_;
@@ -96,6 +102,8 @@ class TaskManager {
   int64_t disconnected_since_ms_ ROTA_GUARDED_BY(mu_) = -1;  // monotonic; -1 connected
   bool outage_began_ ROTA_GUARDED_BY(mu_) = false;           // wakes the thread to plan the stops
   bool stop_ ROTA_GUARDED_BY(mu_) = false;
+  mutable Mutex cgroups_mu_;  // taken alone, never with mu_
+  std::map<std::string, TaskCgroups> cgroups_ ROTA_GUARDED_BY(cgroups_mu_);  // by task id
   ExitWatcher exits_;   // before thread_: its callback takes mu_
   std::thread thread_;  // last
 };

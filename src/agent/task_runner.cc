@@ -150,6 +150,7 @@ Result<TaskStatus> TaskRunner::Start(const TaskRequest& r) {
   }
   pid_t shim = *spawned;
   shims_[r.id] = shim;
+  if (!s.cgroups.empty()) cgroups_[r.id] = s.cgroups;
   // The shim writes the pid before it waits; a start failure writes the status.
   for (int i = 0; wait_for_start_ && i < 1000; ++i) {
     if (ReadPid(s.pid_path) || ReadExit(s.status_path)) break;
@@ -241,7 +242,13 @@ Status TaskRunner::Remove(const std::string& id) {
   std::filesystem::remove_all(Dir(id), ec);
   if (ec) return Status::IoError("cannot remove " + Dir(id) + ": " + ec.message());
   shims_.erase(id);
+  cgroups_.erase(id);
   return Status::Ok();
+}
+
+std::vector<std::string> TaskRunner::Cgroups(const std::string& id) const {
+  auto it = cgroups_.find(id);
+  return it == cgroups_.end() ? std::vector<std::string>{} : it->second;
 }
 
 std::vector<std::string> TaskRunner::Ids() const {
@@ -259,6 +266,11 @@ std::vector<std::string> TaskRunner::Adopt() {
     if (!ValidId(id) || shims_.count(id)) continue;
     shims_[id] = 0;
     out.push_back(id);
+    if (auto text = ReadFile(Dir(id) + "/spec.json"); text.ok()) {
+      auto j = api::ParseJson(*text);
+      auto spec = j.ok() ? ShimSpecFromJson(*j) : Result<ShimSpec>(j.status());
+      if (spec.ok() && !spec->cgroups.empty()) cgroups_[id] = spec->cgroups;
+    }
   }
   ::closedir(d);
   std::sort(out.begin(), out.end());

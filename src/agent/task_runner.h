@@ -88,6 +88,9 @@ class TaskRunner {
   pid_t ShimPid(const std::string& id) const;
   // The ids of every known task, sorted.
   std::vector<std::string> Ids() const;
+  // The cgroup directories of a task (made at its start; for an adopted task, read
+  // from its spec), empty when it has none or is not known.
+  std::vector<std::string> Cgroups(const std::string& id) const;
   // Paths of a task's logs.
   std::string StdoutPath(const std::string& id) const;
   std::string StderrPath(const std::string& id) const;
@@ -99,6 +102,7 @@ class TaskRunner {
   std::string cgroup_root_ = "/sys/fs/cgroup";
   bool wait_for_start_ = true;
   std::map<std::string, pid_t> shims_;  // id -> shim pid (0: adopted, not our child)
+  std::map<std::string, std::vector<std::string>> cgroups_;  // id -> its cgroup directories
 };
 
 }  // namespace rota::agent

@@ -18,6 +18,7 @@
 #include "common/file_util.h"
 #include "common/process.h"
 #include "common/test_util.h"
+#include "host/rapl.h"
 
 namespace rota::agent {
 namespace {
@@ -243,6 +244,7 @@ TEST(TaskRunnerTest, RunsAsTheJobOwner) {
 
 TEST(TaskRunnerTest, ARestartedAgentReadoptsRunningAndFinishedTasks) {
   TempDir dir;
+  std::vector<std::string> slow_cgroups;
   {
     TaskRunner first = MakeRunner(dir.path());
     TaskRequest quick;
@@ -254,9 +256,12 @@ TEST(TaskRunnerTest, ARestartedAgentReadoptsRunningAndFinishedTasks) {
     slow.id = "slow";
     slow.argv = {"/bin/sh", "-c", "sleep 0.5; exit 5"};
     ASSERT_TRUE(first.Start(slow).ok());
+    slow_cgroups = first.Cgroups("slow");
   }  // the agent goes away; the tasks do not
   TaskRunner second = MakeRunner(dir.path());
   EXPECT_EQ(second.Adopt(), (std::vector<std::string>{"quick", "slow"}));
+  // Its cgroups (none when not root) are known again, for its CPU time.
+  EXPECT_EQ(second.Cgroups("slow"), slow_cgroups);
   auto quick = second.Poll("quick");
   ASSERT_TRUE(quick.ok());
   EXPECT_EQ(quick->state, TaskState::kExited);
@@ -310,6 +315,8 @@ TEST(TaskRunnerTest, CgroupHoldsLimitsAndCancelReachesEscapedDescendants) {
     })) << c;
     if (c.find("/cpu/") != std::string::npos) {
       EXPECT_EQ(*ReadFile(c + "/cpu.cfs_quota_us"), "50000\n");
+    } else if (c.find("/cpuacct/") != std::string::npos) {
+      EXPECT_TRUE(ReadFile(c + "/cpuacct.usage").ok()) << c;
     } else if (c.find("/memory/") != std::string::npos) {
       EXPECT_EQ(*ReadFile(c + "/memory.limit_in_bytes"), std::to_string(256ull << 20) + "\n");
     } else {  // v2
@@ -317,6 +324,10 @@ TEST(TaskRunnerTest, CgroupHoldsLimitsAndCancelReachesEscapedDescendants) {
       EXPECT_EQ(*ReadFile(c + "/memory.max"), std::to_string(256ull << 20) + "\n");
     }
   }
+  // Its CPU time is counted (v1: by the cpuacct cgroup), for CPU energy.
+  EXPECT_EQ(r.Cgroups("cg"), cgroups);
+  auto usage = host::ReadTaskCpuUsageUsec(cgroups);
+  EXPECT_TRUE(usage.ok()) << usage.status().ToString();
   pid_t bg = WaitPidFile(dir.path() + "/bg");
   ASSERT_GT(bg, 1);
   ASSERT_TRUE(r.Signal("cg", SIGTERM).ok());

@@ -3,6 +3,9 @@
 #include <cctype>
 #include <cmath>
 #include <limits>
+#include <set>
+
+#include "api/task_protocol.h"
 
 namespace rota::api {
 namespace {
@@ -219,11 +222,34 @@ Result<GpuSample> GpuSampleFromJson(const Json& j) {
   return s;
 }
 
+Json ToJson(const CpuTaskSample& t) {
+  return Json{{"id", t.id}, {"job_id", t.job_id}, {"usage_usec", t.usage_usec}};
+}
+
+Result<CpuTaskSample> CpuTaskSampleFromJson(const Json& j) {
+  Reader r(j, "");
+  RETURN_IF_ERROR(r.CheckObject());
+  CpuTaskSample t;
+  RETURN_IF_ERROR(r.Str("id", &t.id, true, 128));
+  RETURN_IF_ERROR(ValidateTaskId(t.id));
+  RETURN_IF_ERROR(r.Int("job_id", &t.job_id, true, 1));
+  RETURN_IF_ERROR(r.Int("usage_usec", &t.usage_usec, true));
+  return t;
+}
+
 Json ToJson(const HostSample& h) {
-  return Json{{"cpu_percent", h.cpu_percent},         {"per_core_percent", h.per_core_percent},
-              {"mem_total_bytes", h.mem_total_bytes}, {"mem_available_bytes", h.mem_available_bytes},
-              {"load1", h.load1},                     {"load5", h.load5},
-              {"load15", h.load15}};
+  Json j{{"cpu_percent", h.cpu_percent},         {"per_core_percent", h.per_core_percent},
+         {"mem_total_bytes", h.mem_total_bytes}, {"mem_available_bytes", h.mem_available_bytes},
+         {"load1", h.load1},                     {"load5", h.load5},
+         {"load15", h.load15}};
+  PutOpt(j, "cpu_energy_mj", h.cpu_energy_mj);
+  PutOpt(j, "cpu_busy_usec", h.cpu_busy_usec);
+  if (!h.cpu_tasks.empty()) {
+    Json tasks = Json::array();
+    for (const auto& t : h.cpu_tasks) tasks.push_back(ToJson(t));
+    j["cpu_tasks"] = std::move(tasks);
+  }
+  return j;
 }
 
 Result<HostSample> HostSampleFromJson(const Json& j) {
@@ -244,6 +270,20 @@ Result<HostSample> HostSampleFromJson(const Json& j) {
   RETURN_IF_ERROR(r.Num("load1", &h.load1, false, 0, 1e6));
   RETURN_IF_ERROR(r.Num("load5", &h.load5, false, 0, 1e6));
   RETURN_IF_ERROR(r.Num("load15", &h.load15, false, 0, 1e6));
+  RETURN_IF_ERROR(r.OptInt("cpu_energy_mj", &h.cpu_energy_mj));
+  RETURN_IF_ERROR(r.OptInt("cpu_busy_usec", &h.cpu_busy_usec));
+  std::set<std::string> task_ids;
+  RETURN_IF_ERROR(r.Array("cpu_tasks", kMaxCpuTasks, false,
+                          [&](const Json& e, const std::string& path) -> Status {
+                            auto t = CpuTaskSampleFromJson(e);
+                            if (!t.ok()) return t.status().WithContext(path);
+                            if (!task_ids.insert(t->id).second) {
+                              return Status::InvalidArgument(path + ": task " + t->id +
+                                                             " is listed twice");
+                            }
+                            h.cpu_tasks.push_back(std::move(*t));
+                            return Status::Ok();
+                          }));
   return h;
 }
 
@@ -305,7 +345,7 @@ Result<GpuInfo> GpuInfoFromJson(const Json& j) {
 Json ToJson(const NodeInfo& n) {
   Json gpus = Json::array();
   for (const auto& g : n.gpus) gpus.push_back(ToJson(g));
-  return Json{{"name", n.name},
+  Json j{{"name", n.name},
               {"node_id", n.node_id},
               {"hostname", n.hostname},
               {"addresses", n.addresses},
@@ -316,6 +356,8 @@ Json ToJson(const NodeInfo& n) {
               {"gpu_status", n.gpu_status},
               {"agent_version", n.agent_version},
               {"sample_interval_ms", n.sample_interval_ms}};
+  if (!n.cpu_energy_status.empty()) j["cpu_energy_status"] = n.cpu_energy_status;
+  return j;
 }
 
 Result<NodeInfo> NodeInfoFromJson(const Json& j) {
@@ -359,6 +401,7 @@ Result<NodeInfo> NodeInfoFromJson(const Json& j) {
                             return Status::Ok();
                           }));
   RETURN_IF_ERROR(r.Str("gpu_status", &n.gpu_status, false));
+  RETURN_IF_ERROR(r.Str("cpu_energy_status", &n.cpu_energy_status, false));
   RETURN_IF_ERROR(r.Str("agent_version", &n.agent_version, false, 64));
   RETURN_IF_ERROR(r.Int("sample_interval_ms", &n.sample_interval_ms, false, 100, 3'600'000));
   return n;

@@ -14,6 +14,7 @@ using Json = nlohmann::json;
 
 Json ToJson(const GpuProcess& p);
 Json ToJson(const GpuSample& s);
+Json ToJson(const CpuTaskSample& t);
 Json ToJson(const HostSample& h);
 Json ToJson(const NodeSample& s);
 Json ToJson(const GpuInfo& g);
@@ -21,6 +22,7 @@ Json ToJson(const NodeInfo& n);
 
 Result<GpuProcess> GpuProcessFromJson(const Json& j);
 Result<GpuSample> GpuSampleFromJson(const Json& j);
+Result<CpuTaskSample> CpuTaskSampleFromJson(const Json& j);
 Result<HostSample> HostSampleFromJson(const Json& j);
 Result<NodeSample> NodeSampleFromJson(const Json& j);
 Result<GpuInfo> GpuInfoFromJson(const Json& j);

@@ -38,6 +38,91 @@ TEST(CodecTest, NodeSampleRoundTrips) {
   EXPECT_EQ(back->gpus[0].processes[0].user, "alice");
 }
 
+TEST(CodecTest, CpuEnergyFieldsRoundTripAndStayAbsentWhenNotSent) {
+  NodeSample s = MakeSample();
+  s.host.cpu_energy_mj = 123'456'789'012ull;
+  s.host.cpu_busy_usec = 9'000'000'000'000ull;
+  s.host.cpu_tasks = {{"job-7.r0.worker-0", 7, 1'500'000}, {"job-9.r2.w", 9, 0}};
+  auto back = NodeSampleFromJson(ToJson(s));
+  ASSERT_TRUE(back.ok()) << back.status().ToString();
+  EXPECT_EQ(back->host.cpu_energy_mj, 123'456'789'012ull);
+  EXPECT_EQ(back->host.cpu_busy_usec, 9'000'000'000'000ull);
+  ASSERT_EQ(back->host.cpu_tasks.size(), 2u);
+  EXPECT_EQ(back->host.cpu_tasks[0].id, "job-7.r0.worker-0");
+  EXPECT_EQ(back->host.cpu_tasks[0].job_id, 7);
+  EXPECT_EQ(back->host.cpu_tasks[0].usage_usec, 1'500'000u);
+  EXPECT_EQ(back->host.cpu_tasks[1].usage_usec, 0u);
+
+  // An older agent (or a node without RAPL) sends none of them.
+  Json old = ToJson(MakeSample());
+  EXPECT_FALSE(old["host"].contains("cpu_energy_mj"));
+  EXPECT_FALSE(old["host"].contains("cpu_tasks"));
+  back = NodeSampleFromJson(old);
+  ASSERT_TRUE(back.ok()) << back.status().ToString();
+  EXPECT_FALSE(back->host.cpu_energy_mj.has_value());
+  EXPECT_FALSE(back->host.cpu_busy_usec.has_value());
+  EXPECT_TRUE(back->host.cpu_tasks.empty());
+}
+
+TEST(CodecTest, NodeInfoCarriesWhyCpuEnergyIsUnavailable) {
+  NodeInfo n{.name = "node-a", .node_id = "id-1"};
+  n.cpu_energy_status = "RAPL not available: /sys/class/powercap does not exist";
+  auto back = NodeInfoFromJson(ToJson(n));
+  ASSERT_TRUE(back.ok()) << back.status().ToString();
+  EXPECT_EQ(back->cpu_energy_status, n.cpu_energy_status);
+  Json old = ToJson(NodeInfo{.name = "node-a", .node_id = "id-1"});
+  EXPECT_FALSE(old.contains("cpu_energy_status"));
+  EXPECT_EQ(NodeInfoFromJson(old)->cpu_energy_status, "");
+  old["cpu_energy_status"] = 5;
+  EXPECT_FALSE(NodeInfoFromJson(old).ok());
+}
+
+// Bad CPU energy fields: negative, too large, wrong types, bad or repeated task ids,
+// non-positive job ids, too many tasks.
+TEST(CodecTest, RejectsBadCpuEnergyFieldsNamingTheField) {
+  auto task = [](const std::string& id, Json job, Json usage) {
+    return Json{{"id", id}, {"job_id", job}, {"usage_usec", usage}};
+  };
+  std::vector<std::pair<std::function<void(Json&)>, std::string>> cases = {
+      {[](Json& j) { j["host"]["cpu_energy_mj"] = -1; }, "host: cpu_energy_mj must be in [0, "},
+      {[](Json& j) { j["host"]["cpu_energy_mj"] = 18'446'744'073'709'551'615ull; },
+       "host: cpu_energy_mj is too large"},
+      {[](Json& j) { j["host"]["cpu_energy_mj"] = 1.5; }, "host: cpu_energy_mj must be an integer"},
+      {[](Json& j) { j["host"]["cpu_busy_usec"] = "lots"; }, "host: cpu_busy_usec must be an integer"},
+      {[](Json& j) { j["host"]["cpu_busy_usec"] = -5; }, "host: cpu_busy_usec must be in [0, "},
+      {[](Json& j) { j["host"]["cpu_tasks"] = Json::object(); }, "host: cpu_tasks must be an array"},
+      {[&](Json& j) { j["host"]["cpu_tasks"] = {task("job-1.w", 1, -1)}; },
+       "host: cpu_tasks[0]: usage_usec must be in [0, "},
+      {[&](Json& j) { j["host"]["cpu_tasks"] = {task("job-1.w", 0, 5)}; },
+       "host: cpu_tasks[0]: job_id must be in [1, "},
+      {[&](Json& j) { j["host"]["cpu_tasks"] = {task("job-1.w", 1, 5), task("../x", 1, 5)}; },
+       "host: cpu_tasks[1]: id: '../x' must match"},
+      {[&](Json& j) { j["host"]["cpu_tasks"] = {task("", 1, 5)}; }, "host: cpu_tasks[0]: id: '' must match"},
+      {[&](Json& j) { j["host"]["cpu_tasks"] = {task(std::string(129, 'a'), 1, 5)}; },
+       "host: cpu_tasks[0]: id is longer than 128 bytes"},
+      {[&](Json& j) { j["host"]["cpu_tasks"] = {Json{{"id", "job-1.w"}, {"job_id", 1}}}; },
+       "host: cpu_tasks[0]: usage_usec is required"},
+      {[&](Json& j) { j["host"]["cpu_tasks"] = {task("job-1.w", 1, 5), task("job-1.w", 1, 6)}; },
+       "host: cpu_tasks[1]: task job-1.w is listed twice"},
+      {[&](Json& j) {
+         j["host"]["cpu_tasks"] = Json::array();
+         for (size_t i = 0; i <= kMaxCpuTasks; ++i) {
+           j["host"]["cpu_tasks"].push_back(task("job-1.t" + std::to_string(i), 1, 5));
+         }
+       },
+       "host: cpu_tasks has more than 4096 elements"},
+  };
+  for (auto& [mutate, expected] : cases) {
+    Json j = ToJson(MakeSample());
+    mutate(j);
+    auto r = NodeSampleFromJson(j);
+    ASSERT_FALSE(r.ok()) << expected;
+    EXPECT_EQ(r.status().code(), StatusCode::kInvalidArgument);
+    EXPECT_NE(r.status().message().find(expected), std::string::npos)
+        << r.status().message() << " does not contain " << expected;
+  }
+}
+
 TEST(CodecTest, NodeInfoRoundTrips) {
   NodeInfo n;
   n.name = "node-a";

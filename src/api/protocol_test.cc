@@ -36,6 +36,9 @@ TEST(ProtocolTest, SamplesEncoderMatchesDomCodec) {
   s.host.mem_total_bytes = 1ull << 40;
   s.host.mem_available_bytes = 3;
   s.host.load1 = 2;
+  s.host.cpu_energy_mj = 9'000'000'000'000ull;
+  s.host.cpu_busy_usec = 0;
+  s.host.cpu_tasks = {{"job-3.r0.worker-0", 3, 17}, {"job-4.r1.w", 4, 18'000'000'000ull}};
   GpuSample failed;
   failed.index = 3;
   failed.failed = true;

@@ -81,6 +81,23 @@ void WriteHostSample(JsonWriter& w, const HostSample& h) {
   w.Double(h.load5);
   w.Key("load15");
   w.Double(h.load15);
+  OptInt(w, "cpu_energy_mj", h.cpu_energy_mj);
+  OptInt(w, "cpu_busy_usec", h.cpu_busy_usec);
+  if (!h.cpu_tasks.empty()) {
+    w.Key("cpu_tasks");
+    w.BeginArray();
+    for (const auto& t : h.cpu_tasks) {
+      w.BeginObject();
+      w.Key("id");
+      w.String(t.id);
+      w.Key("job_id");
+      w.Int(t.job_id);
+      w.Key("usage_usec");
+      w.Int(t.usage_usec);
+      w.EndObject();
+    }
+    w.EndArray();
+  }
   w.EndObject();
 }
 

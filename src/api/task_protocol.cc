@@ -1,5 +1,8 @@
 #include "api/task_protocol.h"
 
+#include <charconv>
+#include <string_view>
+
 namespace rota::api {
 namespace {
 
@@ -32,6 +35,17 @@ Status ValidateTaskId(const std::string& id) {
   for (char c : id) ok = ok && PlainChar(c);
   if (!ok) return Bad("id", "'" + id.substr(0, 140) + "' must match [A-Za-z0-9._-]{1,128}");
   return Status::Ok();
+}
+
+std::optional<int64_t> JobNumberOfTaskId(const std::string& id) {
+  constexpr std::string_view kPrefix = "job-";
+  if (id.rfind(kPrefix, 0) != 0) return std::nullopt;
+  int64_t n = 0;
+  const char* begin = id.data() + kPrefix.size();
+  const char* end = id.data() + id.size();
+  auto [p, ec] = std::from_chars(begin, end, n);
+  if (ec != std::errc() || p == begin || p == end || *p != '.' || n <= 0) return std::nullopt;
+  return n;
 }
 
 Status Validate(const TaskSpec& t) {

@@ -94,6 +94,9 @@ struct TaskLogMsg {
 
 // InvalidArgument naming the field. Shared by the decoders and the senders.
 Status ValidateTaskId(const std::string& id);
+// The number of the rota job a task id belongs to: N of "job-N.<rest>" (N > 0);
+// nullopt for an id of another form.
+std::optional<int64_t> JobNumberOfTaskId(const std::string& id);
 Status Validate(const TaskSpec& t);
 
 Json ToJson(const TaskSpec& t);

@@ -66,6 +66,15 @@ TEST(TaskProtocolTest, MessagesRoundTrip) {
 }
 
 // Invalid UTF-8 is replaced in the JSON, so the byte count travels beside the text.
+TEST(TaskProtocolTest, JobNumberOfTaskIdReadsTheServersIds) {
+  EXPECT_EQ(JobNumberOfTaskId("job-7.r0.worker-0"), 7);
+  EXPECT_EQ(JobNumberOfTaskId("job-1234567890123.x"), 1234567890123);
+  for (const char* bad : {"", "job-", "job-7", "job-.x", "job-0.x", "job--1.x", "job-7x.y", "j42.worker-1.0",
+                          "job-99999999999999999999.x"}) {
+    EXPECT_FALSE(JobNumberOfTaskId(bad).has_value()) << bad;
+  }
+}
+
 TEST(TaskProtocolTest, TaskLogCarriesTheNextOffsetInFileBytes) {
   TaskLogMsg m{7, "ok \xff\xfe\n", 100, 200, ""};
   m.next_offset = 106;

@@ -49,6 +49,13 @@ struct GpuSample {
   std::vector<GpuProcess> processes;
 };
 
+// The CPU time of one running job task, from its cgroup.
+struct CpuTaskSample {
+  std::string id;           // task id, "job-7.r0.worker-0" ([A-Za-z0-9._-]{1,128})
+  int64_t job_id = 0;       // the rota job the task belongs to (> 0)
+  uint64_t usage_usec = 0;  // CPU time of the task's cgroup since it was made, microseconds
+};
+
 // Host readings at one instant.
 struct HostSample {
   double cpu_percent = 0;               // all cores, 0..100
@@ -56,6 +63,15 @@ struct HostSample {
   uint64_t mem_total_bytes = 0;
   uint64_t mem_available_bytes = 0;
   double load1 = 0, load5 = 0, load15 = 0;
+  // CPU package energy (RAPL) since the agent started, millijoules; absent when the
+  // node has no readable RAPL counter (NodeInfo::cpu_energy_status says why). Never
+  // goes back within one agent run; a restarted agent starts again from 0.
+  std::optional<uint64_t> cpu_energy_mj;
+  // Busy CPU time of all CPUs since boot (/proc/stat user + nice + system + irq +
+  // softirq), microseconds. Absent from older agents.
+  std::optional<uint64_t> cpu_busy_usec;
+  // Running job tasks with their CPU time; sent with cpu_energy_mj only.
+  std::vector<CpuTaskSample> cpu_tasks;
 };
 
 // One report from a node.
@@ -91,6 +107,9 @@ struct NodeInfo {
   std::map<std::string, std::string> labels;
   std::vector<GpuInfo> gpus;
   std::string gpu_status = "ok";  // "ok", or why the node reports no GPUs
+  // "ok" (samples carry cpu_energy_mj), why they do not ("RAPL not available: ..."),
+  // or "" (an agent from before CPU energy was reported).
+  std::string cpu_energy_status;
   std::string agent_version;
   int64_t sample_interval_ms = 2000;
 };
@@ -103,5 +122,6 @@ inline constexpr size_t kMaxProcessesPerGpu = 4096;
 inline constexpr size_t kMaxLabels = 64;
 inline constexpr size_t kMaxCores = 4096;
 inline constexpr size_t kMaxSamplesPerMessage = 1024;
+inline constexpr size_t kMaxCpuTasks = 4096;  // cpu_tasks of one sample
 
 }  // namespace rota::api

@@ -81,24 +81,30 @@ int RunUsage(const ClientOptions& client, const std::string& format, const Usage
   const double hours = from_ms.ok() && to_ms.ok() ? static_cast<double>(*to_ms - *from_ms) / 3.6e6 : 0;
   std::vector<std::string> head = {by == "area" ? "AREA (" + r.value("label", std::string()) + ")" : by};
   for (auto& c : head[0]) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  // GPU KWH and METHOD: the GPUs' energy and how it was measured; CPU KWH: the CPU
+  // packages' (RAPL); cost and CO2 count both.
   if (energy) {
-    head.insert(head.end(), {"ENERGY KWH", "AVG POWER W", "IDLE KWH", "METHOD"});
+    head.insert(head.end(), {"GPU KWH", "CPU KWH", "TOTAL KWH", "AVG POWER W", "IDLE GPU KWH", "METHOD"});
   } else {
-    head.insert(head.end(), {"GPU-H", "USED GPU-H", "UTIL %", "RESERVED IDLE GPU-H", "ENERGY KWH", "METHOD"});
+    head.insert(head.end(),
+                {"GPU-H", "USED GPU-H", "UTIL %", "RESERVED IDLE GPU-H", "GPU KWH", "CPU KWH", "METHOD"});
   }
   if (priced) head.push_back("COST " + total.value("currency", std::string()));
   if (co2) head.push_back("CO2 KG");
   auto cells = [&](const std::string& key, const Json& row, bool csv) {
     std::vector<std::string> c = {key};
     const int d = csv ? 6 : 2;
+    const int e = csv ? 9 : 3;
+    const double gpu_kwh = Num(row, "energy_kwh"), cpu_kwh = Num(row, "cpu_energy_kwh");
     if (energy) {
-      const double kwh = Num(row, "energy_kwh");
-      c.insert(c.end(), {Fixed(kwh, csv ? 9 : 3), hours > 0 ? Fixed(kwh * 1000 / hours, 1) : "-",
-                         Fixed(Num(row, "idle_energy_kwh"), csv ? 9 : 3), row.value("energy_method", std::string())});
+      const double kwh = gpu_kwh + cpu_kwh;
+      c.insert(c.end(), {Fixed(gpu_kwh, e), Fixed(cpu_kwh, e), Fixed(kwh, e),
+                         hours > 0 ? Fixed(kwh * 1000 / hours, 1) : "-", Fixed(Num(row, "idle_energy_kwh"), e),
+                         row.value("energy_method", std::string())});
     } else {
       c.insert(c.end(), {Fixed(Num(row, "gpu_hours"), d), Fixed(Num(row, "used_gpu_hours"), d),
                          Fixed(Num(row, "avg_util_pct"), 1), Fixed(Num(row, "reserved_idle_gpu_hours"), d),
-                         Fixed(Num(row, "energy_kwh"), csv ? 9 : 3), row.value("energy_method", std::string())});
+                         Fixed(gpu_kwh, e), Fixed(cpu_kwh, e), row.value("energy_method", std::string())});
     }
     if (priced) c.push_back(Fixed(Num(row, "cost"), 2));
     if (co2) c.push_back(Fixed(Num(row, "co2_kg"), 3));

@@ -207,8 +207,11 @@ int RunDev(const DevOptions& options) {
     if (Status s = WriteFileAtomic(sim_config, SimConfigJson(spec)); !s.ok()) return Fail(s);
     AgentChild child;
     child.spec = spec;
+    // No CPU energy: the simulated nodes share this machine, whose RAPL counters each
+    // would report in full.
     child.argv = {*exe, "agent", "--server", url, "--name", spec.name, "--state-dir", node_dir,
-                  "--interval", options.interval, "--nvml-lib", *sim_lib, "--label", "dev=true"};
+                  "--interval", options.interval, "--nvml-lib", *sim_lib, "--label", "dev=true",
+                  "--powercap-root", ""};
     child.spawn.env = {{"ROTA_SIM_NVML_CONFIG", sim_config},
                        {"ROTA_JOIN_TOKEN", (*server)->join_token()},
                        {"ROTA_LOG_LEVEL", config.log_level}};

@@ -237,6 +237,9 @@ Result<api::HostSample> HostMonitor::Sample() {
 
   api::HostSample h;
   h.cpu_percent = CpuBusyPercent(prev_total_, stat.total);
+  // Ticks to microseconds, in two parts so that no product can overflow.
+  const uint64_t busy = CpuBusyTicks(stat.total), hz = static_cast<uint64_t>(ticks_per_s_);
+  h.cpu_busy_usec = busy / hz * 1'000'000 + busy % hz * 1'000'000 / hz;
   prev_total_ = stat.total;
   size_t cores = std::min(stat.cores.size(), api::kMaxCores);
   h.per_core_percent.reserve(cores);

@@ -67,7 +67,8 @@ class HostMonitor {
   // the first call returns the shares since boot. A core that appears later starts from
   // zero. Counters that go backwards count as no time. Error (naming the file) when
   // /proc/stat, meminfo or loadavg cannot be read or parsed; the CPU baseline is then
-  // left unchanged.
+  // left unchanged. cpu_busy_usec is the "cpu" line's CpuBusyTicks since boot in
+  // microseconds; the CPU energy fields are the collector's (agent/collector.h).
   Result<api::HostSample> Sample();
 
   // Fills the host fields (uid, user, command, start_time_ms, cpu_percent, rss_bytes,

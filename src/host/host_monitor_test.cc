@@ -122,6 +122,8 @@ TEST(HostMonitorSampleTest, ExactPercentagesBetweenSnapshots) {
   EXPECT_DOUBLE_EQ(s1->load1, 0.5);
   EXPECT_DOUBLE_EQ(s1->load5, 1.25);
   EXPECT_DOUBLE_EQ(s1->load15, 2.0);
+  // Busy CPU time since boot (user + nice + system + irq + softirq): 200 ticks.
+  EXPECT_EQ(s1->cpu_busy_usec, 200 * 1'000'000 / kTicks);
 
   // cpu0: user +60, system +20, idle +10, iowait +10 -> 80 of 100 busy.
   // cpu1: user +5, idle +90, steal +5 -> 10 of 100 busy.
@@ -136,6 +138,8 @@ TEST(HostMonitorSampleTest, ExactPercentagesBetweenSnapshots) {
   ASSERT_EQ(s2->per_core_percent.size(), 2u);
   EXPECT_DOUBLE_EQ(s2->per_core_percent[0], 80);
   EXPECT_DOUBLE_EQ(s2->per_core_percent[1], 10);
+  // Steal (another guest's time) and iowait are not busy: 165 + 120 ticks.
+  EXPECT_EQ(s2->cpu_busy_usec, 285 * 1'000'000 / kTicks);
 
   // Nothing moved: 0 %, not NaN.
   auto s3 = mon.Sample();

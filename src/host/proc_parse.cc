@@ -157,6 +157,8 @@ double CpuBusyPercent(const CpuTimes& prev, const CpuTimes& cur) {
   return pct < 0 ? 0 : (pct > 100 ? 100 : pct);
 }
 
+uint64_t CpuBusyTicks(const CpuTimes& t) { return t.user + t.nice + t.system + t.irq + t.softirq; }
+
 Result<MemInfo> ParseMeminfo(std::string_view text) {
   std::optional<uint64_t> total, available, free, buffers, cached;
   Status error;

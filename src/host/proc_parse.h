@@ -33,6 +33,11 @@ Result<ProcStat> ParseProcStat(std::string_view text);
 // contributes 0 (per-cpu iowait is not monotonic on Linux); no elapsed time gives 0.
 double CpuBusyPercent(const CpuTimes& prev, const CpuTimes& cur);
 
+// Ticks the CPUs spent running something: user + nice + system + irq + softirq (not
+// idle, iowait or steal, which is time another guest ran). The CPU time that package
+// energy is split by (rapl.h).
+uint64_t CpuBusyTicks(const CpuTimes& t);
+
 struct MemInfo {
   uint64_t total_bytes = 0;
   uint64_t available_bytes = 0;  // <= total_bytes

@@ -17,8 +17,6 @@ namespace {
 
 namespace fs = std::filesystem;
 
-__extension__ typedef unsigned __int128 Uint128;
-
 constexpr size_t kMaxSysfsFileBytes = 4096;
 constexpr size_t kMaxCpuStatBytes = 64 << 10;
 constexpr int64_t kSlackMs = 1000;  // read-time jitter allowed in the plausibility check
@@ -279,6 +277,10 @@ Result<uint64_t> ParseCpuStatUsageUsec(std::string_view text) {
 }
 
 Result<uint64_t> ReadCgroupCpuUsageUsec(const std::string& cgroup_dir) {
+  const std::string acct = (fs::path(cgroup_dir) / "cpuacct.usage").string();
+  auto ns = ReadCounter(acct);
+  if (ns.ok()) return *ns / 1000;
+  if (ns.status().code() != StatusCode::kNotFound) return ns.status();
   const std::string path = (fs::path(cgroup_dir) / "cpu.stat").string();
   auto text = ReadSmall(path, kMaxCpuStatBytes);
   if (!text.ok()) return text.status();
@@ -287,24 +289,19 @@ Result<uint64_t> ReadCgroupCpuUsageUsec(const std::string& cgroup_dir) {
   return usage;
 }
 
-CpuEnergyShares AttributeCpuEnergy(uint64_t energy_mj, uint64_t busy_usec,
-                                   const std::map<std::string, uint64_t>& task_usec) {
-  CpuEnergyShares out;
-  Uint128 tasks_total = 0;
-  for (const auto& [task, usec] : task_usec) tasks_total += usec;
-  const Uint128 denominator = std::max<Uint128>(busy_usec, tasks_total);
-  uint64_t given = 0;
-  for (const auto& [task, usec] : task_usec) {
-    // <= energy_mj because usec <= denominator; the sum stays <= energy_mj too.
-    uint64_t share =
-        denominator == 0
-            ? 0
-            : static_cast<uint64_t>(static_cast<Uint128>(energy_mj) * usec / denominator);
-    out.tasks_mj[task] = share;
-    given += share;
+Result<uint64_t> ReadTaskCpuUsageUsec(const std::vector<std::string>& cgroup_dirs) {
+  if (cgroup_dirs.empty()) return Status::NotFound("the task has no cgroup");
+  std::string why;
+  Status first;
+  for (size_t i = 0; i < cgroup_dirs.size(); ++i) {
+    auto usage = ReadCgroupCpuUsageUsec(cgroup_dirs[i]);
+    if (usage.ok()) return usage;
+    if (i == 0) first = usage.status();
+    if (!why.empty()) why += "; ";
+    why += usage.status().message();
   }
-  out.other_mj = energy_mj - given;
-  return out;
+  if (first.code() == StatusCode::kNotFound) return first;
+  return Status::FromCode(first.code(), why);
 }
 
 }  // namespace rota::host

@@ -1,6 +1,6 @@
 #pragma once
-// CPU package energy from Linux RAPL through the powercap sysfs interface, and its
-// attribution to tasks by cgroup CPU time.
+// CPU package energy from Linux RAPL through the powercap sysfs interface, and the
+// cgroup CPU time of tasks it is split by.
 //
 // Every reader takes a root directory (powercap root, cgroup directory) so tests can
 // point it at a fake tree. See docs/design-accounting.md, "CPU energy (RAPL)".
@@ -113,24 +113,21 @@ class RaplMeter {
 // missing or its value is not a decimal number.
 Result<uint64_t> ParseCpuStatUsageUsec(std::string_view text);
 
-// Reads <cgroup_dir>/cpu.stat (cgroup v2; the file exists whether or not the cpu
-// controller is enabled) and returns its usage_usec. Errors name the file: NotFound
-// when the cgroup is gone, IoError when unreadable, InvalidArgument when malformed.
+// The CPU time of the cgroup at cgroup_dir since it was made, in microseconds:
+//  - cgroup v1 with the cpuacct controller: <cgroup_dir>/cpuacct.usage (nanoseconds,
+//    rounded down), when that file exists;
+//  - else cgroup v2: usage_usec of <cgroup_dir>/cpu.stat (the file exists whether or
+//    not the cpu controller is enabled).
+// Errors name the file: NotFound when the cgroup is gone, IoError when unreadable,
+// InvalidArgument when malformed (a v1 cpu-only cgroup's cpu.stat has no usage_usec).
 Result<uint64_t> ReadCgroupCpuUsageUsec(const std::string& cgroup_dir);
 
-// Package energy of one interval split between tasks.
-struct CpuEnergyShares {
-  std::map<std::string, uint64_t> tasks_mj;  // task key -> energy; every key of the input
-  uint64_t other_mj = 0;                     // idle, other processes, rounding
-};
+// The CPU time of a task from the first of its cgroup directories that counts it
+// (v1: the cpuacct one; v2: the only one). Error when none does: NotFound when the
+// first is gone (the task ended), else the reasons of each, joined by "; ".
+Result<uint64_t> ReadTaskCpuUsageUsec(const std::vector<std::string>& cgroup_dirs);
 
-// Splits energy_mj, the package energy of an interval, pro rata to CPU time: a task
-// gets energy_mj * task_usec / D, rounded down, where D is the node's busy CPU time
-// over the same interval (busy_usec), or the tasks' sum when that is larger (the
-// counters were read at slightly different moments). The rest goes to other_mj. So
-// the shares always add up to exactly energy_mj; with no busy time and no task time,
-// everything is other_mj. Pure.
-CpuEnergyShares AttributeCpuEnergy(uint64_t energy_mj, uint64_t busy_usec,
-                                   const std::map<std::string, uint64_t>& task_usec);
+// (How package energy is split between tasks by CPU time is accounting's:
+// accounting/cpu_energy.h.)
 
 }  // namespace rota::host

@@ -442,53 +442,6 @@ TEST(RaplMeterTest, UnreadablePackageAddsNothingAndRestarts) {
   EXPECT_EQ(r->energy_mj, 15u);
 }
 
-// --- Attribution ---
-
-TEST(RaplAttributionTest, ProRataByCpuTimeRestToOther) {
-  auto s = AttributeCpuEnergy(1'000, 1'000'000, {{"job-1/0", 500'000}, {"job-2/0", 250'000}});
-  EXPECT_EQ(s.tasks_mj.at("job-1/0"), 500u);
-  EXPECT_EQ(s.tasks_mj.at("job-2/0"), 250u);
-  EXPECT_EQ(s.other_mj, 250u);
-}
-
-TEST(RaplAttributionTest, RoundingRemainderGoesToOther) {
-  auto s = AttributeCpuEnergy(10, 3, {{"a", 1}, {"b", 1}, {"c", 1}});
-  EXPECT_EQ(s.tasks_mj.at("a"), 3u);
-  EXPECT_EQ(s.tasks_mj.at("b"), 3u);
-  EXPECT_EQ(s.tasks_mj.at("c"), 3u);
-  EXPECT_EQ(s.other_mj, 1u);
-}
-
-TEST(RaplAttributionTest, TasksAboveBusyTimeNeverGetMoreThanTheEnergy) {
-  auto s = AttributeCpuEnergy(1'000, 100, {{"a", 150}, {"b", 50}});
-  EXPECT_EQ(s.tasks_mj.at("a"), 750u);
-  EXPECT_EQ(s.tasks_mj.at("b"), 250u);
-  EXPECT_EQ(s.other_mj, 0u);
-}
-
-TEST(RaplAttributionTest, ZeroTotals) {
-  auto none = AttributeCpuEnergy(0, 1'000, {{"a", 500}});
-  EXPECT_EQ(none.tasks_mj.at("a"), 0u);
-  EXPECT_EQ(none.other_mj, 0u);
-
-  auto idle = AttributeCpuEnergy(400, 0, {{"a", 0}});
-  EXPECT_EQ(idle.tasks_mj.at("a"), 0u);
-  EXPECT_EQ(idle.other_mj, 400u);
-
-  auto no_tasks = AttributeCpuEnergy(400, 1'000, {});
-  EXPECT_TRUE(no_tasks.tasks_mj.empty());
-  EXPECT_EQ(no_tasks.other_mj, 400u);
-}
-
-TEST(RaplAttributionTest, LargeValuesDoNotOverflow) {
-  const uint64_t e = 4'000'000'000'000;     // 4 GJ
-  const uint64_t busy = 9'000'000'000'000;  // 104 CPU-days
-  auto s = AttributeCpuEnergy(e, busy, {{"a", busy / 3}, {"b", busy / 3}});
-  EXPECT_EQ(s.tasks_mj.at("a"), 1'333'333'333'333u);
-  EXPECT_EQ(s.tasks_mj.at("b"), 1'333'333'333'333u);
-  EXPECT_EQ(s.other_mj, e - 2 * 1'333'333'333'333u);
-}
-
 // --- cpu.stat ---
 
 TEST(CpuStatTest, ParsesUsageUsec) {
@@ -541,10 +494,47 @@ TEST(CpuStatTest, ReadsFromCgroupDirectoryAndNamesTheFile) {
   EXPECT_EQ(v.status().code(), StatusCode::kInvalidArgument);
   EXPECT_EQ(v.status().message(), cg + "/cpu.stat: usage_usec: not a number: \"lots\"");
 
+  // cgroup v1: the cpuacct controller's cpuacct.usage, in nanoseconds.
+  const std::string v1 = tree.dir() + "/cgroup/cpuacct/rota/job-7";
+  fs::create_directories(v1);
+  { std::ofstream(v1 + "/cpuacct.usage") << "123456789\n"; }
+  v = ReadCgroupCpuUsageUsec(v1);
+  ASSERT_TRUE(v.ok()) << v.status().ToString();
+  EXPECT_EQ(*v, 123'456u);
+  { std::ofstream(v1 + "/cpuacct.usage") << "-1\n"; }
+  v = ReadCgroupCpuUsageUsec(v1);
+  ASSERT_FALSE(v.ok());
+  EXPECT_EQ(v.status().message(), v1 + "/cpuacct.usage: not a number: \"-1\"");
+
   auto gone = ReadCgroupCpuUsageUsec(tree.dir() + "/cgroup/gone");
   ASSERT_FALSE(gone.ok());
   EXPECT_EQ(gone.status().code(), StatusCode::kNotFound);
   EXPECT_EQ(gone.status().message().rfind(tree.dir() + "/cgroup/gone/cpu.stat: ", 0), 0u);
+}
+
+// A v1 task has a cpu cgroup (cpu.stat without usage_usec), a cpuacct one and a
+// memory one: its CPU time comes from the cpuacct one. A gone task is NotFound.
+TEST(CpuStatTest, TaskCpuTimeFromTheFirstCgroupThatCountsIt) {
+  FakePowercap tree;  // any temp dir
+  const std::string cpu = tree.dir() + "/cpu/rota/t", acct = tree.dir() + "/cpuacct/rota/t",
+                    mem = tree.dir() + "/memory/rota/t";
+  for (const auto& d : {cpu, acct, mem}) fs::create_directories(d);
+  { std::ofstream(cpu + "/cpu.stat") << "nr_periods 0\nnr_throttled 0\nthrottled_time 0\n"; }
+  { std::ofstream(acct + "/cpuacct.usage") << "5000000\n"; }
+  auto v = ReadTaskCpuUsageUsec({cpu, acct, mem});
+  ASSERT_TRUE(v.ok()) << v.status().ToString();
+  EXPECT_EQ(*v, 5000u);
+
+  auto none = ReadTaskCpuUsageUsec({cpu, mem});
+  ASSERT_FALSE(none.ok());
+  EXPECT_EQ(none.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(none.status().message().find(cpu + "/cpu.stat: no usage_usec line; " + mem + "/cpu.stat: "),
+            std::string::npos)
+      << none.status().message();
+
+  for (const auto& d : {cpu, acct, mem}) fs::remove_all(d);  // the task ended
+  EXPECT_EQ(ReadTaskCpuUsageUsec({cpu, acct, mem}).status().code(), StatusCode::kNotFound);
+  EXPECT_EQ(ReadTaskCpuUsageUsec({}).status().code(), StatusCode::kNotFound);
 }
 
 }  // namespace

@@ -47,6 +47,9 @@ int main(int argc, char** argv) {
                     "2s..10m (default 20s)");
   agent->add_option("--label", agent_flags.labels, "Node label KEY=VALUE (repeatable)");
   agent->add_option("--nvml-lib", agent_flags.nvml_library, "NVML library to load (default libnvidia-ml.so.1)");
+  agent->add_option("--powercap-root", agent_flags.powercap_root,
+                    "Where RAPL's CPU package energy counters are (default /sys/class/powercap; \"\": "
+                    "no CPU energy)");
   agent->add_option("--log-level", agent_flags.log_level, "debug, info, warning or error");
 
   // rota dev
@@ -292,9 +295,10 @@ int main(int argc, char** argv) {
                          "GPU-hours per quota period (0: no limit)");
   quotas_set->add_option("--share", quota_edit.share, "Fair-share weight (default 1)");
   rota::cli::UsageOptions usage_options;
-  auto* usage_cmd = app.add_subcommand("usage", "GPU-hours, utilisation and energy by user, group, job, "
-                                                "reservation, node or area (yours; everyone's for admins)");
-  auto* energy_cmd = app.add_subcommand("energy", "Energy and average power by node, area, user or group");
+  auto* usage_cmd = app.add_subcommand("usage", "GPU-hours, utilisation and GPU and CPU energy by user, group, "
+                                                "job, reservation, node or area (yours; everyone's for admins)");
+  auto* energy_cmd =
+      app.add_subcommand("energy", "GPU and CPU energy and average power by node, area, user or group");
   for (auto* cmd : {usage_cmd, energy_cmd}) {
     add_client_flags(cmd);
     cmd->add_option("--by", usage_options.by, "user, group, job, reservation, node or area");

@@ -76,6 +76,8 @@ void AppendAccounting(ApiContext& ctx, bool admin, std::string* out) {
   Family area_used("rota_area_used_gpu_seconds_total", "counter",
                    "GPU time weighted by utilisation since the server started, by area.");
   Family area_power("rota_area_power_watts", "gauge", "GPU power draw now, by area.");
+  Family area_cpu_energy("rota_area_cpu_energy_joules_total", "counter",
+                         "CPU package energy (RAPL) accounted since the server started, by area.");
   for (const auto& label : ctx.config->area_labels) {
     std::map<std::string, accounting::Amounts> by_area;
     std::map<std::string, double> watts;
@@ -94,30 +96,41 @@ void AppendAccounting(ApiContext& ctx, bool admin, std::string* out) {
       area_gpu.Add(l, a.gpu_ms / 1000);
       area_used.Add(l, a.util_ms / 1000);
       area_power.Add(l, watts[area]);
+      area_cpu_energy.Add(l, a.cpu_mj / 1000);
     }
   }
-  for (const Family* f : {&area_energy, &area_gpu, &area_used, &area_power}) f->AppendTo(out);
+  for (const Family* f : {&area_energy, &area_gpu, &area_used, &area_power, &area_cpu_energy}) f->AppendTo(out);
   if (!admin) return;
   Family user_energy("rota_user_energy_joules_total", "counter",
                      "GPU energy accounted since the server started, by rota user (\"(idle)\": no process).");
   Family user_gpu("rota_user_gpu_seconds_total", "counter", "GPU time accounted since the server started, by rota user.");
   Family user_used("rota_user_used_gpu_seconds_total", "counter",
                    "GPU time weighted by utilisation since the server started, by rota user.");
+  Family user_cpu_energy("rota_user_cpu_energy_joules_total", "counter",
+                          "CPU package energy (RAPL) accounted since the server started, by rota user "
+                          "(\"(other)\": idle CPUs and processes outside job tasks).");
   for (const auto& [user, a] : totals.by_user) {
     const std::string l = "user=\"" + Escape(user.empty() ? "(idle)" : user) + "\"";
     user_energy.Add(l, a.energy_mj / 1000);
     user_gpu.Add(l, a.gpu_ms / 1000);
     user_used.Add(l, a.util_ms / 1000);
+    user_cpu_energy.Add("user=\"" + Escape(user.empty() ? "(other)" : user) + "\"", a.cpu_mj / 1000);
   }
   Family group_energy("rota_group_energy_joules_total", "counter",
                       "GPU energy accounted since the server started, by group (\"(none)\": no group).");
   Family group_gpu("rota_group_gpu_seconds_total", "counter", "GPU time accounted since the server started, by group.");
+  Family group_cpu_energy("rota_group_cpu_energy_joules_total", "counter",
+                           "CPU package energy (RAPL) accounted since the server started, by group.");
   for (const auto& [group, a] : totals.by_group) {
     const std::string l = "group=\"" + Escape(group.empty() ? "(none)" : group) + "\"";
     group_energy.Add(l, a.energy_mj / 1000);
     group_gpu.Add(l, a.gpu_ms / 1000);
+    group_cpu_energy.Add(l, a.cpu_mj / 1000);
   }
-  for (const Family* f : {&user_energy, &user_gpu, &user_used, &group_energy, &group_gpu}) f->AppendTo(out);
+  for (const Family* f : {&user_energy, &user_gpu, &user_used, &user_cpu_energy, &group_energy, &group_gpu,
+                          &group_cpu_energy}) {
+    f->AppendTo(out);
+  }
 }
 
 }  // namespace

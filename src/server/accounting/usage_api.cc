@@ -8,7 +8,8 @@
 //            default the first of the server's area_labels)
 //     user:  only this user's figures (admins); a non-admin always gets only
 //            their own (asking for another user's is 403)
-//   -> accounting::ReportJson (docs/api.md)
+//   -> accounting::ReportJson (docs/api.md): GPU energy (energy_kwh), CPU package
+//      energy (cpu_energy_kwh) and both (total_energy_kwh, which cost and CO2 use)
 
 #include "common/time_util.h"
 #include "net/http_server.h"

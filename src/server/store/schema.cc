@@ -346,7 +346,24 @@ CREATE TABLE power_events (
 CREATE INDEX power_events_time ON power_events (t_ms);
 )sql";
 
-constexpr std::array<Migration, 8> kAll = {{{kV1}, {kV2}, {kV3}, {kV4}, {kV5}, {kV6}, {kV7}, {kV8}}};
+// Version 9: CPU package energy (RAPL). usage_hourly gains the CPU energy
+// attributed to each key (cpu_mj, apart from the GPUs' energy_mj; 0 in older
+// rows); cpu_meters holds where each node's CPU meter stands (the agent's energy
+// counter, the node's busy CPU time and each task's cgroup CPU time as a JSON
+// object {task id: usec}), written in the same transaction as the amounts.
+constexpr const char* kV9 = R"sql(
+ALTER TABLE usage_hourly ADD COLUMN cpu_mj REAL NOT NULL DEFAULT 0;
+CREATE TABLE cpu_meters (
+  node        TEXT PRIMARY KEY,
+  time_ms     INTEGER NOT NULL,
+  energy_mj   INTEGER NOT NULL,
+  busy_usec   INTEGER,
+  tasks_json  TEXT NOT NULL
+) WITHOUT ROWID;
+)sql";
+
+constexpr std::array<Migration, 9> kAll = {
+    {{kV1}, {kV2}, {kV3}, {kV4}, {kV5}, {kV6}, {kV7}, {kV8}, {kV9}}};
 
 std::string Hex(int64_t v) {
   char buf[32];

@@ -55,6 +55,22 @@ TEST_F(SchemaTest, UpgradesStepByStep) {
   EXPECT_EQ(*db.QueryInt("SELECT count(*) FROM extra"), 0);
 }
 
+// A version-8 store with usage rows gains the CPU energy column (0 in old rows) and
+// the CPU meters table.
+TEST_F(SchemaTest, Version9AddsCpuEnergyToOldUsageRows) {
+  Db db = Open();
+  std::vector<Migration> v8(Migrations().begin(), Migrations().begin() + 8);
+  ASSERT_TRUE(ApplySchema(db, 1, v8).ok());
+  ASSERT_TRUE(db.Exec("INSERT INTO usage_hourly (bucket_ms, node, job_id, user, grp, reservation_id, "
+                      "gpu_ms, busy_ms, util_ms, energy_mj, counter_mj, estimated_mj, unmeasured_ms) "
+                      "VALUES (0, 'n1', 7, 'alice', '', 0, 1000, 1000, 500, 40, 40, 0, 0)")
+                  .ok());
+  ASSERT_TRUE(ApplySchema(db, 2).ok());
+  EXPECT_EQ(*SchemaVersion(db), 9);
+  EXPECT_EQ(*db.QueryInt("SELECT count(*) FROM usage_hourly WHERE cpu_mj = 0 AND energy_mj = 40"), 1);
+  EXPECT_EQ(*db.QueryInt("SELECT count(*) FROM cpu_meters"), 0);
+}
+
 // Bad input: a migration whose second statement fails.
 TEST_F(SchemaTest, FailedMigrationLeavesOldVersionAndNoPartialChanges) {
   Db db = Open();

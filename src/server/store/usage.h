@@ -1,6 +1,6 @@
 #pragma once
-// SQL of usage and energy accounting (tables usage_hourly and energy_meters,
-// schema version 7). Called inside Store::Write / Store::Read tasks.
+// SQL of usage and energy accounting (tables usage_hourly, energy_meters and
+// cpu_meters, schema version 9). Called inside Store::Write / Store::Read tasks.
 
 #include <cstdint>
 #include <map>
@@ -13,12 +13,14 @@
 
 namespace rota::store {
 
-// Adds `rows` to the stored amounts (same key: summed) and stores `meters`;
-// the caller's transaction makes both durable together.
+// Adds `rows` to the stored amounts (same key: summed) and stores `meters` (GPU
+// meters in energy_meters; a node's CPU meter, key {node, kCpuMeter}, in
+// cpu_meters); the caller's transaction makes both durable together.
 Status AddUsage(Db& db, const std::map<accounting::Key, accounting::Amounts>& rows,
                 const std::map<accounting::MeterKey, accounting::MeterState>& meters);
 
-// Every stored meter (a restarted server continues from them).
+// Every stored meter, CPU meters included (a restarted server continues from them).
+// A CPU meter row that does not parse is left out.
 Result<std::map<accounting::MeterKey, accounting::MeterState>> LoadMeters(Db& db);
 
 // What to sum: buckets starting in [from_ms, to_ms), grouped by one column.
