@@ -5,206 +5,35 @@
 // its own `rota dev`. No fixed sleeps: every wait polls a condition.
 //
 //   ROTA_BIN=/path/to/rota node --test e2e/calendar.test.mjs
-import { after, before, describe, it } from 'node:test';
+import { before, describe } from 'node:test';
 import assert from 'node:assert/strict';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { createRequire } from 'node:module';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { chromium } from 'playwright-core';
-import { startCspServer } from './csp-server.mjs';
-import { apiCall, eventually, startRota, stopProcess, waitForReadyNodes } from './helpers.mjs';
 import { spawn } from 'node:child_process';
-
-const here = path.dirname(fileURLToPath(import.meta.url));
-const require = createRequire(import.meta.url);
-const AXE_SOURCE = readFileSync(require.resolve('axe-core/axe.min.js'), 'utf8');
-
-const ROTA_BIN = process.env.ROTA_BIN;
-const CHROMIUM = process.env.CHROMIUM || '/usr/bin/chromium';
-const ARTIFACTS = process.env.ROTA_WEB_ARTIFACTS || path.join(here, 'artifacts');
-const WEB_DIST = process.env.ROTA_WEB_DIST || '';
-const NO_BROWSER =
-  !existsSync(CHROMIUM) && process.env.ROTA_REQUIRE_BROWSER !== '1'
-    ? `no browser at ${CHROMIUM} (apt-get install chromium, or set CHROMIUM)`
-    : false;
-
-const STEP_TIMEOUT = 90_000;
-
-// ---------------------------------------------------------------- helpers
+import { NO_BROWSER, apiCall, browserSuite, eventually } from './helpers.mjs';
 
 // ---------------------------------------------------------------- state
 
-let rota = null;
-let dataDir = '';
-let cspServer = null;
-let browser = null;
-let context = null;
-let page = null;
-let base = ''; // where the UI is served
-let api = ''; // rota's own URL
-let accounts = {};
 let squatter = null; // the process on a reserved GPU
-const consoleErrors = [];
-const cspViolations = [];
-const pageErrors = [];
-let failedBefore = false;
-
-async function shot(name) {
-  mkdirSync(ARTIFACTS, { recursive: true });
-  await page.screenshot({ path: path.join(ARTIFACTS, `cal-${name}.png`), fullPage: true });
-}
-
-/** axe-core on the current screen: no serious or critical violation. */
-async function checkA11y(screen) {
-  const has = await page.evaluate(() => typeof window.axe !== 'undefined');
-  // Evaluated through the DevTools protocol: an injected <script> (addScriptTag)
-  // would be refused by the page's CSP and show up as a violation.
-  if (!has) await page.evaluate(AXE_SOURCE);
-  const res = await page.evaluate(async () => {
-    const r = await window.axe.run(document, { resultTypes: ['violations'] });
-    return r.violations.map((v) => ({
-      id: v.id,
-      impact: v.impact,
-      help: v.help,
-      nodes: v.nodes.slice(0, 5).map((n) => `${n.target.join(' ')}: ${n.failureSummary?.split('\n').slice(1, 3).join(' ')}`),
-    }));
-  });
-  const bad = res.filter((v) => v.impact === 'serious' || v.impact === 'critical');
-  assert.deepEqual(bad, [], `axe found serious/critical violations on ${screen}:\n${JSON.stringify(bad, null, 2)}`);
-  const minor = res.filter((v) => !bad.includes(v));
-  if (minor.length) console.log(`# axe (${screen}): minor: ${minor.map((v) => `${v.id} (${v.impact})`).join(', ')}`);
-}
-
-/** No console error, page error or CSP violation so far. */
-function checkClean(screen) {
-  assert.deepEqual(cspViolations, [], `CSP violations by ${screen}`);
-  assert.deepEqual(pageErrors, [], `page errors by ${screen}`);
-  assert.deepEqual(consoleErrors, [], `console errors by ${screen}`);
-}
-
-async function checkScreen(screen) {
-  await checkA11y(screen);
-  checkClean(screen);
-  await shot(screen);
-}
-
-async function signIn(user, password) {
-  await page.getByTestId('signin-username').fill(user);
-  await page.getByTestId('signin-password').fill(password);
-  await page.getByTestId('signin-submit').click();
-}
-
-async function navigate(hash) {
-  await page.evaluate((h) => {
-    location.hash = h;
-  }, hash);
-}
-
-/** Each step is skipped once one before it failed (they build on each other). */
-function step(name, fn) {
-  it(name, { timeout: STEP_TIMEOUT }, async (t) => {
-    if (failedBefore) {
-      t.skip('an earlier step failed');
-      return;
-    }
-    try {
-      await fn(t);
-    } catch (e) {
-      failedBefore = true;
-      try {
-        await shot(`FAILED-${name.replace(/[^a-z0-9]+/gi, '-')}`);
-      } catch {
-        // no page
-      }
-      throw e;
-    }
-  });
-}
 
 // ---------------------------------------------------------------- the test
 
 describe('rota web UI: calendar and violations', { timeout: 15 * 60_000, skip: NO_BROWSER }, () => {
-  before(async () => {
-    assert.ok(ROTA_BIN, 'set ROTA_BIN to the rota binary');
-    assert.ok(existsSync(ROTA_BIN), `ROTA_BIN ${ROTA_BIN} does not exist`);
-    assert.ok(existsSync(CHROMIUM), `no browser at ${CHROMIUM} (apt-get install chromium, or set CHROMIUM)`);
-    dataDir = mkdtempSync(path.join(tmpdir(), 'rota-web-cal-'));
-    rota = startRota(dataDir);
-    ({ url: api, accounts } = await rota.ready);
-    await waitForReadyNodes(api, accounts);
-    assert.ok(accounts.admin && accounts.alice, `accounts line not understood: ${JSON.stringify(accounts)}`);
-
-    if (WEB_DIST) {
-      cspServer = await startCspServer({ dist: WEB_DIST, upstream: api });
-      base = cspServer.url;
-      console.log(`# UI from ${WEB_DIST} through a CSP stand-in at ${base} (API ${api})`);
-    } else {
-      base = api;
-      const res = await fetch(base + '/');
-      const type = res.headers.get('content-type') || '';
-      assert.ok(
-        res.ok && type.includes('text/html'),
-        `rota does not serve the UI at / (HTTP ${res.status}, ${type}); build it with the web UI or set ROTA_WEB_DIST`,
-      );
-      const html = await res.text();
-      assert.match(html, /<script type="module"[^>]* src="\/assets\//, `rota's / is not the built UI (built without it?):\n${html.slice(0, 400)}`);
-      const csp = res.headers.get('content-security-policy') || '';
-      assert.match(csp, /script-src 'self'/, `/ has no strict Content-Security-Policy (got "${csp}")`);
-    }
-
-    browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      args: [
-        '--headless',
-        '--no-sandbox',
-        '--disable-gpu',
-        '--disable-quic',
-        '--no-first-run',
-        '--disable-background-networking',
-        '--disable-component-update',
-        '--disable-sync',
-      ],
-    });
-    context = await browser.newContext({ viewport: { width: 1280, height: 900 }, colorScheme: 'light' });
-    await context.exposeBinding('__rotaCsp', (_src, v) => cspViolations.push(v));
-    await context.addInitScript(() => {
-      document.addEventListener('securitypolicyviolation', (e) => {
-        // @ts-ignore
-        window.__rotaCsp(`${e.violatedDirective} blocked ${e.blockedURI || 'inline'} at ${e.sourceFile}:${e.lineNumber}`);
-      });
-    });
-    page = await context.newPage();
-    page.setDefaultTimeout(30_000);
-    page.on('console', (msg) => {
-      if (msg.type() !== 'error') return;
-      const text = msg.text();
-      // The browser logs every 4xx answer; the steps that expect one (a wrong
-      // password, an invalid job) check the UI's message instead.
-      if (/^Failed to load resource: the server responded with a status of 4\d\d/.test(text)) return;
-      consoleErrors.push(text);
-    });
-    page.on('pageerror', (e) => pageErrors.push(String(e)));
-  });
-
-  after(async () => {
-    try {
-      await browser?.close();
-    } catch {
-      // already gone
-    }
-    await cspServer?.close();
-    if (squatter && squatter.exitCode === null) {
-      try {
-        process.kill(-squatter.pid, 'SIGKILL');
-      } catch {
-        // gone
+  const ui = browserSuite({
+    tmpPrefix: 'rota-web-cal-',
+    shotPrefix: 'cal-',
+    cleanup: async () => {
+      if (squatter && squatter.exitCode === null) {
+        try {
+          process.kill(-squatter.pid, 'SIGKILL');
+        } catch {
+          // gone
+        }
       }
-    }
-    await stopProcess(rota?.child);
-    if (failedBefore && rota) console.log(`# rota dev output:\n${rota.logs().slice(-4000)}`);
-    if (dataDir) rmSync(dataDir, { recursive: true, force: true });
+    },
+  });
+  const { step, shot, checkA11y, checkClean, checkScreen, signIn, navigate, consoleErrors } = ui;
+  let page, base, api, accounts;
+  before(() => {
+    ({ page, base, api, accounts } = ui);
   });
 
   // Tomorrow, local time: wholly in the future, so every slot can be booked.

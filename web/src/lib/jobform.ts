@@ -1,6 +1,6 @@
 // The submit form's values, the job spec they make, and the framework templates
 // (each just a set of initial values).
-import type { Framework, JobSpec } from '../api/types';
+import type { Framework, JobPreview, JobSpec, PreviewProcess } from '../api/types';
 import { splitWords } from './format';
 
 export interface GroupValues {
@@ -229,19 +229,5 @@ export function prettyValue(key: string, value: string): string {
 }
 
 /** POST /api/v1/jobs/preview */
-export interface PreviewProcess {
-  task: string;
-  name: string;
-  role: string;
-  node: string;
-  gpus: number[];
-  runs: boolean;
-  argv: string[];
-  env: Record<string, string>;
-  files: string[];
-}
-
-export interface Preview {
-  processes: PreviewProcess[];
-  note: string;
-}
+export type { PreviewProcess };
+export type Preview = JobPreview;

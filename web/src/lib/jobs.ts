@@ -1,8 +1,11 @@
 // Small helpers about jobs shared by the list and the detail page.
-import type { Job } from '../api/types';
+import type { Job, QueuedJob } from '../api/types';
+
+/** A job as any list gives it: GET /api/v1/queue leaves out spec and tasks. */
+type AnyJob = QueuedJob & Partial<Pick<Job, 'spec' | 'tasks'>>;
 import { FINAL_JOB_STATES } from '../api/types';
 
-export function jobGpus(j: Job): number {
+export function jobGpus(j: AnyJob): number {
   const groups = j.spec?.groups ?? [];
   let n = 0;
   for (const g of groups) n += (g.replicas ?? 1) * (g.gpus_per_task ?? 0);
@@ -10,7 +13,7 @@ export function jobGpus(j: Job): number {
   return n;
 }
 
-export function jobNodes(j: Job): string[] {
+export function jobNodes(j: AnyJob): string[] {
   return [...new Set((j.tasks ?? []).map((t) => t.node).filter(Boolean))].sort();
 }
 

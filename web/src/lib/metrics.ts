@@ -2,6 +2,7 @@
 // (GET /api/v1/nodes/{name}[/gpus/{index}]/metrics), live samples folded into
 // the last bucket, and the numbers of a chart's text summary. No uPlot here.
 import { get, query } from '../api/client';
+import type { Series, SeriesPoint } from '../api/types';
 
 export interface RangeDef {
   key: string;
@@ -25,24 +26,9 @@ export function rangeOf(key: string | null | undefined): RangeDef {
 }
 
 /** One bucket as the API sends it. */
-export interface MetricPoint {
-  time: string;
-  t_ms: number;
-  samples: number;
-  avg: Record<string, number>;
-  max: Record<string, number>;
-  last?: Record<string, number>;
-}
+export type MetricPoint = SeriesPoint;
 
-export interface MetricSeries {
-  node: string;
-  gpu?: number;
-  from: string;
-  to: string;
-  step_ms: number;
-  resolution: 'raw' | '1m' | string;
-  points: MetricPoint[];
-}
+export type MetricSeries = Series;
 
 function durationParam(ms: number): string {
   return ms % 60_000 === 0 ? `${ms / 60_000}m` : `${Math.max(1, Math.round(ms / 1000))}s`;

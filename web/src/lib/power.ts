@@ -59,7 +59,7 @@ export function policyBody(f: PolicyFields): PowerPolicySpec {
   const body: PowerPolicySpec = { name: f.name.trim() };
   if (f.description.trim()) body.description = f.description.trim();
   body[f.kind] = watts;
-  const scope: PowerScope = {};
+  const scope: NonNullable<PowerPolicySpec['scope']> = {};
   const nodes = splitList(f.nodes);
   const models = splitList(f.models);
   const labels = parseLabels(f.labels);
