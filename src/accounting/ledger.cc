@@ -86,11 +86,13 @@ void Ledger::AddCpu(const std::string& node, const api::HostSample& host, int64_
   // mJ per ms is W.
   if (static_cast<double>(energy) / static_cast<double>(to - from) > options_.max_cpu_watts) return;
 
-  const uint64_t busy = prev.busy_usec && now.busy_usec && *now.busy_usec >= *prev.busy_usec
-                            ? *now.busy_usec - *prev.busy_usec
-                            : 0;
+  // Without the node's busy time at both ends the tasks' share of the package is
+  // unknown: everything is other (rather than charging idle power to the tasks).
+  const bool have_busy = prev.busy_usec && now.busy_usec && *now.busy_usec >= *prev.busy_usec;
+  const uint64_t busy = have_busy ? *now.busy_usec - *prev.busy_usec : 0;
   std::map<std::string, uint64_t> task_usec;
   for (const auto& [id, usec] : now.task_usec) {
+    if (!have_busy) break;
     auto p = prev.task_usec.find(id);
     if (p == prev.task_usec.end() || usec < p->second) continue;  // new, or counter went back
     task_usec[id] = usec - p->second;

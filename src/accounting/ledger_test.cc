@@ -278,6 +278,29 @@ TEST(LedgerCpuTest, AJobsTaskGetsTheEnergyTimesItsCpuShareAndOtherTheRest) {
   EXPECT_EQ(CpuOf(next.rows, [](const Key&) { return true; }), 100'000);
 }
 
+TEST(LedgerCpuTest, AJobHoldingNoGpuGetsItsTasksShare) {
+  // An MPI launcher or a CPU-only task: its job holds no GPU on the node.
+  Ledger ledger;
+  NodeFacts facts;
+  facts.holdings.push_back({5, "bob", {}, 0, 0});
+  ledger.Add("n1", CpuSample(1'000, 0, 0, {{"job-5.r0.launcher", 5, 0}}), facts, {});
+  ledger.Add("n1", CpuSample(2'000, 100'000, 1'000'000, {{"job-5.r0.launcher", 5, 250'000}}), facts, {});
+  auto rows = ledger.Take().rows;
+  EXPECT_EQ(CpuOf(rows, [](const Key& k) { return k.job_id == 5 && k.user == "bob"; }), 25'000);
+  EXPECT_EQ(CpuOf(rows, [](const Key&) { return true; }), 100'000);
+}
+
+TEST(LedgerCpuTest, WithoutTheNodesBusyTimeEverythingIsOther) {
+  Ledger ledger;
+  NodeFacts facts;
+  facts.holdings.push_back({7, "alice", {0}, 0, 0});
+  ledger.Add("n1", CpuSample(1'000, 0, std::nullopt, {{"job-7.r0.w-0", 7, 0}}), facts, {});
+  ledger.Add("n1", CpuSample(2'000, 100'000, std::nullopt, {{"job-7.r0.w-0", 7, 500'000}}), facts, {});
+  auto rows = ledger.Take().rows;
+  EXPECT_EQ(CpuOf(rows, [](const Key& k) { return k.job_id == 7; }), 0);
+  EXPECT_EQ(CpuOf(rows, [](const Key& k) { return k.job_id == 0 && k.user.empty(); }), 100'000);
+}
+
 TEST(LedgerCpuTest, ACounterResetOrAnImplausibleJumpAddsNothingAndTheBaselineRestarts) {
   Ledger ledger;
   ledger.Add("n1", CpuSample(1'000, 900'000, 0), {}, {});

@@ -233,6 +233,10 @@ Result<CpuTaskSample> CpuTaskSampleFromJson(const Json& j) {
   RETURN_IF_ERROR(r.Str("id", &t.id, true, 128));
   RETURN_IF_ERROR(ValidateTaskId(t.id));
   RETURN_IF_ERROR(r.Int("job_id", &t.job_id, true, 1));
+  // The job is the one the task id names: an agent cannot charge another job.
+  if (JobNumberOfTaskId(t.id) != std::optional<int64_t>(t.job_id)) {
+    return Status::InvalidArgument("job_id " + std::to_string(t.job_id) + " is not the job of task " + t.id);
+  }
   RETURN_IF_ERROR(r.Int("usage_usec", &t.usage_usec, true));
   return t;
 }

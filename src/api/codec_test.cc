@@ -95,6 +95,8 @@ TEST(CodecTest, RejectsBadCpuEnergyFieldsNamingTheField) {
        "host: cpu_tasks[0]: usage_usec must be in [0, "},
       {[&](Json& j) { j["host"]["cpu_tasks"] = {task("job-1.w", 0, 5)}; },
        "host: cpu_tasks[0]: job_id must be in [1, "},
+      {[&](Json& j) { j["host"]["cpu_tasks"] = {task("job-1.w", 2, 5)}; },
+       "host: cpu_tasks[0]: job_id 2 is not the job of task job-1.w"},
       {[&](Json& j) { j["host"]["cpu_tasks"] = {task("job-1.w", 1, 5), task("../x", 1, 5)}; },
        "host: cpu_tasks[1]: id: '../x' must match"},
       {[&](Json& j) { j["host"]["cpu_tasks"] = {task("", 1, 5)}; }, "host: cpu_tasks[0]: id: '' must match"},

@@ -709,8 +709,8 @@ std::map<std::string, std::vector<accounting::Holding>> JobService::Holdings(int
   MutexLock lock(&mu_);
   for (const auto& [id, job] : active_) {
     if (!job.run_open) continue;
+    // Tasks without GPUs too: their CPU energy is their job's (ledger.h).
     for (const auto& t : job.tasks) {
-      if (t.gpus.empty()) continue;
       out[t.node].push_back(accounting::Holding{id, job.owner, t.gpus, job.started_ms, 0});
     }
   }

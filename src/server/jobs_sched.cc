@@ -249,7 +249,6 @@ void JobService::CloseRun(Job& job, int64_t now_ms) {
   job.attained_gpu_ms += scheduling::CurrentRunGpuMs(job, now_ms);
   for (const auto& t : job.tasks) {
     for (uint32_t g : t.gpus) released_ms_[{t.node, g}] = now_ms;
-    if (t.gpus.empty()) continue;
     closed_holdings_.emplace_back(t.node, accounting::Holding{job.id, job.owner, t.gpus, job.started_ms, now_ms});
   }
   holdings_version_.fetch_add(1, std::memory_order_release);

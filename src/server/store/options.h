@@ -52,7 +52,7 @@ struct StoreStats {
   int64_t transactions = 0;      // write transactions committed
   int64_t failed_transactions = 0;
   int64_t retention_deleted_rows = 0;
-  int64_t checkpoints = 0;          // WAL checkpoints run by the checkpoint thread
+  int64_t checkpoints = 0;          // WAL checkpoints that copied pages into the database
   int64_t checkpoint_failures = 0;  // ... that failed (logged; the next one retries)
 };
 

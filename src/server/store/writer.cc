@@ -72,6 +72,8 @@ Result<std::unique_ptr<Writer>> Writer::Start(Db db, const StoreOptions& options
   RETURN_IF_ERROR(ckpt.Exec("PRAGMA busy_timeout = " + std::to_string(options.busy_timeout_ms)));
   RETURN_IF_ERROR(
       ckpt.Exec(std::string("PRAGMA synchronous = ") + (options.sync_full ? "FULL" : "NORMAL")));
+  // A read opens the WAL on this connection: without it a checkpoint copies nothing.
+  RETURN_IF_ERROR(ckpt.QueryInt("SELECT count(*) FROM sqlite_schema").status());
   std::unique_ptr<Writer> w(new Writer(std::move(db), std::move(ckpt), options, clock));
   RETURN_IF_ERROR(w->Prepare());
   // Replaces SQLite's automatic checkpoint (itself a WAL hook) on the write connection.
@@ -103,11 +105,12 @@ void Writer::CheckpointLoop() {
     }
     // PASSIVE: copies what no reader still needs, never waits for or blocks the
     // writer; the writer starts the WAL again from its beginning once it is all copied.
-    const int rc =
-        sqlite3_wal_checkpoint_v2(ckpt_db_.raw(), nullptr, SQLITE_CHECKPOINT_PASSIVE, nullptr, nullptr);
+    int wal_frames = 0, copied_frames = 0;
+    const int rc = sqlite3_wal_checkpoint_v2(ckpt_db_.raw(), nullptr, SQLITE_CHECKPOINT_PASSIVE,
+                                             &wal_frames, &copied_frames);
     MutexLock lk(&ckpt_mu_);
     if (rc == SQLITE_OK) {
-      ++checkpoints_;
+      if (copied_frames > 0) ++checkpoints_;  // counted when it copied something
     } else {
       ++checkpoint_failures_;
       ROTA_LOG(WARNING) << "store: WAL checkpoint failed: "
