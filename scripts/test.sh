@@ -23,8 +23,16 @@ if [ "$(id -u)" -eq 0 ]; then
 fi
 CONFIGS=${ROTA_TEST_CONFIGS:-"release sanitize tsan"}
 
+# Under the sanitizers, tests matching this are not run: the congested-cluster
+# trace replays (single-threaded arithmetic, minutes each there, nothing the
+# other replay rows do not cover). The release configuration runs them.
+SANITIZER_SKIP='^PhillyCongested/'
+
+# run_config NAME BUILD_DIR CTEST_EXCLUDE CMAKE_ARGS...
 run_config() {
-  local name=$1 dir=$2; shift 2
+  local name=$1 dir=$2 exclude=$3; shift 3
+  local skip=()
+  [ -z "$exclude" ] || skip=(-E "$exclude")
   echo "=== [$name] configure + build ($dir)"
   cmake -S . -B "$dir" -G Ninja "$@" >/dev/null || return
   cmake --build "$dir" -j"$JOBS" || return
@@ -32,16 +40,19 @@ run_config() {
   # `|| return`: errexit does not apply inside a function called from `cmd || status=$?`
   # (the tsan configuration), so each step's failure is returned explicitly.
   # shellcheck disable=SC2086
-  ctest --test-dir "$dir" --output-on-failure -j"$JOBS" --timeout 300 ${CTEST_ARGS:-} || return
+  ctest --test-dir "$dir" --output-on-failure -j"$JOBS" --timeout 300 "${skip[@]}" ${CTEST_ARGS:-} || return
   # Tests leave nothing running (servers, agents, task shims, tasks as test users).
   ./scripts/check-leftovers.sh || return
 }
 
 for c in $CONFIGS; do
   case $c in
-    release) run_config release build -DCMAKE_BUILD_TYPE=RelWithDebInfo ;;
+    # -g1 (line tables: backtraces keep file and line) compiles ~35 % faster than
+    # full -g with GCC; CI builds three configurations on two cores.
+    release) run_config release build "" -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+      "-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=-O2 -g1 -DNDEBUG" ;;
     sanitize) ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
-      run_config sanitize build-asan -DCMAKE_BUILD_TYPE=Debug -DROTA_SANITIZE=ON -DROTA_BUILD_BENCH=OFF ;;
+      run_config sanitize build-asan "$SANITIZER_SKIP" -DCMAKE_BUILD_TYPE=Debug -DROTA_SANITIZE=ON -DROTA_BUILD_BENCH=OFF ;;
     tsan)
       # Every process (tests, and the servers, agents and shims they start) writes its
       # reports to build-tsan/tsan-reports/; any file there fails the run.
@@ -49,7 +60,7 @@ for c in $CONFIGS; do
       rm -rf "$reports" && mkdir -p "$reports"
       status=0
       TSAN_OPTIONS="log_path=$reports/report second_deadlock_stack=1 history_size=4" \
-        run_config tsan build-tsan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DROTA_SANITIZE_THREAD=ON \
+        run_config tsan build-tsan "$SANITIZER_SKIP" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DROTA_SANITIZE_THREAD=ON \
         -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++ \
         "-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=-O1 -gline-tables-only -DNDEBUG" || status=$?
       if compgen -G "$reports/report*" >/dev/null; then
