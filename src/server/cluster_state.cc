@@ -14,7 +14,7 @@ void ClusterState::LoadKnown(const std::vector<api::NodeInfo>& nodes) {
   for (const auto& info : nodes) {
     Entry& e = nodes_[info.name];
     if (e.session != 0) continue;
-    e.view.info = info;
+    e.view.info = std::make_shared<const api::NodeInfo>(info);
     e.view.state = NodeState::kUnreachable;
     e.view.unreachable_reason = "no agent connected since the server started";
   }
@@ -25,14 +25,14 @@ Status ClusterState::Connect(const api::NodeInfo& info, uint64_t session, int64_
   {
     MutexLock lock(&mu_);
     Entry& e = nodes_[info.name];
-    if (e.session != 0 && e.session != session && e.view.info.node_id != info.node_id &&
+    if (e.session != 0 && e.session != session && e.view.info->node_id != info.node_id &&
         e.view.state == NodeState::kReady) {
       return Status::Conflict("node name '" + info.name +
                               "' is already connected with a different node id (" +
-                              e.view.info.node_id + ")");
+                              e.view.info->node_id + ")");
     }
     e.session = session;
-    e.view.info = info;
+    e.view.info = std::make_shared<const api::NodeInfo>(info);
     e.view.connected = true;
     e.view.last_seen_ms = now_ms;
     e.view.state = NodeState::kReady;
@@ -93,7 +93,7 @@ int ClusterState::CheckLiveness(int64_t now_ms) {
     MutexLock lock(&mu_);
     for (auto& [name, e] : nodes_) {
       if (e.view.state != NodeState::kReady) continue;
-      int64_t limit = missed_heartbeats_ * e.view.info.sample_interval_ms;
+      int64_t limit = missed_heartbeats_ * e.view.info->sample_interval_ms;
       int64_t silent = now_ms - e.view.last_seen_ms;
       if (silent <= limit) continue;
       e.view.state = NodeState::kUnreachable;

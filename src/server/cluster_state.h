@@ -22,15 +22,16 @@ namespace rota::server {
 enum class NodeState { kReady, kUnreachable };
 const char* NodeStateName(NodeState state);
 
+// A copy of a view is cheap: the node's identity and its latest sample are
+// shared and immutable (a new registration or sample replaces the pointer).
 struct NodeView {
-  api::NodeInfo info;
+  std::shared_ptr<const api::NodeInfo> info = std::make_shared<const api::NodeInfo>();  // never null
   NodeState state = NodeState::kUnreachable;
   bool connected = false;
   int64_t last_seen_ms = 0;         // last message from the agent (0: never this run)
   int64_t state_since_ms = 0;       // when `state` last changed
   std::string unreachable_reason;   // e.g. "no sample for 6.2 s (3 intervals)"
-  // Shared and immutable: copying a view does not copy the sample.
-  std::shared_ptr<const api::NodeSample> latest;
+  std::shared_ptr<const api::NodeSample> latest;  // null: none yet
 };
 
 class ClusterState {

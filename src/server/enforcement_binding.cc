@@ -23,7 +23,7 @@ std::vector<reserve::NodeGpu> GpusOf(const ClusterState& cluster, const std::str
   for (uint32_t index : indices) {
     reserve::NodeGpu g{index, "", ""};
     if (view) {
-      for (const auto& info : view->info.gpus) {
+      for (const auto& info : view->info->gpus) {
         if (info.index == index) g = reserve::NodeGpu{index, info.uuid, info.name};
       }
     }
@@ -300,10 +300,10 @@ EnforcementRunner::EnforcementRunner(EnforcementService* service, ClusterState* 
   listener_ = cluster_->AddListener([this](const std::string& event, const NodeView& view) {
     MutexLock lock(&mu_);
     if (event == "sample" && view.latest) {
-      pending_[view.info.name] = view.latest;
+      pending_[view.info->name] = view.latest;
     } else if (event == "node" && view.state == NodeState::kUnreachable) {
-      pending_.erase(view.info.name);
-      lost_.insert(view.info.name);
+      pending_.erase(view.info->name);
+      lost_.insert(view.info->name);
     } else {
       return;
     }

@@ -71,13 +71,13 @@ bool Decisive(const Job& job, const JobTask& t) {
 // What placement sees of a node, but for its free GPUs and readiness.
 jobs::NodeOffer OfferOf(const NodeView& view) {
   jobs::NodeOffer n;
-  n.name = view.info.name;
-  n.address = view.info.addresses.empty() ? view.info.hostname : view.info.addresses.front();
+  n.name = view.info->name;
+  n.address = view.info->addresses.empty() ? view.info->hostname : view.info->addresses.front();
   if (n.address.empty()) n.address = n.name;
-  n.labels = view.info.labels;
-  n.total_gpus = static_cast<uint32_t>(view.info.gpus.size());
-  n.cpus = view.info.cpus;
-  n.memory_bytes = view.info.memory_bytes;
+  n.labels = view.info->labels;
+  n.total_gpus = static_cast<uint32_t>(view.info->gpus.size());
+  n.cpus = view.info->cpus;
+  n.memory_bytes = view.info->memory_bytes;
   return n;
 }
 
@@ -196,7 +196,7 @@ Result<Job> JobService::Submit(int64_t owner_id, const std::string& owner, const
     for (const auto& view : cluster_->Nodes()) {
       jobs::NodeOffer n = OfferOf(view);
       n.ready = true;
-      for (const auto& g : view.info.gpus) n.free_gpus.push_back(g.index);
+      for (const auto& g : view.info->gpus) n.free_gpus.push_back(g.index);
       idle.push_back(std::move(n));
     }
     if (idle.empty()) return Status::InvalidArgument("no node has joined the cluster");
@@ -482,7 +482,7 @@ void JobService::Tick(int64_t now_ms, bool full) {
   // Node states for the deadline and liveness checks, copied once per tick.
   std::map<std::string, NodeView> nodes;
   if (full) {
-    for (auto& n : cluster_->Nodes()) nodes.emplace(n.info.name, std::move(n));
+    for (auto& n : cluster_->Nodes()) nodes.emplace(n.info->name, std::move(n));
   }
   auto node = [&nodes](const std::string& name) -> const NodeView* {
     auto it = nodes.find(name);

@@ -21,8 +21,8 @@ namespace {
 
 // Where other tasks reach this node's tasks.
 std::string AddressOf(const NodeView& view) {
-  if (!view.info.addresses.empty()) return view.info.addresses.front();
-  return view.info.hostname.empty() ? view.info.name : view.info.hostname;
+  if (!view.info->addresses.empty()) return view.info->addresses.front();
+  return view.info->hostname.empty() ? view.info->name : view.info->hostname;
 }
 
 // Users' and groups' cached facts are fetched again after this long.
@@ -164,7 +164,7 @@ void JobService::SchedulePass(int64_t now_ms, bool full) {
   // Reservations whose owner has left their GPUs idle long enough.
   if (options_.reservation_idle_ms > 0) {
     std::map<std::string, const NodeView*> views;
-    for (const auto& v : in.nodes) views[v.info.name] = &v;
+    for (const auto& v : in.nodes) views[v.info->name] = &v;
     static const scheduling::NodeJobGpus kNone;
     std::map<int64_t, int64_t> used;
     for (const auto& r : in.reservations) {
@@ -194,7 +194,7 @@ void JobService::SchedulePass(int64_t now_ms, bool full) {
   std::map<std::string, std::set<uint16_t>> busy_ports;
   if (!d.starts.empty()) busy_ports = BusyPorts(now_ms);
   std::map<std::string, std::string> address;
-  for (const auto& v : in.nodes) address[v.info.name] = AddressOf(v);
+  for (const auto& v : in.nodes) address[v.info->name] = AddressOf(v);
   for (const auto& st : d.starts) {
     auto it = active_.find(st.id);
     if (it == active_.end()) continue;

@@ -34,7 +34,7 @@ Status RegisterNodeRoutes(net::HttpServer& http, ApiContext& ctx) {
     std::string body = "{\"gpus\":[";
     bool found = false, first = true;
     for (const auto& n : ctx.cluster->Nodes()) {
-      if (!only.empty() && only != n.info.name) continue;
+      if (!only.empty() && only != n.info->name) continue;
       found = true;
       std::string rows = cache->Rows(n);
       if (rows.empty()) continue;

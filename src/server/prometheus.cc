@@ -82,9 +82,9 @@ void AppendAccounting(ApiContext& ctx, bool admin, std::string* out) {
     std::map<std::string, accounting::Amounts> by_area;
     std::map<std::string, double> watts;
     for (const auto& n : nodes) {
-      auto it = n.info.labels.find(label);
-      if (it == n.info.labels.end()) continue;
-      auto t = totals.by_node.find(n.info.name);
+      auto it = n.info->labels.find(label);
+      if (it == n.info->labels.end()) continue;
+      auto t = totals.by_node.find(n.info->name);
       by_area[it->second] += t == totals.by_node.end() ? accounting::Amounts{} : t->second;
       double& w = watts[it->second];
       if (n.latest == nullptr || n.state != NodeState::kReady) continue;
@@ -191,9 +191,9 @@ Status RegisterPrometheusRoutes(net::HttpServer& http, ApiContext& ctx) {
     Family ngpus("rota_node_gpus", "gauge", "GPUs on the node.");
 
     for (const auto& n : ctx.cluster->Nodes()) {
-      std::string nl = "node=\"" + Escape(n.info.name) + "\"";
+      std::string nl = "node=\"" + Escape(n.info->name) + "\"";
       up.Add(nl, n.state == NodeState::kReady ? 1 : 0);
-      ngpus.Add(nl, static_cast<double>(n.info.gpus.size()));
+      ngpus.Add(nl, static_cast<double>(n.info->gpus.size()));
       if (n.latest == nullptr) continue;
       const auto& h = n.latest->host;
       cpu.Add(nl, h.cpu_percent);
@@ -202,7 +202,7 @@ Status RegisterPrometheusRoutes(net::HttpServer& http, ApiContext& ctx) {
       load.Add(nl, h.load1);
       for (const auto& g : n.latest->gpus) {
         std::string model;
-        for (const auto& info : n.info.gpus) {
+        for (const auto& info : n.info->gpus) {
           if (info.index == g.index) model = info.name;
         }
         std::string users;

@@ -179,14 +179,14 @@ std::vector<NodeGpu> Reservations::NodeGpus(const std::string& node) const {
   std::vector<NodeGpu> out;
   auto view = cluster_->Node(node);
   if (!view) return out;
-  for (const auto& g : view->info.gpus) out.push_back(NodeGpu{g.index, g.uuid, g.name});
+  for (const auto& g : view->info->gpus) out.push_back(NodeGpu{g.index, g.uuid, g.name});
   std::sort(out.begin(), out.end(), [](const NodeGpu& a, const NodeGpu& b) { return a.index < b.index; });
   return out;
 }
 
 reserve::ModelOf Reservations::ModelLookup() const {
   auto nodes = std::make_shared<std::map<std::string, std::vector<NodeGpu>>>();
-  for (const auto& n : cluster_->Nodes()) nodes->emplace(n.info.name, NodeGpus(n.info.name));
+  for (const auto& n : cluster_->Nodes()) nodes->emplace(n.info->name, NodeGpus(n.info->name));
   return [nodes](const std::string& node, uint32_t gpu) -> std::string {
     auto it = nodes->find(node);
     if (it == nodes->end()) return "";
@@ -211,7 +211,7 @@ Status Reservations::Start() {
   }));
   for (const auto& r : rows) TrackReservation(r, policies);
   listener_ = cluster_->AddListener([this](const std::string& event, const NodeView& view) {
-    if (event == "sample" && view.latest) tracker_.OnSample(view.info.name, *view.latest);
+    if (event == "sample" && view.latest) tracker_.OnSample(view.info->name, *view.latest);
   });
   return Status::Ok();
 }

@@ -587,7 +587,7 @@ Result<SshNodeSpec> SshNodes::Add(SshNodeSpec spec) {
   ASSIGN_OR_RETURN(spec, SshNodeSpecFromJson(j));  // one set of rules for API and callers
   spec.created_ms = clock_->NowMs();
   auto known = cluster_->Node(spec.name);
-  if (Has(spec.name) || (known && known->info.node_id.rfind("ssh:", 0) != 0)) {
+  if (Has(spec.name) || (known && known->info->node_id.rfind("ssh:", 0) != 0)) {
     return Status::Conflict("a node named '" + spec.name + "' already exists");
   }
   RETURN_IF_ERROR(store_->Write([&](Db& db) -> Status {

@@ -21,7 +21,7 @@ std::string SampleEvent(const NodeView& n) {
   api::JsonWriter w(&out);
   w.BeginObject();
   w.Key("node");
-  w.String(n.info.name);
+  w.String(n.info->name);
   if (n.latest != nullptr) {
     w.Key("time");
     w.String(FormatRfc3339Ms(n.latest->time_ms));
@@ -51,7 +51,7 @@ Status RegisterStreamRoutes(net::HttpServer& http, ApiContext& ctx) {
           return net::HttpResponse::Error(404, "node '" + node_filter + "' not found");
         }
         for (const auto& n : ctx.cluster->Nodes()) {
-          if (!node_filter.empty() && n.info.name != node_filter) continue;
+          if (!node_filter.empty() && n.info->name != node_filter) continue;
           sink->Send("node", NodeJson(n, false).dump());
           if (n.latest != nullptr) sink->Send("sample", SampleEvent(n));
         }
@@ -66,7 +66,7 @@ Status RegisterStreamRoutes(net::HttpServer& http, ApiContext& ctx) {
             cluster->RemoveListener(*id);
             return;
           }
-          if (!node_filter.empty() && n.info.name != node_filter) return;
+          if (!node_filter.empty() && n.info->name != node_filter) return;
           if (!s->Send(event, event == "node" ? NodeJson(n, false).dump() : SampleEvent(n))) {
             cluster->RemoveListener(*id);
           }

@@ -10,7 +10,7 @@
 namespace rota::server {
 
 api::Json NodeJson(const NodeView& node, bool with_latest) {
-  api::Json j = api::ToJson(node.info);
+  api::Json j = api::ToJson(*node.info);
   j["state"] = NodeStateName(node.state);
   j["connected"] = node.connected;
   j["last_seen"] = node.last_seen_ms > 0 ? api::Json(FormatRfc3339Ms(node.last_seen_ms)) : api::Json();
@@ -21,7 +21,7 @@ api::Json NodeJson(const NodeView& node, bool with_latest) {
   if (node.latest != nullptr) {
     for (const auto& g : node.latest->gpus) failed += g.failed ? 1 : 0;
   }
-  j["gpu_count"] = node.info.gpus.size();
+  j["gpu_count"] = node.info->gpus.size();
   j["failed_gpu_count"] = failed;
   if (with_latest) {
     if (node.latest != nullptr) {
@@ -45,7 +45,7 @@ std::vector<std::string> GpuUsers(const api::GpuSample& gpu) {
 }
 
 void WriteGpuRows(const NodeView& node, api::JsonWriter& w) {
-  for (const auto& info : node.info.gpus) {
+  for (const auto& info : node.info->gpus) {
     const api::GpuSample* sample = nullptr;
     if (node.latest != nullptr) {
       for (const auto& g : node.latest->gpus) {
@@ -57,7 +57,7 @@ void WriteGpuRows(const NodeView& node, api::JsonWriter& w) {
     else if (sample != nullptr && sample->failed) state = "failed";
     w.BeginObject();
     w.Key("node");
-    w.String(node.info.name);
+    w.String(node.info->name);
     w.Key("index");
     w.Int(info.index);
     w.Key("uuid");
@@ -98,10 +98,10 @@ void WriteGpuRows(const NodeView& node, api::JsonWriter& w) {
 std::string GpuRowsCache::Rows(const NodeView& node) {
   {
     MutexLock lock(&mu_);
-    auto it = entries_.find(node.info.name);
+    auto it = entries_.find(node.info->name);
     if (it != entries_.end() && it->second.sample == node.latest.get() &&
-        it->second.state == node.state && it->second.node_id == node.info.node_id &&
-        it->second.gpus == node.info.gpus.size()) {
+        it->second.state == node.state && it->second.node_id == node.info->node_id &&
+        it->second.gpus == node.info->gpus.size()) {
       return it->second.text;
     }
   }
@@ -109,12 +109,12 @@ std::string GpuRowsCache::Rows(const NodeView& node) {
   api::JsonWriter w(&text);
   WriteGpuRows(node, w);
   MutexLock lock(&mu_);
-  Entry& e = entries_[node.info.name];
+  Entry& e = entries_[node.info->name];
   e.sample = node.latest.get();
   e.keep = node.latest;
   e.state = node.state;
-  e.node_id = node.info.node_id;
-  e.gpus = node.info.gpus.size();
+  e.node_id = node.info->node_id;
+  e.gpus = node.info->gpus.size();
   e.text = text;
   return text;
 }

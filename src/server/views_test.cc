@@ -6,11 +6,13 @@ namespace rota::server {
 namespace {
 
 NodeView View(int64_t t, uint32_t util, NodeState state = NodeState::kReady) {
+  api::NodeInfo info;
+  info.name = "n1";
+  info.node_id = "id";
+  info.gpus = {api::GpuInfo{0, "GPU-0", "Sim", "00:01", 1 << 30, 300000},
+               api::GpuInfo{1, "GPU-1", "Sim", "00:02", 1 << 30, 300000}};
   NodeView v;
-  v.info.name = "n1";
-  v.info.node_id = "id";
-  v.info.gpus = {api::GpuInfo{0, "GPU-0", "Sim", "00:01", 1 << 30, 300000},
-                 api::GpuInfo{1, "GPU-1", "Sim", "00:02", 1 << 30, 300000}};
+  v.info = std::make_shared<const api::NodeInfo>(std::move(info));
   v.state = state;
   auto s = std::make_shared<api::NodeSample>();
   s->time_ms = t;

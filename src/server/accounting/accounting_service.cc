@@ -105,7 +105,7 @@ void AccountingService::RefreshPeople() {
   std::map<std::string, int64_t> gaps;
   if (cluster_ != nullptr) {
     // An interval longer than three sample intervals is a gap (the node sent nothing).
-    for (const auto& n : cluster_->Nodes()) gaps[n.info.name] = 3 * n.info.sample_interval_ms + 1000;
+    for (const auto& n : cluster_->Nodes()) gaps[n.info->name] = 3 * n.info->sample_interval_ms + 1000;
   }
   MutexLock lock(&mu_);
   people_ = std::move(people);

@@ -65,8 +65,8 @@ Result<api::Json> Report(ApiContext& ctx, const HttpRequest& req, const Principa
   if (by == "area") {
     std::map<std::string, std::string> area_of_node;
     for (const auto& n : ctx.cluster->Nodes()) {
-      auto it = n.info.labels.find(label);
-      if (it != n.info.labels.end()) area_of_node[n.info.name] = it->second;
+      auto it = n.info->labels.find(label);
+      if (it != n.info->labels.end()) area_of_node[n.info->name] = it->second;
     }
     lines = accounting::ByArea(lines, area_of_node);
   }

@@ -63,10 +63,10 @@ Status PowerService::Start() {
 power::ClusterFacts PowerService::Facts(int64_t now_ms) {
   power::ClusterFacts facts;
   for (const NodeView& v : cluster_->Nodes()) {
-    facts.node_labels[v.info.name] = v.info.labels;
+    facts.node_labels[v.info->name] = v.info->labels;
     const bool reachable = v.connected && v.state == NodeState::kReady;
-    for (const auto& g : v.info.gpus) {
-      GpuState& st = gpus_[{v.info.name, g.index}];
+    for (const auto& g : v.info->gpus) {
+      GpuState& st = gpus_[{v.info->name, g.index}];
       st.uuid = g.uuid;
       st.model = g.name;
       if (g.power_min_mw && g.power_max_mw && g.power_default_mw) {
@@ -84,7 +84,7 @@ power::ClusterFacts PowerService::Facts(int64_t now_ms) {
       }
       st.busy = st.last_busy_ms > 0 && now_ms - st.last_busy_ms < options_.busy_hold_ms;
       power::GpuFacts f;
-      f.node = v.info.name;
+      f.node = v.info->name;
       f.index = g.index;
       f.uuid = g.uuid;
       f.model = g.name;

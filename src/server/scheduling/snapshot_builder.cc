@@ -121,10 +121,10 @@ std::vector<uint32_t> UnusableGpus(const NodeView& view, const NodeJobGpus& job_
   for (const auto& g : view.latest->gpus) {
     bool unusable = g.failed;
     auto job = job_gpus.find(g.index);
-    auto released = released_ms.find({view.info.name, g.index});
+    auto released = released_ms.find({view.info->name, g.index});
     // A job's processes linger in samples taken up to one interval after its end.
     const bool stale = released != released_ms.end() &&
-                       sampled <= released->second + view.info.sample_interval_ms;
+                       sampled <= released->second + view.info->sample_interval_ms;
     for (const auto& p : g.processes) {
       if (unusable) break;
       if (job != job_gpus.end()) unusable = !OfJob(p, job->second.unix_user);
@@ -163,14 +163,14 @@ sched::Snapshot BuildSnapshot(const SchedulingInput& in) {
   static const NodeJobGpus kNone;
   for (const auto& view : in.nodes) {
     sched::Node n;
-    n.name = view.info.name;
-    n.labels = view.info.labels;
-    n.cpus = view.info.cpus;
-    n.memory_bytes = view.info.memory_bytes;
+    n.name = view.info->name;
+    n.labels = view.info->labels;
+    n.cpus = view.info->cpus;
+    n.memory_bytes = view.info->memory_bytes;
     n.schedulable = view.state == NodeState::kReady && view.connected;
-    if (!view.info.gpus.empty()) n.gpu_model = view.info.gpus.front().name;
+    if (!view.info->gpus.empty()) n.gpu_model = view.info->gpus.front().name;
     std::set<uint32_t> present;
-    for (const auto& g : view.info.gpus) {
+    for (const auto& g : view.info->gpus) {
       present.insert(g.index);
       n.gpus = std::max(n.gpus, g.index + 1);
     }

@@ -6,13 +6,15 @@ namespace rota::server::scheduling {
 namespace {
 
 NodeView Node(const std::string& name, uint32_t gpus, bool ready = true) {
+  api::NodeInfo info;
+  info.name = name;
+  info.cpus = 32;
+  info.memory_bytes = 1ULL << 36;
+  info.labels = {{"rack", "r1"}};
+  info.sample_interval_ms = 1000;
+  for (uint32_t i = 0; i < gpus; ++i) info.gpus.push_back({.index = i, .name = "A100"});
   NodeView v;
-  v.info.name = name;
-  v.info.cpus = 32;
-  v.info.memory_bytes = 1ULL << 36;
-  v.info.labels = {{"rack", "r1"}};
-  v.info.sample_interval_ms = 1000;
-  for (uint32_t i = 0; i < gpus; ++i) v.info.gpus.push_back({.index = i, .name = "A100"});
+  v.info = std::make_shared<const api::NodeInfo>(std::move(info));
   v.state = ready ? NodeState::kReady : NodeState::kUnreachable;
   v.connected = ready;
   return v;
@@ -23,7 +25,7 @@ void Sample(NodeView& v, int64_t t_ms, const std::vector<std::pair<uint32_t, std
             std::vector<uint32_t> failed = {}) {
   auto s = std::make_shared<api::NodeSample>();
   s->time_ms = t_ms;
-  for (const auto& g : v.info.gpus) {
+  for (const auto& g : v.info->gpus) {
     api::GpuSample gs;
     gs.index = g.index;
     gs.failed = std::find(failed.begin(), failed.end(), g.index) != failed.end();
@@ -129,7 +131,9 @@ TEST(SnapshotBuilder, NodesSayWhatIsUnusable) {
   // GPU 3: the lingering process of a job that ended at 9,500.
   Sample(a, 10'000, {{0, "alice"}, {0, "mallory"}, {1, "bob"}, {3, "carol"}}, {2});
   NodeView b = Node("b", 2, /*ready=*/false);
-  b.info.gpus.erase(b.info.gpus.begin());  // GPU indices with a gap: only 1
+  auto gapped = std::make_shared<api::NodeInfo>(*b.info);
+  gapped->gpus.erase(gapped->gpus.begin());  // GPU indices with a gap: only 1
+  b.info = gapped;
   SchedulingInput in;
   in.nodes = {a, b};
   in.jobs = &jobs;
