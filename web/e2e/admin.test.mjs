@@ -245,6 +245,94 @@ describe('rota web UI: queue, usage, tokens and admin', { timeout: 15 * 60_000, 
     assert.equal(c.status, 200, c.text);
   });
 
+  step('queue: the queues table fits a 1280x800 screen; the built-in tag stands apart; phones scroll it', async () => {
+    // A queue with a long description and many members: the widest cells the table has.
+    const wide = {
+      name: 'research-long-runs',
+      description: 'Long-running research jobs of the vision and language teams; preemptible, ask #gpu-admins before using more than 16 GPUs',
+      priority: 10,
+      min_priority: -50,
+      max_priority: 50,
+      users: ['alice', 'bob', 'carol', 'dave', 'erin', 'frank'],
+      groups: ['vision-research', 'language-models', 'interns'],
+      max_gpus: 16,
+      default_time_limit: '72h',
+      preemptible: true,
+    };
+    const made = await apiCall(api, 'POST', '/api/v1/queues', adminToken, wide);
+    assert.equal(made.status, 201, made.text);
+    try {
+      await page.setViewportSize({ width: 1280, height: 800 });
+      await byTest('queue-row', { name: wide.name }).waitFor(); // the screen polls every 5 s
+
+      // The whole table in its panel and on the screen: no sideways scrolling, the last
+      // column ("Unfinished") in view.
+      const fit = await page.evaluate(() => {
+        const table = document.querySelector('[data-testid="queues-table"]');
+        const wrap = table.closest('.table-wrap');
+        const t = table.getBoundingClientRect();
+        const w = wrap.getBoundingClientRect();
+        const last = table.querySelector('thead th:last-child').getBoundingClientRect();
+        return {
+          tableRight: t.right,
+          wrapRight: w.right,
+          lastRight: last.right,
+          lastText: table.querySelector('thead th:last-child').textContent.trim(),
+          scrollWidth: wrap.scrollWidth,
+          clientWidth: wrap.clientWidth,
+          viewport: window.innerWidth,
+          docWidth: document.documentElement.scrollWidth,
+        };
+      });
+      assert.equal(fit.lastText, 'Unfinished');
+      assert.ok(fit.scrollWidth <= fit.clientWidth, `the queues table scrolls sideways at 1280 px: ${JSON.stringify(fit)}`);
+      assert.ok(fit.tableRight <= fit.wrapRight + 0.5 && fit.lastRight <= fit.wrapRight + 0.5, `the table passes its panel: ${JSON.stringify(fit)}`);
+      assert.ok(fit.wrapRight <= fit.viewport && fit.docWidth <= fit.viewport, `the page is wider than the screen: ${JSON.stringify(fit)}`);
+
+      // The built-in queue: its name, then a separate "built-in" tag with space between.
+      const def = byTest('queue-row', { name: 'default' });
+      assert.equal((await def.getByTestId('queue-name').textContent()).trim(), 'default');
+      assert.equal((await def.getByTestId('queue-built-in').textContent()).trim(), 'built-in');
+      const nameCell = (await def.getByTestId('queue-name-cell').textContent()).replace(/\s+/g, ' ').trim();
+      assert.ok(!nameCell.startsWith('defaultbuilt-in'), `name and tag run together: "${nameCell}"`);
+      assert.match(nameCell, /^default built-in\b/);
+      const gap = await def.evaluate((tr) => {
+        const n = tr.querySelector('[data-testid="queue-name"]').getBoundingClientRect();
+        const t = tr.querySelector('[data-testid="queue-built-in"]').getBoundingClientRect();
+        return t.left - n.right;
+      });
+      assert.ok(gap >= 4, `the built-in tag touches the name (${gap} px apart)`);
+      assert.equal(await byTest('queue-row', { name: wide.name }).getByTestId('queue-built-in').count(), 0);
+      assert.equal(
+        (await byTest('queue-row', { name: wide.name }).getByTestId('queue-who').textContent()).trim(),
+        'alice, bob, carol, dave, erin, frank, @vision-research, @language-models, @interns',
+      );
+      await checkScreen('queue-1280x800');
+
+      // A phone: the table keeps its columns and scrolls inside its panel, the page does not.
+      await page.setViewportSize({ width: 390, height: 844 });
+      const phone = await eventually('the phone layout', async () => {
+        const r = await page.evaluate(() => {
+          const wrap = document.querySelector('[data-testid="queues-table"]').closest('.table-wrap');
+          return {
+            scrollWidth: wrap.scrollWidth,
+            clientWidth: wrap.clientWidth,
+            viewport: window.innerWidth,
+            docWidth: document.documentElement.scrollWidth,
+          };
+        });
+        return r.viewport === 390 ? r : null;
+      });
+      assert.ok(phone.scrollWidth > phone.clientWidth, `the queues table does not scroll on a phone: ${JSON.stringify(phone)}`);
+      assert.ok(phone.docWidth <= phone.viewport, `the page scrolls sideways on a phone: ${JSON.stringify(phone)}`);
+      await shot('queue-phone');
+    } finally {
+      await page.setViewportSize({ width: 1280, height: 900 });
+    }
+    const del = await apiCall(api, 'DELETE', `/api/v1/queues/${wide.name}`, adminToken);
+    assert.equal(del.status, 204, del.text);
+  });
+
   step('alice (not an admin): no Admin link, and #/admin/users says admins only', async () => {
     await page.getByTestId('sign-out').click();
     await page.getByTestId('signin-form').waitFor();

@@ -106,6 +106,16 @@ describe('rota web UI: node and GPU detail, job templates', { timeout: 15 * 60_0
     await chartsReady(3);
     assert.equal(await page.getByTestId('gpu-tile').count(), 8);
     assert.match(await page.locator('[data-chart="c-cpu"] [data-testid="chart-summary"]').textContent(), /CPU over the last hour\. CPU: minimum/);
+    // Whether the node measures CPU package energy (RAPL), and why not: rota dev's agents
+    // read no counter.
+    const n = await apiCall(api, 'GET', '/api/v1/nodes/gpu-a', await login('admin'));
+    assert.equal(n.status, 200, n.text);
+    const status = n.json.cpu_energy_status ?? '';
+    assert.ok(status !== '' && status !== 'ok', `rota dev's agents say why they measure no CPU energy: ${JSON.stringify(status)}`);
+    const cpuEnergy = page.getByTestId('node-cpu-energy');
+    assert.equal(await cpuEnergy.getAttribute('data-status'), status);
+    assert.equal((await cpuEnergy.textContent()).trim(), status);
+    assert.equal((await page.locator('dt', { hasText: 'CPU energy' }).count()), 1);
     await checkScreen('04-node');
     // From the overview, a node card's name opens it too.
     await navigate('#/');

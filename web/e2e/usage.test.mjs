@@ -59,15 +59,24 @@ describe('rota web UI: usage report and power', { timeout: 15 * 60_000, skip: NO
         key: tr.dataset.key,
         gpu_hours: Number(tr.querySelector('[data-col="gpu_hours"]').dataset.value),
         energy_kwh: Number(tr.querySelector('[data-col="energy_kwh"]').dataset.value),
+        cpu_energy_kwh: Number(tr.querySelector('[data-col="cpu_energy_kwh"]').dataset.value),
+        total_energy_kwh: Number(tr.querySelector('[data-col="total_energy_kwh"]').dataset.value),
         reserved_idle: Number(tr.querySelector('[data-col="reserved_idle_gpu_hours"]').dataset.value),
       })),
     );
     const want = [...report.rows]
       .sort((a, b) => b.gpu_hours - a.gpu_hours || a.key.localeCompare(b.key))
-      .map((r) => ({ key: r.key, gpu_hours: r.gpu_hours, energy_kwh: r.energy_kwh, reserved_idle: r.reserved_idle_gpu_hours }));
+      .map((r) => ({
+        key: r.key,
+        gpu_hours: r.gpu_hours,
+        energy_kwh: r.energy_kwh,
+        cpu_energy_kwh: r.cpu_energy_kwh,
+        total_energy_kwh: r.total_energy_kwh,
+        reserved_idle: r.reserved_idle_gpu_hours,
+      }));
     assert.deepEqual(shown, want, 'the rows, largest GPU time first');
     const total = page.getByTestId('report-total');
-    for (const col of ['gpu_hours', 'used_gpu_hours', 'avg_util_pct', 'reserved_idle_gpu_hours', 'energy_kwh']) {
+    for (const col of ['gpu_hours', 'used_gpu_hours', 'avg_util_pct', 'reserved_idle_gpu_hours', 'energy_kwh', 'cpu_energy_kwh', 'total_energy_kwh']) {
       const v = await total.locator(`[data-col="${col}"]`).getAttribute('data-value');
       assert.equal(Number(v), report.total[col], `total ${col}`);
     }
@@ -133,6 +142,28 @@ describe('rota web UI: usage report and power', { timeout: 15 * 60_000, skip: NO
     assert.ok(json.total.gpu_hours > 0, 'some GPU time');
     assert.equal(json.total.energy_method === 'none', false, 'the simulated GPUs report energy');
     assert.equal(await byTest('report-row', { key: 'gpu-a' }).getByRole('link', { name: 'gpu-a' }).getAttribute('href'), '#/nodes/gpu-a');
+    // Energy in three columns: the GPUs', the CPU packages' and their total, in that order.
+    const heads = await page
+      .locator('[data-testid="report-table"] thead [data-testid="report-sort"]')
+      .evaluateAll((bs) => bs.map((b) => [b.dataset.col, b.querySelector('[aria-hidden="true"]')?.textContent.trim() ?? b.textContent.trim()]));
+    const energyHeads = heads.filter(([col]) => /energy_kwh$/.test(col));
+    assert.deepEqual(energyHeads, [
+      ['energy_kwh', 'GPU kWh'],
+      ['cpu_energy_kwh', 'CPU kWh'],
+      ['total_energy_kwh', 'Total kWh'],
+    ]);
+    assert.equal(await page.getByRole('columnheader', { name: /CPU package energy/ }).count(), 1, 'the CPU column in words for a screen reader');
+    assert.equal(await page.getByRole('columnheader', { name: /Total energy, GPU and CPU/ }).count(), 1);
+    // rota dev's agents read no RAPL counter: CPU energy 0, the total is the GPUs'.
+    assert.equal(json.total.cpu_energy_kwh, 0, JSON.stringify(json.total));
+    assert.equal(json.total.total_energy_kwh, json.total.energy_kwh);
+    await page.getByTestId('report-no-cpu').waitFor();
+    // The table fits the page: no sideways scrolling at 1280 px.
+    const fit = await page.evaluate(() => {
+      const wrap = document.querySelector('[data-testid="report-table"]').closest('.table-wrap');
+      return { scrollWidth: wrap.scrollWidth, clientWidth: wrap.clientWidth };
+    });
+    assert.ok(fit.scrollWidth <= fit.clientWidth, `the usage table scrolls sideways at 1280 px: ${JSON.stringify(fit)}`);
     await checkScreen('01-usage-node');
     await page.getByTestId('theme-toggle').click();
     await eventually('dark theme', () => page.evaluate(() => document.documentElement.dataset.theme === 'dark'));
@@ -158,6 +189,18 @@ describe('rota web UI: usage report and power', { timeout: 15 * 60_000, skip: NO
     assert.deepEqual(asc, [...asc].sort((x, y) => x - y), 'energy, smallest first');
     assert.equal(await page.locator('th:has([data-testid="report-sort"][data-col="energy_kwh"])').getAttribute('aria-sort'), 'ascending');
     assert.equal(await page.locator('th:has([data-testid="report-sort"][data-col="key"])').getAttribute('aria-sort'), null);
+
+    // CPU and total energy sort like the others: largest first on the first click.
+    for (const col of ['cpu_energy_kwh', 'total_energy_kwh']) {
+      await page.locator(`[data-testid="report-sort"][data-col="${col}"]`).click();
+      assert.equal(await page.locator(`th:has([data-testid="report-sort"][data-col="${col}"])`).getAttribute('aria-sort'), 'descending');
+      const d = (await colValues(col)).map(Number);
+      assert.deepEqual(d, [...d].sort((x, y) => y - x), `${col}, largest first`);
+      await page.locator(`[data-testid="report-sort"][data-col="${col}"]`).click();
+      assert.equal(await page.locator(`th:has([data-testid="report-sort"][data-col="${col}"])`).getAttribute('aria-sort'), 'ascending');
+      const a = (await colValues(col)).map(Number);
+      assert.deepEqual(a, [...a].sort((x, y) => x - y), `${col}, smallest first`);
+    }
   });
 
   step('the period: last 24 h, then a custom period with nothing in it', async () => {
@@ -196,13 +239,15 @@ describe('rota web UI: usage report and power', { timeout: 15 * 60_000, skip: NO
     const lines = csv.trimEnd().split('\r\n');
     assert.equal(
       lines[0],
-      'group,gpu_hours,busy_gpu_hours,used_gpu_hours,avg_util_pct,idle_gpu_hours,reserved_idle_gpu_hours,energy_kwh,idle_energy_kwh,unmeasured_gpu_hours,energy_method,cost,currency,co2_kg',
+      'group,gpu_hours,busy_gpu_hours,used_gpu_hours,avg_util_pct,idle_gpu_hours,reserved_idle_gpu_hours,energy_kwh,cpu_energy_kwh,total_energy_kwh,idle_energy_kwh,unmeasured_gpu_hours,energy_method,cost,currency,co2_kg',
     );
     assert.equal(lines.length, json.rows.length + 2, csv);
     const totalLine = lines.at(-1).split(',');
     assert.equal(totalLine[0], '(total)');
     assert.equal(Number(totalLine[1]), json.total.gpu_hours);
     assert.equal(Number(totalLine[7]), json.total.energy_kwh);
+    assert.equal(Number(totalLine[8]), json.total.cpu_energy_kwh);
+    assert.equal(Number(totalLine[9]), json.total.total_energy_kwh);
     // Each row as the API has it (in the table's order).
     const keys = await byTest('report-row').evaluateAll((t) => t.map((r) => r.dataset.key));
     keys.forEach((k, i) => {
@@ -210,7 +255,10 @@ describe('rota web UI: usage report and power', { timeout: 15 * 60_000, skip: NO
       const cells = lines[i + 1].split(',');
       assert.equal(cells[0], k === '' ? '(no group)' : k);
       assert.equal(Number(cells[1]), row.gpu_hours);
-      assert.equal(cells[10], row.energy_method);
+      assert.equal(Number(cells[7]), row.energy_kwh);
+      assert.equal(Number(cells[8]), row.cpu_energy_kwh);
+      assert.equal(Number(cells[9]), row.total_energy_kwh);
+      assert.equal(cells[12], row.energy_method);
     });
     checkClean('csv');
   });

@@ -63,6 +63,8 @@ export type FigureKey =
   | 'idle_gpu_hours'
   | 'reserved_idle_gpu_hours'
   | 'energy_kwh'
+  | 'cpu_energy_kwh'
+  | 'total_energy_kwh'
   | 'idle_energy_kwh'
   | 'unmeasured_gpu_hours'
   | 'cost'
@@ -73,6 +75,45 @@ export type SortKey = 'key' | FigureKey | 'energy_method';
 export interface Sort {
   key: SortKey;
   desc: boolean;
+}
+
+/** A column of the report table. */
+export interface Column {
+  key: SortKey;
+  label: string;
+  /** The words a screen reader gets for the header, when the label is short. */
+  long?: string;
+}
+
+/** The key column's header: "User", "Node", "Area (zone)"… */
+export function keyLabel(r: UsageReport): string {
+  if (r.by === 'area') return `Area${r.label ? ` (${r.label})` : ''}`;
+  return BYS.find((b) => b.key === r.by)?.label ?? r.by;
+}
+
+/**
+ * The report table's columns, in order: the key, GPU time, then energy (the GPUs', the CPU
+ * packages', their total, and how the GPUs' was measured), then cost and CO₂ (both from the
+ * total energy) when the server has prices.
+ */
+export function reportColumns(r: UsageReport): Column[] {
+  const c: Column[] = [
+    { key: 'key', label: keyLabel(r) },
+    { key: 'gpu_hours', label: 'GPU-hours' },
+    { key: 'used_gpu_hours', label: 'Used GPU-hours', long: 'Used GPU-hours (weighted by utilisation)' },
+    { key: 'avg_util_pct', label: 'Avg. util. %', long: 'Average utilisation, percent' },
+    { key: 'reserved_idle_gpu_hours', label: 'Reserved, idle GPU-hours', long: 'Reserved but idle GPU-hours (no process on the GPU)' },
+    { key: 'energy_kwh', label: 'GPU kWh', long: 'GPU energy, kWh' },
+    { key: 'cpu_energy_kwh', label: 'CPU kWh', long: 'CPU package energy (RAPL), kWh' },
+    { key: 'total_energy_kwh', label: 'Total kWh', long: 'Total energy, GPU and CPU, kWh' },
+    { key: 'energy_method', label: 'GPU energy from', long: 'How the GPU energy was measured' },
+  ];
+  const cur = r.total.currency;
+  if (r.total.cost !== undefined) {
+    c.push({ key: 'cost', label: `Cost${cur ? ` ${cur}` : ''}`, long: `Cost${cur ? ` in ${cur}` : ''} (GPU time and total energy)` });
+  }
+  if (r.total.co2_kg !== undefined) c.push({ key: 'co2_kg', label: 'CO₂ kg', long: 'CO₂, kg (from the total energy)' });
+  return c;
 }
 
 /** Rows sorted by a column; ties by key, so the order is stable. */
@@ -104,7 +145,11 @@ export function amount(n: number | undefined | null): string {
   return n.toFixed(2);
 }
 
-/** The CSV columns after the key (the API's names). */
+/**
+ * The CSV columns after the key (the API's names). Energy: `energy_kwh` is the GPUs',
+ * `cpu_energy_kwh` the CPU packages' (RAPL), `total_energy_kwh` both (what cost and CO₂
+ * count); `idle_energy_kwh` and `energy_method` are about the GPUs' energy.
+ */
 export const CSV_FIGURES: (keyof UsageFigures)[] = [
   'gpu_hours',
   'busy_gpu_hours',
@@ -113,6 +158,8 @@ export const CSV_FIGURES: (keyof UsageFigures)[] = [
   'idle_gpu_hours',
   'reserved_idle_gpu_hours',
   'energy_kwh',
+  'cpu_energy_kwh',
+  'total_energy_kwh',
   'idle_energy_kwh',
   'unmeasured_gpu_hours',
   'energy_method',
