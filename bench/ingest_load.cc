@@ -140,7 +140,9 @@ int main(int argc, char** argv) {
   std::vector<std::unique_ptr<Conn>> conns;
   std::mutex lat_mu;
   std::vector<double> ack_ms;
-  std::atomic<int> connect_failures{0}, closed{0}, errors{0};
+  // errors: the server's ErrorMsg; other: any other message (e.g. the power limits
+  // every agent is sent when it registers).
+  std::atomic<int> connect_failures{0}, closed{0}, errors{0}, other_messages{0};
   std::atomic<bool> measuring{false};
 
   // Connect all agents, spread over the ramp.
@@ -149,7 +151,8 @@ int main(int argc, char** argv) {
     auto c = std::make_unique<Conn>();
     Conn* raw = c.get();
     c->client = loop.NewClient();
-    c->client->SetOnMessage([raw, &lat_mu, &ack_ms, &measuring, &errors](const std::string& text) {
+    c->client->SetOnMessage([raw, &lat_mu, &ack_ms, &measuring, &errors,
+                                  &other_messages](const std::string& text) {
       auto msg = rota::api::DecodeServerMessage(text);
       if (!msg.ok()) return;
       if (std::holds_alternative<rota::api::RegisteredMsg>(*msg)) {
@@ -168,8 +171,10 @@ int main(int argc, char** argv) {
             ++it;
           }
         }
-      } else {
+      } else if (std::holds_alternative<rota::api::ErrorMsg>(*msg)) {
         errors++;
+      } else {
+        other_messages++;
       }
     });
     c->client->SetOnClosed([&closed](const rota::Status&) { closed++; });
@@ -278,6 +283,7 @@ int main(int argc, char** argv) {
                       {"connect_failures", connect_failures.load()},
                       {"closed_during_run", closed.load()},
                       {"errors", errors.load()},
+                      {"other_messages", other_messages.load()},
                       {"gpus_per_agent", o.gpus},
                       {"interval_s", o.interval_s},
                       {"seconds", o.seconds},
