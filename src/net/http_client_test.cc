@@ -81,6 +81,10 @@ class EventStreamTest : public ::testing::Test {
                                          return HttpResponse::Error(401, "no token");
                                        }
                                        sink->Send("hello", r.Param("topic"));
+                                       // Sends before the stream's session has started.
+                                       std::string chunk(16 << 10, 'y');
+                                       for (size_t b = 0; b < flood_in_acceptor_; b += chunk.size())
+                                         sink->Send("flood", chunk);
                                        std::lock_guard<std::mutex> lock(mu_);
                                        sinks_.push_back(sink);
                                        return std::nullopt;
@@ -100,6 +104,7 @@ class EventStreamTest : public ::testing::Test {
 
   std::unique_ptr<HttpServer> server_;
   uint16_t port_ = 0;
+  size_t flood_in_acceptor_ = 0;  // bytes the acceptor sends before it returns
   std::mutex mu_;
   std::vector<std::shared_ptr<EventSink>> sinks_;
 };
@@ -184,6 +189,22 @@ TEST_F(EventStreamTest, SlowClientIsDropped) {
   while (sent < 20000 && sink->Send("bulk", data)) ++sent;
   EXPECT_LT(sent, 20000);
   EXPECT_FALSE(sink->is_open());
+  EXPECT_TRUE(WaitFor([&] { return server_->connection_count() == 0; }));
+}
+
+// The queue overflows before the stream's session has started (the acceptor itself sends
+// too much): the client is still dropped, not left connected with nothing to read.
+TEST_F(EventStreamTest, OverflowBeforeTheStreamStartsDropsTheClient) {
+  HttpServerOptions o;
+  o.sse_max_queued_bytes = 64 << 10;
+  flood_in_acceptor_ = 128 << 10;
+  StartServer(o);
+  auto conn = RawConn::Connect(port_);
+  ASSERT_TRUE(conn);
+  conn->Write("GET /events/early HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer secret\r\n\r\n");
+  ASSERT_TRUE(WaitFor([&] { return Sink(0) != nullptr; }));
+  EXPECT_FALSE(Sink(0)->is_open());
+  EXPECT_TRUE(conn->WaitClosed());
   EXPECT_TRUE(WaitFor([&] { return server_->connection_count() == 0; }));
 }
 

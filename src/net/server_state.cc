@@ -62,8 +62,14 @@ void ConnectionSlot::Release() {
 }
 
 void SessionLink::Bind(std::weak_ptr<Session> session) {
+  std::shared_ptr<Session> bound;  // dropped after the lock, as in Push
   MutexLock lock(&mu_);
-  if (!detached_) session_ = std::move(session);
+  if (detached_) return;
+  session_ = std::move(session);
+  if (unbound_overflow_code_) {
+    bound = session_.lock();
+    if (bound) bound->CloseWith(*unbound_overflow_code_, "send queue overflow");
+  }
 }
 
 bool SessionLink::Push(std::string message, int overflow_code) {
@@ -85,7 +91,11 @@ bool SessionLink::Push(std::string message, int overflow_code) {
         break;
       case Outbox::PushResult::kOverflow:
         session = session_.lock();
-        if (session) session->CloseWith(overflow_code, "send queue overflow");
+        if (session) {
+          session->CloseWith(overflow_code, "send queue overflow");
+        } else {
+          unbound_overflow_code_ = overflow_code;  // Bind closes it
+        }
         break;
     }
   }

@@ -7,6 +7,7 @@
 #include <chrono>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <unordered_map>
 #include <utility>
@@ -82,9 +83,11 @@ class SessionLink {
  public:
   SessionLink(size_t max_bytes, bool writer_busy, std::string remote)
       : outbox_(max_bytes, writer_busy), remote_(std::move(remote)) {}
+  // Binds the session; if the queue overflowed before (a handler may send before the
+  // session starts), asks it to close as Push would have.
   void Bind(std::weak_ptr<Session> session);
   // Queues `message`; kicks the session's writer when needed. On overflow asks the session to
-  // close with `overflow_code`. Returns false when the message was dropped.
+  // close with `overflow_code` (once bound). Returns false when the message was dropped.
   bool Push(std::string message, int overflow_code);
   // Asks the session to close with `code`/`reason` (no-op once detached).
   void RequestClose(int code, std::string reason);
@@ -98,6 +101,7 @@ class SessionLink {
   mutable Mutex mu_;
   bool detached_ ROTA_GUARDED_BY(mu_) = false;
   std::weak_ptr<Session> session_ ROTA_GUARDED_BY(mu_);
+  std::optional<int> unbound_overflow_code_ ROTA_GUARDED_BY(mu_);  // overflowed before Bind
   Outbox outbox_;
   const std::string remote_;
 };
