@@ -3,6 +3,7 @@
 // reservations, N pending jobs of mixed sizes and users, explain on: every
 // pending job gets a reason, the first 100 blocked ones an estimate).
 //   rota_sched_bench [PENDING ...]   (default: 1000 10000)
+//   NO_DEFRAG=1 rota_sched_bench ...  (defragmentation off: its cost)
 // Prints p50/p99/max of the pass over repeated runs, and a digest of the
 // decisions (starts, preemptions, reasons, estimates): a faster scheduler
 // must print the same digest. docs/benchmarks.md.
@@ -26,6 +27,7 @@ constexpr int64_t kMin = 60'000;
 Snapshot Build(int pending) {
   Snapshot s;
   s.now_ms = kNow;
+  if (std::getenv("NO_DEFRAG")) s.policy.defragment = false;
   s.queues.push_back(Queue{});
   uint64_t seed = 42;
   auto rnd = [&seed](uint64_t n) {
@@ -64,6 +66,7 @@ Snapshot Build(int pending) {
       t.node = n.name;
       for (uint32_t k = 0; k < size; ++k) t.gpus.push_back(g + k);
       r.tasks.push_back(t);
+      r.demands.push_back(TaskDemand{.tasks = 1, .gpus_per_task = size});  // movable (defragmentation)
       s.running.push_back(r);
       g += size;
     }

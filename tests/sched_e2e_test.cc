@@ -198,6 +198,67 @@ TEST_F(SchedE2E, AnIdleReservationLendsItsGpusToAPreemptibleJobUntilItsOwnerCome
   mine.Kill();
 }
 
+TEST_F(SchedE2E, AGangWaitingOnScatteredGpusMovesAPreemptibleJobToAnotherNode) {
+  const std::string other = node_ + "-b";
+  AgentProcess second(dir_.path(), SimGpuNode{.name = other, .gpus = 2}, *server_);
+  ASSERT_TRUE(second.Start().ok());
+  ASSERT_TRUE(WaitFor([&] { return NodeReady(*server_, other); }, seconds(20)));
+  // Bob's queue orders after alice's: plain preemption never stops her jobs for his.
+  auto q = server_->Call("POST", "/api/v1/queues",
+                         Json{{"name", "batch"}, {"priority", -1}, {"users", {"bob"}}}.dump());
+  ASSERT_TRUE(q.ok());
+  ASSERT_EQ(q->status, 201) << q->body;
+
+  // x and a short job fill one node (tightest fit); z goes to the other; the
+  // short job ends: one free GPU on each node.
+  auto x = Submit(Preemptible("x", 1), alice_);
+  ASSERT_TRUE(x.ok()) << x.status().ToString();
+  const int64_t x_id = (*x)["id"];
+  ASSERT_TRUE(WaitState(x_id, "running")) << Job(x_id).dump(2);
+  Json brief{{"name", "brief"}, {"command", {"sleep", "4"}}, {"workdir", "/tmp"},
+             {"groups", {{{"role", "worker"}, {"gpus_per_task", 1}}}}};
+  auto b = Submit(brief, alice_);
+  ASSERT_TRUE(b.ok()) << b.status().ToString();
+  const int64_t brief_id = (*b)["id"];
+  ASSERT_TRUE(WaitState(brief_id, "running")) << Job(brief_id).dump(2);
+  auto z = Submit(Preemptible("z", 1), alice_);
+  ASSERT_TRUE(z.ok()) << z.status().ToString();
+  const int64_t z_id = (*z)["id"];
+  ASSERT_TRUE(WaitState(z_id, "running")) << Job(z_id).dump(2);
+  const std::string x_node = Job(x_id)["tasks"][0].value("node", "");
+  ASSERT_EQ(Job(brief_id)["tasks"][0].value("node", ""), x_node) << "the tightest fit";
+  ASSERT_NE(Job(z_id)["tasks"][0].value("node", ""), x_node);
+  ASSERT_TRUE(WaitFor([&] { return ReadFile(shared_ + "/ready-x").ok() && ReadFile(shared_ + "/ready-z").ok(); },
+                      seconds(30)));
+  ASSERT_EQ(WaitJobEnd(*server_, brief_id, seconds(60)).value("state", ""), "succeeded");
+
+  // Bob's 2-GPU job: 2 GPUs free, on two nodes. One of alice's jobs moves.
+  Json pair{{"name", "pair"}, {"command", {"true"}}, {"workdir", "/tmp"}, {"queue", "batch"},
+            {"groups", {{{"role", "worker"}, {"gpus_per_task", 2}}}}};
+  auto big = Submit(pair, bob_);
+  ASSERT_TRUE(big.ok()) << big.status().ToString();
+  const int64_t big_id = (*big)["id"];
+  Json big_end = WaitJobEnd(*server_, big_id, seconds(60));
+  EXPECT_EQ(big_end.value("state", ""), "succeeded") << big_end.dump(2);
+  const int moved = Job(x_id).value("preemptions", 0) + Job(z_id).value("preemptions", 0);
+  EXPECT_EQ(moved, 1) << Job(x_id).dump(2) << Job(z_id).dump(2);
+  const bool x_moved = Job(x_id).value("preemptions", 0) == 1;
+  const int64_t moved_id = x_moved ? x_id : z_id;
+  auto notice = ReadFile(shared_ + (x_moved ? "/notice-x" : "/notice-z"));
+  ASSERT_TRUE(notice.ok()) << "the moved job was not told: " << notice.status().ToString();
+  EXPECT_NE(notice->find("moved to make room for job " + std::to_string(big_id)), std::string::npos)
+      << *notice;
+  // It ran again at once elsewhere (its second run succeeds), never as a restart.
+  Json moved_end = WaitJobEnd(*server_, moved_id, seconds(60));
+  EXPECT_EQ(moved_end.value("state", ""), "succeeded") << moved_end.dump(2);
+  EXPECT_EQ(moved_end.value("restart_count", -1), 0);
+  const int64_t stayed = x_moved ? z_id : x_id;
+  EXPECT_EQ(Job(stayed).value("state", ""), "running") << Job(stayed).dump(2);
+  EXPECT_EQ(Job(stayed).value("preemptions", -1), 0);
+  ASSERT_EQ(server_->CallAs(alice_, "POST", "/api/v1/jobs/" + std::to_string(stayed) + "/cancel", "")->status,
+            200);
+}
+
 TEST_F(SchedE2E, QueuesAreManagedWithTheCliAndBadInputIsRefused) {
   auto env = server_->CliEnv();
   CliResult made = RunCli({"queues", "create", "ml", "--priority", "5", "--min-priority", "-10",

@@ -90,6 +90,8 @@ struct Shape {
   bool no_fit_now = false;  // does not fit the free GPUs, blocks ignored
   bool no_fit_preempting =
       false;  // does not fit even with every candidate victim stopped, blocks ignored
+  bool no_fit_stopping = false;  // does not fit once the jobs being stopped end, blocks ignored
+  bool defrag_tried = false;     // a defragmentation was looked for in this pass
   uint64_t fits_version = ~0ULL;   // free_version_ at which it was seen to fit (blocks ignored)
   uint64_t block_version = ~0ULL;  // free_version_ of largest_block
   std::string largest_block;       // WhyNot's text for "no node holds a task"
@@ -125,6 +127,7 @@ class Pass {
         free_.Take(*n, t);
         if (r.expected_end_ms > 0) releases_.push_back({r.expected_end_ms, *n, &t});
       }
+      if (!r.stoppable) stopping_.push_back(i);
       const uint32_t gpus = GpusOf(r.tasks);
       user_gpus_[r.meta.user] += gpus;
       if (!r.meta.group.empty()) group_gpus_[r.meta.group] += gpus;
@@ -132,6 +135,7 @@ class Pass {
     }
     std::stable_sort(releases_.begin(), releases_.end(),
                      [](const Release& a, const Release& b) { return a.end < b.end; });
+    stopping_claimed_.assign(stopping_.size(), 0);
     mask_.assign(free_.FlatSize(), 0);
   }
 
@@ -519,13 +523,196 @@ class Pass {
     }
     // The GPUs stay held by the victims until they stop; the free ones the job
     // will use are kept for it in this pass.
-    for (const auto& t : *placed) {
+    Keep(job, *placed);
+    return ids;
+  }
+
+  // Gives back, in `map`, the GPUs of running job i.
+  void GiveRunning(FreeMap& map, size_t i) const {
+    const auto& tasks = s_.running[i].tasks;
+    for (size_t ti = 0; ti < tasks.size(); ++ti) {
+      if (const size_t n = running_nodes_[i][ti]; n != kNoNode) map.Give(n, tasks[ti]);
+    }
+  }
+
+  // Keeps for `job`, in this pass, the free GPUs of a placement it will get
+  // once others have stopped.
+  void Keep(const PendingJob& job, const std::vector<TaskAlloc>& placed) {
+    for (const auto& t : placed) {
       if (auto n = free_.Find(t.node)) {
         for (uint32_t g : t.gpus) free_.TakeGpu(*n, g);
       }
     }
     ++free_version_;
-    AddHold({job.meta.id, s_.now_ms, EndOf(job, s_.now_ms), true, *placed, {}});
+    AddHold({job.meta.id, s_.now_ms, EndOf(job, s_.now_ms), true, placed, {}});
+  }
+
+  // A job that fits once the jobs being stopped (preempted or cancelled) have
+  // let go of their GPUs waits for them, and the free GPUs it will use are
+  // kept for it: it does not pick a second set of victims while the first one
+  // stops. Returns the ids of the jobs it waits for ("" when it does not fit).
+  std::string AwaitStopping(const PendingJob& job, Shape& shape) {
+    if (stopping_.empty() || shape.no_fit_stopping) return "";
+    FreeMap trial = free_;
+    bool any = false;
+    for (size_t k = 0; k < stopping_.size(); ++k) {
+      if (stopping_claimed_[k]) continue;
+      any = true;
+      GiveRunning(trial, stopping_[k]);
+    }
+    if (!any || shape.need > trial.TotalFree()) return "";
+    const GpuMask* blocked = BlockedNow(job);
+    auto placed = PlaceGang(trial, job.demands, job.spread, blocked, &EligibleNodes(job, shape));
+    if (!placed) {
+      if (!blocked) shape.no_fit_stopping = true;
+      return "";
+    }
+    std::string ids;
+    for (size_t k = 0; k < stopping_.size(); ++k) {
+      const RunningJob& r = s_.running[stopping_[k]];
+      if (stopping_claimed_[k] || !SharesGpu(r.tasks, *placed)) continue;
+      stopping_claimed_[k] = 1;
+      ids += (ids.empty() ? "" : ", ") + std::to_string(r.meta.id);
+    }
+    if (!ids.empty()) Keep(job, *placed);
+    return ids;
+  }
+
+  // The GPUs a moved job may not restart on: reservations of others that run
+  // now with their owner there, and GPUs kept for protected planned jobs.
+  void MovedJobBlocked(const RunningJob& r, GpuMask& mask) const {
+    mask.assign(free_.FlatSize(), 0);
+    for (const auto& a : reservations_) {
+      const Reservation& res = *a.r;
+      if (res.user == r.meta.user || res.owner_idle) continue;
+      if (res.start_ms > s_.now_ms || res.end_ms <= s_.now_ms) continue;
+      for (uint32_t f : a.flat) mask[f] = 1;
+    }
+    for (const auto& h : holds_) {
+      if (!h.protect) continue;
+      for (uint32_t f : h.flat) mask[f] = 1;
+    }
+  }
+
+  // Defragmentation: `job` has waited although enough GPUs are free in
+  // total, because they are scattered over nodes. Looks, nodes with the most
+  // free GPUs first, for smaller preemptible jobs whose moving lets the gang
+  // fit now; moves them only when every one of them fits at once on GPUs free
+  // elsewhere. At most one job per pass is helped this way. Returns the moved
+  // jobs' ids ("" when no move helps).
+  std::string TryDefragment(const PendingJob& job, Shape& shape) {
+    const Policy& p = s_.policy;
+    if (!p.defragment || defragmented_ || shape.defrag_tried) return "";
+    if (s_.now_ms - job.meta.queued_ms < p.preempt_after_ms) return "";
+    const uint32_t need = shape.need;
+    if (need > free_.TotalFree() || defrag_tries_ >= kDefragTriesPerPass) return "";
+    ++defrag_tries_;
+    shape.defrag_tried = true;
+    const auto& eligible = EligibleNodes(job, shape);
+    GpuMask blocked;
+    if (const GpuMask* b = BlockedNow(job)) blocked = *b;
+    const GpuMask* job_blocked = blocked.empty() ? nullptr : &blocked;
+    // The movable jobs on each node, smallest first.
+    std::vector<std::vector<size_t>> on_node(free_.size());  // indices into victims_
+    for (size_t k = 0; k < victims_.size(); ++k) {
+      const RunningJob& r = s_.running[victims_[k].running];
+      if (victims_[k].taken || r.demands.empty() || GpusOf(r.tasks) >= need) continue;
+      for (size_t n : running_nodes_[victims_[k].running]) {
+        if (n != kNoNode && (on_node[n].empty() || on_node[n].back() != k)) on_node[n].push_back(k);
+      }
+    }
+    std::vector<size_t> nodes;
+    for (size_t n = 0; n < free_.size(); ++n) {
+      bool useful = false;
+      for (const auto& e : eligible) useful = useful || e[n];
+      if (useful && !on_node[n].empty()) nodes.push_back(n);
+    }
+    std::stable_sort(nodes.begin(), nodes.end(),
+                     [this](size_t a, size_t b) { return free_.FreeGpus(a) > free_.FreeGpus(b); });
+    auto gpus_of_victim = [this](size_t k) { return GpusOf(s_.running[victims_[k].running].tasks); };
+    FreeMap trial = free_;
+    // Tasks of each demand the trial's free GPUs hold by count: PlaceGang
+    // runs only where the counts allow the gang.
+    std::vector<uint64_t> cap(job.demands.size());
+    for (size_t d = 0; d < job.demands.size(); ++d)
+      cap[d] = Capacity(trial, job.demands[d], eligible[d]);
+    auto counts_allow = [&] {
+      if (trial.TotalFree() < need) return false;
+      for (size_t d = 0; d < job.demands.size(); ++d) {
+        if (cap[d] < job.demands[d].tasks) return false;
+      }
+      return true;
+    };
+    std::vector<uint8_t> added(victims_.size(), 0);
+    std::vector<size_t> tried;
+    std::optional<std::vector<TaskAlloc>> placed;
+    for (size_t n : nodes) {
+      auto& list = on_node[n];
+      std::stable_sort(list.begin(), list.end(),
+                       [&](size_t a, size_t b) { return gpus_of_victim(a) < gpus_of_victim(b); });
+      for (size_t k : list) {
+        if (added[k]) continue;
+        added[k] = 1;
+        tried.push_back(k);
+        const size_t i = victims_[k].running;
+        const auto& tasks = s_.running[i].tasks;
+        for (size_t ti = 0; ti < tasks.size(); ++ti) {
+          const size_t m = running_nodes_[i][ti];
+          if (m == kNoNode) continue;
+          const uint32_t before = trial.FreeGpus(m);
+          trial.Give(m, tasks[ti]);
+          const uint32_t after = trial.FreeGpus(m);
+          for (size_t d = 0; d < job.demands.size(); ++d) {
+            const uint32_t per = job.demands[d].gpus_per_task;
+            if (per > 0 && eligible[d][m]) cap[d] += after / per - before / per;
+          }
+        }
+        if (counts_allow()) placed = PlaceGang(trial, job.demands, job.spread, job_blocked, &eligible);
+        if (placed) break;
+      }
+      if (placed) break;
+    }
+    if (!placed) return "";
+    // The jobs to move, and where each restarts: on GPUs free now and not
+    // given to the waiting job.
+    FreeMap rest = free_;
+    for (const auto& t : *placed) {
+      if (auto n = rest.Find(t.node)) {
+        for (uint32_t g : t.gpus) rest.TakeGpu(*n, g);
+      }
+    }
+    std::vector<size_t> moved;
+    std::vector<std::vector<TaskAlloc>> homes;
+    GpuMask mask;
+    for (size_t k : tried) {
+      const RunningJob& r = s_.running[victims_[k].running];
+      if (!SharesGpu(r.tasks, *placed)) continue;
+      MovedJobBlocked(r, mask);
+      auto home = PlaceGang(rest, r.demands, false, &mask);
+      if (!home) return "";
+      for (const auto& t : *home) rest.Take(t);
+      moved.push_back(k);
+      homes.push_back(std::move(*home));
+    }
+    if (moved.empty()) return "";
+    defragmented_ = true;
+    std::string ids;
+    for (size_t k : moved) {
+      Victim& v = victims_[k];
+      const RunningJob& r = s_.running[v.running];
+      v.taken = true;
+      preempted_.insert(r.meta.id);
+      out_.preemptions.push_back({r.meta.id, "moved to make room for job " +
+                                                 std::to_string(job.meta.id) +
+                                                 " (the free GPUs are scattered over nodes); it is "
+                                                 "requeued and fits at once elsewhere"});
+      ids += (ids.empty() ? "" : ", ") + std::to_string(r.meta.id);
+    }
+    Keep(job, *placed);
+    // Where the moved jobs restart stays free for them in this pass.
+    for (const auto& home : homes) {
+      for (const auto& t : home) free_.Take(t);
+    }
     return ids;
   }
 
@@ -708,8 +895,16 @@ class Pass {
       return;
     }
     if (p.preempt) {
+      if (std::string ids = AwaitStopping(job, shape); !ids.empty()) {
+        return AddWait(job, position, "waiting for job(s) " + ids + " to stop", s_.now_ms);
+      }
       if (std::string victims = TryPreempt(job, shape, rank); !victims.empty()) {
         return AddWait(job, position, "preempting job(s) " + victims + " for it", s_.now_ms);
+      }
+      if (std::string moved = TryDefragment(job, shape); !moved.empty()) {
+        return AddWait(job, position,
+                       "moving job(s) " + moved + " to other nodes to make room for it",
+                       s_.now_ms);
       }
     }
     // Blocked.
@@ -751,6 +946,11 @@ class Pass {
   std::vector<size_t> shape_of_;  // per pending job
   std::vector<Victim> victims_;
   std::set<JobId> preempted_;
+  std::vector<size_t> stopping_;           // running jobs being stopped (indices)
+  std::vector<uint8_t> stopping_claimed_;  // per stopping_: a pending job waits for it
+  static constexpr uint32_t kDefragTriesPerPass = 4;
+  uint32_t defrag_tries_ = 0;
+  bool defragmented_ = false;
   std::vector<Hold> holds_;
   std::vector<size_t> holds_by_start_, holds_by_end_;  // indices into holds_
   std::map<std::string, uint32_t> blocked_in_queue_;

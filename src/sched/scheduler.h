@@ -14,9 +14,17 @@
 //       one ends (backfill: kEasy protects the first blocked job, kConservative
 //       every blocked job planned, kSkip none; kNone starts nothing after the
 //       first blocked job);
+//     * a job that does not fit, but would once the jobs already being stopped
+//       (stoppable false) let go of their GPUs, waits for them: the free GPUs
+//       it will use are kept for it, and it preempts nothing more;
 //     * a job that does not fit may preempt running preemptible jobs that order
 //       after it, worst first and as few as needed, once it has waited
 //       policy.preempt_after_ms; it then waits for them to stop;
+//     * defragmentation (policy.defragment): a job that has waited as long,
+//       with enough GPUs free in total but scattered over nodes, has smaller
+//       preemptible jobs moved out of its way (stopped and requeued), the
+//       fullest nodes first, only when each of them fits at once on GPUs free
+//       elsewhere (those are kept for it in the pass); one job per pass;
 //     * reserved GPUs: the owner's jobs may use them; others' jobs only when
 //       their time limit ends before the reservation starts, or when they are
 //       preemptible (stopped when the reservation starts, or, on an idle

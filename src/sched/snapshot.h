@@ -79,6 +79,9 @@ struct RunningJob {
   // is not a preemption candidate again).
   bool stoppable = true;
   std::vector<TaskAlloc> tasks;
+  // What the job asks for, as when it was pending. Defragmentation moves a job
+  // only where these demands place it; empty: the job is never moved.
+  std::vector<TaskDemand> demands;
 };
 
 struct PendingJob {
@@ -139,6 +142,11 @@ struct Policy {
   // them (after waiting preempt_after_ms), and for reservation owners.
   bool preempt = true;
   int64_t preempt_after_ms = 5 * 60'000;
+  // Defragmentation (needs preempt): a job that has waited preempt_after_ms
+  // although enough GPUs are free in total, scattered over nodes, may have
+  // smaller preemptible jobs moved out of its way: stopped and requeued, only
+  // when each of them fits at once on free GPUs elsewhere.
+  bool defragment = true;
   bool pack = true;  // default placement; a job may ask to spread
   // LAS levels (kLas and kRota): attained GPU-time thresholds, ascending.
   std::vector<double> las_thresholds_gpu_ms = {3'250'000.0, 7'200'000.0};

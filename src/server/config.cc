@@ -40,6 +40,7 @@ const std::vector<KeyDef>& Keys() {
       {"job_stop_grace", "ROTA_JOB_STOP_GRACE"},
       {"backfill", "ROTA_BACKFILL"},
       {"preemption", "ROTA_PREEMPTION"},
+      {"defragment", "ROTA_DEFRAGMENT"},
       {"preempt_after", "ROTA_PREEMPT_AFTER"},
       {"fairshare_half_life", "ROTA_FAIRSHARE_HALF_LIFE"},
       {"reservation_idle", "ROTA_RESERVATION_IDLE"},
@@ -201,10 +202,10 @@ Status ApplySetting(ServerConfig* c, const std::string& key, const std::string& 
       return err(Status::InvalidArgument("'" + value + "' must be easy, conservative, none or skip"));
     }
     c->backfill = value;
-  } else if (key == "preemption") {
+  } else if (key == "preemption" || key == "defragment") {
     auto v = ParseBool(value);
     if (!v.ok()) return err(v.status());
-    c->preemption = *v;
+    (key == "preemption" ? c->preemption : c->defragment) = *v;
   } else if (key == "preempt_after" || key == "fairshare_half_life" || key == "reservation_idle") {
     auto ms = ParseDurationMs(value);
     if (!ms.ok()) return err(ms.status());
@@ -397,6 +398,7 @@ std::string ConfigToYaml(const ServerConfig& c, bool show_secrets) {
   out << YAML::Key << "job_stop_grace" << YAML::Value << FormatDuration(c.job_stop_grace_ms);
   out << YAML::Key << "backfill" << YAML::Value << c.backfill;
   out << YAML::Key << "preemption" << YAML::Value << c.preemption;
+  out << YAML::Key << "defragment" << YAML::Value << c.defragment;
   out << YAML::Key << "preempt_after" << YAML::Value << FormatDuration(c.preempt_after_ms);
   out << YAML::Key << "fairshare_half_life" << YAML::Value << FormatDuration(c.fairshare_half_life_ms);
   out << YAML::Key << "reservation_idle" << YAML::Value << FormatDuration(c.reservation_idle_ms);

@@ -38,6 +38,7 @@ struct ServerConfig {
   // ---- Scheduler (docs/design-sched.md) ----
   std::string backfill = "easy";          // easy | conservative | none | skip
   bool preemption = true;                 // preemptible jobs may be stopped and requeued
+  bool defragment = true;                 // ... and moved to make room for a gang (needs preemption)
   int64_t preempt_after_ms = 5 * 60'000;  // a job waits this long before it preempts
   int64_t fairshare_half_life_ms = 7LL * 24 * 3600 * 1000;
   // A running reservation whose GPUs see no process of its owner this long

@@ -227,6 +227,7 @@ Result<std::unique_ptr<Server>> Server::Start(const ServerConfig& config, Clock&
                                 : config.backfill == "skip"       ? sched::Backfill::kSkip
                                                                   : sched::Backfill::kEasy;
   job_options.policy.preempt = config.preemption;
+  job_options.policy.defragment = config.defragment;
   job_options.policy.preempt_after_ms = config.preempt_after_ms;
   job_options.fairshare_half_life_ms = config.fairshare_half_life_ms;
   job_options.reservation_idle_ms = config.reservation_idle_ms;

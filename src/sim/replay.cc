@@ -271,6 +271,7 @@ class Replayer {
       if (j.running) continue;
       sched::RunningJob r;
       r.meta = s_.pending[j.slot].meta;
+      r.demands = std::move(s_.pending[j.slot].demands);
       RemovePending(j.slot);
       r.started_ms = now;
       r.expected_end_ms = spec_.oracle ? now + j.Remaining() : 0;
@@ -354,6 +355,7 @@ Result<PolicySpec> PolicyByName(const std::string& name) {
   sched::Policy& x = p.policy;
   x.preempt = false;
   x.preempt_after_ms = 0;
+  x.defragment = false;  // rota's own; the baselines are as published
   if (name == "rota") {
     x = sched::Policy{};  // the live server's default
   } else if (name == "fifo") {

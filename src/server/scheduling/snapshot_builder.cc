@@ -37,12 +37,29 @@ const jobs::TaskGroup* GroupOf(const Job& job, const std::string& role) {
   return nullptr;
 }
 
+std::vector<sched::TaskDemand> DemandsOf(const Job& job) {
+  std::vector<sched::TaskDemand> out;
+  for (const auto& g : job.spec.groups) {
+    sched::TaskDemand d;
+    d.tasks = g.replicas;
+    d.gpus_per_task = g.gpus_per_task;
+    d.cpus_per_task = g.cpus_per_task;
+    d.memory_per_task = g.memory_bytes_per_task;
+    d.labels = g.node_labels;
+    d.nodes = g.nodes;
+    out.push_back(std::move(d));
+  }
+  return out;
+}
+
 sched::RunningJob RunningOf(const Job& job, const SchedulingInput& in) {
   sched::RunningJob r;
   r.meta = MetaOf(job, in);
   r.started_ms = job.started_ms;
   r.expected_end_ms = job.spec.time_limit_ms > 0 ? job.started_ms + job.spec.time_limit_ms : 0;
   r.stoppable = !job.Stopping();
+  // A spread job is not moved: its demands alone do not say how it was placed.
+  if (!job.spec.spread) r.demands = DemandsOf(job);
   // Processes of one task (pytorch: one per GPU) share its GPUs, CPUs and memory.
   std::map<std::pair<std::string, uint32_t>, size_t> slot;
   for (const auto& t : job.tasks) {
@@ -72,16 +89,7 @@ sched::PendingJob PendingOf(const Job& job, const SchedulingInput& in) {
   p.meta = MetaOf(job, in);
   p.not_before_ms = job.retry_at_ms;
   p.spread = job.spec.spread;
-  for (const auto& g : job.spec.groups) {
-    sched::TaskDemand d;
-    d.tasks = g.replicas;
-    d.gpus_per_task = g.gpus_per_task;
-    d.cpus_per_task = g.cpus_per_task;
-    d.memory_per_task = g.memory_bytes_per_task;
-    d.labels = g.node_labels;
-    d.nodes = g.nodes;
-    p.demands.push_back(std::move(d));
-  }
+  p.demands = DemandsOf(job);
   return p;
 }
 

@@ -106,6 +106,9 @@ TEST(SnapshotBuilder, JobsBecomeRunningAndPendingWithTheirMeta) {
   EXPECT_EQ(r.tasks[0].gpus, (std::vector<uint32_t>{1, 3}));
   EXPECT_EQ(r.tasks[0].cpus, 4u);
   EXPECT_DOUBLE_EQ(r.meta.attained_gpu_ms, 500 + 2 * 10'000);
+  ASSERT_EQ(r.demands.size(), 1u) << "what a moved job must get elsewhere";
+  EXPECT_EQ(r.demands[0].gpus_per_task, 2u);
+  EXPECT_EQ(r.demands[0].cpus_per_task, 4u);
   EXPECT_FALSE(s.running[1].stoppable) << "a job being stopped is no preemption candidate";
 
   ASSERT_EQ(s.pending.size(), 1u);
