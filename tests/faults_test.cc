@@ -218,6 +218,31 @@ TEST(GpuFaultTest, LostGpuIsShownFailedWhileOthersKeepReporting) {
   EXPECT_TRUE(agent.child().running());
 }
 
+TEST(GpuListTest, PagesCountGpusAcrossNodesAndSayTheTotal) {
+  OneNodeCluster c;
+  ASSERT_TRUE(c.Start(SimGpuNode{.name = "node-a", .gpus = 4}));
+  ServerProcess& server = c.server;
+  auto all = server.GetJson("/api/v1/gpus");
+  ASSERT_TRUE(all.ok());
+  ASSERT_EQ((*all)["gpus"].size(), 4u) << all->dump(2);
+  EXPECT_EQ((*all)["total"], 4);
+  // Pages of 3: rows 0-2, then row 3; past the end, none; the total on every page.
+  auto p1 = server.GetJson("/api/v1/gpus?limit=3");
+  auto p2 = server.GetJson("/api/v1/gpus?offset=3&limit=3");
+  auto p3 = server.GetJson("/api/v1/gpus?offset=9");
+  ASSERT_TRUE(p1.ok() && p2.ok() && p3.ok());
+  ASSERT_EQ((*p1)["gpus"].size(), 3u);
+  ASSERT_EQ((*p2)["gpus"].size(), 1u);
+  EXPECT_TRUE((*p3)["gpus"].empty());
+  for (const auto* p : {&*p1, &*p2, &*p3}) EXPECT_EQ((*p)["total"], 4);
+  for (int i = 0; i < 3; ++i) EXPECT_EQ((*p1)["gpus"][i]["index"], (*all)["gpus"][i]["index"]);
+  EXPECT_EQ((*p2)["gpus"][0]["index"], (*all)["gpus"][3]["index"]);
+  auto one = server.GetJson("/api/v1/gpus?node=node-a&offset=1&limit=2");
+  ASSERT_TRUE(one.ok());
+  ASSERT_EQ((*one)["gpus"].size(), 2u);
+  EXPECT_EQ((*one)["gpus"][0]["index"], 1);
+}
+
 TEST(NoNvmlTest, NodeWithoutNvmlReportsHostAndSaysWhy) {
   OneNodeCluster c;
   ASSERT_TRUE(c.Start(SimGpuNode{.name = "cpu-only", .gpus = 1}, {"--nvml-lib", "/nonexistent/libnvidia-ml.so.1"}));
@@ -254,6 +279,10 @@ TEST(ApiBadInputTest, ErrorsAreJsonWithFittingStatus) {
       {"GET", "/api/v1/nodes/node-a/metrics?step=-5s", 400, "step"},
       {"GET", "/api/v1/nodes/node-a/metrics?from=2020-01-01T00:00:00Z&to=2026-01-01T00:00:00Z&step=1s", 400, "points"},
       {"GET", "/api/v1/gpus?node=ghost", 404, "ghost"},
+      {"GET", "/api/v1/gpus?limit=0", 400, "limit"},
+      {"GET", "/api/v1/gpus?offset=-1", 400, "offset"},
+      {"GET", "/api/v1/gpus?limit=many", 400, "limit"},
+      {"GET", "/api/v1/gpus?page=2", 400, "page"},
   };
   for (const auto& c : cases) {
     auto r = server.Call(c.method, c.path);

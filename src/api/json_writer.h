@@ -15,6 +15,8 @@ namespace rota::api {
 class JsonWriter {
  public:
   explicit JsonWriter(std::string* out) : out_(out) {}
+  // Bytes written to the string so far (all of it, not only by this writer).
+  size_t size() const { return out_->size(); }
 
   void BeginObject() { Sep(); out_->push_back('{'); first_ = true; }
   void EndObject() { out_->push_back('}'); first_ = false; }

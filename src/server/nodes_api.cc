@@ -1,8 +1,11 @@
 // Nodes and GPUs: GET /api/v1/nodes, /api/v1/nodes/{name}, /api/v1/gpus.
 
+#include <algorithm>
+
 #include "net/http_server.h"
 #include "server/api_context.h"
 #include "server/auth.h"
+#include "server/request_params.h"
 #include "server/views.h"
 
 namespace rota::server {
@@ -27,22 +30,39 @@ Status RegisterNodeRoutes(net::HttpServer& http, ApiContext& ctx) {
     return net::HttpResponse::Json(200, NodeJson(*node, /*with_latest=*/true).dump());
   }));
 
+  // GPUs in node order, then index order; offset and limit count GPUs, and
+  // `total` is how many there are (with the node filter), so a client of a
+  // large cluster can page.
   auto cache = std::make_shared<GpuRowsCache>();
   RETURN_IF_ERROR(http.Route("GET", "/api/v1/gpus", [&ctx, cache](const net::HttpRequest& req) {
     if (auto who = RequireReader(ctx, req); !who.ok()) return net::HttpResponse::FromStatus(who.status());
+    if (Status st = OnlyQueryParams(req, {"node", "offset", "limit"}); !st.ok())
+      return net::HttpResponse::FromStatus(st);
+    auto offset = UintParam(req, "offset", 0, 1'000'000'000);
+    if (!offset.ok()) return net::HttpResponse::FromStatus(offset.status());
+    auto limit = UintParam(req, "limit", 1'000'000'000, 1'000'000'000);
+    if (!limit.ok()) return net::HttpResponse::FromStatus(limit.status());
+    if (*limit == 0) return net::HttpResponse::FromStatus(Status::InvalidArgument("limit: must be at least 1"));
+    const uint64_t page_end = *offset + *limit;
     const std::string only = req.Query("node");
     std::string body = "{\"gpus\":[";
     bool found = false, first = true;
+    uint64_t total = 0;
     for (const auto& n : ctx.cluster->Nodes()) {
       if (!only.empty() && only != n.info->name) continue;
       found = true;
-      std::string rows = cache->Rows(n);
-      if (rows.empty()) continue;
+      const uint64_t begin = total;
+      total += n.info->gpus.size();
+      if (total <= *offset || begin >= page_end) continue;  // no row of this node on the page
+      const auto rows = cache->Rows(n);
+      const uint64_t from = std::max(*offset, begin) - begin;
+      const uint64_t to = std::min<uint64_t>(std::min(page_end, total) - begin, rows->size());
+      if (from >= to) continue;
       if (!first) body += ',';
-      body += rows;
+      body += rows->Slice(from, to);
       first = false;
     }
-    body += "]}";
+    body += "],\"total\":" + std::to_string(total) + "}";
     if (!only.empty() && !found) return net::HttpResponse::Error(404, "node '" + only + "' not found");
     return net::HttpResponse::Json(200, std::move(body));
   }));

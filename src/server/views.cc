@@ -44,7 +44,12 @@ std::vector<std::string> GpuUsers(const api::GpuSample& gpu) {
   return {users.begin(), users.end()};
 }
 
-void WriteGpuRows(const NodeView& node, api::JsonWriter& w) {
+std::string_view GpuRows::Slice(size_t from, size_t to) const {
+  const size_t end = to < starts.size() ? starts[to] - 1 : text.size();
+  return std::string_view(text).substr(starts[from], end - starts[from]);
+}
+
+void WriteGpuRows(const NodeView& node, api::JsonWriter& w, std::vector<size_t>* starts) {
   for (const auto& info : node.info->gpus) {
     const api::GpuSample* sample = nullptr;
     if (node.latest != nullptr) {
@@ -56,6 +61,7 @@ void WriteGpuRows(const NodeView& node, api::JsonWriter& w) {
     if (node.state != NodeState::kReady) state = "unreachable";
     else if (sample != nullptr && sample->failed) state = "failed";
     w.BeginObject();
+    if (starts != nullptr) starts->push_back(w.size() - 1);
     w.Key("node");
     w.String(node.info->name);
     w.Key("index");
@@ -95,19 +101,19 @@ void WriteGpuRows(const NodeView& node, api::JsonWriter& w) {
   }
 }
 
-std::string GpuRowsCache::Rows(const NodeView& node) {
+std::shared_ptr<const GpuRows> GpuRowsCache::Rows(const NodeView& node) {
   {
     MutexLock lock(&mu_);
     auto it = entries_.find(node.info->name);
     if (it != entries_.end() && it->second.sample == node.latest.get() &&
         it->second.state == node.state && it->second.node_id == node.info->node_id &&
         it->second.gpus == node.info->gpus.size()) {
-      return it->second.text;
+      return it->second.rows;
     }
   }
-  std::string text;
-  api::JsonWriter w(&text);
-  WriteGpuRows(node, w);
+  auto rows = std::make_shared<GpuRows>();
+  api::JsonWriter w(&rows->text);
+  WriteGpuRows(node, w, &rows->starts);
   MutexLock lock(&mu_);
   Entry& e = entries_[node.info->name];
   e.sample = node.latest.get();
@@ -115,8 +121,8 @@ std::string GpuRowsCache::Rows(const NodeView& node) {
   e.state = node.state;
   e.node_id = node.info->node_id;
   e.gpus = node.info->gpus.size();
-  e.text = text;
-  return text;
+  e.rows = rows;
+  return rows;
 }
 
 }  // namespace rota::server

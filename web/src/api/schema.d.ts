@@ -80,7 +80,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** List GPUs with current processes and users */
+        /** List GPUs with current processes and users, in node then index order; `total` counts every GPU (of the node, with `node`), so a large cluster can be read a page at a time */
         get: operations["getGpus"];
         put?: never;
         post?: never;
@@ -1722,6 +1722,10 @@ export interface operations {
             query?: {
                 /** @description only this node */
                 node?: string;
+                /** @description GPUs to skip (default 0) */
+                offset?: number;
+                /** @description at most this many GPUs (default: all) */
+                limit?: number;
             };
             header?: never;
             path?: never;
@@ -1737,7 +1741,17 @@ export interface operations {
                 content: {
                     "application/json": {
                         gpus: components["schemas"]["Gpu"][];
+                        total: number;
                     };
+                };
+            };
+            /** @description Bad request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
                 };
             };
             /** @description Unauthenticated */
