@@ -89,11 +89,70 @@ TEST(DefragmentTest, NeverMovesWhatCannotMove) {
   Decisions d = Schedule(s);
   ASSERT_EQ(d.preemptions.size(), 1u);
   EXPECT_EQ(d.preemptions[0].id, 2);
-  // A job being stopped already is not moved again.
-  s = Fragmented();
-  s.running[0].stoppable = false;
-  s.running[1].stoppable = false;
+  // As large as the waiting job: not moved (job 2 holds 8 GPUs of c).
+  s = Base({MakeNode("a", 8), MakeNode("b", 8), MakeNode("c", 16)});
+  s.policy.order = Order::kFifo;
+  s.policy.backfill = Backfill::kSkip;
+  s.running = {Fixed(1, "a", {0, 1, 2, 3}), Fixed(3, "b", {0, 1, 2, 3}),
+               Movable(2, "c", {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11})};
+  s.pending = {Pending(10, "alice", {Demand(1, 12)}, kNow - 10 * kMin)};
   EXPECT_TRUE(Schedule(s).preemptions.empty());
+}
+
+TEST(DefragmentTest, AMoveInFlightKeepsItsPlaceAndStopsFurtherMoves) {
+  // The pass after the move: job 1 is still stopping. Its place on b stays
+  // free for it (job 11 may not take b's 5 GPUs), job 10 waits for it, and
+  // no second job moves.
+  Snapshot s = Fragmented();
+  s.running[0].stoppable = false;
+  s.running[0].moving = true;
+  s.pending.push_back(Pending(11, "alice", {Demand(1, 5)}, kNow - 9 * kMin));
+  Decisions d = Schedule(s);
+  EXPECT_TRUE(d.preemptions.empty());
+  EXPECT_EQ(StartOf(d, 11), nullptr);
+  EXPECT_EQ(WaitOf(d, 10)->reason, "waiting for job(s) 1 to stop");
+  // Plainly preempted (not moving): no place is kept for it.
+  s.running[0].moving = false;
+  d = Schedule(s);
+  ASSERT_NE(StartOf(d, 11), nullptr);
+  EXPECT_EQ(StartOf(d, 11)->tasks[0].node, "b");
+  // Two waiting gangs and one free GPU elsewhere: one move at a time.
+  s = Base({MakeNode("a", 8), MakeNode("b", 8), MakeNode("c", 8)});
+  s.policy.order = Order::kFifo;
+  s.policy.backfill = Backfill::kSkip;
+  s.running = {Movable(1, "a", {0}), Movable(2, "b", {0}), Fixed(3, "c", {0, 1, 2, 3, 4, 5, 6})};
+  s.pending = {Pending(10, "alice", {Demand(1, 8)}, kNow - 10 * kMin),
+               Pending(11, "alice", {Demand(1, 8)}, kNow - 9 * kMin)};
+  d = Schedule(s);
+  ASSERT_EQ(d.preemptions.size(), 1u);
+  EXPECT_TRUE(d.preemptions[0].move);
+  s.running[0].stoppable = false;  // the next pass
+  s.running[0].moving = true;
+  d = Schedule(s);
+  EXPECT_TRUE(d.preemptions.empty()) << d.preemptions[0].reason;
+}
+
+TEST(DefragmentTest, TheMovedJobsPlaceHasItsCpus) {
+  // b's 16 CPUs all go to the waiting job's second task (2 GPUs free there,
+  // one of them its): job 1 (1 GPU, 4 CPUs) would have a GPU but no CPU, so
+  // it does not move.
+  Snapshot s = Base({MakeNode("a", 8), MakeNode("b", 8)});
+  s.nodes[1].cpus = 16;
+  s.policy.order = Order::kFifo;
+  s.policy.backfill = Backfill::kSkip;
+  RunningJob one = Movable(1, "a", {0});
+  one.tasks[0].cpus = 4;
+  one.demands[0].cpus_per_task = 4;
+  s.running = {one, Fixed(2, "b", {0, 1, 2, 3, 4, 5})};
+  TaskDemand big = Demand(1, 8);
+  TaskDemand small = Demand(1, 1);
+  small.cpus_per_task = 16;
+  s.pending = {Pending(10, "alice", {big, small}, kNow - 10 * kMin)};
+  EXPECT_TRUE(Schedule(s).preemptions.empty());
+  s.pending[0].demands[1].cpus_per_task = 8;  // 8 CPUs left on b: it moves there
+  Decisions d = Schedule(s);
+  ASSERT_EQ(d.preemptions.size(), 1u);
+  EXPECT_EQ(d.preemptions[0].id, 1);
 }
 
 TEST(DefragmentTest, NoMoveWhenTheMovedJobWouldNotFitElsewhere) {

@@ -141,6 +141,7 @@ class Pass {
 
   Decisions Run() {
     PreemptForReservations();
+    KeepPlacesOfMovedJobs();
     if (s_.policy.preempt) CollectVictims();
     std::vector<std::pair<Rank, size_t>> order;
     order.reserve(s_.pending.size());
@@ -246,6 +247,21 @@ class Pass {
              "reservation " + std::to_string(r.id) + " of " + r.user + " on " + r.node +
                  (job.started_ms < r.start_ms ? " started" : ": its owner is using the GPUs")});
       }
+    }
+  }
+
+  // Jobs being moved (RunningJob::moving) get a place by their demands, kept
+  // from every job of this pass; while one is in flight nothing else moves.
+  void KeepPlacesOfMovedJobs() {
+    GpuMask mask;
+    for (const auto& r : s_.running) {
+      if (r.stoppable || !r.moving || r.demands.empty()) continue;
+      defragmented_ = true;
+      MovedJobBlocked(r, mask);
+      auto home = PlaceGang(free_, r.demands, false, &mask);
+      if (!home) continue;
+      for (const auto& t : *home) free_.Take(t);
+      ++free_version_;
     }
   }
 
@@ -607,11 +623,12 @@ class Pass {
     const uint32_t need = shape.need;
     if (need > free_.TotalFree() || defrag_tries_ >= kDefragTriesPerPass) return "";
     ++defrag_tries_;
-    shape.defrag_tried = true;
     const auto& eligible = EligibleNodes(job, shape);
     GpuMask blocked;
     if (const GpuMask* b = BlockedNow(job)) blocked = *b;
     const GpuMask* job_blocked = blocked.empty() ? nullptr : &blocked;
+    // What fails without blocks fails for every job of the shape in this pass.
+    if (!job_blocked) shape.defrag_tried = true;
     // The movable jobs on each node, smallest first.
     std::vector<std::vector<size_t>> on_node(free_.size());  // indices into victims_
     for (size_t k = 0; k < victims_.size(); ++k) {
@@ -675,18 +692,28 @@ class Pass {
     if (!placed) return "";
     // The jobs to move, and where each restarts: on GPUs free now and not
     // given to the waiting job.
+    std::vector<size_t> moving;
+    for (size_t k : tried) {
+      if (SharesGpu(s_.running[victims_[k].running].tasks, *placed)) moving.push_back(k);
+    }
+    // GPUs, CPUs and memory once the moved jobs have left and the waiting job
+    // has its place; not the GPUs the moved jobs leave.
     FreeMap rest = free_;
-    for (const auto& t : *placed) {
-      if (auto n = rest.Find(t.node)) {
-        for (uint32_t g : t.gpus) rest.TakeGpu(*n, g);
+    for (size_t k : moving) GiveRunning(rest, victims_[k].running);
+    for (const auto& t : *placed) rest.Take(t);
+    for (size_t k : moving) {
+      const size_t i = victims_[k].running;
+      for (size_t ti = 0; ti < s_.running[i].tasks.size(); ++ti) {
+        const size_t n = running_nodes_[i][ti];
+        if (n == kNoNode) continue;
+        for (uint32_t g : s_.running[i].tasks[ti].gpus) rest.TakeGpu(n, g);
       }
     }
     std::vector<size_t> moved;
     std::vector<std::vector<TaskAlloc>> homes;
     GpuMask mask;
-    for (size_t k : tried) {
+    for (size_t k : moving) {
       const RunningJob& r = s_.running[victims_[k].running];
-      if (!SharesGpu(r.tasks, *placed)) continue;
       MovedJobBlocked(r, mask);
       auto home = PlaceGang(rest, r.demands, false, &mask);
       if (!home) return "";
@@ -702,10 +729,11 @@ class Pass {
       const RunningJob& r = s_.running[v.running];
       v.taken = true;
       preempted_.insert(r.meta.id);
-      out_.preemptions.push_back({r.meta.id, "moved to make room for job " +
-                                                 std::to_string(job.meta.id) +
-                                                 " (the free GPUs are scattered over nodes); it is "
-                                                 "requeued and fits at once elsewhere"});
+      out_.preemptions.push_back({r.meta.id,
+                                  "moved to make room for job " + std::to_string(job.meta.id) +
+                                      " (the free GPUs are scattered over nodes); it is "
+                                      "requeued and fits at once elsewhere",
+                                  /*move=*/true});
       ids += (ids.empty() ? "" : ", ") + std::to_string(r.meta.id);
     }
     Keep(job, *placed);

@@ -24,7 +24,9 @@
 //       with enough GPUs free in total but scattered over nodes, has smaller
 //       preemptible jobs moved out of its way (stopped and requeued), the
 //       fullest nodes first, only when each of them fits at once on GPUs free
-//       elsewhere (those are kept for it in the pass); one job per pass;
+//       elsewhere (those are kept for it in the pass); one job per pass, and
+//       none while a moved job (RunningJob::moving) is still stopping: its new
+//       place is kept for it by every pass until it has;
 //     * reserved GPUs: the owner's jobs may use them; others' jobs only when
 //       their time limit ends before the reservation starts, or when they are
 //       preemptible (stopped when the reservation starts, or, on an idle

@@ -78,6 +78,10 @@ struct RunningJob {
   // False while the job is already being stopped (it still holds its GPUs, but
   // is not a preemption candidate again).
   bool stoppable = true;
+  // Being stopped (stoppable false) to restart elsewhere: a defragmentation
+  // move. Until it has stopped, each pass keeps a place for it by its demands,
+  // and no other job is moved.
+  bool moving = false;
   std::vector<TaskAlloc> tasks;
   // What the job asks for, as when it was pending. Defragmentation moves a job
   // only where these demands place it; empty: the job is never moved.
@@ -191,6 +195,7 @@ struct Start {
 struct Preemption {
   JobId id = 0;
   std::string reason;  // "for job 12 (waiting 6 min, orders first)"
+  bool move = false;   // defragmentation: it fits at once elsewhere (RunningJob::moving)
 };
 struct Wait {
   JobId id = 0;

@@ -94,6 +94,9 @@ struct Job {
   uint32_t preemptions = 0;
   double lost_gpu_ms = 0;         // GPU time of the runs preemption cut short
   bool run_open = false;          // the current run's GPU time is not yet in attained_gpu_ms
+  // The latest preemption was a defragmentation move (not stored: a restarted
+  // server treats a job still stopping as plainly preempted).
+  bool moving = false;
   // Why it waits, from the latest scheduling pass (pending jobs; not stored).
   std::string wait_reason;
   int64_t estimated_start_ms = 0;  // 0: unknown

@@ -189,7 +189,9 @@ void JobService::SchedulePass(int64_t now_ms, bool full) {
 
   for (const auto& p : d.preemptions) {
     auto it = active_.find(p.id);
-    if (it != active_.end() && !it->second.Stopping()) Preempt(it->second, p.reason, now_ms);
+    if (it == active_.end() || it->second.Stopping()) continue;
+    it->second.moving = p.move;
+    Preempt(it->second, p.reason, now_ms);
   }
   std::map<std::string, std::set<uint16_t>> busy_ports;
   if (!d.starts.empty()) busy_ports = BusyPorts(now_ms);

@@ -58,6 +58,7 @@ sched::RunningJob RunningOf(const Job& job, const SchedulingInput& in) {
   r.started_ms = job.started_ms;
   r.expected_end_ms = job.spec.time_limit_ms > 0 ? job.started_ms + job.spec.time_limit_ms : 0;
   r.stoppable = !job.Stopping();
+  r.moving = job.Stopping() && job.moving;
   // A spread job is not moved: its demands alone do not say how it was placed.
   if (!job.spec.spread) r.demands = DemandsOf(job);
   // Processes of one task (pytorch: one per GPU) share its GPUs, CPUs and memory.

@@ -82,6 +82,7 @@ TEST(SnapshotBuilder, JobsBecomeRunningAndPendingWithTheirMeta) {
   Job stopping = Running(3, "carol", "a", {0});
   stopping.state = jobs::JobState::kPending;  // being requeued: its task still runs
   stopping.stop_to = StopTo::kRequeue;
+  stopping.moving = true;  // a defragmentation move
   jobs[3] = stopping;
   Job ended = Running(4, "dave", "a", {2});
   ended.state = jobs::JobState::kSucceeded;
@@ -110,6 +111,8 @@ TEST(SnapshotBuilder, JobsBecomeRunningAndPendingWithTheirMeta) {
   EXPECT_EQ(r.demands[0].gpus_per_task, 2u);
   EXPECT_EQ(r.demands[0].cpus_per_task, 4u);
   EXPECT_FALSE(s.running[1].stoppable) << "a job being stopped is no preemption candidate";
+  EXPECT_FALSE(r.moving);
+  EXPECT_TRUE(s.running[1].moving);
 
   ASSERT_EQ(s.pending.size(), 1u);
   const sched::PendingJob& p = s.pending[0];
