@@ -240,6 +240,13 @@ describe('rota web UI: queue, usage, tokens and admin', { timeout: 15 * 60_000, 
     await eventually('the quota reason', async () => /quota/.test(await row.getByTestId('pending-reason').textContent()), { timeout: 30_000 });
     const api2 = await apiCall(api, 'GET', '/api/v1/queue?offset=0&limit=50', adminToken);
     assert.ok(api2.json.jobs.some((j) => j.id === pendingJob));
+    // "Pending jobs" is a section of its own: space above it, not right under the queues.
+    const gap = await page.evaluate(() => {
+      const wrap = document.querySelector('[data-testid="queues-table"]').closest('.table-wrap');
+      const h = [...document.querySelectorAll('h2')].find((e) => e.textContent.startsWith('Pending jobs'));
+      return h.getBoundingClientRect().top - wrap.getBoundingClientRect().bottom;
+    });
+    assert.ok(gap >= 20, `"Pending jobs" sits ${gap} px under the queues table`);
     await checkScreen('queue');
     const c = await apiCall(api, 'POST', `/api/v1/jobs/${pendingJob}/cancel`, aliceToken);
     assert.equal(c.status, 200, c.text);

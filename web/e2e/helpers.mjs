@@ -178,8 +178,10 @@ let axeSource = '';
  * violations. Its `after` closes the browser and the stand-in, runs `cleanup`, stops rota
  * (printing its output when a step failed) and removes the directory.
  *
- * Returns the suite: `page`, `base` (where the UI is served), `api` (rota's URL) and
- * `accounts` once `before` ran; `consoleErrors` (a step that expects a 5xx may drop its line);
+ * Returns the suite: `page`, `base` (where the UI is served), `api` (rota's URL), `accounts`
+ * and `dataDir` (rota dev's: a simulated node's GPUs are configured in
+ * `nodes/NAME/sim-nvml.json`) once `before` ran; `consoleErrors` (a step that expects a 5xx
+ * may drop its line);
  * and the steps' helpers `step`, `shot` (screenshots `shotPrefix` + name), `checkA11y`,
  * `checkClean`, `checkScreen`, `signIn` and `navigate`.
  */
@@ -189,6 +191,7 @@ export function browserSuite({ tmpPrefix, shotPrefix = '', cleanup = async () =>
     base: '',
     api: '',
     accounts: {},
+    dataDir: '',
     consoleErrors: [],
   };
   const cspViolations = [];
@@ -204,6 +207,7 @@ export function browserSuite({ tmpPrefix, shotPrefix = '', cleanup = async () =>
     assert.ok(existsSync(ROTA_BIN), `ROTA_BIN ${ROTA_BIN} does not exist`);
     assert.ok(existsSync(CHROMIUM), `no browser at ${CHROMIUM} (apt-get install chromium, or set CHROMIUM)`);
     dataDir = mkdtempSync(path.join(tmpdir(), tmpPrefix));
+    s.dataDir = dataDir;
     rota = startRota(dataDir);
     ({ url: s.api, accounts: s.accounts } = await rota.ready);
     await waitForReadyNodes(s.api, s.accounts);

@@ -6,7 +6,8 @@
 //   ROTA_BIN=/path/to/rota node --test e2e/usage.test.mjs
 import { before, describe } from 'node:test';
 import assert from 'node:assert/strict';
-import { readFileSync } from 'node:fs';
+import { readFileSync, renameSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
 import { NO_BROWSER, apiCall, browserSuite, eventually } from './helpers.mjs';
 
 // ---------------------------------------------------------------- the test
@@ -14,9 +15,9 @@ import { NO_BROWSER, apiCall, browserSuite, eventually } from './helpers.mjs';
 describe('rota web UI: usage report and power', { timeout: 15 * 60_000, skip: NO_BROWSER }, () => {
   const ui = browserSuite({ tmpPrefix: 'rota-web-use-', shotPrefix: 'use-' });
   const { step, shot, checkA11y, checkClean, checkScreen, signIn, navigate, consoleErrors } = ui;
-  let page, base, api, accounts;
+  let page, base, api, accounts, dataDir;
   before(() => {
-    ({ page, base, api, accounts } = ui);
+    ({ page, base, api, accounts, dataDir } = ui);
   });
 
   let adminToken = '';
@@ -291,13 +292,65 @@ describe('rota web UI: usage report and power', { timeout: 15 * 60_000, skip: NO
     await checkScreen('035-usage-reservation');
   });
 
-  step('power: every GPU with its range, target and what is in force', async () => {
-    const p = await apiCall(api, 'GET', '/api/v1/power', adminToken);
-    assert.equal(p.status, 200, p.text);
+  /** The power table's node rows: name, GPUs, refused or failed, whether open, and the sums. */
+  const powerNodes = () =>
+    byTest('power-node').evaluateAll((trs) =>
+      trs.map((tr) => ({
+        node: tr.dataset.node,
+        gpus: Number(tr.dataset.gpus),
+        bad: Number(tr.dataset.bad),
+        open: tr.querySelector('[data-testid="power-node-toggle"]').getAttribute('aria-expanded') === 'true',
+        planned: tr.querySelector('[data-testid="power-node-planned"]').dataset.value,
+        inForce: tr.querySelector('[data-testid="power-node-in-force"]').dataset.value,
+        draw: tr.querySelector('[data-testid="power-node-draw"]').dataset.value,
+      })),
+    );
+
+  /** The GPU rows shown, as "node/index". */
+  const powerRows = () => byTest('power-row').evaluateAll((trs) => trs.map((tr) => `${tr.dataset.node}/${tr.dataset.index}`));
+
+  /** What the node rows must say for an answer of GET /api/v1/power (sums to 0.1 W, '' for none known). */
+  function expectedNodes(power) {
+    const sum = (vals) => {
+      const known = vals.filter((v) => v !== null);
+      return known.length ? String(Math.round(known.reduce((a, b) => a + b, 0) * 10) / 10) : '';
+    };
+    const byNode = new Map();
+    for (const g of power.gpus) byNode.set(g.node, [...(byNode.get(g.node) ?? []), g]);
+    return [...byNode].map(([node, gs]) => ({
+      node,
+      gpus: gs.length,
+      bad: gs.filter((g) => g.outcome === 'refused' || g.outcome === 'error').length,
+      planned: sum(gs.map((g) => g.target_w ?? g.default_w)),
+      inForce: sum(gs.map((g) => g.in_force_w)),
+      draw: sum(gs.map((g) => g.power_w)),
+    }));
+  }
+
+  /** The newest GET /api/v1/power answer the page loaded (it polls every 5 s). */
+  let lastPower = null;
+  const powerToggle = (node) => byTest('power-node', { node }).getByTestId('power-node-toggle');
+
+  step('power: one row per node with its sums, which opens to its GPUs', async () => {
+    // A driver that refuses to set gpu-a GPU 7's power limit (as without root on a real
+    // node), loaded by the simulated GPUs long before a policy gives it a limit.
+    const simConfig = path.join(dataDir, 'nodes', 'gpu-a', 'sim-nvml.json');
+    const sim = JSON.parse(readFileSync(simConfig, 'utf8'));
+    sim.faults = { ...(sim.faults ?? {}), '7:set_power_limit': 'no_permission' };
+    writeFileSync(`${simConfig}.tmp`, JSON.stringify(sim, null, 2));
+    renameSync(`${simConfig}.tmp`, simConfig);
+
+    page.on('response', async (r) => {
+      if (new URL(r.url()).pathname !== '/api/v1/power' || r.status() !== 200) return;
+      try {
+        lastPower = await r.json();
+      } catch {
+        // the page moved on
+      }
+    });
     await navLink('Power').click();
     await page.waitForURL(/#\/power$/);
     await page.getByTestId('power-table').waitFor();
-    await eventually('14 GPU rows', async () => (await byTest('power-row').count()) === 14);
     await page.getByTestId('pp-empty').waitFor();
     gpuA0 = await eventually(
       'the power range of gpu-a GPU 0',
@@ -308,11 +361,119 @@ describe('rota web UI: usage report and power', { timeout: 15 * 60_000, skip: NO
       },
       { timeout: 30_000, interval: 250 },
     );
+    // One row per node, in the API's order, with its GPUs counted and its limits and draw
+    // added up as in the answer the page shows; nothing refused, so every node closed and no
+    // GPU row.
+    await eventually(
+      'the node rows as the API has them',
+      async () => {
+        if (!lastPower || !lastPower.gpus.every((g) => g.default_w !== null)) return false;
+        const want = expectedNodes(lastPower).map((n) => ({
+          node: n.node,
+          gpus: n.gpus,
+          bad: n.bad,
+          open: false,
+          planned: n.planned,
+          inForce: n.inForce,
+          draw: n.draw,
+        }));
+        const shown = await powerNodes();
+        return JSON.stringify(shown) === JSON.stringify(want) ? shown : false;
+      },
+      { timeout: 30_000, interval: 250 },
+    );
+    assert.deepEqual(
+      (await powerNodes()).map((n) => [n.node, n.gpus, n.bad]),
+      [
+        ['gpu-a', 8, 0],
+        ['gpu-b', 4, 0],
+        ['gpu-c', 2, 0],
+      ],
+    );
+    assert.deepEqual(await powerRows(), []);
+    const aRow = byTest('power-node', { node: 'gpu-a' });
+    assert.equal(await aRow.getByRole('link', { name: 'gpu-a', exact: true }).getAttribute('href'), '#/nodes/gpu-a');
+    assert.equal((await aRow.getByTestId('power-node-gpus').textContent()).trim(), '8 GPUs');
+    assert.match(await aRow.getByTestId('power-node-bad').textContent(), /none refused/);
+    assert.equal(await powerToggle('gpu-a').evaluate((b) => b.tagName), 'BUTTON');
+    assert.equal(await page.getByRole('button', { name: 'GPUs of gpu-a' }).getAttribute('aria-expanded'), 'false');
+
+    // The mouse opens gpu-a: its 8 GPUs, in order.
+    await powerToggle('gpu-a').click();
+    assert.equal(await powerToggle('gpu-a').getAttribute('aria-expanded'), 'true');
+    await eventually("gpu-a's 8 GPU rows", async () => (await powerRows()).join() === [0, 1, 2, 3, 4, 5, 6, 7].map((i) => `gpu-a/${i}`).join());
+    assert.equal(await byTest('power-row', { node: 'gpu-a', index: 3 }).getByRole('link').getAttribute('href'), '#/nodes/gpu-a/gpus/3');
+    // The keyboard opens gpu-b (Enter) and closes it again (Space).
+    await powerToggle('gpu-b').focus();
+    await page.keyboard.press('Enter');
+    assert.equal(await powerToggle('gpu-b').getAttribute('aria-expanded'), 'true');
+    assert.equal((await powerRows()).filter((r) => r.startsWith('gpu-b/')).length, 4);
+    await page.keyboard.press('Space');
+    assert.equal(await powerToggle('gpu-b').getAttribute('aria-expanded'), 'false');
+    assert.equal((await powerRows()).filter((r) => r.startsWith('gpu-b/')).length, 0);
+
+    // Expand all, collapse all.
+    await page.getByTestId('power-expand-all').click();
+    assert.equal((await powerRows()).length, 14);
+    assert.ok((await powerNodes()).every((n) => n.open));
+    await page.getByTestId('power-collapse-all').click();
+    assert.deepEqual(await powerRows(), []);
+    assert.ok((await powerNodes()).every((n) => !n.open));
+
+    // A filter shows the matching nodes open, with only their matching GPUs.
+    await page.getByTestId('power-filter').fill('gpu-c');
+    await eventually('only gpu-c, open', async () => (await powerNodes()).map((n) => `${n.node}:${n.open}`).join() === 'gpu-c:true');
+    assert.deepEqual(await powerRows(), ['gpu-c/0', 'gpu-c/1']);
+    await page.getByTestId('power-filter').fill('V100');
+    await eventually('only gpu-b, open', async () => (await powerNodes()).map((n) => `${n.node}:${n.open}`).join() === 'gpu-b:true');
+    assert.deepEqual(await powerRows(), ['gpu-b/0', 'gpu-b/1', 'gpu-b/2', 'gpu-b/3']);
+    // Without the filter, the nodes are as they were (all closed), and gpu-a is opened again.
+    await page.getByTestId('power-filter').fill('');
+    await eventually('3 closed nodes', async () => (await powerNodes()).map((n) => `${n.node}:${n.open}`).join() === 'gpu-a:false,gpu-b:false,gpu-c:false');
+    await powerToggle('gpu-a').click();
+
     // No policy: no target, the default.
     const row = byTest('power-row', { node: 'gpu-a', index: 0 });
     assert.equal(await row.getByTestId('power-target').getAttribute('data-value'), '');
     assert.match(await row.getByTestId('power-target').textContent(), /default/);
     await checkScreen('04-power');
+    await page.getByTestId('theme-toggle').click();
+    await eventually('dark theme', () => page.evaluate(() => document.documentElement.dataset.theme === 'dark'));
+    await checkScreen('04-power-dark');
+    await page.getByTestId('theme-toggle').click();
+    await eventually('light theme', () => page.evaluate(() => document.documentElement.dataset.theme === 'light'));
+
+    // A phone: the page does not scroll sideways, the table does inside its panel, and the
+    // node column with its toggle stays in view.
+    try {
+      await page.setViewportSize({ width: 390, height: 844 });
+      const phone = await eventually('the phone layout', async () => {
+        const r = await page.evaluate(() => {
+          const wrap = document.querySelector('[data-testid="power-table"]').closest('.table-wrap');
+          wrap.scrollLeft = wrap.scrollWidth; // scrolled to the far right
+          const b = document.querySelector('[data-testid="power-node"][data-node="gpu-b"] [data-testid="power-node-toggle"]').getBoundingClientRect();
+          const w = wrap.getBoundingClientRect();
+          return {
+            viewport: window.innerWidth,
+            docWidth: document.documentElement.scrollWidth,
+            scrollLeft: wrap.scrollLeft,
+            toggleLeft: b.left,
+            toggleRight: b.right,
+            wrapLeft: w.left,
+          };
+        });
+        return r.viewport === 390 ? r : null;
+      });
+      assert.ok(phone.docWidth <= phone.viewport, `the page scrolls sideways on a phone: ${JSON.stringify(phone)}`);
+      assert.ok(phone.scrollLeft > 0, `the table does not scroll on a phone: ${JSON.stringify(phone)}`);
+      assert.ok(phone.toggleLeft >= phone.wrapLeft && phone.toggleRight <= phone.viewport, `the toggle scrolled away: ${JSON.stringify(phone)}`);
+      await powerToggle('gpu-b').click();
+      assert.equal((await powerRows()).filter((r) => r.startsWith('gpu-b/')).length, 4);
+      await powerToggle('gpu-b').click();
+      await shot('04-power-phone');
+    } finally {
+      await page.setViewportSize({ width: 1280, height: 900 });
+    }
   });
 
   step('power: a limit outside the GPUs range shows the server message; nothing is stored', async () => {
@@ -360,19 +521,28 @@ describe('rota web UI: usage report and power', { timeout: 15 * 60_000, skip: NO
       },
       { timeout: 30_000, interval: 250 },
     );
-    assert.equal(await byTest('power-row', { node: 'gpu-b', index: 0 }).getByTestId('power-target').getAttribute('data-value'), '');
+    // gpu-a's planned total is the policy's limit 8 times; gpu-b (closed) keeps its defaults.
+    const aPlanned = byTest('power-node', { node: 'gpu-a' }).getByTestId('power-node-planned');
+    await eventually(`gpu-a plans ${8 * limit} W`, async () => (await aPlanned.getAttribute('data-value')) === String(8 * limit));
+    assert.equal((await byTest('power-node', { node: 'gpu-a' }).getByTestId('power-node-why').textContent()).trim(), 'cap-a');
+    assert.equal((await byTest('power-node', { node: 'gpu-b' }).getByTestId('power-node-why').textContent()).trim(), 'no policy');
+    const bPlanned = byTest('power-node', { node: 'gpu-b' }).getByTestId('power-node-planned');
+    assert.equal(await bPlanned.getAttribute('data-value'), expectedNodes(lastPower).find((n) => n.node === 'gpu-b').planned);
+    assert.equal(await byTest('power-row', { node: 'gpu-b' }).count(), 0);
 
     // The agent's outcome as the API has it: `set` (the limit in force) or, where the agent
-    // may not set limits, `refused` marked in the row and in the alert above.
-    const g = await eventually(
-      'an outcome for gpu-a GPU 0',
-      async () => {
-        const r = await apiCall(api, 'GET', '/api/v1/power', adminToken);
-        const x = r.json.gpus.find((y) => y.node === 'gpu-a' && y.index === 0);
-        return x && x.outcome && x.outcome !== 'unchanged' ? x : null;
-      },
-      { timeout: 30_000, interval: 250 },
-    );
+    // may not set limits (not root), `refused` marked in the row and in the alert above.
+    const outcomeOf = (index) =>
+      eventually(
+        `an outcome for gpu-a GPU ${index}`,
+        async () => {
+          const r = await apiCall(api, 'GET', '/api/v1/power', adminToken);
+          const x = r.json.gpus.find((y) => y.node === 'gpu-a' && y.index === index);
+          return x && x.outcome && x.outcome !== 'unchanged' ? x : null;
+        },
+        { timeout: 30_000, interval: 250 },
+      );
+    const g = await outcomeOf(0);
     const row = byTest('power-row', { node: 'gpu-a', index: 0 });
     await eventually(`outcome ${g.outcome} shown`, async () => (await row.getAttribute('data-outcome')) === g.outcome, { timeout: 15_000 });
     if (g.outcome === 'refused' || g.outcome === 'error') {
@@ -383,8 +553,32 @@ describe('rota web UI: usage report and power', { timeout: 15 * 60_000, skip: NO
       await eventually(`${limit} W in force`, async () => (await row.getByTestId('power-in-force').getAttribute('data-value')) === String(limit), {
         timeout: 15_000,
       });
-      assert.equal(await page.getByTestId('power-bad').count(), 0);
+      if (await page.getByTestId('power-bad').count()) assert.doesNotMatch(await page.getByTestId('power-bad').textContent(), /gpu-a GPU 0:/);
     }
+    // GPU 7's driver refuses: its row and its node's row are marked, the alert names it.
+    const g7 = await outcomeOf(7);
+    assert.ok(g7.outcome === 'refused' || g7.outcome === 'error', JSON.stringify(g7));
+    const row7 = byTest('power-row', { node: 'gpu-a', index: 7 });
+    await eventually(`outcome ${g7.outcome} of GPU 7 shown`, async () => (await row7.getAttribute('data-outcome')) === g7.outcome, { timeout: 15_000 });
+    assert.match(await row7.getAttribute('class'), /\bbad\b/);
+    assert.match(await page.getByTestId('power-bad').textContent(), /gpu-a GPU 7/);
+    const aNode = byTest('power-node', { node: 'gpu-a' });
+    const badA = (await apiCall(api, 'GET', '/api/v1/power', adminToken)).json.gpus.filter(
+      (x) => x.node === 'gpu-a' && (x.outcome === 'refused' || x.outcome === 'error'),
+    ).length;
+    await eventually(`gpu-a counted with ${badA} refused or failed`, async () => (await aNode.getAttribute('data-bad')) === String(badA), { timeout: 15_000 });
+    assert.match(await aNode.getAttribute('class'), /\bbad\b/);
+    assert.match(await aNode.getByTestId('power-node-bad').textContent(), new RegExp(`${badA} refused or failed`));
+
+    // Opened anew, the screen shows the node with a refused GPU open and the others closed.
+    await page.reload();
+    await page.getByTestId('power-table').waitFor();
+    await eventually(
+      'gpu-a open, gpu-b and gpu-c closed',
+      async () => (await powerNodes()).map((n) => `${n.node}:${n.open}`).join() === 'gpu-a:true,gpu-b:false,gpu-c:false',
+      { timeout: 15_000 },
+    );
+    assert.deepEqual(await powerRows(), [0, 1, 2, 3, 4, 5, 6, 7].map((i) => `gpu-a/${i}`));
     await checkScreen('06-power-limit');
   });
 
@@ -396,6 +590,8 @@ describe('rota web UI: usage report and power', { timeout: 15 * 60_000, skip: NO
     assert.match(await page.getByTestId('power-notice').textContent(), /cap-a deleted/);
     const list = await apiCall(api, 'GET', '/api/v1/power/policies', adminToken);
     assert.deepEqual(list.json.policies, []);
+    // gpu-a stays open whatever GPU 7 reports now (its default needs no setting).
+    await page.getByTestId('power-expand-all').click();
     await eventually(
       'no target on gpu-a',
       async () => {
@@ -407,6 +603,73 @@ describe('rota web UI: usage report and power', { timeout: 15 * 60_000, skip: NO
       { timeout: 30_000, interval: 250 },
     );
     checkClean('power policy deleted');
+  });
+
+  step('power at 100 nodes x 8 GPUs (the API answer replaced in the page): one row per node', async () => {
+    // rota dev runs 3 nodes here; a cluster of 100 is the answer of this one with 800 GPUs,
+    // two of gpu-042's refused.
+    const real = (await apiCall(api, 'GET', '/api/v1/power', adminToken)).json;
+    const like = real.gpus.find((g) => g.node === 'gpu-a' && g.index === 0);
+    const gpus = [];
+    for (let n = 1; n <= 100; n++) {
+      const node = `gpu-${String(n).padStart(3, '0')}`;
+      for (let i = 0; i < 8; i++) {
+        const refused = node === 'gpu-042' && i >= 6;
+        const busy = (n * 8 + i) % 3 === 0;
+        gpus.push({
+          ...like,
+          node,
+          index: i,
+          uuid: `GPU-e2e-${n}-${i}`,
+          target_w: n <= 50 ? 300 : null,
+          in_force_w: n <= 50 && !refused ? 300 : like.default_w,
+          power_w: busy ? 280 + i : 60,
+          busy,
+          policies: n <= 50 ? ['half-cap'] : [],
+          reason: n <= 50 ? 'limit of policy half-cap' : '',
+          outcome: refused ? 'refused' : n <= 50 ? 'set' : '',
+          detail: refused ? 'GPU 6: setting power limits needs root' : '',
+        });
+      }
+    }
+    const big = { ...real, gpus };
+    await page.route('**/api/v1/power', (route) => route.fulfill({ json: big }));
+    try {
+      await page.reload();
+      await page.getByTestId('power-table').waitFor();
+      await eventually('100 node rows', async () => (await byTest('power-node').count()) === 100);
+      assert.match(await page.getByTestId('power-count').textContent(), /100 nodes, 800 GPUs/);
+      const nodes = await powerNodes();
+      assert.deepEqual(nodes.filter((n) => n.open).map((n) => n.node), ['gpu-042'], 'only the node with refused GPUs starts open');
+      const want = expectedNodes(big);
+      assert.deepEqual(
+        nodes.map((n) => [n.node, n.gpus, n.bad, n.planned, n.inForce, n.draw]),
+        want.map((n) => [n.node, n.gpus, n.bad, n.planned, n.inForce, n.draw]),
+      );
+      assert.deepEqual(await powerRows(), [0, 1, 2, 3, 4, 5, 6, 7].map((i) => `gpu-042/${i}`));
+      // Closed, the table fits a laptop screen.
+      const fit = await page.evaluate(() => {
+        const wrap = document.querySelector('[data-testid="power-table"]').closest('.table-wrap');
+        return { scrollWidth: wrap.scrollWidth, clientWidth: wrap.clientWidth };
+      });
+      assert.ok(fit.scrollWidth <= fit.clientWidth, `the power table scrolls sideways at 1280 px: ${JSON.stringify(fit)}`);
+      await checkScreen('09-power-100-nodes');
+      await page.getByTestId('power-expand-all').click();
+      await eventually('800 GPU rows', async () => (await byTest('power-row').count()) === 800);
+      await page.getByTestId('power-collapse-all').click();
+      await eventually('no GPU row', async () => (await byTest('power-row').count()) === 0);
+      try {
+        await page.setViewportSize({ width: 390, height: 844 });
+        await powerToggle('gpu-042').click();
+        await eventually("gpu-042's rows", async () => (await powerRows()).length === 8);
+        await shot('09-power-100-nodes-phone');
+      } finally {
+        await page.setViewportSize({ width: 1280, height: 900 });
+      }
+    } finally {
+      await page.unroute('**/api/v1/power');
+    }
+    checkClean('power at 100 nodes');
   });
 
   step('alice sees her own figures and the power table, without admin controls', async () => {

@@ -108,3 +108,108 @@ export function w(v: number | null | undefined): string {
   if (v === null || v === undefined || !isFinite(v)) return '–';
   return `${Number.isInteger(v) ? v : v.toFixed(1)} W`;
 }
+
+/** GPUs whose node or model contains `query` (any case); all of them for a blank query. */
+export function filterGpus(gpus: PowerGpu[], query: string): PowerGpu[] {
+  const q = query.trim().toLowerCase();
+  if (!q) return gpus;
+  return gpus.filter((g) => g.node.toLowerCase().includes(q) || g.model.toLowerCase().includes(q));
+}
+
+/** A sum of watts over a node's GPUs: `w` is null when no GPU had a value; `unknown` counts those without. */
+export interface WattSum {
+  w: number | null;
+  unknown: number;
+}
+
+/** One node's row of the power table: its GPUs (in the API's order) and what they add up to. */
+export interface PowerNode {
+  node: string;
+  gpus: PowerGpu[];
+  /** The GPU models, each once, in the order they appear. */
+  models: string[];
+  /** The known power ranges ("100–400 W"), each once, in the order they appear. */
+  ranges: string[];
+  /** The planned limits: each GPU's target, or its default where no policy gives one. */
+  planned: WattSum;
+  /** The limits in force (read back from the GPUs). */
+  inForce: WattSum;
+  /** The current draw. */
+  draw: WattSum;
+  /** GPUs with a target from a policy. */
+  targeted: number;
+  busy: number;
+  /** GPUs whose limit was refused or failed (isBad). */
+  bad: number;
+  /** The policies that give this node's GPUs their targets, each once, sorted. */
+  policies: string[];
+}
+
+/** The limit planned for a GPU: the policies' target, else the GPU's default (null if unknown). */
+export const plannedW = (g: PowerGpu): number | null => g.target_w ?? g.default_w;
+
+/** Adds up the values that are known (to 0.1 W, so that 0.1 + 0.2 shows as 0.3). */
+export function sumW(values: (number | null | undefined)[]): WattSum {
+  let total = 0;
+  let known = 0;
+  for (const v of values) {
+    if (v === null || v === undefined || !isFinite(v)) continue;
+    total += v;
+    known++;
+  }
+  return { w: known ? Math.round(total * 10) / 10 : null, unknown: values.length - known };
+}
+
+/** The GPUs grouped by node, nodes in the order they first appear (the API sorts them by name). */
+export function groupByNode(gpus: PowerGpu[]): PowerNode[] {
+  const byNode = new Map<string, PowerGpu[]>();
+  for (const g of gpus) {
+    const list = byNode.get(g.node);
+    if (list) list.push(g);
+    else byNode.set(g.node, [g]);
+  }
+  return [...byNode].map(([node, list]) => ({
+    node,
+    gpus: list,
+    models: [...new Set(list.map((g) => g.model))],
+    ranges: [...new Set(list.filter((g) => g.min_w !== null && g.max_w !== null).map((g) => `${g.min_w}–${w(g.max_w)}`))],
+    planned: sumW(list.map(plannedW)),
+    inForce: sumW(list.map((g) => g.in_force_w)),
+    draw: sumW(list.map((g) => g.power_w)),
+    targeted: list.filter((g) => g.target_w !== null).length,
+    busy: list.filter((g) => g.busy).length,
+    bad: list.filter(isBad).length,
+    policies: [...new Set(list.flatMap((g) => g.policies))].sort(),
+  }));
+}
+
+/** Why a node's GPUs have their targets: "cap-a", "cap-a on 3 of 8 GPUs" or "no policy". */
+export function nodeWhy(n: PowerNode): string {
+  if (!n.targeted) return 'no policy';
+  const who = n.policies.length ? n.policies.join(', ') : 'a policy';
+  return n.targeted === n.gpus.length ? who : `${who} on ${n.targeted} of ${n.gpus.length} GPUs`;
+}
+
+/**
+ * Which nodes of the power table show their GPUs: a node the user opened or closed keeps that
+ * choice; else "expand all" / "collapse all" (`all`) decides; else (`all` null) a node is open
+ * when one of its GPUs is refused or failed.
+ */
+export interface Expansion {
+  all: boolean | null;
+  nodes: Record<string, boolean>;
+}
+
+/** Nothing chosen yet: the nodes with a refused or failed GPU open, the others closed. */
+export const AUTO_EXPANSION: Expansion = { all: null, nodes: {} };
+
+export const isExpanded = (n: PowerNode, e: Expansion): boolean => e.nodes[n.node] ?? e.all ?? n.bad > 0;
+
+/** `e` with node `n` opened or closed. */
+export const withNode = (e: Expansion, node: string, open: boolean): Expansion => ({
+  all: e.all,
+  nodes: { ...e.nodes, [node]: open },
+});
+
+/** Every node opened (true) or closed (false), forgetting the choices per node. */
+export const allNodes = (open: boolean): Expansion => ({ all: open, nodes: {} });
