@@ -240,6 +240,11 @@ describe('rota web UI: queue, usage, tokens and admin', { timeout: 15 * 60_000, 
     await eventually('the quota reason', async () => /quota/.test(await row.getByTestId('pending-reason').textContent()), { timeout: 30_000 });
     const api2 = await apiCall(api, 'GET', '/api/v1/queue?offset=0&limit=50', adminToken);
     assert.ok(api2.json.jobs.some((j) => j.id === pendingJob));
+    assert.equal(api2.json.jobs.find((j) => j.id === pendingJob).gpus, 2, 'the queue says what a job asks for');
+    // Its GPUs (2, from the queue's answer, which has no spec) and how long it has waited.
+    const cells = await row.locator('td').allTextContents();
+    assert.equal(cells[5].trim(), '2', cells.join(' | '));
+    assert.match(cells[6], /ago$|^just now$/, cells.join(' | '));
     // "Pending jobs" is a section of its own: space above it, not right under the queues.
     const gap = await page.evaluate(() => {
       const wrap = document.querySelector('[data-testid="queues-table"]').closest('.table-wrap');

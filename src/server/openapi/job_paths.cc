@@ -68,6 +68,7 @@ void AddJobSchemas(Json& schemas) {
   Json queued = JobProperties();
   queued.erase("spec");
   queued.erase("tasks");
+  queued["gpus"] = T("integer");  // every task's GPUs, summed
   schemas["QueuedJob"] = Closed(std::move(queued), job_optional);
   schemas["PreviewProcess"] = Closed({{"task", T("string")}, {"name", T("string")}, {"role", T("string")},
                                       {"node", T("string")}, {"gpus", Arr(T("integer"))}, {"runs", T("boolean")},

@@ -118,6 +118,9 @@ Status RegisterQueueRoutes(net::HttpServer& http, ApiContext& ctx) {
       api::Json row = ToJson(j);
       row.erase("spec");
       row.erase("tasks");
+      uint64_t gpus = 0;  // what it asks for, as the spec is left out
+      for (const auto& g : j.spec.groups) gpus += uint64_t{g.replicas} * g.gpus_per_task;
+      row["gpus"] = gpus;
       rows.push_back(std::move(row));
     }
     return HttpResponse::Json(200, api::Json{{"jobs", std::move(rows)}, {"total", total}}.dump());

@@ -1237,6 +1237,7 @@ export interface components {
             }[];
             framework: components["schemas"]["Framework"];
             gpu_seconds: number;
+            gpus: number;
             id: number;
             lost_gpu_seconds: number;
             name: string;

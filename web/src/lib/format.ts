@@ -59,6 +59,15 @@ export function since(iso: string | undefined | null, now: number): string {
   return isNaN(t) ? '–' : duration(now - t);
 }
 
+/** "5 min ago" for something that has happened; "just now" when the page's
+ * clock (which ticks every 10 s) has not caught up with it yet. */
+export function ago(iso: string | undefined | null, now: number): string {
+  if (!iso) return '–';
+  const t = Date.parse(iso);
+  if (isNaN(t)) return '–';
+  return t >= now ? 'just now' : `${duration(now - t)} ago`;
+}
+
 /** "in 5 min" / "5 min ago". */
 export function relative(iso: string | undefined | null, now: number): string {
   if (!iso) return '–';

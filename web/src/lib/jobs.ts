@@ -1,11 +1,13 @@
 // Small helpers about jobs shared by the list and the detail page.
 import type { Job, QueuedJob } from '../api/types';
 
-/** A job as any list gives it: GET /api/v1/queue leaves out spec and tasks. */
-type AnyJob = QueuedJob & Partial<Pick<Job, 'spec' | 'tasks'>>;
+/** A job as any list gives it: GET /api/v1/queue leaves out spec and tasks and says
+ * how many GPUs the job asks for; a job in full has no such count. */
+type AnyJob = Omit<QueuedJob, 'gpus'> & Partial<Pick<QueuedJob, 'gpus'>> & Partial<Pick<Job, 'spec' | 'tasks'>>;
 import { FINAL_JOB_STATES } from '../api/types';
 
 export function jobGpus(j: AnyJob): number {
+  if (typeof j.gpus === 'number') return j.gpus;  // the queue's rows say it
   const groups = j.spec?.groups ?? [];
   let n = 0;
   for (const g of groups) n += (g.replicas ?? 1) * (g.gpus_per_task ?? 0);
