@@ -497,21 +497,8 @@ class Pass {
     for (size_t k = 0; k < victims_.size(); ++k) {
       const Victim& v = victims_[k];
       if (v.taken || !(rank < v.rank)) continue;
-      bool useful = false;  // frees a GPU a task of this job could use
-      const auto& tasks = s_.running[v.running].tasks;
-      for (size_t ti = 0; ti < tasks.size(); ++ti) {
-        const size_t n = running_nodes_[v.running][ti];
-        if (n == kNoNode) continue;
-        const uint32_t before = trial.FreeGpus(n);
-        trial.Give(n, tasks[ti]);
-        const uint32_t after = trial.FreeGpus(n);
-        for (size_t d = 0; d < job.demands.size(); ++d) {
-          const uint32_t per = job.demands[d].gpus_per_task;
-          if (per > 0 && eligible[d][n]) cap[d] += after / per - before / per;
-        }
-        useful = useful || eligible[big][n];
-      }
-      if (!useful) continue;
+      // Only a victim that frees a GPU the job's largest task could use.
+      if (!GiveCounted(trial, v.running, job, eligible, cap, big)) continue;
       added.push_back(k);
       if (trial.TotalFree() < need) continue;
       bool can = true;
@@ -549,6 +536,30 @@ class Pass {
     for (size_t ti = 0; ti < tasks.size(); ++ti) {
       if (const size_t n = running_nodes_[i][ti]; n != kNoNode) map.Give(n, tasks[ti]);
     }
+  }
+
+  // Gives back, in `trial`, the GPUs of running job i, keeping `cap` (per
+  // demand of `job`: tasks the trial's free GPUs hold by count, on eligible
+  // nodes) up to date. Returns whether a GPU came back on a node eligible for
+  // demand `big`.
+  bool GiveCounted(FreeMap& trial, size_t i, const PendingJob& job,
+                   const std::vector<std::vector<uint8_t>>& eligible, std::vector<uint64_t>& cap,
+                   size_t big) const {
+    bool on_big = false;
+    const auto& tasks = s_.running[i].tasks;
+    for (size_t ti = 0; ti < tasks.size(); ++ti) {
+      const size_t n = running_nodes_[i][ti];
+      if (n == kNoNode) continue;
+      const uint32_t before = trial.FreeGpus(n);
+      trial.Give(n, tasks[ti]);
+      const uint32_t after = trial.FreeGpus(n);
+      for (size_t d = 0; d < job.demands.size(); ++d) {
+        const uint32_t per = job.demands[d].gpus_per_task;
+        if (per > 0 && eligible[d][n]) cap[d] += after / per - before / per;
+      }
+      on_big = on_big || eligible[big][n];
+    }
+    return on_big;
   }
 
   // Keeps for `job`, in this pass, the free GPUs of a placement it will get
@@ -671,19 +682,7 @@ class Pass {
         if (added[k]) continue;
         added[k] = 1;
         tried.push_back(k);
-        const size_t i = victims_[k].running;
-        const auto& tasks = s_.running[i].tasks;
-        for (size_t ti = 0; ti < tasks.size(); ++ti) {
-          const size_t m = running_nodes_[i][ti];
-          if (m == kNoNode) continue;
-          const uint32_t before = trial.FreeGpus(m);
-          trial.Give(m, tasks[ti]);
-          const uint32_t after = trial.FreeGpus(m);
-          for (size_t d = 0; d < job.demands.size(); ++d) {
-            const uint32_t per = job.demands[d].gpus_per_task;
-            if (per > 0 && eligible[d][m]) cap[d] += after / per - before / per;
-          }
-        }
+        GiveCounted(trial, victims_[k].running, job, eligible, cap, 0);
         if (counts_allow()) placed = PlaceGang(trial, job.demands, job.spread, job_blocked, &eligible);
         if (placed) break;
       }
