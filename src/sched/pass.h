@@ -1,0 +1,360 @@
+#pragma once
+// One scheduling pass over one snapshot (Schedule, scheduler.h): internal to
+// rota_sched. Its members are defined in scheduler.cc (the pass, waits and
+// their reasons), plan.cc (estimated starts) and preempt.cc (preemption,
+// jobs being stopped, defragmentation).
+
+#include <algorithm>
+#include <cstdint>
+#include <deque>
+#include <limits>
+#include <map>
+#include <optional>
+#include <set>
+#include <string>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+#include "sched/free_map.h"
+#include "sched/order.h"
+#include "sched/snapshot.h"
+
+namespace rota::sched::detail {
+
+inline constexpr int64_t kForever = std::numeric_limits<int64_t>::max();
+
+inline uint32_t GpusOf(const std::vector<TaskDemand>& d) {
+  uint32_t n = 0;
+  for (const auto& x : d) n += x.tasks * x.gpus_per_task;
+  return n;
+}
+
+inline uint32_t GpusOf(const std::vector<TaskAlloc>& t) {
+  uint32_t n = 0;
+  for (const auto& x : t) n += static_cast<uint32_t>(x.gpus.size());
+  return n;
+}
+
+inline std::string Plural(uint64_t n, const std::string& what) {
+  return std::to_string(n) + " " + what + (n == 1 ? "" : "s");
+}
+
+// GPUs promised to a blocked job from `start` to `end` (kForever: no limit).
+struct Hold {
+  JobId id = 0;
+  int64_t start = 0, end = kForever;
+  bool protect = false;  // later jobs may not take these GPUs before `end`
+  std::vector<TaskAlloc> tasks;
+  std::vector<uint32_t> flat;  // the GPUs in the FreeMap's flat numbering
+};
+
+inline bool Overlaps(int64_t a0, int64_t a1, int64_t b0, int64_t b1) { return a0 < b1 && b0 < a1; }
+
+inline bool SharesGpu(const std::vector<TaskAlloc>& a, const std::vector<TaskAlloc>& b) {
+  for (const auto& x : a) {
+    for (const auto& y : b) {
+      if (x.node != y.node) continue;
+      for (uint32_t g : x.gpus) {
+        if (std::find(y.gpus.begin(), y.gpus.end(), g) != y.gpus.end()) return true;
+      }
+    }
+  }
+  return false;
+}
+
+// a - b, not below the smallest int64.
+inline int64_t SubSat(int64_t a, int64_t b) {
+  return a < std::numeric_limits<int64_t>::min() + b ? std::numeric_limits<int64_t>::min() : a - b;
+}
+
+// A key equal for jobs whose demands and placement mode are equal.
+inline std::string ShapeKey(const PendingJob& j) {
+  std::string k(1, j.spread ? 's' : 'p');
+  auto add = [&k](const std::string& v) { k += std::to_string(v.size()) + ':' + v; };
+  for (const auto& d : j.demands) {
+    k += '|' + std::to_string(d.tasks) + ',' + std::to_string(d.gpus_per_task) + ',' +
+         std::to_string(d.cpus_per_task) + ',' + std::to_string(d.memory_per_task) + ',';
+    add(d.gpu_model);
+    for (const auto& [name, value] : d.labels) {
+      add(name);
+      add(value);
+    }
+    k += ';';
+    for (const auto& n : d.nodes) add(n);
+  }
+  return k;
+}
+
+// What one pass learns about all pending jobs of one shape (same demands,
+// same placement mode). Free GPUs only shrink during a pass and preemption
+// candidates only get fewer for jobs ordered later, so a shape that does not
+// fit (ignoring reservations and kept GPUs) stays so for the rest of the pass.
+struct Shape {
+  uint32_t need = 0;  // GPUs
+  std::vector<std::vector<uint8_t>>
+      eligible;             // [demand][node]: schedulable and matching; empty until needed
+  bool no_fit_now = false;  // does not fit the free GPUs, blocks ignored
+  bool no_fit_preempting =
+      false;  // does not fit even with every candidate victim stopped, blocks ignored
+  bool no_fit_stopping = false;  // does not fit once the jobs being stopped end, blocks ignored
+  bool defrag_tried = false;     // a defragmentation was looked for in this pass
+  uint64_t fits_version = ~0ULL;   // free_version_ at which it was seen to fit (blocks ignored)
+  uint64_t block_version = ~0ULL;  // free_version_ of largest_block
+  std::string largest_block;       // WhyNot's text for "no node holds a task"
+};
+
+// One pass over one snapshot: built, Run once, dropped.
+class Pass {
+ public:
+  explicit Pass(const Snapshot& s);
+
+  Decisions Run();
+
+ private:
+  struct ActiveReservation {
+    const Reservation* r;
+    std::vector<uint32_t> flat;  // its GPUs, flat
+  };
+  static constexpr size_t kNoNode = ~size_t{0};
+  // A task of a running job, or of one started in this pass, that gives its
+  // GPUs back at `end`.
+  struct Release {
+    int64_t end;
+    size_t node;
+    const TaskAlloc* task;
+  };
+
+  // Nothing later in the order can start or preempt: stop looking (simulator).
+  bool Exhausted(const Rank& rank) const {
+    if (strict_blocked_ != 0 && !s_.policy.preempt) return true;
+    if (free_.TotalFree() > 0) return false;
+    if (!s_.policy.preempt) return true;
+    for (const auto& v : victims_) {
+      if (!v.taken && rank < v.rank) return false;
+    }
+    return true;
+  }
+
+  void AddWait(const PendingJob& job, uint32_t position, std::string reason, int64_t estimate = 0) {
+    if (!s_.policy.explain) return;
+    out_.waits.push_back(sched::Wait{job.meta.id, std::move(reason), estimate, position});
+  }
+
+  // Which nodes may run each demand of a shape (computed once per pass).
+  const std::vector<std::vector<uint8_t>>& EligibleNodes(const PendingJob& job,
+                                                         Shape& shape) const {
+    if (shape.eligible.empty()) {
+      shape.eligible.resize(job.demands.size());
+      for (size_t d = 0; d < job.demands.size(); ++d) {
+        auto& e = shape.eligible[d];
+        e.resize(free_.size());
+        for (size_t n = 0; n < free_.size(); ++n) {
+          e[n] = free_.node(n).schedulable && Eligible(free_.node(n), job.demands[d]) ? 1 : 0;
+        }
+      }
+    }
+    return shape.eligible;
+  }
+
+  // Tasks of demand d that fit `map` by GPU count alone, on eligible nodes.
+  static uint64_t Capacity(const FreeMap& map, const TaskDemand& d,
+                           const std::vector<uint8_t>& eligible) {
+    if (d.gpus_per_task == 0) return UINT64_MAX;
+    uint64_t n = 0;
+    for (size_t i = 0; i < map.size(); ++i) {
+      if (eligible[i]) n += map.FreeGpus(i) / d.gpus_per_task;
+    }
+    return n;
+  }
+
+  // Preempts others' preemptible jobs on reserved GPUs whose owner is there.
+  void PreemptForReservations();
+
+  // Jobs being moved (RunningJob::moving) get a place by their demands, kept
+  // from every job of this pass; while one is in flight nothing else moves.
+  void KeepPlacesOfMovedJobs();
+
+  struct Victim {
+    Rank rank;
+    size_t running;  // index in s_.running
+    bool taken = false;
+  };
+  void CollectVictims();
+
+  // Whether reservation r keeps `job` off its GPUs for a run in [t, end).
+  bool ReservationBlocks(const Reservation& r, const PendingJob& job, int64_t t,
+                         int64_t end) const {
+    if (r.user == job.meta.user) return false;
+    if (!Overlaps(t, end, r.start_ms, r.end_ms)) return false;
+    if (!job.meta.preemptible) return true;
+    if (r.start_ms > t) return false;          // stopped when it starts
+    return !(r.owner_idle && t <= s_.now_ms);  // an idle owner's GPUs, now
+  }
+
+  // The starts t (as [from, to)) for which reservation r keeps `job` off its
+  // GPUs: ReservationBlocks as an interval; from >= to when never.
+  std::pair<int64_t, int64_t> ReservationBlockedStarts(const Reservation& r,
+                                                       const PendingJob& job) const {
+    if (r.user == job.meta.user) return {0, 0};
+    if (!job.meta.preemptible) return {HoldBlockedFrom(r.start_ms, job), r.end_ms};
+    return {r.owner_idle ? std::max(r.start_ms, s_.now_ms + 1) : r.start_ms, r.end_ms};
+  }
+
+  // The first start t at which a run of `job` overlaps something beginning at `start`.
+  static int64_t HoldBlockedFrom(int64_t start, const PendingJob& job) {
+    if (job.meta.time_limit_ms <= 0) return std::numeric_limits<int64_t>::min();
+    return SubSat(start, job.meta.time_limit_ms) + 1;
+  }
+
+  int64_t EndOf(const PendingJob& job, int64_t t) const {
+    return job.meta.time_limit_ms > 0 ? t + job.meta.time_limit_ms : kForever;
+  }
+
+  // The GPUs `job` may not use for a run starting now: reservations, and the
+  // GPUs kept for protected planned jobs. Null when none; else valid until the
+  // next call.
+  const GpuMask* BlockedNow(const PendingJob& job) {
+    const int64_t t = s_.now_ms;
+    const int64_t end = EndOf(job, t);
+    bool any = false;
+    std::fill(mask_.begin(), mask_.end(), 0);
+    for (const auto& a : reservations_) {
+      if (!ReservationBlocks(*a.r, job, t, end)) continue;
+      for (uint32_t f : a.flat) mask_[f] = 1;
+      any = any || !a.flat.empty();
+    }
+    for (const auto& h : holds_) {
+      if (!h.protect || h.id == job.meta.id || !Overlaps(t, end, h.start, h.end)) continue;
+      for (uint32_t f : h.flat) mask_[f] = 1;
+      any = any || !h.flat.empty();
+    }
+    return any ? &mask_ : nullptr;
+  }
+
+  void AddHold(Hold h) {
+    for (const auto& task : h.tasks) {
+      if (auto n = free_.Find(task.node)) {
+        for (uint32_t g : task.gpus) {
+          if (g < free_.node(*n).gpus) h.flat.push_back(free_.Offset(*n) + g);
+        }
+      }
+    }
+    const size_t i = holds_.size();
+    holds_.push_back(std::move(h));
+    auto by = [this](int64_t Hold::*field) {
+      return [this, field](size_t a, size_t b) { return holds_[a].*field < holds_[b].*field; };
+    };
+    holds_by_start_.insert(
+        std::upper_bound(holds_by_start_.begin(), holds_by_start_.end(), i, by(&Hold::start)), i);
+    holds_by_end_.insert(
+        std::upper_bound(holds_by_end_.begin(), holds_by_end_.end(), i, by(&Hold::end)), i);
+  }
+
+  // Whether the job's gang fits the free GPUs now, reservations and kept GPUs
+  // ignored. Remembered per shape.
+  bool FitsIgnoringBlocks(const PendingJob& job, Shape& shape) {
+    if (shape.no_fit_now) return false;
+    if (shape.fits_version == free_version_) return true;
+    if (shape.need > free_.TotalFree() ||
+        !PlaceGang(free_, job.demands, job.spread, nullptr, &EligibleNodes(job, shape))) {
+      shape.no_fit_now = true;
+      return false;
+    }
+    shape.fits_version = free_version_;
+    return true;
+  }
+
+  // Why `job` does not fit now, for people.
+  std::string WhyNot(const PendingJob& job, Shape& shape);
+
+  std::string QuotaReason(const PendingJob& job, uint32_t need) const;
+
+  void Take(const PendingJob& job, const std::vector<TaskAlloc>& tasks) {
+    for (const auto& t : tasks) free_.Take(t);
+    ++free_version_;
+    const uint32_t gpus = GpusOf(tasks);
+    user_gpus_[job.meta.user] += gpus;
+    if (!job.meta.group.empty()) group_gpus_[job.meta.group] += gpus;
+    queue_gpus_[job.meta.queue] += gpus;
+  }
+
+  // Preempts running jobs ordered after `rank`, worst first, until `job` fits.
+  // Returns the victims' ids ("" when it cannot fit even so).
+  std::string TryPreempt(const PendingJob& job, Shape& shape, const Rank& rank);
+
+  // Gives back, in `map`, the GPUs of running job i.
+  void GiveRunning(FreeMap& map, size_t i) const;
+
+  // Gives back, in `trial`, the GPUs of running job i, keeping `cap` (per
+  // demand of `job`: tasks the trial's free GPUs hold by count, on eligible
+  // nodes) up to date. Returns whether a GPU came back on a node eligible for
+  // demand `big`.
+  bool GiveCounted(FreeMap& trial, size_t i, const PendingJob& job,
+                   const std::vector<std::vector<uint8_t>>& eligible, std::vector<uint64_t>& cap,
+                   size_t big) const;
+
+  // Keeps for `job`, in this pass, the free GPUs of a placement it will get
+  // once others have stopped.
+  void Keep(const PendingJob& job, const std::vector<TaskAlloc>& placed);
+
+  // A job that fits once the jobs being stopped (preempted or cancelled) have
+  // let go of their GPUs waits for them, and the free GPUs it will use are
+  // kept for it: it does not pick a second set of victims while the first one
+  // stops. Returns the ids of the jobs it waits for ("" when it does not fit).
+  std::string AwaitStopping(const PendingJob& job, Shape& shape);
+
+  // The GPUs a moved job may not restart on: reservations of others that run
+  // now with their owner there, and GPUs kept for protected planned jobs.
+  void MovedJobBlocked(const RunningJob& r, GpuMask& mask) const;
+
+  // Defragmentation: `job` has waited although enough GPUs are free in
+  // total, because they are scattered over nodes. Looks, nodes with the most
+  // free GPUs first, for smaller preemptible jobs whose moving lets the gang
+  // fit now; moves them only when every one of them fits at once on GPUs free
+  // elsewhere. At most one job per pass is helped this way. Returns the moved
+  // jobs' ids ("" when no move helps).
+  std::string TryDefragment(const PendingJob& job, Shape& shape);
+
+  // The earliest time `job` fits, and where, given what is known of the
+  // future: running jobs' expected ends, reservations and every planned job's
+  // GPUs. One sweep over the times something changes, keeping per node the
+  // GPUs free and not blocked at that time; PlaceGang runs only where the
+  // counts allow the gang.
+  std::optional<Hold> Plan(const PendingJob& job, Shape& shape);
+
+  void Consider(const PendingJob& job, Shape& shape, const Rank& rank, uint32_t position);
+
+  const Snapshot& s_;
+  FreeMap free_;
+  uint64_t free_version_ = 0;  // bumped whenever free_ shrinks
+  Ranker ranker_;
+  std::map<std::string, const Queue*> queues_;
+  std::vector<ActiveReservation> reservations_;  // not ended, on known nodes
+  std::vector<uint32_t> node_of_flat_;
+  std::map<std::string, uint32_t> user_gpus_, group_gpus_, queue_gpus_;
+  std::vector<std::vector<size_t>> running_nodes_;  // [running job][task]: node index or kNoNode
+  std::vector<Release> releases_;  // tasks of running jobs with an expected end, by end
+  std::vector<Release> started_;   // tasks started in this pass with a time limit, by end
+  std::deque<std::vector<TaskAlloc>> started_tasks_;  // what started_ points to
+  std::vector<Shape> shapes_;
+  std::vector<size_t> shape_of_;  // per pending job
+  std::vector<Victim> victims_;
+  std::set<JobId> preempted_;
+  std::vector<size_t> stopping_;           // running jobs being stopped (indices)
+  std::vector<uint8_t> stopping_claimed_;  // per stopping_: a pending job waits for it
+  static constexpr uint32_t kDefragTriesPerPass = 4;
+  uint32_t defrag_tries_ = 0;
+  bool defragmented_ = false;
+  std::vector<Hold> holds_;
+  std::vector<size_t> holds_by_start_, holds_by_end_;  // indices into holds_
+  std::map<std::string, uint32_t> blocked_in_queue_;
+  GpuMask mask_;                         // scratch: BlockedNow, Plan
+  std::vector<uint16_t> blocked_count_;  // scratch: Plan
+  JobId strict_blocked_ = 0;
+  bool head_planned_ = false;
+  uint32_t planned_ = 0;
+  Decisions out_;
+};
+
+}  // namespace rota::sched::detail
