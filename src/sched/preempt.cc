@@ -270,7 +270,7 @@ std::string Pass::TryDefragment(const PendingJob& job, Shape& shape) {
       for (uint32_t g : s_.running[i].tasks[ti].gpus) rest.TakeGpu(n, g);
     }
   }
-  std::vector<size_t> moved;
+  if (moving.empty()) return "";
   std::vector<std::vector<TaskAlloc>> homes;
   GpuMask mask;
   for (size_t k : moving) {
@@ -279,13 +279,11 @@ std::string Pass::TryDefragment(const PendingJob& job, Shape& shape) {
     auto home = PlaceGang(rest, r.demands, false, &mask);
     if (!home) return "";
     for (const auto& t : *home) rest.Take(t);
-    moved.push_back(k);
     homes.push_back(std::move(*home));
   }
-  if (moved.empty()) return "";
   defragmented_ = true;
   std::string ids;
-  for (size_t k : moved) {
+  for (size_t k : moving) {
     Victim& v = victims_[k];
     const RunningJob& r = s_.running[v.running];
     v.taken = true;
