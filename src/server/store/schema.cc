@@ -362,8 +362,20 @@ CREATE TABLE cpu_meters (
 ) WITHOUT ROWID;
 )sql";
 
-constexpr std::array<Migration, 9> kAll = {
-    {{kV1}, {kV2}, {kV3}, {kV4}, {kV5}, {kV6}, {kV7}, {kV8}, {kV9}}};
+// Version 10: minute aggregates are computed once a minute has closed, from its
+// raw rows (server/store/minutes.h). store_state holds small values of the
+// store itself; 'minutes_from_ms': every node's minutes before it have their
+// aggregates computed from all their raw rows, so a restart recomputes only
+// the minutes from there on that have raw rows.
+constexpr const char* kV10 = R"sql(
+CREATE TABLE store_state (
+  key   TEXT PRIMARY KEY,
+  value INTEGER NOT NULL
+) WITHOUT ROWID;
+)sql";
+
+constexpr std::array<Migration, 10> kAll = {
+    {{kV1}, {kV2}, {kV3}, {kV4}, {kV5}, {kV6}, {kV7}, {kV8}, {kV9}, {kV10}}};
 
 std::string Hex(int64_t v) {
   char buf[32];

@@ -216,6 +216,7 @@ void Store::Append(const std::string& node, std::vector<api::NodeSample> samples
 }
 
 Status Store::Flush() { return impl_->writer->Flush(); }
+Status Store::AggregateMinutes() { return impl_->writer->AggregateMinutes(); }
 
 Status Store::Write(const DbTask& task) {
   if (!task) return Status::InvalidArgument("store: empty write task");

@@ -78,6 +78,12 @@ class Store {
   // Returns once everything queued before the call is committed (the status
   // of the transaction that committed the last of it).
   Status Flush();
+  // As Flush, and every minute with samples has its aggregates (gpu_minutes,
+  // node_minutes) written, the current minute included. The writer computes a
+  // minute's aggregates on its own some seconds after the minute ends; this is
+  // for tests and tools that read the aggregate tables directly. History reads
+  // need no call: they take raw rows for minutes not aggregated yet.
+  Status AggregateMinutes();
 
   // Deletes raw samples older than now_ms - raw_retention and aggregates older
   // than now_ms - agg_retention, in transactions of at most

@@ -1,5 +1,6 @@
 // Store::GpuHistory and Store::NodeHistory.
 
+#include <algorithm>
 #include <optional>
 #include <string>
 #include <vector>
@@ -47,19 +48,12 @@ const SeriesSpec& NodeSpec() {
   return spec;
 }
 
-Result<Series> ReadSeries(Db& db, const SeriesSpec& spec, int64_t node, std::optional<int64_t> gpu,
-                          int64_t from_ms, int64_t to_ms, int64_t step_ms, int64_t raw_since_ms) {
-  const bool raw = from_ms >= raw_since_ms && (step_ms < kMinuteMs || step_ms % kMinuteMs != 0);
-  Series out;
-  out.resolution = raw ? "raw" : "1m";
-  if (!raw) {
-    step_ms = (step_ms + kMinuteMs - 1) / kMinuteMs * kMinuteMs;
-    from_ms = BucketStart(from_ms, kMinuteMs);
-  }
-  out.step_ms = step_ms;
-  SeriesBuilder b(step_ms, spec.metrics,
-                  spec.energy ? std::vector<std::string>{"energy_mj"} : std::vector<std::string>{});
-  ASSIGN_OR_RETURN(Stmt s, db.Prepare(raw ? spec.raw_sql : spec.agg_sql));
+// Feeds the rows of `sql` for [from_ms, to_ms) to `b`: raw rows (one sample
+// each) or minute aggregates.
+Status AddRows(Db& db, const SeriesSpec& spec, const char* sql, bool raw, int64_t node,
+               std::optional<int64_t> gpu, int64_t from_ms, int64_t to_ms, SeriesBuilder& b) {
+  if (from_ms >= to_ms) return Status::Ok();
+  ASSIGN_OR_RETURN(Stmt s, db.Prepare(sql));
   s.Bind(1, node);
   if (gpu) s.Bind(2, *gpu);
   s.Bind(3, from_ms).Bind(4, to_ms);
@@ -85,6 +79,31 @@ Result<Series> ReadSeries(Db& db, const SeriesSpec& spec, int64_t node, std::opt
       const int e = static_cast<int>(2 + 3 * k);
       if (spec.energy && !s.IsNull(e)) b.Counter(0, s.Double(e), s.Int(e + 1));
     }
+  }
+  return Status::Ok();
+}
+
+// `aggregated_before_ms`: minutes from then on may lack their aggregates; their
+// raw rows stand in for them.
+Result<Series> ReadSeries(Db& db, const SeriesSpec& spec, int64_t node, std::optional<int64_t> gpu,
+                          int64_t from_ms, int64_t to_ms, int64_t step_ms, int64_t raw_since_ms,
+                          int64_t aggregated_before_ms) {
+  const bool raw = from_ms >= raw_since_ms && (step_ms < kMinuteMs || step_ms % kMinuteMs != 0);
+  Series out;
+  out.resolution = raw ? "raw" : "1m";
+  if (!raw) {
+    step_ms = (step_ms + kMinuteMs - 1) / kMinuteMs * kMinuteMs;
+    from_ms = BucketStart(from_ms, kMinuteMs);
+  }
+  out.step_ms = step_ms;
+  SeriesBuilder b(step_ms, spec.metrics,
+                  spec.energy ? std::vector<std::string>{"energy_mj"} : std::vector<std::string>{});
+  if (raw) {
+    RETURN_IF_ERROR(AddRows(db, spec, spec.raw_sql, true, node, gpu, from_ms, to_ms, b));
+  } else {
+    const int64_t split = std::clamp(aggregated_before_ms, from_ms, to_ms);
+    RETURN_IF_ERROR(AddRows(db, spec, spec.agg_sql, false, node, gpu, from_ms, split, b));
+    RETURN_IF_ERROR(AddRows(db, spec, spec.raw_sql, true, node, gpu, split, to_ms, b));
   }
   out.points = b.Finish();
   return out;
@@ -114,7 +133,7 @@ Result<Series> Store::GpuHistory(const std::string& node, uint32_t gpu_index, in
     return Status::NotFound("node " + node + " has no gpu " + std::to_string(gpu_index));
   }
   return ReadSeries(db, GpuSpec(), id, static_cast<int64_t>(gpu_index), from_ms, to_ms, step,
-                    raw_since);
+                    raw_since, impl_->writer->AggregatedBeforeMs());
 }
 
 Result<Series> Store::NodeHistory(const std::string& node, int64_t from_ms, int64_t to_ms,
@@ -123,7 +142,8 @@ Result<Series> Store::NodeHistory(const std::string& node, int64_t from_ms, int6
   const int64_t raw_since = impl_->clock.NowMs() - impl_->opt.raw_retention_ms;
   MutexLock lk(&impl_->read_mu);
   ASSIGN_OR_RETURN(int64_t id, impl_->ReadNodeId(node));
-  return ReadSeries(impl_->rdb, NodeSpec(), id, std::nullopt, from_ms, to_ms, step, raw_since);
+  return ReadSeries(impl_->rdb, NodeSpec(), id, std::nullopt, from_ms, to_ms, step, raw_since,
+                    impl_->writer->AggregatedBeforeMs());
 }
 
 }  // namespace rota::store

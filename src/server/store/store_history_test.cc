@@ -4,6 +4,7 @@
 
 #include <future>
 
+#include "server/store/sqlite.h"
 #include "server/store/store.h"
 #include "server/store/store_test_util.h"
 
@@ -32,6 +33,67 @@ bool Has(const Pairs& p, const std::string& name) {
   return false;
 }
 
+// GPU 0's samples: (t offset s, util, temp or absent, energy), two minutes.
+std::vector<api::NodeSample> TwoMinutesOfSamples() {
+  struct G {
+    int64_t t;
+    uint32_t util;
+    std::optional<uint32_t> temp;
+    uint64_t energy;
+  };
+  const G gs[] = {{0, 10, 40, 1000},
+                  {10, 20, std::nullopt, 1500},
+                  {20, 60, 50, 2500},
+                  {70, 30, 45, 3000},
+                  {80, 50, 47, 3100}};
+  std::vector<api::NodeSample> v;
+  for (const G& g : gs) {
+    api::NodeSample s;
+    s.time_ms = kT0 + g.t * kS;
+    s.host.cpu_percent = g.util / 2.0;
+    s.host.mem_total_bytes = 1000;
+    s.host.mem_available_bytes = 1000 - g.util;
+    s.host.load1 = g.util / 10.0;
+    api::GpuSample gpu;
+    gpu.index = 0;
+    gpu.util_gpu_pct = g.util;
+    gpu.temperature_c = g.temp;
+    gpu.energy_mj = g.energy;
+    gpu.power_mw = g.util * 1000;
+    s.gpus.push_back(gpu);
+    v.push_back(s);
+  }
+  return v;
+}
+
+Status AppendSync(Store& store, std::vector<api::NodeSample> v) {
+  std::promise<Status> p;
+  store.Append("n1", std::move(v), [&](Status st) { p.set_value(st); });
+  return p.get_future().get();
+}
+
+// The answers of MinuteStepsUseAggregatesWithTheSameAnswers below.
+void ExpectTheMinuteAnswers(Store& store) {
+  auto r = store.GpuHistory("n1", 0, kT0, kT0 + 120 * kS, 60 * kS);
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_EQ(r->resolution, "1m");
+  ASSERT_EQ(r->points.size(), 2u);
+  EXPECT_EQ(r->points[0].samples, 3);
+  EXPECT_DOUBLE_EQ(Get(r->points[0].avg, "util_gpu_pct"), 30);
+  EXPECT_DOUBLE_EQ(Get(r->points[0].max, "util_gpu_pct"), 60);
+  EXPECT_DOUBLE_EQ(Get(r->points[0].avg, "temp_c"), 45);
+  EXPECT_DOUBLE_EQ(Get(r->points[0].last, "energy_mj"), 2500);
+  EXPECT_EQ(r->points[1].samples, 2);
+  EXPECT_DOUBLE_EQ(Get(r->points[1].avg, "util_gpu_pct"), 40);
+  EXPECT_DOUBLE_EQ(Get(r->points[1].max, "util_gpu_pct"), 50);
+  EXPECT_DOUBLE_EQ(Get(r->points[1].last, "energy_mj"), 3100);
+  auto n = store.NodeHistory("n1", kT0, kT0 + 120 * kS, 60 * kS);
+  ASSERT_TRUE(n.ok()) << n.status().ToString();
+  ASSERT_EQ(n->points.size(), 2u);
+  EXPECT_DOUBLE_EQ(Get(n->points[1].avg, "cpu_pct"), 20);
+  EXPECT_DOUBLE_EQ(Get(n->points[1].max, "load1"), 5);
+}
+
 class StoreHistoryTest : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -39,38 +101,7 @@ class StoreHistoryTest : public ::testing::Test {
     ASSERT_TRUE(s.ok()) << s.status().ToString();
     store_ = std::move(*s);
     ASSERT_TRUE(store_->UpsertNode(MakeNode("n1", 1), kT0).ok());
-    // GPU 0: (t offset s, util, temp or absent, energy)
-    struct G {
-      int64_t t;
-      uint32_t util;
-      std::optional<uint32_t> temp;
-      uint64_t energy;
-    };
-    const G gs[] = {{0, 10, 40, 1000},
-                    {10, 20, std::nullopt, 1500},
-                    {20, 60, 50, 2500},
-                    {70, 30, 45, 3000},
-                    {80, 50, 47, 3100}};
-    std::vector<api::NodeSample> v;
-    for (const G& g : gs) {
-      api::NodeSample s;
-      s.time_ms = kT0 + g.t * kS;
-      s.host.cpu_percent = g.util / 2.0;
-      s.host.mem_total_bytes = 1000;
-      s.host.mem_available_bytes = 1000 - g.util;
-      s.host.load1 = g.util / 10.0;
-      api::GpuSample gpu;
-      gpu.index = 0;
-      gpu.util_gpu_pct = g.util;
-      gpu.temperature_c = g.temp;
-      gpu.energy_mj = g.energy;
-      gpu.power_mw = g.util * 1000;
-      s.gpus.push_back(gpu);
-      v.push_back(s);
-    }
-    std::promise<Status> p;
-    store_->Append("n1", v, [&](Status st) { p.set_value(st); });
-    ASSERT_TRUE(p.get_future().get().ok());
+    ASSERT_TRUE(AppendSync(*store_, TwoMinutesOfSamples()).ok());
   }
 
   TempDir dir_;
@@ -132,6 +163,36 @@ TEST_F(StoreHistoryTest, MinuteStepsUseAggregatesWithTheSameAnswers) {
   EXPECT_DOUBLE_EQ(Get(r->points[0].avg, "util_gpu_pct"), 34);
   EXPECT_DOUBLE_EQ(Get(r->points[0].max, "util_gpu_pct"), 60);
   EXPECT_DOUBLE_EQ(Get(r->points[0].avg, "temp_c"), (40 + 50 + 45 + 47) / 4.0);
+}
+
+// A minute is aggregated some seconds after it ends; until then a minute-step
+// read takes its raw rows, with the same answers before and after.
+TEST(StoreHistoryMinutesTest, MinutesNotAggregatedYetAnswerFromTheirRawRows) {
+  TempDir dir;
+  FakeClock clock(kT0 + 75 * kS);  // minute 0 ended 15 s ago, minute 1 is open
+  auto opened = Store::Open(dir.path(), {}, clock);
+  ASSERT_TRUE(opened.ok()) << opened.status().ToString();
+  Store& store = **opened;
+  ASSERT_TRUE(store.UpsertNode(MakeNode("n1", 1), kT0).ok());
+  ASSERT_TRUE(AppendSync(store, TwoMinutesOfSamples()).ok());
+  auto minutes = [&] {
+    auto db = Db::Open(dir.path() + "/rota.db", SQLITE_OPEN_READONLY);
+    return db.ok() ? *db->QueryInt("SELECT count(*) FROM gpu_minutes") : -1;
+  };
+  EXPECT_EQ(minutes(), 1);  // minute 0 only
+  ExpectTheMinuteAnswers(store);
+  // Nothing aggregated: every minute from raw rows.
+  FakeClock early(kT0 + 30 * kS);
+  TempDir dir2;
+  auto fresh = Store::Open(dir2.path(), {}, early);
+  ASSERT_TRUE(fresh.ok());
+  ASSERT_TRUE((*fresh)->UpsertNode(MakeNode("n1", 1), kT0).ok());
+  ASSERT_TRUE(AppendSync(**fresh, TwoMinutesOfSamples()).ok());
+  ExpectTheMinuteAnswers(**fresh);
+  // All aggregated (the open minute too): the same answers.
+  ASSERT_TRUE(store.AggregateMinutes().ok());
+  EXPECT_EQ(minutes(), 2);
+  ExpectTheMinuteAnswers(store);
 }
 
 TEST_F(StoreHistoryTest, OldRangesUseAggregatesWithWholeMinuteSteps) {

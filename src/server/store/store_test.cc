@@ -14,6 +14,7 @@
 #include "server/store/schema.h"
 #include "server/store/sqlite.h"
 #include "server/store/store_test_util.h"
+#include "server/store/writer.h"
 
 namespace rota::store {
 namespace {
@@ -346,6 +347,51 @@ TEST_F(StoreTest, DuplicateSamplesAreIgnoredNotCountedTwice) {
   EXPECT_EQ(s->Stats().duplicate_rows, 3);  // 1 node row + 2 GPU rows
 }
 
+// A minute's aggregates are computed from its raw rows once it has closed, and
+// again when a late sample comes; a restart finds the minutes still to do.
+TEST_F(StoreTest, MinutesAreAggregatedOnceClosedAndAgainForLateSamples) {
+  clock_.SetMs(kT0 + 30'000);
+  {
+    auto s = OpenStore();
+    ASSERT_TRUE(s->UpsertNode(MakeNode("n1"), 1).ok());
+    ASSERT_TRUE(AppendSync(*s, "n1", {MakeSample(kT0, 2, 10), MakeSample(kT0 + 20'000, 2, 30)}).ok());
+    EXPECT_EQ(Query("SELECT count(*) FROM gpu_minutes"), 0);  // the minute is open
+    // The minute ended 10 s ago: the next write computes it, not the new minute.
+    clock_.SetMs(kT0 + 60'000 + Writer::kAggregateDelayMs);
+    ASSERT_TRUE(AppendSync(*s, "n1", {MakeSample(kT0 + 61'000, 2, 50)}).ok());
+    EXPECT_EQ(Query("SELECT n FROM gpu_minutes WHERE gpu = 0 AND minute_ms = " + std::to_string(kT0)), 2);
+    EXPECT_EQ(Query("SELECT util_gpu_sum FROM gpu_minutes WHERE gpu = 0"), 40);
+    EXPECT_EQ(Query("SELECT count(*) FROM gpu_minutes WHERE minute_ms > " + std::to_string(kT0)), 0);
+    EXPECT_EQ(Query("SELECT n FROM node_minutes"), 2);
+    EXPECT_EQ(Query("SELECT value FROM store_state WHERE key = 'minutes_from_ms'"), kT0 + 60'000);
+    // A late sample of the computed minute moves the mark back in the same
+    // transaction, and the minute is computed again.
+    clock_.SetMs(kT0 + 150'000);
+    ASSERT_TRUE(AppendSync(*s, "n1", {MakeSample(kT0 + 40'000, 2, 60)}).ok());
+    EXPECT_EQ(Query("SELECT n FROM gpu_minutes WHERE gpu = 0 AND minute_ms = " + std::to_string(kT0)), 3);
+    EXPECT_EQ(Query("SELECT util_gpu_max FROM gpu_minutes WHERE gpu = 0 AND minute_ms = " +
+                    std::to_string(kT0)),
+              60);
+    // Both minutes are done now (minute 1 closed 30 s ago).
+    EXPECT_EQ(Query("SELECT count(*) FROM node_minutes"), 2);
+    // Minute 2 gets a sample and is still open when the store closes (or the
+    // server dies): its aggregates are not written, the mark stays before it.
+    ASSERT_TRUE(AppendSync(*s, "n1", {MakeSample(kT0 + 125'000, 2, 70)}).ok());
+  }
+  EXPECT_EQ(Query("SELECT count(*) FROM node_minutes"), 2);
+  EXPECT_EQ(Query("SELECT value FROM store_state WHERE key = 'minutes_from_ms'"), kT0 + 120'000);
+  // Reopened, the store finds the minutes from the mark on that have raw rows.
+  auto s = OpenStore();
+  ASSERT_TRUE(s->AggregateMinutes().ok());
+  EXPECT_EQ(Query("SELECT n FROM gpu_minutes WHERE gpu = 0 AND minute_ms = " +
+                  std::to_string(kT0 + 120'000)),
+            1);
+  EXPECT_EQ(Query("SELECT util_gpu_sum FROM gpu_minutes WHERE gpu = 1 AND minute_ms = " +
+                  std::to_string(kT0 + 120'000)),
+            70);
+  EXPECT_EQ(Query("SELECT sum(n) FROM gpu_minutes"), Query("SELECT count(*) FROM gpu_samples"));
+}
+
 // Bad input: samples for a node that never registered.
 TEST_F(StoreTest, CheckpointsRunOffTheWriterAndKeepTheWalBounded) {
   StoreOptions opt;
@@ -480,6 +526,7 @@ TEST_F(StoreTest, RetentionDeletesOldRawRowsAndKeepsAggregates) {
     ASSERT_TRUE(AppendSync(*s, "b", {MakeSample(kT0 + i * 20'000, 3)}).ok());
   }
   EXPECT_EQ(Query("SELECT count(*) FROM gpu_samples"), 90 * 5);
+  ASSERT_TRUE(s->AggregateMinutes().ok());  // the clock stands in the samples' last minute
   EXPECT_EQ(Query("SELECT count(*) FROM gpu_minutes"), 30 * 5);
 
   // 1 h 15 min later: raw rows of the first 15 minutes are older than 1 h.

@@ -9,60 +9,6 @@
 #include "server/store/history.h"
 
 namespace rota::store {
-namespace {
-
-// "<m>_sum = <m>_sum + excluded.<m>_sum, ..." for a metric accumulated per minute.
-std::string MergeMetric(const std::string& m) {
-  return m + "_sum = " + m + "_sum + excluded." + m + "_sum, " + m + "_n = " + m +
-         "_n + excluded." + m + "_n, " + m + "_max = CASE WHEN excluded." + m +
-         "_max IS NULL THEN " + m + "_max WHEN " + m + "_max IS NULL OR excluded." + m + "_max > " +
-         m + "_max THEN excluded." + m + "_max ELSE " + m + "_max END";
-}
-
-// Column list and VALUES terms for metric `m` bound at parameter `p`.
-std::string MetricCols(const std::string& m) { return m + "_sum, " + m + "_n, " + m + "_max"; }
-std::string MetricVals(int p) {
-  const std::string q = "?" + std::to_string(p);
-  return "coalesce(" + q + ", 0), " + q + " IS NOT NULL, " + q;
-}
-
-// Params: 1 node, 2 gpu, 3 minute, 4 t, 5 failed, 6..10 metrics, 11 energy_mj.
-std::string GpuAggregateSql() {
-  const char* metrics[] = {"util_gpu", "util_mem", "mem_used", "temp", "power_mw"};
-  std::string cols, vals, merge;
-  int p = 6;
-  for (const char* m : metrics) {
-    cols += ", " + MetricCols(m);
-    vals += ", " + MetricVals(p++);
-    merge += ", " + MergeMetric(m);
-  }
-  const std::string newer =
-      "excluded.energy_t IS NOT NULL AND (energy_t IS NULL OR excluded.energy_t >= energy_t)";
-  return "INSERT INTO gpu_minutes (node, gpu, minute_ms, n, failed_n" + cols +
-         ", energy_mj, energy_t) VALUES (?1, ?2, ?3, 1, ?5" + vals +
-         ", ?11, CASE WHEN ?11 IS NULL THEN NULL ELSE ?4 END) "
-         "ON CONFLICT (node, minute_ms, gpu) DO UPDATE SET n = n + 1, "
-         "failed_n = failed_n + excluded.failed_n" +
-         merge + ", energy_mj = CASE WHEN " + newer +
-         " THEN excluded.energy_mj ELSE energy_mj END, energy_t = CASE WHEN " + newer +
-         " THEN excluded.energy_t ELSE energy_t END";
-}
-
-// Params: 1 node, 2 minute, 3 cpu_percent, 4 mem_used, 5 load1.
-std::string NodeAggregateSql() {
-  const char* metrics[] = {"cpu_percent", "mem_used", "load1"};
-  std::string cols, vals, merge;
-  int p = 3;
-  for (const char* m : metrics) {
-    cols += ", " + MetricCols(m);
-    vals += ", " + MetricVals(p++);
-    merge += ", " + MergeMetric(m);
-  }
-  return "INSERT INTO node_minutes (node, minute_ms, n" + cols + ") VALUES (?1, ?2, 1" + vals +
-         ") ON CONFLICT (node, minute_ms) DO UPDATE SET n = n + 1" + merge;
-}
-
-}  // namespace
 
 Writer::Writer(Db db, Db checkpoint_db, const StoreOptions& options, Clock& clock)
     : opt_(options), clock_(clock), db_(std::move(db)), ckpt_db_(std::move(checkpoint_db)) {}
@@ -76,6 +22,7 @@ Result<std::unique_ptr<Writer>> Writer::Start(Db db, const StoreOptions& options
   RETURN_IF_ERROR(ckpt.QueryInt("SELECT count(*) FROM sqlite_schema").status());
   std::unique_ptr<Writer> w(new Writer(std::move(db), std::move(ckpt), options, clock));
   RETURN_IF_ERROR(w->Prepare());
+  RETURN_IF_ERROR(w->LoadDirtyMinutes());
   // Replaces SQLite's automatic checkpoint (itself a WAL hook) on the write connection.
   sqlite3_wal_hook(w->db_.raw(), &Writer::OnWalCommit, w.get());
   w->ckpt_thread_ = std::thread([p = w.get()] { p->CheckpointLoop(); });
@@ -126,11 +73,13 @@ Status Writer::Prepare() {
           "INSERT OR IGNORE INTO gpu_samples (node, gpu, t_ms, util_gpu, util_mem, mem_used, "
           "mem_total, temp, power_mw, energy_mj, sm_clock, mem_clock, fan, failed) VALUES "
           "(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)"));
-  ASSIGN_OR_RETURN(agg_gpu_, db_.Prepare(GpuAggregateSql()));
   ASSIGN_OR_RETURN(ins_node_, db_.Prepare("INSERT OR IGNORE INTO node_samples (node, t_ms, "
                                           "cpu_percent, mem_used, mem_total, load1) "
                                           "VALUES (?1, ?2, ?3, ?4, ?5, ?6)"));
-  ASSIGN_OR_RETURN(agg_node_, db_.Prepare(NodeAggregateSql()));
+  ASSIGN_OR_RETURN(set_minutes_from_,
+                   db_.Prepare("UPDATE store_state SET value = ?1 WHERE key = 'minutes_from_ms'"));
+  ASSIGN_OR_RETURN(MinuteAggregates minutes, MinuteAggregates::Prepare(db_));
+  minutes_.emplace(std::move(minutes));
   ASSIGN_OR_RETURN(node_id_, db_.Prepare("SELECT id FROM nodes WHERE name = ?1"));
   ASSIGN_OR_RETURN(sp_begin_, db_.Prepare("SAVEPOINT job"));
   ASSIGN_OR_RETURN(sp_release_, db_.Prepare("RELEASE job"));
@@ -244,6 +193,12 @@ void Writer::RunAsync(Task task, Done done) {
   if (!st.ok() && done) done(st);
 }
 
+Status Writer::AggregateMinutes() {
+  Job job;
+  job.kind = Kind::kAggregateAll;
+  return WaitFor(std::move(job));
+}
+
 Status Writer::RunRetention(int64_t now_ms) {
   Job job;
   job.kind = Kind::kRetention;
@@ -265,13 +220,18 @@ void Writer::FillStats(StoreStats* out) const {
 void Writer::Loop() {
   MutexLock lk(&mu_);
   while (true) {
-    cv_.Wait(&mu_, [&]() ROTA_REQUIRES(mu_) {
+    auto ready = [&]() ROTA_REQUIRES(mu_) {
       return stop_ || !queue_.empty() || !retention_.empty();
-    });
+    };
+    if (dirty_.empty()) {
+      cv_.Wait(&mu_, ready);
+    } else {  // minutes close with time too
+      cv_.WaitUntil(&mu_, std::chrono::steady_clock::now() + std::chrono::seconds(1), ready);
+    }
     const bool have_jobs = !queue_.empty();
     if (!have_jobs && stop_) break;
     lk.Unlock();
-    if (have_jobs) WriteBatch();
+    if (have_jobs || AggregationDue(clock_.NowMs())) WriteBatch();
     // One retention transaction between write batches, so writes wait at most
     // one bounded delete.
     if (!retention_.empty()) {
@@ -285,6 +245,8 @@ void Writer::Loop() {
     lk.Lock();
   }
   lk.Unlock();
+  // Minutes still dirty are left to the next open (the mark): computing every
+  // open minute of a large cluster here would hold up the server's stop.
   while (!retention_.empty()) {
     if (retention_.front().done) retention_.front().done(Status::Unavailable("store is closing"));
     retention_.pop_front();
@@ -343,15 +305,9 @@ Status Writer::WriteAppend(const Job& job, Counters* c) {
         .Bind(5, static_cast<int64_t>(h.mem_total_bytes))
         .Bind(6, h.load1);
     RETURN_IF_ERROR(ins_node_.Run());
-    if (db_.Changes() == 1) {
+    bool fresh = db_.Changes() == 1;  // a row of this sample was new: its minute changed
+    if (fresh) {
       ++c->node_rows;
-      agg_node_.Reset();
-      agg_node_.Bind(1, node)
-          .Bind(2, minute)
-          .Bind(3, h.cpu_percent)
-          .Bind(4, mem_used)
-          .Bind(5, h.load1);
-      RETURN_IF_ERROR(agg_node_.Run());
     } else {
       ++c->duplicates;
     }
@@ -377,31 +333,109 @@ Status Writer::WriteAppend(const Job& job, Counters* c) {
         continue;
       }
       ++c->gpu_rows;
-      agg_gpu_.Reset();
-      agg_gpu_.Bind(1, node)
-          .Bind(2, static_cast<int64_t>(g.index))
-          .Bind(3, minute)
-          .Bind(4, s.time_ms)
-          .Bind(5, int64_t{g.failed ? 1 : 0})
-          .Bind(6, g.util_gpu_pct)
-          .Bind(7, g.util_memory_pct)
-          .Bind(8, g.memory_used_bytes)
-          .Bind(9, g.temperature_c)
-          .Bind(10, g.power_mw)
-          .Bind(11, g.energy_mj);
-      RETURN_IF_ERROR(agg_gpu_.Run());
+      fresh = true;
     }
+    if (fresh) MarkDirty(node, minute);
   }
   return Status::Ok();
 }
 
-void Writer::WriteBatch() {
+Status Writer::LoadDirtyMinutes() {
+  ASSIGN_OR_RETURN(Stmt get,
+                   db_.Prepare("SELECT value FROM store_state WHERE key = 'minutes_from_ms'"));
+  ASSIGN_OR_RETURN(bool row, get.Step());
+  int64_t from = BucketStart(clock_.NowMs(), kMinuteMs);
+  if (row) {
+    from = get.Int(0);
+  } else {
+    // A new store, or one whose aggregates were all written with each sample
+    // (before store_state): nothing before now lacks its aggregates.
+    ASSIGN_OR_RETURN(Stmt put, db_.Prepare("INSERT INTO store_state (key, value) "
+                                           "VALUES ('minutes_from_ms', ?1)"));
+    RETURN_IF_ERROR(put.Bind(1, from).Run());
+  }
+  get.Reset();
+  ASSIGN_OR_RETURN(Stmt nodes, db_.Prepare("SELECT id FROM nodes"));
+  ASSIGN_OR_RETURN(Stmt minutes, db_.Prepare("SELECT DISTINCT t_ms / 60000 * 60000 FROM "
+                                             "node_samples WHERE node = ?1 AND t_ms >= ?2"));
+  while (true) {
+    ASSIGN_OR_RETURN(bool more, nodes.Step());
+    if (!more) break;
+    const int64_t node = nodes.Int(0);
+    minutes.Reset();
+    minutes.Bind(1, node).Bind(2, std::max<int64_t>(from, 0));
+    while (true) {
+      ASSIGN_OR_RETURN(bool m, minutes.Step());
+      if (!m) break;
+      dirty_[minutes.Int(0)].insert(node);
+    }
+  }
+  minutes_from_ = persisted_minutes_from_ = from;
+  aggregated_before_.store(from, std::memory_order_release);
+  return Status::Ok();
+}
+
+void Writer::MarkDirty(int64_t node, int64_t minute_ms) { dirty_[minute_ms].insert(node); }
+
+bool Writer::AggregationDue(int64_t now_ms) const {
+  return !dirty_.empty() && dirty_.begin()->first + kMinuteMs + kAggregateDelayMs <= now_ms;
+}
+
+Status Writer::AggregateDue(bool all, int64_t now_ms) {
+  // A minute whose raw rows retention has started deleting keeps what it has.
+  const int64_t raw_from = now_ms - opt_.raw_retention_ms;
+  const int64_t until = clock_.MonotonicMs() + kAggregateSliceMs;
+  size_t done = 0;  // at least one node-minute per call makes progress
+  auto more = [&] { return all || done == 0 || clock_.MonotonicMs() < until; };
+  while (!dirty_.empty() && (all || AggregationDue(now_ms)) && more()) {
+    auto it = dirty_.begin();
+    const int64_t minute = it->first;
+    std::set<int64_t>& nodes = it->second;
+    while (!nodes.empty() && more()) {
+      const int64_t node = *nodes.begin();
+      if (minute >= raw_from) RETURN_IF_ERROR(minutes_->Recompute(node, minute));
+      aggregated_in_tx_.emplace_back(minute, node);
+      nodes.erase(nodes.begin());
+      ++done;
+    }
+    if (nodes.empty()) dirty_.erase(it);
+  }
+  return Status::Ok();
+}
+
+void Writer::TakeBackAggregated() {
+  for (const auto& [minute, node] : aggregated_in_tx_) dirty_[minute].insert(node);
+  aggregated_in_tx_.clear();
+}
+
+Status Writer::StoreMinutesFrom(int64_t now_ms) {
+  // Every minute before the mark has its aggregates; a late sample moves it back.
+  const int64_t now_minute = BucketStart(now_ms, kMinuteMs);
+  minutes_from_ = dirty_.empty() ? now_minute : std::min(dirty_.begin()->first, now_minute);
+  if (minutes_from_ == persisted_minutes_from_) return Status::Ok();
+  set_minutes_from_.Reset();
+  return set_minutes_from_.Bind(1, minutes_from_).Run();
+}
+
+void Writer::AfterCommit(bool committed) {
+  if (committed) {
+    persisted_minutes_from_ = minutes_from_;
+    aggregated_before_.store(minutes_from_, std::memory_order_release);
+    aggregated_in_tx_.clear();
+  } else {
+    TakeBackAggregated();
+    minutes_from_ = persisted_minutes_from_;
+  }
+}
+
+void Writer::WriteBatch(bool aggregate_all) {
   const int64_t start = clock_.MonotonicMs();
   std::vector<std::pair<Done, Status>> results;
   Counters total;
-  const Status begin = db_.Exec("BEGIN IMMEDIATE");
+  Status begin = db_.Exec("BEGIN IMMEDIATE");
   size_t rows = 0;
   bool urgent = false;  // a caller is blocked on this transaction (Flush, UpsertNode)
+  std::vector<size_t> aggregate_waiters;  // results of AggregateMinutes calls
   const auto linger_until =
       std::chrono::steady_clock::now() + std::chrono::milliseconds(opt_.linger_ms);
   while (true) {
@@ -445,11 +479,31 @@ void Writer::WriteBatch() {
         ++rows;
         urgent = true;
         break;
+      case Kind::kAggregateAll:  // its status is the aggregation's, set below
+        aggregate_all = true;
+        urgent = true;
+        aggregate_waiters.push_back(results.size());
+        break;
     }
     results.emplace_back(std::move(job.done), std::move(st));
     if (rows >= opt_.max_batch_rows || clock_.MonotonicMs() - start >= opt_.max_batch_ms) break;
   }
+  if (begin.ok()) {
+    const int64_t now_ms = clock_.NowMs();
+    Status agg = InSavepoint([&] { return AggregateDue(aggregate_all, now_ms); });
+    if (!agg.ok()) {
+      TakeBackAggregated();
+      ROTA_LOG(ERROR) << "store: computing minute aggregates failed (tried again later): "
+                      << agg.ToString();
+    }
+    for (size_t i : aggregate_waiters) results[i].second = agg;
+    // Without its mark a late minute could lose its aggregates in a crash: the
+    // transaction fails with it.
+    Status mark = InSavepoint([&] { return StoreMinutesFrom(now_ms); });
+    if (!mark.ok()) begin = mark;
+  }
   Status commit = begin.ok() ? db_.Exec("COMMIT") : begin;
+  AfterCommit(commit.ok());
   if (!commit.ok()) {
     if (!sqlite3_get_autocommit(db_.raw())) (void)db_.Exec("ROLLBACK");
     node_ids_.clear();  // ids of nodes created in this transaction are gone

@@ -6,10 +6,20 @@
 // writer never copies WAL pages into the database file inside a COMMIT: the
 // writer's WAL hook asks for a PASSIVE checkpoint once the WAL holds
 // wal_autocheckpoint_pages pages (SQLite's automatic checkpoint is off).
+// Minute aggregates: each append marks its node's minute "dirty"; once a minute
+// has closed (kAggregateDelayMs after its end) the writer computes its
+// aggregates from the raw rows (minutes.h), a bounded number per transaction,
+// and moves the persisted "minutes_from_ms" mark past it. The next open marks
+// dirty every minute from that mark on that has raw rows (after a crash, and
+// after a stop, which leaves dirty minutes as they are), so no aggregate is lost.
 // Internal to the store; the public surface is store.h.
 
+#include <atomic>
 #include <cstdint>
 #include <deque>
+#include <map>
+#include <optional>
+#include <set>
 #include <functional>
 #include <memory>
 #include <string>
@@ -21,6 +31,7 @@
 #include "common/clock.h"
 #include "common/mutex.h"
 #include "common/status.h"
+#include "server/store/minutes.h"
 #include "server/store/options.h"
 #include "server/store/sqlite.h"
 
@@ -50,6 +61,20 @@ class Writer {
   void RunAsync(Task task, Done done);
   // Returns once every job queued before the call is committed.
   Status Flush() { return Run(nullptr); }
+  // As Flush, and every minute with raw rows has its aggregates computed, the
+  // minute still open included (it is computed again when more samples come).
+  Status AggregateMinutes();
+  // Every minute before this time has its aggregates committed; later minutes
+  // may not (readers take their raw rows). Thread-safe.
+  int64_t AggregatedBeforeMs() const { return aggregated_before_.load(std::memory_order_acquire); }
+
+  // How long after a minute's end its aggregates are computed: samples still
+  // on their way get in first (a later one only makes the minute computed again).
+  static constexpr int64_t kAggregateDelayMs = 10'000;
+  // Time spent computing minutes per transaction at most (outside
+  // AggregateMinutes), so appends in the same transaction are acked soon: a
+  // node-minute of 8 GPUs sampled each second takes about 1 ms.
+  static constexpr int64_t kAggregateSliceMs = 20;
   // Deletes raw rows older than now - raw_retention and aggregates older than
   // now - agg_retention, in transactions of at most retention_batch_rows rows
   // interleaved with appends. Blocks until done.
@@ -58,7 +83,7 @@ class Writer {
   void FillStats(StoreStats* out) const;
 
  private:
-  enum class Kind { kAppend, kTask, kRetention };
+  enum class Kind { kAppend, kTask, kRetention, kAggregateAll };
   struct Job {
     Kind kind = Kind::kTask;
     std::string node;
@@ -93,7 +118,22 @@ class Writer {
   // sqlite3_wal_hook callback (writer thread, after each COMMIT).
   static int OnWalCommit(void* self, sqlite3* db, const char* name, int wal_pages);
   // Commits one batch and then calls its Done callbacks, without mu_ held.
-  void WriteBatch() ROTA_EXCLUDES(mu_);
+  // Aggregates the minutes due (all of them with `aggregate_all`) before COMMIT.
+  void WriteBatch(bool aggregate_all = false) ROTA_EXCLUDES(mu_);
+  // Reads the persisted mark and marks dirty the minutes from it on (Start).
+  Status LoadDirtyMinutes();
+  void MarkDirty(int64_t node, int64_t minute_ms);
+  bool AggregationDue(int64_t now_ms) const;
+  // Computes the aggregates of due minutes (all with `all`) in the current
+  // transaction; they are listed in aggregated_in_tx_.
+  Status AggregateDue(bool all, int64_t now_ms);
+  // Puts the minutes of aggregated_in_tx_ back among the dirty ones.
+  void TakeBackAggregated();
+  // Moves the mark to the oldest dirty minute (or now's) and stores it if it moved.
+  Status StoreMinutesFrom(int64_t now_ms);
+  // After COMMIT (or its failure): publishes the mark, or takes back the
+  // minutes aggregated in the lost transaction.
+  void AfterCommit(bool committed);
   Status WriteAppend(const Job& job, Counters* c);
   Status InSavepoint(const std::function<Status()>& fn);
   Result<int64_t> NodeId(const std::string& name);
@@ -106,7 +146,13 @@ class Writer {
   Db db_;  // writer thread only (after Start)
 
   // Writer-thread state.
-  Stmt ins_gpu_, agg_gpu_, ins_node_, agg_node_, node_id_;
+  Stmt ins_gpu_, ins_node_, node_id_, set_minutes_from_;
+  std::optional<MinuteAggregates> minutes_;
+  std::map<int64_t, std::set<int64_t>> dirty_;  // minute -> node ids without aggregates
+  std::vector<std::pair<int64_t, int64_t>> aggregated_in_tx_;  // (minute, node)
+  int64_t minutes_from_ = 0;            // the mark as the current transaction leaves it
+  int64_t persisted_minutes_from_ = 0;  // the mark as committed
+  std::atomic<int64_t> aggregated_before_{0};
   Stmt sp_begin_, sp_release_, sp_rollback_;
   std::vector<RetentionTable> ret_tables_;
   std::deque<RetentionRun> retention_;                 // front is running
