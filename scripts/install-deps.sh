@@ -9,7 +9,7 @@ set -euo pipefail
 PACKAGES=(
   build-essential cmake ninja-build pkg-config git
   libboost-dev libboost-system-dev
-  nlohmann-json3-dev libsqlite3-dev libcli11-dev libyaml-cpp-dev
+  nlohmann-json3-dev libsimdjson-dev libsqlite3-dev libcli11-dev libyaml-cpp-dev
   libcurl4-openssl-dev libsodium-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   prometheus procps

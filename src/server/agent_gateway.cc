@@ -3,6 +3,7 @@
 #include <variant>
 #include <vector>
 
+#include "api/fast_decode.h"
 #include "api/protocol.h"
 #include "common/log.h"
 #include "common/mutex.h"
@@ -32,7 +33,7 @@ class AgentGateway::Session : public net::WsHandler,
   }
 
   void OnMessage(const std::string& text) override {
-    auto msg = api::DecodeAgentMessage(text);
+    auto msg = api::DecodeAgentMessageFast(text);
     if (!msg.ok()) {
       gw_->stats_->messages_rejected++;
       bool fatal = api::IsVersionMismatch(msg.status());
