@@ -134,7 +134,9 @@ TEST_F(PowerE2E, ACapIsAppliedSeenInTheReadingsAndRestored) {
   EXPECT_EQ(Gpu(0)["outcome"], "restored");
   EXPECT_TRUE(Gpu(0)["target_w"].is_null());
 
-  // Every change is in the audit log, with who changed the policy.
+  // Every change is in the audit log, with who changed the policy (rows of
+  // reported limits are written after the live state changes, asynchronously).
+  ASSERT_TRUE(WaitFor([&] { return Events("restored").size() >= 2; }, seconds(20)));
   EXPECT_EQ(Events("set").size(), 2u);
   EXPECT_EQ(Events("restored").size(), 2u);
   auto created = Events("policy_created");
@@ -181,6 +183,8 @@ TEST_F(PowerE2E, RefusedLimitsAreReportedAndBadPoliciesChangeNothing) {
   ASSERT_TRUE(WaitFor([&] { return Gpu(1)["outcome"] == "refused"; }, seconds(20))) << Gpu(1).dump();
   EXPECT_NE(Gpu(1)["detail"].get<std::string>().find("does not support"), std::string::npos) << Gpu(1).dump();
   EXPECT_EQ(Num(Gpu(1), "in_force_w"), 400);
+  // The audit row is written after the live state changes (asynchronously).
+  ASSERT_TRUE(WaitFor([&] { return !Events("refused").empty(); }, seconds(20)));
   auto refused = Events("refused");
   ASSERT_EQ(refused.size(), 1u);
   EXPECT_EQ(refused[0]["gpu"], 1);
