@@ -72,7 +72,7 @@ Status AppendSync(Store& store, std::vector<api::NodeSample> v) {
   return p.get_future().get();
 }
 
-// The answers of MinuteStepsUseAggregatesWithTheSameAnswers below.
+// The 1-minute answers for TwoMinutesOfSamples (raw rows give the same).
 void ExpectTheMinuteAnswers(Store& store) {
   auto r = store.GpuHistory("n1", 0, kT0, kT0 + 120 * kS, 60 * kS);
   ASSERT_TRUE(r.ok()) << r.status().ToString();
@@ -142,21 +142,10 @@ TEST_F(StoreHistoryTest, RawRangeIsHalfOpen) {
 }
 
 TEST_F(StoreHistoryTest, MinuteStepsUseAggregatesWithTheSameAnswers) {
-  auto r = store_->GpuHistory("n1", 0, kT0, kT0 + 120 * kS, 60 * kS);
-  ASSERT_TRUE(r.ok()) << r.status().ToString();
-  EXPECT_EQ(r->resolution, "1m");
-  ASSERT_EQ(r->points.size(), 2u);
-  EXPECT_EQ(r->points[0].samples, 3);
-  EXPECT_DOUBLE_EQ(Get(r->points[0].avg, "util_gpu_pct"), 30);
-  EXPECT_DOUBLE_EQ(Get(r->points[0].max, "util_gpu_pct"), 60);
-  EXPECT_DOUBLE_EQ(Get(r->points[0].avg, "temp_c"), 45);
-  EXPECT_DOUBLE_EQ(Get(r->points[0].last, "energy_mj"), 2500);
-  EXPECT_DOUBLE_EQ(Get(r->points[1].avg, "util_gpu_pct"), 40);
-  EXPECT_DOUBLE_EQ(Get(r->points[1].max, "util_gpu_pct"), 50);
-  EXPECT_DOUBLE_EQ(Get(r->points[1].last, "energy_mj"), 3100);
+  ExpectTheMinuteAnswers(*store_);
 
   // Two minutes in one bucket: the average is weighted by readings, not by minutes.
-  r = store_->GpuHistory("n1", 0, kT0, kT0 + 120 * kS, 120 * kS);
+  auto r = store_->GpuHistory("n1", 0, kT0, kT0 + 120 * kS, 120 * kS);
   ASSERT_TRUE(r.ok());
   ASSERT_EQ(r->points.size(), 1u);
   EXPECT_EQ(r->points[0].samples, 5);
