@@ -71,8 +71,10 @@ struct ChildPlan {
 // system calls on the prepared plan, writes nothing but the error pipe, and
 // leaves by execve or _exit. set*id go straight to the kernel (no libc
 // bookkeeping in shared memory; the child is the only thread). Its signal
-// dispositions and mask are its own (vfork does not share them).
-[[noreturn]] void ExecTask(const ChildPlan& p) {
+// dispositions and mask are its own (vfork does not share them). Not inlined:
+// its locals live in a frame of their own below the shim's, never in stack
+// slots the shim uses after vfork returns.
+[[noreturn]] [[gnu::noinline]] void ExecTask(const ChildPlan& p) {
   auto fail = [&p](int stage) {
     int msg[2] = {stage, errno};
     ssize_t ignored = ::write(p.error_fd, msg, sizeof msg);
