@@ -10,6 +10,7 @@
 #include <cerrno>
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
 #include <memory>
 #include <string>
 #include <vector>
@@ -73,6 +74,14 @@ class Child {
     close(fds[0]);
     auto child = std::unique_ptr<Child>(new Child(pid));
     if (n != 0) return nullptr;  // exec failed; the destructor reaps it
+    // The pipe closes early in exec, before the kernel records where the new
+    // environment lies: until then /proc/PID/environ reads empty (seen under load).
+    const std::string environ_path = "/proc/" + std::to_string(pid) + "/environ";
+    for (int i = 0; i < 2000; ++i) {
+      std::ifstream f(environ_path, std::ios::binary);
+      if (f.get() != std::char_traits<char>::eof()) break;
+      usleep(1000);
+    }
     return child;
   }
   ~Child() {
