@@ -391,7 +391,8 @@ HostMonitor::ProcView HostMonitor::Inspect(uint32_t pid, int64_t now_ms, int* re
     }
   }
   bool refresh = it != procs_.end() && *refreshes_left > 0 &&
-                 (it->second.reread_soon || now_ms - it->second.read_ms >= kRefreshMs);
+                 (it->second.reread_soon || now_ms - it->second.read_ms >= kRefreshMs ||
+                  (!it->second.confirmed && now_ms - it->second.first_read_ms >= kConfirmMs));
   if (!counters || refresh) {
     // One directory handle for all reads: if the pid is reused meanwhile, openat fails
     // instead of reading the new process.
@@ -420,6 +421,7 @@ HostMonitor::ProcView HostMonitor::Inspect(uint32_t pid, int64_t now_ms, int* re
                                                                static_cast<uint64_t>(ticks_per_s_));
       }
       if (!ReadSlowFields(dirfd.get(), dir, *stat, now_ms, &e)) return {};
+      e.first_read_ms = now_ms;
       it = procs_.emplace(pid, std::move(e)).first;
     } else if (refresh) {
       --*refreshes_left;
@@ -427,6 +429,7 @@ HostMonitor::ProcView HostMonitor::Inspect(uint32_t pid, int64_t now_ms, int* re
         Erase(it);
         return {};
       }
+      it->second.confirmed = now_ms - it->second.first_read_ms >= kConfirmMs;
     }
     if (!it->second.files.open() && open_processes_ < max_open_processes_) {
       PidFiles kept;

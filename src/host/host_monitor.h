@@ -55,6 +55,10 @@ class HostMonitor {
   // How long the cached uid, command and cgroup of a process are trusted.
   static constexpr int64_t kRefreshMs = 60'000;
   static constexpr int kMaxRefreshesPerCall = 16;
+  // A new process's slow fields are read once more on the first call this long after
+  // they were first read: a process seen just after its exec may not have dropped its
+  // privileges yet (sudo, setpriv, runuser), and its uid must not stick for kRefreshMs.
+  static constexpr int64_t kConfirmMs = 1000;
   // How long a uid -> user name lookup is trusted.
   static constexpr int64_t kUserRefreshMs = 300'000;
 
@@ -90,9 +94,10 @@ class HostMonitor {
   //    proc_root (tests' fake trees) stat is kept open and read on every call instead.
   //  - uid, user, command, start time and cgroup are cached per (pid, start time).
   //    uid, command and cgroup are re-read after kRefreshMs (a process may exec or
-  //    move), or on the next call when the command line was empty for a process that is
-  //    not a kernel thread (caught mid-exec); at most kMaxRefreshesPerCall processes per
-  //    call. Pids not in this call are forgotten and their descriptors closed.
+  //    move), once kConfirmMs after the first read (a process may still be dropping
+  //    privileges), or on the next call when the command line was empty for a process
+  //    that is not a kernel thread (caught mid-exec); at most kMaxRefreshesPerCall
+  //    processes per call. Pids not in this call are forgotten and their descriptors closed.
   void Describe(std::span<api::GpuProcess* const> processes);
   // Describe() over every process of every GPU.
   void Describe(std::vector<api::GpuSample>& gpus);
@@ -128,6 +133,8 @@ class HostMonitor {
     std::optional<int64_t> start_time_ms;
     std::string cgroup;
     int64_t read_ms = 0;        // monotonic time uid, command and cgroup were read
+    int64_t first_read_ms = 0;  // ... first read
+    bool confirmed = false;     // read again kConfirmMs or more after the first read
     bool cpu_baseline = false;  // cpu_ns and seen_ms are set
     uint64_t cpu_ns = 0;        // CPU time (user + system) at the last Describe
     int64_t seen_ms = 0;        // monotonic time of the last Describe

@@ -232,8 +232,10 @@ describe('rota web UI: calendar and violations', { timeout: 15 * 60_000, skip: N
       title: 'guarded',
     });
     assert.equal(r.status, 201, r.text);
-    squatter = spawn('setpriv', ['--reuid=nobody', '--regid=nogroup', '--clear-groups', 'sleep', '120'], {
-      env: { ...process.env, ROTA_SIM_NODE: 'gpu-a', CUDA_VISIBLE_DEVICES: '3' },
+    // The GPU variables are set by `env`, after setpriv has dropped to nobody: the
+    // simulated GPU never shows the process while it still runs as root.
+    squatter = spawn('setpriv', ['--reuid=nobody', '--regid=nogroup', '--clear-groups',
+      'env', 'ROTA_SIM_NODE=gpu-a', 'CUDA_VISIBLE_DEVICES=3', 'sleep', '120'], {
       stdio: 'ignore',
       detached: true,
     });

@@ -140,10 +140,13 @@ void ProcScanner::Scan(int64_t now_ms) {
       e.ino = d->d_ino;
       // Processes already running when we start are not young: they exec'd long ago.
       e.first_seen_ms = first_scan ? now_ms - kYoungMs : now_ms;
-    } else if (now_ms - e.first_seen_ms >= kYoungMs) {
+    } else if (e.settled) {
       continue;  // known, settled process: its environ is cached
     }
     e.is_gpu = ReadEnviron(pid) && ParseEnviron(buf_.data(), buf_used_, &e.env);
+    // Settled only by a read made kYoungMs after the pid appeared, however late the scans
+    // come: a scan that saw the child before its exec must be followed by one after it.
+    e.settled = now_ms - e.first_seen_ms >= kYoungMs;
   }
   gpu_.clear();
   for (auto it = cache_.begin(); it != cache_.end();) {

@@ -4,8 +4,10 @@
 // calls it under its lock).
 //
 // Cost: one readdir of /proc per Scan(). A process's environ is read when its pid is first
-// seen and re-read only while it is young (its first kYoungMs), to catch the environment a
-// freshly forked child gets when it execs. The cache is keyed by pid + the inode number of
+// seen and re-read at each scan while it is young, to catch the environment a freshly
+// forked child gets when it execs. It stays young until one read has been made at least
+// kYoungMs after its pid was first seen, so late scans (a loaded machine) cannot settle a
+// process on what it was before its exec. The cache is keyed by pid + the inode number of
 // /proc/<pid> as returned by readdir (a new process with a reused pid gets a new inode),
 // which is free, unlike the start time, which costs a read of /proc/<pid>/stat per pid.
 
@@ -60,6 +62,7 @@ class ProcScanner {
     uint64_t ino = 0;
     int64_t first_seen_ms = 0;
     uint64_t generation = 0;
+    bool settled = false;  // environ read kYoungMs or more after first seen
     bool is_gpu = false;
     ProcEnv env;
   };

@@ -108,9 +108,28 @@ TEST_F(FakeProcTest, ReadsEnvironOncePerSettledProcess) {
   s.Scan(1500);
   EXPECT_EQ(s.environ_reads(), 4u);
   EXPECT_THAT(Pids(s), ::testing::ElementsAre(100, 200));
-  s.Scan(1000 + ProcScanner::kYoungMs);  // settled now
-  EXPECT_EQ(s.environ_reads(), 4u);
+  s.Scan(1000 + ProcScanner::kYoungMs);  // read once more, kYoungMs after: settled now
+  EXPECT_EQ(s.environ_reads(), 5u);
+  s.Scan(2000 + ProcScanner::kYoungMs);
+  EXPECT_EQ(s.environ_reads(), 5u);
   EXPECT_THAT(Pids(s), ::testing::ElementsAre(100, 200));
+}
+
+// On a loaded machine the scans come late: a child seen before its exec and not scanned
+// again until after the young window must still be read once more, not settled as it was.
+TEST_F(FakeProcTest, LateScanStillReadsAYoungProcessOnceMore) {
+  ProcScanner s(dir_.path());
+  s.Scan(0);
+  WriteEnv("500", {"HOME=/"});  // forked, not exec'd yet
+  s.Scan(1000);
+  EXPECT_THAT(Pids(s), ::testing::IsEmpty());
+  WriteEnv("500", {"CUDA_VISIBLE_DEVICES=2"});  // exec'd while no scan ran
+  s.Scan(1000 + 5 * ProcScanner::kYoungMs);  // the next scan comes late
+  EXPECT_THAT(Pids(s), ::testing::ElementsAre(500));
+  const uint64_t reads = s.environ_reads();
+  s.Scan(1000 + 6 * ProcScanner::kYoungMs);
+  EXPECT_EQ(s.environ_reads(), reads);  // settled by the late read
+  EXPECT_THAT(Pids(s), ::testing::ElementsAre(500));
 }
 
 TEST_F(FakeProcTest, ReusedPidIsReadAgainAndExitedPidDropped) {
