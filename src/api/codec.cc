@@ -153,9 +153,9 @@ Result<NodeInfo> NodeInfoFromJson(const Json& j) {
   }
   RETURN_IF_ERROR(r.Str("node_id", &n.node_id, true, 128));
   RETURN_IF_ERROR(r.Str("hostname", &n.hostname, false, kMaxNameLength));
-  RETURN_IF_ERROR(r.Array("addresses", 64, false, [&](const Json& e, const std::string& path) -> Status {
+  RETURN_IF_ERROR(r.Array("addresses", 64, false, [&](const Json& e, const auto& at) -> Status {
     if (!e.is_string() || e.get_ref<const std::string&>().size() > 64) {
-      return Status::InvalidArgument(path + " must be an address string");
+      return Status::InvalidArgument(at.str() + " must be an address string");
     }
     n.addresses.push_back(e.get<std::string>());
     return Status::Ok();
@@ -174,13 +174,7 @@ Result<NodeInfo> NodeInfoFromJson(const Json& j) {
       n.labels[it.key()] = it.value().get<std::string>();
     }
   }
-  RETURN_IF_ERROR(r.Array("gpus", kMaxGpusPerNode, false,
-                          [&](const Json& e, const std::string& path) -> Status {
-                            auto g = GpuInfoFromJson(e);
-                            if (!g.ok()) return g.status().WithContext(path);
-                            n.gpus.push_back(std::move(*g));
-                            return Status::Ok();
-                          }));
+  RETURN_IF_ERROR(r.ArrayOf("gpus", kMaxGpusPerNode, false, &n.gpus, GpuInfoFromJson));
   RETURN_IF_ERROR(r.Str("gpu_status", &n.gpu_status, false));
   RETURN_IF_ERROR(r.Str("cpu_energy_status", &n.cpu_energy_status, false));
   RETURN_IF_ERROR(r.Str("agent_version", &n.agent_version, false, 64));

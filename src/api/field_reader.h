@@ -19,6 +19,8 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
+#include <vector>
 
 #include "api/types.h"
 #include "common/status.h"
@@ -154,15 +156,39 @@ class FieldReader {
     return Status::Ok();
   }
 
-  // Calls fn(element, element_path) for each element of array `key`.
+  // Where an element of an array is ("gpus[3]"); the text is built only when an error
+  // names it (str()), not for every element decoded.
+  class ElementPath {
+   public:
+    ElementPath(const FieldReader& r, const char* key, size_t i) : r_(r), key_(key), i_(i) {}
+    std::string str() const { return r_.Path(key_) + "[" + std::to_string(i_) + "]"; }
+
+   private:
+    const FieldReader& r_;
+    const char* key_;
+    size_t i_;
+  };
+
+  // Calls fn(element, const ElementPath&) for each element of array `key`.
   template <typename Fn>
   Status Array(const char* key, size_t max, bool required, Fn fn) const {
     auto v = Get(key);
     if (!v) return required ? Bad(key, "is required") : Status::Ok();
     if (!v->is_array()) return Bad(key, "must be an array");
     if (v->size() > max) return Bad(key, "has more than " + std::to_string(max) + " elements");
-    return v->each([&](const V& e, size_t i) -> Status {
-      return fn(e, Path(key) + "[" + std::to_string(i) + "]");
+    return v->each([&](const V& e, size_t i) -> Status { return fn(e, ElementPath(*this, key, i)); });
+  }
+
+  // Appends decode(element) (a Result<T>) to *out for each element of array `key`; an
+  // element's error is returned with its path as context.
+  template <typename T, typename Decode>
+  Status ArrayOf(const char* key, size_t max, bool required, std::vector<T>* out,
+                 Decode decode) const {
+    return Array(key, max, required, [&](const V& e, const ElementPath& at) -> Status {
+      auto x = decode(e);
+      if (!x.ok()) return x.status().WithContext(at.str());
+      out->push_back(std::move(*x));
+      return Status::Ok();
     });
   }
 

@@ -53,13 +53,8 @@ Result<GpuSample> DecodeGpuSample(const V& j) {
   RETURN_IF_ERROR(r.OptInt("sm_clock_mhz", &s.sm_clock_mhz, 0, 100000));
   RETURN_IF_ERROR(r.OptInt("mem_clock_mhz", &s.mem_clock_mhz, 0, 100000));
   RETURN_IF_ERROR(r.OptInt("fan_pct", &s.fan_pct, 0, 100));
-  RETURN_IF_ERROR(r.Array("processes", kMaxProcessesPerGpu, false,
-                          [&](const V& e, const std::string& path) -> Status {
-                            auto p = DecodeGpuProcess(e);
-                            if (!p.ok()) return p.status().WithContext(path);
-                            s.processes.push_back(std::move(*p));
-                            return Status::Ok();
-                          }));
+  RETURN_IF_ERROR(r.ArrayOf("processes", kMaxProcessesPerGpu, false, &s.processes,
+                            DecodeGpuProcess<V>));
   return s;
 }
 
@@ -86,9 +81,9 @@ Result<HostSample> DecodeHostSample(const V& j) {
   HostSample h;
   RETURN_IF_ERROR(r.Num("cpu_percent", &h.cpu_percent, true, 0, 100));
   RETURN_IF_ERROR(r.Array("per_core_percent", kMaxCores, false,
-                          [&](const V& e, const std::string& path) -> Status {
+                          [&](const V& e, const auto& at) -> Status {
                             if (!e.is_number() || e.f64() < 0 || e.f64() > 100) {
-                              return Status::InvalidArgument(path + " must be a number in [0, 100]");
+                              return Status::InvalidArgument(at.str() + " must be a number in [0, 100]");
                             }
                             h.per_core_percent.push_back(e.f64());
                             return Status::Ok();
@@ -102,11 +97,11 @@ Result<HostSample> DecodeHostSample(const V& j) {
   RETURN_IF_ERROR(r.OptInt("cpu_busy_usec", &h.cpu_busy_usec));
   std::set<std::string> task_ids;
   RETURN_IF_ERROR(r.Array("cpu_tasks", kMaxCpuTasks, false,
-                          [&](const V& e, const std::string& path) -> Status {
+                          [&](const V& e, const auto& at) -> Status {
                             auto t = DecodeCpuTaskSample(e);
-                            if (!t.ok()) return t.status().WithContext(path);
+                            if (!t.ok()) return t.status().WithContext(at.str());
                             if (!task_ids.insert(t->id).second) {
-                              return Status::InvalidArgument(path + ": task " + t->id +
+                              return Status::InvalidArgument(at.str() + ": task " + t->id +
                                                              " is listed twice");
                             }
                             h.cpu_tasks.push_back(std::move(*t));
@@ -126,13 +121,7 @@ Result<NodeSample> DecodeNodeSample(const V& j) {
   auto host = DecodeHostSample(r.at("host"));
   if (!host.ok()) return host.status().WithContext("host");
   s.host = std::move(*host);
-  RETURN_IF_ERROR(r.Array("gpus", kMaxGpusPerNode, false,
-                          [&](const V& e, const std::string& path) -> Status {
-                            auto g = DecodeGpuSample(e);
-                            if (!g.ok()) return g.status().WithContext(path);
-                            s.gpus.push_back(std::move(*g));
-                            return Status::Ok();
-                          }));
+  RETURN_IF_ERROR(r.ArrayOf("gpus", kMaxGpusPerNode, false, &s.gpus, DecodeGpuSample<V>));
   return s;
 }
 
