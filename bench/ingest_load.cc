@@ -2,7 +2,9 @@
 // protocol over WebSocket) to a running `rota server`, each reporting 8 GPUs
 // every second, and measures
 //   - sample ack latency (send -> server committed to SQLite -> ack), p50/p99/max,
-//   - GET /api/v1/gpus latency while under that load, p50/p99,
+//   - GET /api/v1/gpus latency while under that load, p50/p99: a user paging through
+//     the cluster (--probe-page GPUs per request, the next page each time; 0 reads
+//     every GPU in one request),
 //   - server CPU (% of one core) and RSS, read from /proc/<server pid>.
 //
 // Usage: rota_ingest_load --server http://127.0.0.1:PORT --token T --server-pid PID
@@ -44,6 +46,7 @@ struct Options {
   int gpus = 8;
   int loop_threads = 1;
   int interval_s = 1;  // each agent's sample interval
+  int probe_page = 100;  // GPUs per GET /api/v1/gpus; 0: all
 };
 
 double Percentile(std::vector<double> v, double p) {
@@ -124,15 +127,16 @@ int main(int argc, char** argv) {
     else if (k == "--gpus") o.gpus = std::stoi(v);
     else if (k == "--loop-threads") o.loop_threads = std::stoi(v);
     else if (k == "--interval") o.interval_s = std::stoi(v);
+    else if (k == "--probe-page") o.probe_page = std::stoi(v);
     else {
       std::cerr << "unknown flag " << k << "\n";
       return 2;
     }
   }
   if (o.server.rfind("http://", 0) != 0 || o.token.empty() || o.api_token.empty() || o.interval_s < 1 ||
-      o.interval_s > 60) {
+      o.interval_s > 60 || o.probe_page < 0) {
     std::cerr << "usage: rota_ingest_load --server http://HOST:PORT --token JOIN_TOKEN "
-                 "--api-token USER_TOKEN [--server-pid PID] [--agents N] [--seconds S] [--interval S]\n";
+                 "--api-token USER_TOKEN [--server-pid PID] [--agents N] [--seconds S] [--interval S] [--probe-page GPUS]\n";
     return 2;
   }
   std::string ws = "ws://" + o.server.substr(7) + "/api/v1/agent/connect";
@@ -223,13 +227,27 @@ int main(int argc, char** argv) {
                          // nothing must say so, not report an empty p99)
   std::thread getter([&] {
     const std::vector<std::string> auth = {"Authorization: Bearer " + o.api_token};
+    uint64_t offset = 0;
     while (!stop) {
+      std::string url = o.server + "/api/v1/gpus";
+      if (o.probe_page > 0) {
+        url += "?offset=" + std::to_string(offset) + "&limit=" + std::to_string(o.probe_page);
+      }
       auto t0 = Clock::now();
-      auto r = rota::net::HttpCall("GET", o.server + "/api/v1/gpus", "", auth, 10000);
+      auto r = rota::net::HttpCall("GET", url, "", auth, 10000);
       double ms = std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
+      const bool ok = r.ok() && r->status == 200;
       if (measuring) {
-        if (r.ok() && r->status == 200) get_ms.push_back(ms);
+        if (ok) get_ms.push_back(ms);
         else ++get_failures;
+      }
+      if (ok && o.probe_page > 0) {  // the next page, from the start after the last one
+        auto body = rota::api::Json::parse(r->body, nullptr, /*allow_exceptions=*/false);
+        const uint64_t total = body.is_object() && body.value("total", rota::api::Json()).is_number_unsigned()
+                                   ? body["total"].get<uint64_t>()
+                                   : 0;
+        offset += static_cast<uint64_t>(o.probe_page);
+        if (offset >= total) offset = 0;
       }
       std::this_thread::sleep_for(std::chrono::milliseconds(200));
     }
@@ -292,6 +310,7 @@ int main(int argc, char** argv) {
                       {"ack_ms_p50", Percentile(ack_ms, 0.5)},
                       {"ack_ms_p99", Percentile(ack_ms, 0.99)},
                       {"ack_ms_max", Percentile(ack_ms, 1.0)},
+                      {"get_gpus_page", o.probe_page},
                       {"get_gpus_requests", get_ms.size()},
                       {"get_gpus_failures", get_failures},
                       {"get_gpus_ms_p50", Percentile(get_ms, 0.5)},

@@ -4,11 +4,13 @@
 # default 1).
 #   bench/run_ingest.sh [BUILD_DIR] [N...]      e.g. bench/run_ingest.sh build 500 1000 2000
 #   INTERVAL=5 bench/run_ingest.sh build 10000
+#   PROBE_PAGE=0 bench/run_ingest.sh build 1000   # the API probe reads every GPU at once
 set -euo pipefail
 BUILD=${1:-build}; shift || true
 COUNTS=${*:-"500 1000 2000"}
 SECONDS_PER_RUN=${SECONDS_PER_RUN:-30}
 INTERVAL=${INTERVAL:-1}  # each agent's sample interval in seconds
+PROBE_PAGE=${PROBE_PAGE:-100}  # GPUs per GET /api/v1/gpus of the API probe (0: all)
 ulimit -n 20000 2>/dev/null || true
 for n in $COUNTS; do
   dir=$(mktemp -d /tmp/rota-ingest-XXXXXX)
@@ -27,7 +29,8 @@ for n in $COUNTS; do
   echo "== $n agents against $url (server pid $pid)" >&2
   "$BUILD/bin/rota_ingest_load" --server "$url" --token "$token" --api-token "$api_token" \
       --server-pid "$pid" \
-      --agents "$n" --seconds "$SECONDS_PER_RUN" --ramp-seconds "${RAMP_SECONDS:-10}" --interval "$INTERVAL"
+      --agents "$n" --seconds "$SECONDS_PER_RUN" --ramp-seconds "${RAMP_SECONDS:-10}" --interval "$INTERVAL" \
+      --probe-page "$PROBE_PAGE"
   kill "$pid"; wait "$pid" || true
   rm -rf "$dir" "$dir.log"
 done
