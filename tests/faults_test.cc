@@ -2,13 +2,19 @@
 // tokens, a server killed with SIGKILL, agents killed and restarted, a GPU lost
 // mid-run, nodes that stop reporting, machines without NVML, bad API requests.
 
+#include <arpa/inet.h>
 #include <gtest/gtest.h>
+#include <netinet/in.h>
 #include <signal.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
 #include <thread>
 
 #include "api/protocol.h"
 #include "common/clock.h"
+#include "common/file_util.h"
 #include "common/time_util.h"
 #include "net/ws_client.h"
 #include "tests/harness.h"
@@ -241,6 +247,63 @@ TEST(GpuListTest, PagesCountGpusAcrossNodesAndSayTheTotal) {
   ASSERT_TRUE(one.ok());
   ASSERT_EQ((*one)["gpus"].size(), 2u);
   EXPECT_EQ((*one)["gpus"][0]["index"], 1);
+}
+
+// The soft open-file limit of `pid` (/proc/PID/limits), or -1.
+long long SoftFileLimit(pid_t pid) {
+  auto text = ReadFile("/proc/" + std::to_string(pid) + "/limits");
+  if (!text.ok()) return -1;
+  const size_t at = text->find("Max open files");
+  if (at == std::string::npos) return -1;
+  return std::atoll(text->c_str() + at + std::strlen("Max open files"));
+}
+
+// A server started with a low open-file limit raises it to fit max_connections; past
+// max_connections a new connection is answered 503, and served again once others close.
+TEST(ConnectionLimitTest, ServerRaisesItsFileLimitAndAnswers503PastTheMax) {
+  rlimit saved{};
+  ASSERT_EQ(::getrlimit(RLIMIT_NOFILE, &saved), 0);
+  if (saved.rlim_max != RLIM_INFINITY && saved.rlim_max < 2048) {
+    GTEST_SKIP() << "hard open-file limit " << saved.rlim_max << " is below 2048";
+  }
+  TempDir dir;
+  ServerProcess server(dir.path() + "/server");
+  server.SetEnv("ROTA_MAX_CONNECTIONS", "24");
+  rlimit low = saved;
+  low.rlim_cur = 256;  // inherited by the server
+  ASSERT_EQ(::setrlimit(RLIMIT_NOFILE, &low), 0);
+  const Status started = server.Start();
+  ASSERT_EQ(::setrlimit(RLIMIT_NOFILE, &saved), 0);
+  ASSERT_TRUE(started.ok()) << started.ToString();
+  EXPECT_GE(SoftFileLimit(server.child().pid()), 24 + 1024);
+
+  // Hold more connections than the server takes.
+  std::vector<int> held;
+  for (int i = 0; i < 30; ++i) {
+    const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    ASSERT_GE(fd, 0);
+    sockaddr_in addr{};
+    addr.sin_family = AF_INET;
+    addr.sin_port = htons(server.port());
+    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    ASSERT_EQ(::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)), 0);
+    held.push_back(fd);
+  }
+  bool refused = false;
+  for (int i = 0; i < 50 && !refused; ++i) {
+    auto r = server.Call("GET", "/readyz");
+    refused = r.ok() && r->status == 503;
+    if (!refused) std::this_thread::sleep_for(milliseconds(100));
+  }
+  EXPECT_TRUE(refused) << "no 503 with 30 connections open and max_connections 24";
+  for (int fd : held) ::close(fd);
+  bool served = false;
+  for (int i = 0; i < 50 && !served; ++i) {
+    auto r = server.Call("GET", "/readyz");
+    served = r.ok() && r->status == 200;
+    if (!served) std::this_thread::sleep_for(milliseconds(100));
+  }
+  EXPECT_TRUE(served) << "not served again once the held connections closed";
 }
 
 TEST(NoNvmlTest, NodeWithoutNvmlReportsHostAndSaysWhy) {

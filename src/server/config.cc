@@ -33,6 +33,7 @@ const std::vector<KeyDef>& Keys() {
       {"retention_interval", "ROTA_RETENTION_INTERVAL"},
       {"missed_heartbeats", "ROTA_MISSED_HEARTBEATS"},
       {"http_threads", "ROTA_HTTP_THREADS"},
+      {"max_connections", "ROTA_MAX_CONNECTIONS"},
       {"max_body_bytes", "ROTA_MAX_BODY_BYTES"},
       {"max_agent_message_bytes", "ROTA_MAX_AGENT_MESSAGE_BYTES"},
       {"log_level", "ROTA_LOG_LEVEL"},
@@ -247,6 +248,10 @@ Status ApplySetting(ServerConfig* c, const std::string& key, const std::string& 
     auto v = ParseInt(value, 1, 64);
     if (!v.ok()) return err(v.status());
     c->http_threads = static_cast<int>(*v);
+  } else if (key == "max_connections") {
+    auto v = ParseInt(value, 16, 1'000'000);
+    if (!v.ok()) return err(v.status());
+    c->max_connections = static_cast<int>(*v);
   } else if (key == "max_body_bytes" || key == "max_agent_message_bytes") {
     auto v = ParseInt(value, 1024, 1LL << 30);
     if (!v.ok()) return err(v.status());
@@ -390,6 +395,7 @@ std::string ConfigToYaml(const ServerConfig& c, bool show_secrets) {
   out << YAML::Key << "retention_interval" << YAML::Value << FormatDuration(c.retention_interval_ms);
   out << YAML::Key << "missed_heartbeats" << YAML::Value << c.missed_heartbeats;
   out << YAML::Key << "http_threads" << YAML::Value << c.http_threads;
+  out << YAML::Key << "max_connections" << YAML::Value << c.max_connections;
   out << YAML::Key << "max_body_bytes" << YAML::Value << c.max_body_bytes;
   out << YAML::Key << "max_agent_message_bytes" << YAML::Value << c.max_agent_message_bytes;
   out << YAML::Key << "log_level" << YAML::Value << c.log_level;

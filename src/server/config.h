@@ -26,6 +26,9 @@ struct ServerConfig {
   // A node is unreachable after this many missed sample intervals.
   int missed_heartbeats = 3;
   int http_threads = 2;
+  // Open connections the server accepts (agents, API clients, event streams); beyond
+  // it a new connection gets 503. The server raises its open-file limit to fit.
+  int max_connections = 20000;
   uint64_t max_body_bytes = 1 << 20;
   uint64_t max_agent_message_bytes = 4 << 20;
   std::string log_level = "info";

@@ -43,6 +43,7 @@ TEST(ConfigTest, BadSettingsAreRejectedNamingKeyAndSource) {
       {"accounting_flush", "10ms"}, {"accounting_flush", "2h"},  {"price_per_kwh", "-1"},
       {"price_per_kwh", "cheap"},  {"co2_g_per_kwh", "1e9"},     {"price_per_gpu_hour", "nan"},
       {"currency", "euro"},        {"area_labels", "rack,bad label"},
+      {"max_connections", "8"},    {"max_connections", "lots"},
   };
   for (const auto& [key, value] : bad) {
     ServerConfig c;

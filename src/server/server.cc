@@ -1,6 +1,9 @@
 #include "server/server.h"
 
+#include <sys/resource.h>
 #include <sys/stat.h>
+
+#include <algorithm>
 
 #include "common/file_util.h"
 #include "common/log.h"
@@ -77,7 +80,7 @@ void Server::Impl::BackgroundLoop() {
     accounting->Tick();
     if (clock->MonotonicMs() >= next_power) {
       power->Tick();
-      next_power = clock->MonotonicMs() + 1'000;
+      next_power = clock->MonotonicMs() + power->TickIntervalMs();
     }
     if (clock->MonotonicMs() >= next_tick) {
       reservations->Tick(clock->NowMs());
@@ -91,6 +94,31 @@ void Server::Impl::BackgroundLoop() {
     lock.Lock();
   }
 }
+
+namespace {
+
+// Descriptors the server needs beside its connections: the store, logs, task files.
+constexpr rlim_t kFilesBesideConnections = 1024;
+
+// Raises the soft open-file limit to `want` (at most the hard limit), so that
+// max_connections can be reached; says so when the hard limit is lower.
+void RaiseOpenFileLimit(rlim_t want) {
+  rlimit rl{};
+  if (::getrlimit(RLIMIT_NOFILE, &rl) != 0 || rl.rlim_cur >= want) return;
+  const rlim_t target = rl.rlim_max == RLIM_INFINITY ? want : std::min(want, rl.rlim_max);
+  if (target > rl.rlim_cur) {
+    rlimit raised = rl;
+    raised.rlim_cur = target;
+    if (::setrlimit(RLIMIT_NOFILE, &raised) == 0) rl = raised;
+  }
+  if (rl.rlim_cur < want) {
+    ROTA_LOG(WARNING) << "open-file limit is " << rl.rlim_cur << " (hard limit " << rl.rlim_max
+                      << "): fewer than max_connections connections can be open; raise the hard limit "
+                         "(ulimit -Hn, LimitNOFILE=) or lower max_connections";
+  }
+}
+
+}  // namespace
 
 Result<std::string> LoadOrCreateJoinToken(const ServerConfig& config) {
   if (!config.join_token.empty()) return config.join_token;
@@ -286,6 +314,8 @@ Result<std::unique_ptr<Server>> Server::Start(const ServerConfig& config, Clock&
   http_options.bind_address = config.listen_address;
   http_options.port = config.listen_port;
   http_options.threads = config.http_threads;
+  http_options.max_connections = config.max_connections;
+  RaiseOpenFileLimit(static_cast<rlim_t>(config.max_connections) + kFilesBesideConnections);
   http_options.max_body_bytes = config.max_body_bytes;
   http_options.ws_max_message_bytes = config.max_agent_message_bytes;
   impl->http = std::make_unique<net::HttpServer>(http_options);

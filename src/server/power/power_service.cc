@@ -274,8 +274,14 @@ std::vector<power::BudgetShare> PowerService::Budgets() const {
   return budgets_;
 }
 
-Json PowerService::StateJson() const {
+int64_t PowerService::TickIntervalMs() const {
   MutexLock lock(&mu_);
+  return policies_.empty() ? 5'000 : 1'000;
+}
+
+Json PowerService::StateJson() {
+  MutexLock lock(&mu_);
+  Facts(clock_->NowMs());  // the draw and busy state of now, whenever the last Tick was
   Json gpus = Json::array();
   for (const auto& [key, st] : gpus_) {
     Json g{{"node", key.first},

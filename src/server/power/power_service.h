@@ -45,8 +45,13 @@ class PowerService {
 
   // Loads the policies.
   Status Start();
-  // Plans the limits and sends those that changed. Cheap when nothing changed.
+  // Plans the limits and sends those that changed. Its cost grows with the GPUs of
+  // the cluster (every GPU's facts are read), not with what changed.
   void Tick();
+  // How long the server waits between Ticks: 1 s while there are power policies (a
+  // budget follows the load), 5 s without any (nothing to plan; a policy's creation
+  // plans at once). StateJson reads the cluster itself, so it is never stale.
+  int64_t TickIntervalMs() const;
   // An agent's power_report.
   void OnReport(const std::string& node, const api::PowerReportMsg& report);
 
@@ -58,9 +63,10 @@ class PowerService {
   Status Delete(int64_t id, const std::string& actor);
   Result<power::PowerPolicy> Get(int64_t id) const;
 
-  // GET /api/v1/power: every GPU with its range, target, what is in force and
-  // the last outcome; the active budgets and how they are divided.
-  api::Json StateJson() const;
+  // GET /api/v1/power: every GPU with its range, target, what is in force, its
+  // draw and whether it is busy (read from the cluster now), and the last outcome;
+  // the active budgets and how they are divided.
+  api::Json StateJson();
   Result<std::vector<store::PowerEvent>> Events(const store::PowerEventQuery& q);
   // The active budgets as last divided (for metrics).
   std::vector<power::BudgetShare> Budgets() const;
