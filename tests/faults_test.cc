@@ -258,6 +258,16 @@ long long SoftFileLimit(pid_t pid) {
   return std::atoll(text->c_str() + at + std::strlen("Max open files"));
 }
 
+// Whether GET /readyz answers `status` within 5 s.
+bool ReadyzAnswers(const ServerProcess& server, int status) {
+  for (int i = 0; i < 50; ++i) {
+    auto r = server.Call("GET", "/readyz");
+    if (r.ok() && r->status == status) return true;
+    std::this_thread::sleep_for(milliseconds(100));
+  }
+  return false;
+}
+
 // A server started with a low open-file limit raises it to fit max_connections; past
 // max_connections a new connection is answered 503, and served again once others close.
 TEST(ConnectionLimitTest, ServerRaisesItsFileLimitAndAnswers503PastTheMax) {
@@ -289,21 +299,9 @@ TEST(ConnectionLimitTest, ServerRaisesItsFileLimitAndAnswers503PastTheMax) {
     ASSERT_EQ(::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)), 0);
     held.push_back(fd);
   }
-  bool refused = false;
-  for (int i = 0; i < 50 && !refused; ++i) {
-    auto r = server.Call("GET", "/readyz");
-    refused = r.ok() && r->status == 503;
-    if (!refused) std::this_thread::sleep_for(milliseconds(100));
-  }
-  EXPECT_TRUE(refused) << "no 503 with 30 connections open and max_connections 24";
+  EXPECT_TRUE(ReadyzAnswers(server, 503)) << "no 503 with 30 connections open and max_connections 24";
   for (int fd : held) ::close(fd);
-  bool served = false;
-  for (int i = 0; i < 50 && !served; ++i) {
-    auto r = server.Call("GET", "/readyz");
-    served = r.ok() && r->status == 200;
-    if (!served) std::this_thread::sleep_for(milliseconds(100));
-  }
-  EXPECT_TRUE(served) << "not served again once the held connections closed";
+  EXPECT_TRUE(ReadyzAnswers(server, 200)) << "not served again once the held connections closed";
 }
 
 TEST(NoNvmlTest, NodeWithoutNvmlReportsHostAndSaysWhy) {
