@@ -392,7 +392,8 @@ HostMonitor::ProcView HostMonitor::Inspect(uint32_t pid, int64_t now_ms, int* re
   }
   bool refresh = it != procs_.end() && *refreshes_left > 0 &&
                  (it->second.reread_soon || now_ms - it->second.read_ms >= kRefreshMs ||
-                  (!it->second.confirmed && now_ms - it->second.first_read_ms >= kConfirmMs));
+                  (it->second.read_ms - it->second.first_read_ms < kConfirmMs &&
+                   now_ms - it->second.first_read_ms >= kConfirmMs));
   if (!counters || refresh) {
     // One directory handle for all reads: if the pid is reused meanwhile, openat fails
     // instead of reading the new process.
@@ -429,7 +430,6 @@ HostMonitor::ProcView HostMonitor::Inspect(uint32_t pid, int64_t now_ms, int* re
         Erase(it);
         return {};
       }
-      it->second.confirmed = now_ms - it->second.first_read_ms >= kConfirmMs;
     }
     if (!it->second.files.open() && open_processes_ < max_open_processes_) {
       PidFiles kept;

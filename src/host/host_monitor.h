@@ -133,8 +133,7 @@ class HostMonitor {
     std::optional<int64_t> start_time_ms;
     std::string cgroup;
     int64_t read_ms = 0;        // monotonic time uid, command and cgroup were read
-    int64_t first_read_ms = 0;  // ... first read
-    bool confirmed = false;     // read again kConfirmMs or more after the first read
+    int64_t first_read_ms = 0;  // ... first read (confirmed once read_ms is kConfirmMs later)
     bool cpu_baseline = false;  // cpu_ns and seen_ms are set
     uint64_t cpu_ns = 0;        // CPU time (user + system) at the last Describe
     int64_t seen_ms = 0;        // monotonic time of the last Describe
