@@ -13,7 +13,6 @@
 
 #include <gtest/gtest.h>
 #include <signal.h>
-#include <sqlite3.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -26,6 +25,7 @@
 
 #include "common/clock.h"
 #include "common/time_util.h"
+#include "server/store/gpu_samples.h"
 #include "tests/harness.h"
 
 namespace rota::testing {
@@ -89,30 +89,35 @@ class AccountingE2E : public ::testing::Test {
   // history API's finest step is a second; the agent samples twice a second).
   std::vector<Point> Points(int index) {
     std::vector<Point> out;
-    sqlite3* db = nullptr;
     const std::string path = server_->data_dir() + "/rota.db";
-    if (sqlite3_open_v2(path.c_str(), &db, SQLITE_OPEN_READONLY, nullptr) != SQLITE_OK) {
-      ADD_FAILURE() << "cannot open " << path;
-      sqlite3_close(db);
+    auto db = store::Db::Open(path, SQLITE_OPEN_READONLY);
+    if (!db.ok()) {
+      ADD_FAILURE() << db.status().ToString();
       return out;
     }
-    sqlite3_busy_timeout(db, 5000);
-    sqlite3_stmt* st = nullptr;
-    const char* sql =
-        "SELECT s.t_ms, s.energy_mj, s.power_mw, s.util_gpu FROM gpu_samples s JOIN nodes n ON n.id = s.node "
-        "WHERE n.name = ?1 AND s.gpu = ?2 AND s.energy_mj IS NOT NULL ORDER BY s.t_ms";
-    if (sqlite3_prepare_v2(db, sql, -1, &st, nullptr) != SQLITE_OK) {
-      ADD_FAILURE() << sqlite3_errmsg(db);
-    } else {
-      sqlite3_bind_text(st, 1, node_.c_str(), -1, SQLITE_TRANSIENT);
-      sqlite3_bind_int(st, 2, index);
-      while (sqlite3_step(st) == SQLITE_ROW) {
-        out.push_back(Point{sqlite3_column_int64(st, 0), sqlite3_column_double(st, 1),
-                            sqlite3_column_double(st, 2), sqlite3_column_double(st, 3)});
-      }
+    (void)db->Exec("PRAGMA busy_timeout = 5000");
+    auto node = db->Prepare("SELECT id FROM nodes WHERE name = ?1");
+    auto reader = store::GpuSampleReader::Prepare(*db);
+    if (!node.ok() || !reader.ok()) {
+      ADD_FAILURE() << (node.ok() ? reader.status() : node.status()).ToString();
+      return out;
     }
-    sqlite3_finalize(st);
-    sqlite3_close(db);
+    node->Bind(1, node_);
+    auto row = node->Step();
+    if (!row.ok() || !*row) {
+      ADD_FAILURE() << "node " << node_ << " is not stored";
+      return out;
+    }
+    std::vector<store::GpuReading> readings;
+    Status st = reader->Read(node->Int(0), 0, INT64_MAX, static_cast<uint32_t>(index), &readings);
+    if (!st.ok()) ADD_FAILURE() << st.ToString();
+    for (const auto& r : readings) {
+      const auto& v = r.gpu.value;
+      if (!v[store::kEnergyMj]) continue;
+      out.push_back(Point{r.t_ms, static_cast<double>(*v[store::kEnergyMj]),
+                          static_cast<double>(v[store::kPowerMw].value_or(0)),
+                          static_cast<double>(v[store::kUtilGpu].value_or(0))});
+    }
     return out;
   }
 

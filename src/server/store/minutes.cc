@@ -27,6 +27,7 @@ struct Acc {
 };
 
 constexpr int kGpuMetrics = 5;  // util_gpu, util_mem, mem_used, temp, power_mw
+constexpr GpuField kMetricField[kGpuMetrics] = {kUtilGpu, kUtilMem, kMemUsed, kTemp, kPowerMw};
 
 struct GpuMinute {
   int64_t n = 0, failed_n = 0;
@@ -38,10 +39,8 @@ struct GpuMinute {
 
 Result<MinuteAggregates> MinuteAggregates::Prepare(Db& db) {
   MinuteAggregates m;
-  ASSIGN_OR_RETURN(m.read_gpu_,
-                   db.Prepare("SELECT gpu, t_ms, failed, util_gpu, util_mem, mem_used, temp, "
-                              "power_mw, energy_mj FROM gpu_samples "
-                              "WHERE node = ?1 AND t_ms >= ?2 AND t_ms < ?3"));
+  ASSIGN_OR_RETURN(GpuSampleReader reader, GpuSampleReader::Prepare(db));
+  m.read_gpu_.emplace(std::move(reader));
   ASSIGN_OR_RETURN(m.read_node_, db.Prepare("SELECT cpu_percent, mem_used, load1 FROM node_samples "
                                             "WHERE node = ?1 AND t_ms >= ?2 AND t_ms < ?3"));
   ASSIGN_OR_RETURN(
@@ -64,22 +63,17 @@ Result<MinuteAggregates> MinuteAggregates::Prepare(Db& db) {
 Status MinuteAggregates::Recompute(int64_t node, int64_t minute_ms) {
   const int64_t end_ms = minute_ms + kMinuteMs;
   std::map<int64_t, GpuMinute> gpus;
-  read_gpu_.Reset();
-  read_gpu_.Bind(1, node).Bind(2, minute_ms).Bind(3, end_ms);
-  while (true) {
-    ASSIGN_OR_RETURN(bool row, read_gpu_.Step());
-    if (!row) break;
-    GpuMinute& g = gpus[read_gpu_.Int(0)];
-    const int64_t t = read_gpu_.Int(1);
+  RETURN_IF_ERROR(read_gpu_->Read(node, minute_ms, end_ms, std::nullopt, &readings_));
+  for (const GpuReading& r : readings_) {
+    GpuMinute& g = gpus[r.gpu.gpu];
     ++g.n;
-    g.failed_n += read_gpu_.Int(2) != 0 ? 1 : 0;
-    for (int i = 0; i < kGpuMetrics; ++i) g.metric[i].Add(read_gpu_.OptInt(3 + i));
-    if (auto e = read_gpu_.OptInt(8); e && (!g.energy_t || t >= *g.energy_t)) {
+    g.failed_n += r.gpu.failed ? 1 : 0;
+    for (int i = 0; i < kGpuMetrics; ++i) g.metric[i].Add(r.gpu.value[kMetricField[i]]);
+    if (const auto& e = r.gpu.value[kEnergyMj]; e && (!g.energy_t || r.t_ms >= *g.energy_t)) {
       g.energy_mj = e;
-      g.energy_t = t;
+      g.energy_t = r.t_ms;
     }
   }
-  read_gpu_.Reset();
   for (const auto& [gpu, g] : gpus) {
     put_gpu_.Reset();
     put_gpu_.Bind(1, node).Bind(2, gpu).Bind(3, minute_ms).Bind(4, g.n).Bind(5, g.failed_n);

@@ -2,14 +2,17 @@
 // Minute aggregates (gpu_minutes, node_minutes) computed from the raw rows of a
 // minute. The writer stores raw rows as samples arrive and computes a node's
 // minute once, after the minute has closed (Writer: "dirty minutes"), instead
-// of updating the aggregate row with every sample: 9 plain inserts per 8-GPU
-// sample instead of 9 inserts and 9 upserts. Recomputing is idempotent, so a
+// of updating the aggregate row with every sample: two plain inserts per sample
+// (gpu_samples.h) instead of inserts and upserts. Recomputing is idempotent, so a
 // minute that receives late samples, or whose aggregation a crash interrupted,
 // is simply computed again. Writer thread only.
 
 #include <cstdint>
+#include <optional>
+#include <vector>
 
 #include "common/status.h"
+#include "server/store/gpu_samples.h"
 #include "server/store/sqlite.h"
 
 namespace rota::store {
@@ -29,7 +32,9 @@ class MinuteAggregates {
 
  private:
   MinuteAggregates() = default;
-  Stmt read_gpu_, read_node_, put_gpu_, put_node_;
+  std::optional<GpuSampleReader> read_gpu_;
+  std::vector<GpuReading> readings_;  // reused
+  Stmt read_node_, put_gpu_, put_node_;
 };
 
 }  // namespace rota::store

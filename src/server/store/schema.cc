@@ -374,8 +374,23 @@ CREATE TABLE store_state (
 ) WITHOUT ROWID;
 )sql";
 
-constexpr std::array<Migration, 10> kAll = {
-    {{kV1}, {kV2}, {kV3}, {kV4}, {kV5}, {kV6}, {kV7}, {kV8}, {kV9}, {kV10}}};
+// Version 11: GPU samples are stored one row per node sample, its GPUs packed
+// into one blob (server/store/gpu_pack.h): a ninth of the rows of gpu_samples
+// for 8-GPU nodes, and most of the writer's cost gone. n_gpus: how many GPUs
+// the blob holds. gpu_samples keeps the rows written before; readers read both
+// until raw retention has emptied it (server/store/gpu_samples.h).
+constexpr const char* kV11 = R"sql(
+CREATE TABLE node_gpu_samples (
+  node    INTEGER NOT NULL,
+  t_ms    INTEGER NOT NULL,
+  n_gpus  INTEGER NOT NULL,
+  gpus    BLOB NOT NULL,
+  PRIMARY KEY (node, t_ms)
+) WITHOUT ROWID;
+)sql";
+
+constexpr std::array<Migration, 11> kAll = {
+    {{kV1}, {kV2}, {kV3}, {kV4}, {kV5}, {kV6}, {kV7}, {kV8}, {kV9}, {kV10}, {kV11}}};
 
 std::string Hex(int64_t v) {
   char buf[32];

@@ -89,6 +89,11 @@ Stmt& Stmt::Bind(int i, std::string_view v) {
   return *this;
 }
 
+Stmt& Stmt::BindBlob(int i, std::string_view bytes) {
+  Check(sqlite3_bind_blob64(stmt_, i, bytes.data(), bytes.size(), SQLITE_TRANSIENT));
+  return *this;
+}
+
 Stmt& Stmt::BindNull(int i) {
   Check(sqlite3_bind_null(stmt_, i));
   return *this;
@@ -129,6 +134,12 @@ std::string Stmt::Text(int col) const {
   const auto* p = reinterpret_cast<const char*>(sqlite3_column_text(stmt_, col));
   if (!p) return {};
   return std::string(p, static_cast<size_t>(sqlite3_column_bytes(stmt_, col)));
+}
+
+std::string_view Stmt::Blob(int col) const {
+  const void* p = sqlite3_column_blob(stmt_, col);
+  if (!p) return {};
+  return {static_cast<const char*>(p), static_cast<size_t>(sqlite3_column_bytes(stmt_, col))};
 }
 
 std::optional<int64_t> Stmt::OptInt(int col) const {

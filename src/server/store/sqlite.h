@@ -44,6 +44,7 @@ class Stmt {
   Stmt& Bind(int i, int64_t v);
   Stmt& Bind(int i, double v);
   Stmt& Bind(int i, std::string_view v);
+  Stmt& BindBlob(int i, std::string_view bytes);  // copied: `bytes` may go away after the call
   Stmt& BindNull(int i);
   template <typename T>
   Stmt& Bind(int i, const std::optional<T>& v) {
@@ -62,6 +63,8 @@ class Stmt {
   int64_t Int(int col) const;
   double Double(int col) const;
   std::string Text(int col) const;
+  // A BLOB column's bytes, valid until the next Step, Reset or column read of `col`.
+  std::string_view Blob(int col) const;
   std::optional<int64_t> OptInt(int col) const;
   std::optional<double> OptDouble(int col) const;
 

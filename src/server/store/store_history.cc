@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "server/store/gpu_samples.h"
 #include "server/store/history.h"
 #include "server/store/store.h"
 #include "server/store/store_impl.h"
@@ -14,10 +15,12 @@ namespace {
 
 // How to read one kind of series. Queries bind ?1 node, ?2 gpu (GPU series
 // only), ?3 from, ?4 to, and return rows in time order:
-//   raw: t_ms, one column per metric [, energy_mj]
+//   raw: t_ms, one column per metric [, energy_mj]; none for GPUs, whose raw
+//        readings come from GpuSampleReader (fields: gpu_fields)
 //   agg: minute_ms, n, (sum, count, max) per metric [, energy_mj, energy_t]
 struct SeriesSpec {
   std::vector<std::string> metrics;
+  std::vector<GpuField> gpu_fields;  // GPU series: the stored field of each metric
   bool energy;
   const char* raw_sql;
   const char* agg_sql;
@@ -26,9 +29,9 @@ struct SeriesSpec {
 const SeriesSpec& GpuSpec() {
   static const SeriesSpec spec{
       {"util_gpu_pct", "util_mem_pct", "mem_used_bytes", "temp_c", "power_mw"},
+      {kUtilGpu, kUtilMem, kMemUsed, kTemp, kPowerMw},
       true,
-      "SELECT t_ms, util_gpu, util_mem, mem_used, temp, power_mw, energy_mj FROM gpu_samples "
-      "WHERE node = ?1 AND gpu = ?2 AND t_ms >= ?3 AND t_ms < ?4 ORDER BY t_ms",
+      nullptr,
       "SELECT minute_ms, n, util_gpu_sum, util_gpu_n, util_gpu_max, util_mem_sum, util_mem_n, "
       "util_mem_max, mem_used_sum, mem_used_n, mem_used_max, temp_sum, temp_n, temp_max, "
       "power_mw_sum, power_mw_n, power_mw_max, energy_mj, energy_t FROM gpu_minutes "
@@ -39,6 +42,7 @@ const SeriesSpec& GpuSpec() {
 const SeriesSpec& NodeSpec() {
   static const SeriesSpec spec{
       {"cpu_pct", "mem_used_bytes", "load1"},
+      {},
       false,
       "SELECT t_ms, cpu_percent, mem_used, load1 FROM node_samples "
       "WHERE node = ?1 AND t_ms >= ?3 AND t_ms < ?4 ORDER BY t_ms",
@@ -53,6 +57,23 @@ const SeriesSpec& NodeSpec() {
 Status AddRows(Db& db, const SeriesSpec& spec, const char* sql, bool raw, int64_t node,
                std::optional<int64_t> gpu, int64_t from_ms, int64_t to_ms, SeriesBuilder& b) {
   if (from_ms >= to_ms) return Status::Ok();
+  if (raw && sql == nullptr) {  // a GPU's readings
+    ASSIGN_OR_RETURN(GpuSampleReader reader, GpuSampleReader::Prepare(db));
+    std::vector<GpuReading> readings;
+    RETURN_IF_ERROR(reader.Read(node, from_ms, to_ms, static_cast<uint32_t>(gpu.value_or(0)),
+                                &readings));
+    for (const GpuReading& r : readings) {
+      b.Row(r.t_ms, 1);
+      for (size_t i = 0; i < spec.gpu_fields.size(); ++i) {
+        if (const auto& v = r.gpu.value[spec.gpu_fields[i]]) {
+          const auto d = static_cast<double>(*v);
+          b.Metric(i, d, 1, d);
+        }
+      }
+      if (const auto& e = r.gpu.value[kEnergyMj]) b.Counter(0, static_cast<double>(*e), r.t_ms);
+    }
+    return Status::Ok();
+  }
   ASSIGN_OR_RETURN(Stmt s, db.Prepare(sql));
   s.Bind(1, node);
   if (gpu) s.Bind(2, *gpu);

@@ -11,6 +11,7 @@
 #include <latch>
 #include <thread>
 
+#include "server/store/gpu_samples.h"
 #include "server/store/schema.h"
 #include "server/store/sqlite.h"
 #include "server/store/store_test_util.h"
@@ -24,6 +25,8 @@ using testing::MakeSample;
 using testing::TempDir;
 
 constexpr int64_t kT0 = 1'699'999'980'000;  // a whole minute
+// How many GPU readings are stored (one row per node sample holds n_gpus).
+constexpr const char* kGpuReadings = "SELECT coalesce(sum(n_gpus), 0) FROM node_gpu_samples";
 
 class StoreTest : public ::testing::Test {
  protected:
@@ -41,6 +44,21 @@ class StoreTest : public ::testing::Test {
     auto f = p.get_future();
     s.Append(node, std::move(v), [&p](Status st) { p.set_value(std::move(st)); });
     return f.get();
+  }
+
+  // Every stored GPU reading of node `name`, in time order (separate connection).
+  std::vector<GpuReading> Readings(const std::string& name) {
+    auto db = Db::Open(dir_.path() + "/rota.db", SQLITE_OPEN_READWRITE);
+    EXPECT_TRUE(db.ok()) << db.status().ToString();
+    std::vector<GpuReading> out;
+    if (!db.ok()) return out;
+    auto node = db->QueryInt("SELECT id FROM nodes WHERE name = '" + name + "'");
+    auto reader = GpuSampleReader::Prepare(*db);
+    EXPECT_TRUE(node.ok() && reader.ok());
+    if (!node.ok() || !reader.ok()) return out;
+    Status st = reader->Read(*node, 0, INT64_MAX, std::nullopt, &out);
+    EXPECT_TRUE(st.ok()) << st.ToString();
+    return out;
   }
 
   // Runs a one-integer query on a separate connection.
@@ -165,7 +183,7 @@ TEST_F(StoreTest, ReopenKeepsData) {
   }
   auto s = OpenStore();
   ASSERT_TRUE(s->GetNode("n1").ok());
-  EXPECT_EQ(Query("SELECT count(*) FROM gpu_samples"), 4);
+  EXPECT_EQ(Query(kGpuReadings), 4);
   EXPECT_EQ(Query("SELECT count(*) FROM node_samples"), 2);
   EXPECT_EQ(Query("SELECT count(*) FROM schema_version"), kSchemaVersion);
 }
@@ -312,12 +330,16 @@ TEST_F(StoreTest, AppendStoresRowsWithNullsForAbsentFields) {
   smp.gpus[1].failed = true;
   smp.gpus[1].error = "GPU is lost";
   ASSERT_TRUE(AppendSync(*s, "n1", {smp}).ok());
-  EXPECT_EQ(Query("SELECT util_gpu FROM gpu_samples WHERE gpu = 0"), 60);
+  const std::vector<GpuReading> r = Readings("n1");
+  ASSERT_EQ(r.size(), 2u);
+  EXPECT_EQ(r[0].t_ms, kT0);
+  EXPECT_EQ(r[0].gpu.gpu, 0u);
+  EXPECT_FALSE(r[0].gpu.failed);
+  EXPECT_EQ(r[0].gpu.value[kUtilGpu], 60);
   EXPECT_EQ(Query("SELECT mem_used FROM node_samples"), 60);
-  EXPECT_EQ(Query("SELECT count(*) FROM gpu_samples WHERE gpu = 1 AND failed = 1 AND "
-                  "util_gpu IS NULL AND mem_used IS NULL AND temp IS NULL AND power_mw IS NULL "
-                  "AND energy_mj IS NULL AND fan IS NULL"),
-            1);
+  EXPECT_EQ(r[1].gpu.gpu, 1u);
+  EXPECT_TRUE(r[1].gpu.failed);
+  for (const auto& v : r[1].gpu.value) EXPECT_FALSE(v.has_value());
   EXPECT_EQ(Query("SELECT count(*) FROM gpu_minutes WHERE gpu = 1 AND n = 1 AND failed_n = 1 "
                   "AND util_gpu_n = 0 AND util_gpu_max IS NULL AND energy_mj IS NULL"),
             1);
@@ -325,6 +347,54 @@ TEST_F(StoreTest, AppendStoresRowsWithNullsForAbsentFields) {
   EXPECT_EQ(st.gpu_rows, 2);
   EXPECT_EQ(st.node_rows, 1);
   EXPECT_GE(st.transactions, 1);
+}
+
+// A store upgraded from schema version 10 holds GPU rows one per GPU in
+// gpu_samples: they are read beside the packed rows (aggregates, raw history),
+// and a reading in both (a sample replayed across the upgrade) counts once.
+TEST_F(StoreTest, GpuRowsFromBeforeThePackedTableAreStillRead) {
+  clock_.SetMs(kT0 + 30'000);
+  auto s = OpenStore();
+  ASSERT_TRUE(s->UpsertNode(MakeNode("n1", 2), 1).ok());
+  {
+    auto db = Db::Open(dir_.path() + "/rota.db", SQLITE_OPEN_READWRITE);
+    ASSERT_TRUE(db.ok());
+    const int64_t node = *db->QueryInt("SELECT id FROM nodes WHERE name = 'n1'");
+    std::string rows;
+    for (int64_t t : {kT0, kT0 + 1000}) {
+      for (int gpu : {0, 1}) {
+        rows += std::string(rows.empty() ? "" : ", ") + "(" + std::to_string(node) + ", " +
+                std::to_string(gpu) + ", " + std::to_string(t) + ", " +
+                std::to_string(10 + gpu + (t - kT0) / 100) + ", 7, 0)";
+      }
+    }
+    ASSERT_TRUE(db->Exec("INSERT INTO gpu_samples (node, gpu, t_ms, util_gpu, power_mw, failed) "
+                         "VALUES " + rows).ok());
+  }
+  ASSERT_TRUE(AppendSync(*s, "n1", {MakeSample(kT0 + 1000, 2, 90), MakeSample(kT0 + 2000, 2, 30)}).ok());
+
+  const std::vector<GpuReading> r = Readings("n1");
+  ASSERT_EQ(r.size(), 6u);
+  const int64_t want_t[] = {kT0, kT0, kT0 + 1000, kT0 + 1000, kT0 + 2000, kT0 + 2000};
+  const int64_t want_util[] = {10, 11, 90, 90, 30, 30};  // at kT0 + 1000 the packed row's
+  for (size_t i = 0; i < r.size(); ++i) {
+    EXPECT_EQ(r[i].t_ms, want_t[i]) << i;
+    EXPECT_EQ(r[i].gpu.gpu, i % 2) << i;
+    EXPECT_EQ(r[i].gpu.value[kUtilGpu], want_util[i]) << i;
+  }
+
+  ASSERT_TRUE(s->AggregateMinutes().ok());
+  EXPECT_EQ(Query("SELECT n FROM gpu_minutes WHERE gpu = 0"), 3);
+  EXPECT_EQ(Query("SELECT util_gpu_sum FROM gpu_minutes WHERE gpu = 0"), 10 + 90 + 30);
+  EXPECT_EQ(Query("SELECT power_mw_n FROM gpu_minutes WHERE gpu = 1"), 3);
+
+  auto h = s->GpuHistory("n1", 1, kT0, kT0 + 3000, 1000);
+  ASSERT_TRUE(h.ok()) << h.status().ToString();
+  EXPECT_EQ(h->resolution, "raw");
+  ASSERT_EQ(h->points.size(), 3u);
+  EXPECT_EQ(h->points[0].avg[0], (std::pair<std::string, double>{"util_gpu_pct", 11}));
+  EXPECT_EQ(h->points[1].avg[0], (std::pair<std::string, double>{"util_gpu_pct", 90}));
+  EXPECT_EQ(h->points[2].avg[0], (std::pair<std::string, double>{"util_gpu_pct", 30}));
 }
 
 // Bad input: samples re-sent after a reconnect (same node, gpu, time).
@@ -335,11 +405,13 @@ TEST_F(StoreTest, DuplicateSamplesAreIgnoredNotCountedTwice) {
   // Same times, different values: the first write wins; one new sample.
   ASSERT_TRUE(
       AppendSync(*s, "n1", {MakeSample(kT0 + 1000, 2, 90), MakeSample(kT0 + 2000, 2, 30)}).ok());
-  EXPECT_EQ(Query("SELECT count(*) FROM gpu_samples"), 6);
+  EXPECT_EQ(Query(kGpuReadings), 6);
   EXPECT_EQ(Query("SELECT count(*) FROM node_samples"), 3);
-  EXPECT_EQ(Query("SELECT util_gpu FROM gpu_samples WHERE gpu = 0 AND t_ms = " +
-                  std::to_string(kT0 + 1000)),
-            20);
+  const std::vector<GpuReading> r = Readings("n1");
+  ASSERT_EQ(r.size(), 6u);
+  EXPECT_EQ(r[2].t_ms, kT0 + 1000);
+  EXPECT_EQ(r[2].gpu.gpu, 0u);
+  EXPECT_EQ(r[2].gpu.value[kUtilGpu], 20);
   EXPECT_EQ(Query("SELECT n FROM gpu_minutes WHERE gpu = 0"), 3);
   EXPECT_EQ(Query("SELECT util_gpu_sum FROM gpu_minutes WHERE gpu = 0"), 60);
   EXPECT_EQ(Query("SELECT util_gpu_max FROM gpu_minutes WHERE gpu = 0"), 30);
@@ -389,7 +461,7 @@ TEST_F(StoreTest, MinutesAreAggregatedOnceClosedAndAgainForLateSamples) {
   EXPECT_EQ(Query("SELECT util_gpu_sum FROM gpu_minutes WHERE gpu = 1 AND minute_ms = " +
                   std::to_string(kT0 + 120'000)),
             70);
-  EXPECT_EQ(Query("SELECT sum(n) FROM gpu_minutes"), Query("SELECT count(*) FROM gpu_samples"));
+  EXPECT_EQ(Query("SELECT sum(n) FROM gpu_minutes"), Query(kGpuReadings));
 }
 
 // Bad input: samples for a node that never registered.
@@ -420,9 +492,9 @@ TEST_F(StoreTest, CheckpointsRunOffTheWriterAndKeepTheWalBounded) {
   // everything written (~2,000 samples x 9 rows: several MB).
   EXPECT_LT(largest_wal, 4 << 20) << "the WAL grew to " << largest_wal << " bytes";
   // Nothing was lost on the way, and the database file holds it after close.
-  EXPECT_EQ(Query("SELECT count(*) FROM gpu_samples"), kRounds * 50 * 8);
+  EXPECT_EQ(Query(kGpuReadings), kRounds * 50 * 8);
   s.reset();
-  EXPECT_EQ(Query("SELECT count(*) FROM gpu_samples"), kRounds * 50 * 8);
+  EXPECT_EQ(Query(kGpuReadings), kRounds * 50 * 8);
 }
 
 TEST_F(StoreTest, AppendForUnknownNodeFailsOnlyThatAppend) {
@@ -507,7 +579,7 @@ TEST_F(StoreTest, FlushWaitsForEverythingBefore) {
   }
   ASSERT_TRUE(s->Flush().ok());
   EXPECT_EQ(acked.load(), 2000);
-  EXPECT_EQ(Query("SELECT count(*) FROM gpu_samples"), 16000);
+  EXPECT_EQ(Query(kGpuReadings), 16000);
   EXPECT_EQ(Query("SELECT sum(n) FROM gpu_minutes"), 16000);
 }
 
@@ -525,24 +597,25 @@ TEST_F(StoreTest, RetentionDeletesOldRawRowsAndKeepsAggregates) {
     ASSERT_TRUE(AppendSync(*s, "a", {MakeSample(kT0 + i * 20'000, 2)}).ok());
     ASSERT_TRUE(AppendSync(*s, "b", {MakeSample(kT0 + i * 20'000, 3)}).ok());
   }
-  EXPECT_EQ(Query("SELECT count(*) FROM gpu_samples"), 90 * 5);
+  EXPECT_EQ(Query(kGpuReadings), 90 * 5);
   ASSERT_TRUE(s->AggregateMinutes().ok());  // the clock stands in the samples' last minute
   EXPECT_EQ(Query("SELECT count(*) FROM gpu_minutes"), 30 * 5);
 
   // 1 h 15 min later: raw rows of the first 15 minutes are older than 1 h.
   const int64_t now = kT0 + 75 * 60'000;
   ASSERT_TRUE(s->RunRetention(now).ok());
-  EXPECT_EQ(Query("SELECT min(t_ms) FROM gpu_samples"), kT0 + 15 * 60'000);
-  EXPECT_EQ(Query("SELECT count(*) FROM gpu_samples"), 45 * 5);
+  EXPECT_EQ(Query("SELECT min(t_ms) FROM node_gpu_samples"), kT0 + 15 * 60'000);
+  EXPECT_EQ(Query(kGpuReadings), 45 * 5);
   EXPECT_EQ(Query("SELECT count(*) FROM node_samples"), 45 * 2);
   EXPECT_EQ(Query("SELECT count(*) FROM gpu_minutes"), 30 * 5);
   EXPECT_EQ(Query("SELECT count(*) FROM node_minutes"), 30 * 2);
   EXPECT_EQ(Query("SELECT sum(n) FROM gpu_minutes"), 90 * 5);
-  EXPECT_EQ(s->Stats().retention_deleted_rows, 45 * 5 + 45 * 2);
+  // One GPU row and one node row per node sample.
+  EXPECT_EQ(s->Stats().retention_deleted_rows, 45 * 2 + 45 * 2);
 
   // 2 h 10 min: aggregates of the first 10 minutes go, raw rows are all gone.
   ASSERT_TRUE(s->RunRetention(kT0 + 130 * 60'000).ok());
-  EXPECT_EQ(Query("SELECT count(*) FROM gpu_samples"), 0);
+  EXPECT_EQ(Query(kGpuReadings), 0);
   EXPECT_EQ(Query("SELECT count(*) FROM node_samples"), 0);
   EXPECT_EQ(Query("SELECT min(minute_ms) FROM gpu_minutes"), kT0 + 10 * 60'000);
   EXPECT_EQ(Query("SELECT count(*) FROM gpu_minutes"), 20 * 5);
@@ -574,7 +647,7 @@ TEST_F(StoreTest, RetentionInterleavesWithConcurrentAppends) {
       Query("SELECT count(*) FROM node_samples WHERE t_ms < " + std::to_string(kT0 + 10'000'000)),
       0);
   EXPECT_EQ(Query("SELECT count(*) FROM node_samples"), 500);
-  EXPECT_EQ(Query("SELECT count(*) FROM gpu_samples"), 2000);
+  EXPECT_EQ(Query(kGpuReadings), 2000);
 }
 
 }  // namespace

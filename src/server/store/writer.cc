@@ -7,6 +7,7 @@
 
 #include "common/log.h"
 #include "common/mutex.h"
+#include "server/store/gpu_pack.h"
 #include "server/store/history.h"
 
 namespace rota::store {
@@ -68,10 +69,11 @@ void Writer::CheckpointLoop() {
 }
 
 Status Writer::Prepare() {
-  ins_gpus_.resize(kGpuRowsPerInsert);
   ASSIGN_OR_RETURN(ins_node_, db_.Prepare("INSERT OR IGNORE INTO node_samples (node, t_ms, "
                                           "cpu_percent, mem_used, mem_total, load1) "
                                           "VALUES (?1, ?2, ?3, ?4, ?5, ?6)"));
+  ASSIGN_OR_RETURN(ins_gpus_, db_.Prepare("INSERT OR IGNORE INTO node_gpu_samples (node, t_ms, "
+                                          "n_gpus, gpus) VALUES (?1, ?2, ?3, ?4)"));
   ASSIGN_OR_RETURN(set_minutes_from_,
                    db_.Prepare("UPDATE store_state SET value = ?1 WHERE key = 'minutes_from_ms'"));
   ASSIGN_OR_RETURN(MinuteAggregates minutes, MinuteAggregates::Prepare(db_));
@@ -85,7 +87,8 @@ Status Writer::Prepare() {
     const char* table;
     bool aggregate;
   };
-  const Def defs[] = {{"gpu_samples", false},
+  const Def defs[] = {{"node_gpu_samples", false},
+                      {"gpu_samples", false},  // rows written before schema version 11
                       {"node_samples", false},
                       {"gpu_minutes", true},
                       {"node_minutes", true}};
@@ -278,47 +281,6 @@ Result<int64_t> Writer::NodeId(const std::string& name) {
   return id;
 }
 
-Status Writer::InsertGpuRows(int64_t node, int64_t t_ms, const api::GpuSample* gpus, size_t n,
-                             int64_t* inserted) {
-  constexpr int kColumns = 14;
-  std::optional<Stmt>& slot = ins_gpus_[n - 1];
-  if (!slot) {
-    std::string sql =
-        "INSERT OR IGNORE INTO gpu_samples (node, gpu, t_ms, util_gpu, util_mem, mem_used, "
-        "mem_total, temp, power_mw, energy_mj, sm_clock, mem_clock, fan, failed) VALUES ";
-    for (size_t r = 0; r < n; ++r) {
-      sql += r == 0 ? "(" : ", (";
-      for (int col = 0; col < kColumns; ++col) sql += col == 0 ? "?" : ", ?";
-      sql += ")";
-    }
-    ASSIGN_OR_RETURN(Stmt prepared, db_.Prepare(sql));
-    slot.emplace(std::move(prepared));
-  }
-  Stmt& st = *slot;
-  st.Reset();
-  for (size_t r = 0; r < n; ++r) {
-    const api::GpuSample& g = gpus[r];
-    const int p = static_cast<int>(r) * kColumns;
-    st.Bind(p + 1, node)
-        .Bind(p + 2, static_cast<int64_t>(g.index))
-        .Bind(p + 3, t_ms)
-        .Bind(p + 4, g.util_gpu_pct)
-        .Bind(p + 5, g.util_memory_pct)
-        .Bind(p + 6, g.memory_used_bytes)
-        .Bind(p + 7, g.memory_total_bytes)
-        .Bind(p + 8, g.temperature_c)
-        .Bind(p + 9, g.power_mw)
-        .Bind(p + 10, g.energy_mj)
-        .Bind(p + 11, g.sm_clock_mhz)
-        .Bind(p + 12, g.mem_clock_mhz)
-        .Bind(p + 13, g.fan_pct)
-        .Bind(p + 14, int64_t{g.failed ? 1 : 0});
-  }
-  RETURN_IF_ERROR(st.Run());
-  *inserted = db_.Changes();
-  return Status::Ok();
-}
-
 Status Writer::WriteAppend(const Job& job, Counters* c) {
   ASSIGN_OR_RETURN(int64_t node, NodeId(job.node));
   // Samples older than raw retention may already have been deleted together
@@ -348,13 +310,18 @@ Status Writer::WriteAppend(const Job& job, Counters* c) {
     } else {
       ++c->duplicates;
     }
-    for (size_t i = 0; i < s.gpus.size(); i += kGpuRowsPerInsert) {
-      const size_t n = std::min(kGpuRowsPerInsert, s.gpus.size() - i);
-      int64_t inserted = 0;
-      RETURN_IF_ERROR(InsertGpuRows(node, s.time_ms, s.gpus.data() + i, n, &inserted));
-      c->gpu_rows += inserted;
-      c->duplicates += static_cast<int64_t>(n) - inserted;
-      if (inserted > 0) fresh = true;
+    if (!s.gpus.empty()) {
+      PackGpus(s.gpus, &packed_);
+      const auto n = static_cast<int64_t>(s.gpus.size());
+      ins_gpus_.Reset();
+      ins_gpus_.Bind(1, node).Bind(2, s.time_ms).Bind(3, n).BindBlob(4, packed_);
+      RETURN_IF_ERROR(ins_gpus_.Run());
+      if (db_.Changes() == 1) {
+        c->gpu_rows += n;
+        fresh = true;
+      } else {
+        c->duplicates += n;
+      }
     }
     if (fresh) MarkDirty(node, minute);
   }

@@ -146,13 +146,8 @@ class Writer {
   Db db_;  // writer thread only (after Start)
 
   // Writer-thread state.
-  // Inserts the GPU rows of gpus [0, n) of a sample in one statement (n <= kGpuRowsPerInsert).
-  Status InsertGpuRows(int64_t node, int64_t t_ms, const api::GpuSample* gpus, size_t n,
-                       int64_t* inserted);
-  static constexpr size_t kGpuRowsPerInsert = 16;
-  // ins_gpus_[k - 1] inserts k GPU rows; prepared when first needed.
-  std::vector<std::optional<Stmt>> ins_gpus_;
-  Stmt ins_node_, node_id_, set_minutes_from_;
+  Stmt ins_node_, ins_gpus_, node_id_, set_minutes_from_;
+  std::string packed_;  // the blob of the sample being inserted (reused)
   std::optional<MinuteAggregates> minutes_;
   std::map<int64_t, std::set<int64_t>> dirty_;  // minute -> node ids without aggregates
   std::vector<std::pair<int64_t, int64_t>> aggregated_in_tx_;  // (minute, node)
