@@ -1,7 +1,6 @@
 #include "accounting/ledger.h"
 
 #include <algorithm>
-#include <set>
 #include <utility>
 
 #include "accounting/cpu_energy.h"
@@ -46,13 +45,19 @@ void Ledger::Restore(const MeterKey& key, const MeterState& state) {
     if (state.cpu) cpu_meters_[key.first] = *state.cpu;
     return;
   }
-  meters_[key] = state;
+  if (key.second >= api::kMaxGpusPerNode) return;  // no sample names such a GPU
+  NodeMeters& meters = meters_[key.first];
+  if (meters.size() <= key.second) meters.resize(key.second + 1);
+  meters[key.second].state = state;
 }
 
 void Ledger::Add(const std::string& node, const api::NodeSample& sample, const NodeFacts& facts,
                  const People& people) {
-  for (const auto& gpu : sample.gpus) AddGpu(node, gpu, sample.time_ms, facts, people);
+  NodeMeters& meters = meters_[node];
+  for (const auto& gpu : sample.gpus) AddGpu(node, meters, gpu, sample.time_ms, facts, people);
   AddCpu(node, sample.host, sample.time_ms, facts, people);
+  for (const auto& [key, amounts] : collected_) Credit(key, amounts);
+  collected_.clear();
 }
 
 void Ledger::AddCpu(const std::string& node, const api::HostSample& host, int64_t time_ms,
@@ -140,38 +145,44 @@ void Ledger::AddCpu(const std::string& node, const api::HostSample& host, int64_
       }
       Amounts a;
       a.cpu_mj = static_cast<double>(share.mj) * part;
-      Credit(key, a);
+      Collect(key, a);
     }
   }
 }
 
-void Ledger::AddGpu(const std::string& node, const api::GpuSample& gpu, int64_t time_ms,
-                    const NodeFacts& facts, const People& people) {
+void Ledger::AddGpu(const std::string& node, NodeMeters& meters, const api::GpuSample& gpu,
+                    int64_t time_ms, const NodeFacts& facts, const People& people) {
   if (gpu.failed) return;  // no readings: the next good sample covers the time
-  const MeterKey mk{node, gpu.index};
+  if (gpu.index >= api::kMaxGpusPerNode) return;  // refused by the decoder already
+  if (meters.size() <= gpu.index) meters.resize(gpu.index + 1);
+  GpuMeter& meter = meters[gpu.index];
   const Reading cur{time_ms, gpu.energy_mj, gpu.power_mw};
-  auto it = meters_.find(mk);
-  if (it == meters_.end()) {
-    meters_[mk] = pending_.meters[mk] = MeterState{gpu.uuid, cur};
+  if (!meter.state) {
+    meter.state = MeterState{gpu.uuid, cur};
+    meter.dirty = true;
     return;
   }
-  Reading prev = it->second.last;
+  MeterState& state = *meter.state;
+  Reading prev = state.last;
   if (time_ms <= prev.time_ms) return;  // a replayed or reordered sample
+  meter.dirty = true;
   // Another GPU in the slot: its counter has nothing to do with the last one.
-  if (!gpu.uuid.empty() && !it->second.uuid.empty() && gpu.uuid != it->second.uuid) {
+  if (!gpu.uuid.empty() && !state.uuid.empty() && gpu.uuid != state.uuid) {
     prev.counter_mj.reset();
   }
   const Energy energy = Between(prev, cur, facts.max_gap_ms > 0 ? facts.max_gap_ms : options_.max_gap_ms);
-  it->second = pending_.meters[mk] = MeterState{gpu.uuid.empty() ? it->second.uuid : gpu.uuid, cur};
+  if (!gpu.uuid.empty() && gpu.uuid != state.uuid) state.uuid = gpu.uuid;
+  state.last = cur;
   if (time_ms - prev.time_ms > options_.max_interval_ms) return;  // too long to attribute
 
   const int64_t from = prev.time_ms, to = time_ms;
-  std::set<int64_t> cuts{from, to};
+  std::vector<int64_t>& cuts = cuts_;
+  cuts.assign({from, to});
   const int64_t bucket = options_.bucket_ms;
   const int64_t first_edge = (from / bucket + 1) * bucket;
-  for (int64_t edge = first_edge; edge < to; edge += bucket) cuts.insert(edge);
+  for (int64_t edge = first_edge; edge < to; edge += bucket) cuts.push_back(edge);
   auto cut_at = [&](int64_t t) {
-    if (t > from && t < to) cuts.insert(t);
+    if (t > from && t < to) cuts.push_back(t);
   };
   for (const auto& h : facts.holdings) {
     if (!Covers(h.gpus, gpu.index)) continue;
@@ -189,6 +200,9 @@ void Ledger::AddGpu(const std::string& node, const api::GpuSample& gpu, int64_t 
   for (const auto& p : gpu.processes) users.push_back(ProcessUser(p, people));
   std::sort(users.begin(), users.end());
   users.erase(std::unique(users.begin(), users.end()), users.end());
+
+  std::sort(cuts.begin(), cuts.end());
+  cuts.erase(std::unique(cuts.begin(), cuts.end()), cuts.end());
 
   const double span = static_cast<double>(to - from);
   for (auto a = cuts.begin(), b = std::next(a); b != cuts.end(); ++a, ++b) {
@@ -227,7 +241,7 @@ void Ledger::AddGpu(const std::string& node, const api::GpuSample& gpu, int64_t 
       key.job_id = holder->job_id;
       key.user = holder->user;
       key.group = GroupOf(key.user, people);
-      Credit(key, piece);
+      Collect(key, piece);
       continue;
     }
     if (users.empty()) {
@@ -235,7 +249,7 @@ void Ledger::AddGpu(const std::string& node, const api::GpuSample& gpu, int64_t 
         key.user = reserved->owner;
         key.group = GroupOf(key.user, people);
       }
-      Credit(key, piece);  // idle
+      Collect(key, piece);  // idle
       continue;
     }
     const double share = 1.0 / static_cast<double>(users.size());
@@ -251,9 +265,19 @@ void Ledger::AddGpu(const std::string& node, const api::GpuSample& gpu, int64_t 
     for (const auto& user : users) {
       key.user = user;
       key.group = GroupOf(user, people);
-      Credit(key, part);
+      Collect(key, part);
     }
   }
+}
+
+void Ledger::Collect(const Key& key, const Amounts& a) {
+  for (auto& [k, amounts] : collected_) {
+    if (k == key) {
+      amounts += a;
+      return;
+    }
+  }
+  collected_.emplace_back(key, a);
 }
 
 void Ledger::Credit(const Key& key, const Amounts& a) {
@@ -263,12 +287,31 @@ void Ledger::Credit(const Key& key, const Amounts& a) {
   by_node_[key.node] += a;
 }
 
-Ledger::Pending Ledger::Take() { return std::exchange(pending_, Pending{}); }
+Ledger::Pending Ledger::Take() {
+  Pending out = std::exchange(pending_, Pending{});
+  for (auto& [node, meters] : meters_) {
+    for (size_t i = 0; i < meters.size(); ++i) {
+      GpuMeter& m = meters[i];
+      if (!m.dirty || !m.state) continue;
+      out.meters.emplace(MeterKey{node, static_cast<uint32_t>(i)}, *m.state);
+      m.dirty = false;
+    }
+  }
+  return out;
+}
 
 void Ledger::PutBack(Pending pending) {
   for (auto& [key, amounts] : pending.rows) pending_.rows[key] += amounts;
-  // Meters taken since are newer: keep them.
-  for (auto& [key, meter] : pending.meters) pending_.meters.emplace(key, std::move(meter));
+  for (auto& [key, meter] : pending.meters) {
+    if (key.second == kCpuMeter) {
+      // Meters taken since are newer: keep them.
+      pending_.meters.emplace(key, std::move(meter));
+      continue;
+    }
+    // The GPU's meter now is the one taken, or newer: the next Take stores it.
+    auto it = meters_.find(key.first);
+    if (it != meters_.end() && key.second < it->second.size()) it->second[key.second].dirty = true;
+  }
 }
 
 }  // namespace rota::accounting

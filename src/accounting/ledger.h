@@ -37,6 +37,8 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "accounting/meter.h"
@@ -159,16 +161,28 @@ class Ledger {
   const std::map<std::string, Amounts>& TotalsByNode() const { return by_node_; }
 
  private:
-  void AddGpu(const std::string& node, const api::GpuSample& gpu, int64_t time_ms,
-              const NodeFacts& facts, const People& people);
+  // A node's GPU meters by GPU index; `dirty`: changed since the last Take.
+  struct GpuMeter {
+    std::optional<MeterState> state;
+    bool dirty = false;
+  };
+  using NodeMeters = std::vector<GpuMeter>;
+
+  void AddGpu(const std::string& node, NodeMeters& meters, const api::GpuSample& gpu,
+              int64_t time_ms, const NodeFacts& facts, const People& people);
   void AddCpu(const std::string& node, const api::HostSample& host, int64_t time_ms,
               const NodeFacts& facts, const People& people);
+  // Adds to the credits of the sample being accounted (merged by key: a node's
+  // idle GPUs are one credit, not eight); Add passes them to Credit at its end.
+  void Collect(const Key& key, const Amounts& a);
   void Credit(const Key& key, const Amounts& a);
 
   LedgerOptions options_;
-  std::map<MeterKey, MeterState> meters_;
-  std::map<std::string, CpuMeterState> cpu_meters_;  // by node
-  Pending pending_;
+  std::unordered_map<std::string, NodeMeters> meters_;  // by node
+  std::map<std::string, CpuMeterState> cpu_meters_;     // by node
+  Pending pending_;  // rows and CPU meters; GPU meters are the dirty ones, copied by Take
+  std::vector<std::pair<Key, Amounts>> collected_;  // see Collect
+  std::vector<int64_t> cuts_;                       // AddGpu's scratch
   std::map<std::string, Amounts> by_user_, by_group_, by_node_;
 };
 

@@ -215,6 +215,27 @@ TEST(LedgerTest, PutBackMergesWithNewerAmounts) {
   EXPECT_EQ(all.meters.at({"n1", 0}).last.time_ms, 2000);
 }
 
+// A failed store write gives its meters back even when no sample came since:
+// the next Take stores them. Meters that did not move are not stored again.
+TEST(LedgerTest, TakeStoresTheMetersThatMovedAndPutBackKeepsThem) {
+  Ledger ledger;
+  ledger.Add("n1", Sample(0, {Gpu(0, 0, 0), Gpu(1, 0, 0)}), {}, {});
+  EXPECT_EQ(ledger.Take().meters.size(), 2u);
+  EXPECT_TRUE(ledger.Take().meters.empty());
+  ledger.Add("n1", Sample(1000, {Gpu(1, 500, 0)}), {}, {});
+  ledger.Add("n1", Sample(1000, {Gpu(0, 900, 0)}), {}, {});
+  ledger.Add("n1", Sample(500, {Gpu(1, 100, 0)}), {}, {});   // a replay: older than GPU 1's meter
+  auto failed_write = ledger.Take();
+  ASSERT_EQ(failed_write.meters.size(), 2u);
+  EXPECT_EQ(failed_write.meters.at({"n1", 1}).last.counter_mj, 500u);
+  ledger.PutBack(std::move(failed_write));
+  auto retried = ledger.Take();
+  ASSERT_EQ(retried.meters.size(), 2u);
+  EXPECT_EQ(retried.meters.at({"n1", 0}).last.time_ms, 1000);
+  EXPECT_DOUBLE_EQ(Sum(retried.rows, [](const Key&) { return true; }).energy_mj, 1400);
+  EXPECT_TRUE(ledger.Take().meters.empty());
+}
+
 // --- CPU package energy (RAPL) ---
 
 api::NodeSample CpuSample(int64_t time_ms, uint64_t energy_mj, std::optional<uint64_t> busy_usec,
