@@ -5,7 +5,8 @@
 // close and are aggregated as in a live server. Prints samples and GPU rows per
 // second of wall time, the process's CPU time per sample (all threads: the
 // appending one, the writer, the checkpoints; steadier than wall time on a busy
-// machine) and the writer's transactions. Figures: docs/benchmarks.md.
+// machine) and the writer's transactions, then the database file's size once
+// closed, per GPU sample. Figures: docs/benchmarks.md.
 
 #include <sys/resource.h>
 #include <unistd.h>
@@ -155,6 +156,15 @@ int main(int argc, char** argv) {
         nodes, kGpus, seconds, wall, samples / wall, samples * kGpus / wall, cpu_us / samples,
         static_cast<long long>(stats.transactions), static_cast<long long>(failed));
     if (failed > 0) rc = 1;
+  }
+  // The store is closed: its WAL is checkpointed into the database file. Every
+  // table counts (samples, minute aggregates, nodes): the cost of keeping them.
+  std::error_code ec;
+  const auto db_bytes = std::filesystem::file_size(dir + "/rota.db", ec);
+  if (!ec) {
+    const double gpu_samples = double(nodes) * seconds * kGpus;
+    std::printf("{\"db_bytes\":%llu,\"db_bytes_per_gpu_sample\":%.1f}\n",
+                static_cast<unsigned long long>(db_bytes), double(db_bytes) / gpu_samples);
   }
   std::filesystem::remove_all(dir);
   return rc;

@@ -27,10 +27,13 @@ struct StoreOptions {
   size_t retention_batch_rows = 5'000;
   // SQLite busy timeout for both connections.
   int busy_timeout_ms = 5'000;
-  // SQLite page cache of the write / read connection. Each write transaction
-  // touches one leaf page per (node, GPU) in the sample and minute tables, so
-  // the write cache should hold those for all nodes (64 MB ~ 16k pages).
-  int write_cache_mb = 64;
+  // SQLite page cache of the write / read connection: a cap, filled only as
+  // pages are used. The writer appends to the last leaf page of every node in
+  // node_samples and node_gpu_samples, and each minute reads the minute's rows
+  // back and writes gpu_minutes and node_minutes: about 4 hot pages per node,
+  // 16 KB, so 160 MB at 10,000 nodes. A smaller cache reads those pages back
+  // from the file at every sample.
+  int write_cache_mb = 256;
   int read_cache_mb = 16;
   // WAL pages after a commit that make the checkpoint thread run a PASSIVE
   // checkpoint (SQLite's automatic checkpoint, off here, defaults to 1000 = 4 MB,
@@ -54,6 +57,7 @@ struct StoreStats {
   int64_t retention_deleted_rows = 0;
   int64_t checkpoints = 0;          // WAL checkpoints that copied pages into the database
   int64_t checkpoint_failures = 0;  // ... that failed (logged; the next one retries)
+  int64_t wal_restarts = 0;  // checkpoints that held writes back to start the WAL again
 };
 
 }  // namespace rota::store

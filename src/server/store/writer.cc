@@ -55,9 +55,24 @@ void Writer::CheckpointLoop() {
     // PASSIVE: copies what no reader still needs, never waits for or blocks the
     // writer; the writer starts the WAL again from its beginning once it is all copied.
     int wal_frames = 0, copied_frames = 0;
-    const int rc = sqlite3_wal_checkpoint_v2(ckpt_db_.raw(), nullptr, SQLITE_CHECKPOINT_PASSIVE,
-                                             &wal_frames, &copied_frames);
+    int rc = sqlite3_wal_checkpoint_v2(ckpt_db_.raw(), nullptr, SQLITE_CHECKPOINT_PASSIVE,
+                                       &wal_frames, &copied_frames);
+    // A writer that never pauses (thousands of agents) appends while each passive
+    // checkpoint copies, so the copy never catches up with the WAL's end at a
+    // moment the writer could start it again, and the WAL grew to gigabytes:
+    // every frame written to new file space, every checkpoint reading it back.
+    // Past twice the threshold, RESTART copies the rest with new write
+    // transactions held back (the passive pass above copied the bulk, so this
+    // is short) and makes the next one start the WAL from its beginning.
+    bool restarted = false;
+    if (rc == SQLITE_OK && wal_frames >= 2 * opt_.wal_autocheckpoint_pages) {
+      rc = sqlite3_wal_checkpoint_v2(ckpt_db_.raw(), nullptr, SQLITE_CHECKPOINT_RESTART,
+                                     &wal_frames, &copied_frames);
+      if (rc == SQLITE_BUSY) rc = SQLITE_OK;  // a reader held on: passive again next time
+      restarted = rc == SQLITE_OK;
+    }
     MutexLock lk(&ckpt_mu_);
+    if (restarted) ++wal_restarts_;
     if (rc == SQLITE_OK) {
       if (copied_frames > 0) ++checkpoints_;  // counted when it copied something
     } else {
@@ -214,6 +229,7 @@ void Writer::FillStats(StoreStats* out) const {
   MutexLock lk(&ckpt_mu_);
   out->checkpoints = checkpoints_;
   out->checkpoint_failures = checkpoint_failures_;
+  out->wal_restarts = wal_restarts_;
 }
 
 void Writer::Loop() {

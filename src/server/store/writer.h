@@ -175,6 +175,7 @@ class Writer {
   bool ckpt_stop_ ROTA_GUARDED_BY(ckpt_mu_) = false;
   int64_t checkpoints_ ROTA_GUARDED_BY(ckpt_mu_) = 0;
   int64_t checkpoint_failures_ ROTA_GUARDED_BY(ckpt_mu_) = 0;
+  int64_t wal_restarts_ ROTA_GUARDED_BY(ckpt_mu_) = 0;
   std::thread ckpt_thread_;
 };
 
