@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -80,6 +81,10 @@ struct NodeSample {
   HostSample host;
   std::vector<GpuSample> gpus;
 };
+
+// The samples of one message, decoded once and shared read-only by whoever
+// keeps them (the store's queue, the node's latest sample) instead of copied.
+using SampleBatch = std::shared_ptr<const std::vector<NodeSample>>;
 
 // Identity of a GPU, reported once at registration.
 struct GpuInfo {

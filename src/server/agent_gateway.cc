@@ -141,13 +141,17 @@ class AgentGateway::Session : public net::WsHandler,
     if (msg.samples.empty()) return;
     int64_t now = gw_->clock_->NowMs();
     gw_->stats_->samples_received += msg.samples.size();
-    for (const auto& s : msg.samples) gw_->cluster_->RecordSample(name, id_, s, now);
-    if (gw_->sample_sink_) gw_->sample_sink_(name, msg.samples);
-    uint64_t last_seq = msg.seq + msg.samples.size() - 1;
-    size_t count = msg.samples.size();
+    // Decoded once, shared by the store's queue and the node's latest sample.
+    auto batch = std::make_shared<const std::vector<api::NodeSample>>(std::move(msg.samples));
+    for (const auto& s : *batch) {
+      gw_->cluster_->RecordSample(name, id_, std::shared_ptr<const api::NodeSample>(batch, &s), now);
+    }
+    if (gw_->sample_sink_) gw_->sample_sink_(name, *batch);
+    uint64_t last_seq = msg.seq + batch->size() - 1;
+    size_t count = batch->size();
     std::weak_ptr<Session> weak = weak_from_this();
     IngestStats* stats = gw_->stats_;
-    gw_->store_->Append(name, std::move(msg.samples), [weak, stats, last_seq, count](Status st) {
+    gw_->store_->Append(name, std::move(batch), [weak, stats, last_seq, count](Status st) {
       if (st.ok()) {
         stats->samples_committed += count;
       } else {

@@ -1,7 +1,9 @@
 #include "server/cluster_state.h"
-#include "common/mutex.h"
 
 #include <cstdio>
+#include <utility>
+
+#include "common/mutex.h"
 
 namespace rota::server {
 
@@ -63,8 +65,17 @@ void ClusterState::Disconnect(const std::string& name, uint64_t session, int64_t
 
 void ClusterState::RecordSample(const std::string& name, uint64_t session,
                                 const api::NodeSample& sample, int64_t now_ms) {
+  RecordSample(name, session, std::make_shared<const api::NodeSample>(sample), now_ms);
+}
+
+void ClusterState::RecordSample(const std::string& name, uint64_t session,
+                                std::shared_ptr<const api::NodeSample> latest, int64_t now_ms) {
+  const api::NodeSample& sample = *latest;
   NodeView copy;
   bool became_ready = false;
+  // The sample it replaces is freed outside the lock: every agent message
+  // passes here, from every network thread.
+  std::shared_ptr<const api::NodeSample> replaced;
   {
     MutexLock lock(&mu_);
     auto it = nodes_.find(name);
@@ -79,7 +90,7 @@ void ClusterState::RecordSample(const std::string& name, uint64_t session,
     }
     bool newer = !e.view.latest || e.view.latest->time_ms < sample.time_ms;
     if (!newer && !became_ready) return;
-    if (newer) e.view.latest = std::make_shared<const api::NodeSample>(sample);
+    if (newer) replaced = std::exchange(e.view.latest, std::move(latest));
     if (listeners_.empty()) return;
     copy = e.view;
   }

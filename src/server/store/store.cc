@@ -212,6 +212,10 @@ Result<StoredNode> Store::GetNode(const std::string& name) {
 }
 
 void Store::Append(const std::string& node, std::vector<api::NodeSample> samples, Done done) {
+  Append(node, std::make_shared<const std::vector<api::NodeSample>>(std::move(samples)), std::move(done));
+}
+
+void Store::Append(const std::string& node, api::SampleBatch samples, Done done) {
   impl_->writer->Append(node, std::move(samples), std::move(done));
 }
 

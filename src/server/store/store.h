@@ -75,6 +75,9 @@ class Store {
   // `done` must be quick; it may call Append, not the blocking methods.
   // REQUIRES: samples decoded through the api codec (validated).
   void Append(const std::string& node, std::vector<api::NodeSample> samples, Done done);
+  // The same for samples shared with other readers (the cluster's latest
+  // sample points into the batch an agent message decoded to: not copied).
+  void Append(const std::string& node, api::SampleBatch samples, Done done);
   // Returns once everything queued before the call is committed (the status
   // of the transaction that committed the last of it).
   Status Flush();

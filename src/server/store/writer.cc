@@ -143,8 +143,9 @@ Writer::~Writer() {
   sqlite3_wal_hook(db_.raw(), nullptr, nullptr);
 }
 
-void Writer::Append(const std::string& node, std::vector<api::NodeSample> samples, Done done) {
-  const size_t n = samples.size();
+void Writer::Append(const std::string& node, api::SampleBatch samples, Done done) {
+  if (!samples) samples = std::make_shared<const std::vector<api::NodeSample>>();
+  const size_t n = samples->size();
   Status refused;
   {
     MutexLock lk(&mu_);
@@ -303,7 +304,7 @@ Status Writer::WriteAppend(const Job& job, Counters* c) {
   // with their contribution counted in the aggregates: storing them again would
   // count them twice, and they would be deleted at the next retention anyway.
   const int64_t cutoff = clock_.NowMs() - opt_.raw_retention_ms;
-  for (const api::NodeSample& s : job.samples) {
+  for (const api::NodeSample& s : *job.samples) {
     if (s.time_ms < cutoff) {
       ++c->late;
       continue;
@@ -453,7 +454,7 @@ void Writer::WriteBatch(bool aggregate_all) {
       if (queue_.empty()) break;
       job = std::move(queue_.front());
       queue_.pop_front();
-      queued_samples_ -= job.samples.size();
+      if (job.samples) queued_samples_ -= job.samples->size();
     }
     Status st = begin;
     switch (job.kind) {

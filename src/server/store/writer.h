@@ -52,7 +52,7 @@ class Writer {
   Writer& operator=(const Writer&) = delete;
 
   // See Store::Append. Thread-safe.
-  void Append(const std::string& node, std::vector<api::NodeSample> samples, Done done);
+  void Append(const std::string& node, api::SampleBatch samples, Done done);
   // Runs `task` in a savepoint of a write transaction; returns its status, or
   // the COMMIT error. Blocks until committed. Thread-safe; not from a callback.
   Status Run(Task task);
@@ -87,7 +87,7 @@ class Writer {
   struct Job {
     Kind kind = Kind::kTask;
     std::string node;
-    std::vector<api::NodeSample> samples;
+    api::SampleBatch samples;  // set for kAppend
     Task task;
     int64_t now_ms = 0;
     Done done;
