@@ -65,16 +65,11 @@ void ClusterState::Disconnect(const std::string& name, uint64_t session, int64_t
 
 void ClusterState::RecordSample(const std::string& name, uint64_t session,
                                 const api::NodeSample& sample, int64_t now_ms) {
-  RecordSample(name, session, std::make_shared<const api::NodeSample>(sample), now_ms);
-}
-
-void ClusterState::RecordSample(const std::string& name, uint64_t session,
-                                std::shared_ptr<const api::NodeSample> latest, int64_t now_ms) {
-  const api::NodeSample& sample = *latest;
   NodeView copy;
   bool became_ready = false;
-  // The sample it replaces is freed outside the lock: every agent message
-  // passes here, from every network thread.
+  // Copied, and the sample it replaces freed, outside the lock: every agent
+  // message passes here, from every network thread.
+  auto latest = std::make_shared<const api::NodeSample>(sample);
   std::shared_ptr<const api::NodeSample> replaced;
   {
     MutexLock lock(&mu_);

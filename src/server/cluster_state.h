@@ -55,10 +55,6 @@ class ClusterState {
   // buffer) refresh liveness but do not replace a newer latest sample.
   void RecordSample(const std::string& name, uint64_t session, const api::NodeSample& sample,
                     int64_t now_ms);
-  // The same without a copy: the node's latest sample becomes `sample` itself.
-  // REQUIRES: sample is not null.
-  void RecordSample(const std::string& name, uint64_t session,
-                    std::shared_ptr<const api::NodeSample> sample, int64_t now_ms);
   // Marks nodes unreachable whose last message is older than
   // missed_heartbeats * their sample interval. Returns how many changed.
   int CheckLiveness(int64_t now_ms);
