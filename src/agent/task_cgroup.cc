@@ -9,7 +9,7 @@
 #include <cmath>
 #include <cstring>
 #include <filesystem>
-#include <set>
+#include <map>
 #include <thread>
 
 #include "common/file_util.h"
@@ -62,29 +62,52 @@ Result<std::vector<std::string>> CreateTaskCgroups(const std::string& root, cons
     // Hand the cpu and memory controllers down (best effort: one may be absent).
     (void)Write(root + "/cgroup.subtree_control", "+cpu +memory");
     (void)Write(parent + "/cgroup.subtree_control", "+cpu +memory");
+    if (quota_us == 0 && limits.memory_bytes == 0) {
+      // No limit: a cgroup below rota/plain, which hands no controller down, so
+      // creating it costs no cpu or memory controller state (its memory and CPU
+      // are counted in rota/plain; cpu.stat still gives its own CPU time).
+      const std::string plain = parent + "/plain";
+      RETURN_IF_ERROR(MakeDir(plain));
+      const std::string dir = plain + "/" + id;
+      RETURN_IF_ERROR(MakeLeaf(dir));
+      return std::vector<std::string>{dir};
+    }
     const std::string dir = parent + "/" + id;
     RETURN_IF_ERROR(MakeLeaf(dir));
     if (quota_us > 0) RETURN_IF_ERROR(Write(dir + "/cpu.max", std::to_string(quota_us) + " " + std::to_string(kPeriodUs)));
     if (limits.memory_bytes > 0) RETURN_IF_ERROR(Write(dir + "/memory.max", std::to_string(limits.memory_bytes)));
     return std::vector<std::string>{dir};
   }
+  // v1: the cpuacct cgroup always (it holds every process of the task, and
+  // counts its CPU time); cpu and memory only for a limit (each cgroup costs
+  // the kernel its controller's state on every start and end), or when there
+  // is no cpuacct hierarchy to hold the task.
   std::vector<std::string> dirs;
-  std::set<std::string> hierarchies;  // resolved: cpu and cpuacct are often one ("cpu,cpuacct")
-  for (const char* controller : {"cpu", "cpuacct", "memory"}) {
+  std::map<std::string, std::string> made;  // resolved hierarchy -> the task's dir there
+  for (const char* controller : {"cpuacct", "cpu", "memory"}) {
+    const std::string name = controller;
+    const bool wanted = name == "cpuacct" || dirs.empty() || (name == "cpu" && quota_us > 0) ||
+                        (name == "memory" && limits.memory_bytes > 0);
+    if (!wanted) continue;
     const std::string hierarchy = root + "/" + controller;
     if (!Exists(hierarchy + "/cgroup.procs")) continue;
     std::error_code ec;
     const std::string resolved = std::filesystem::canonical(hierarchy, ec).string();
-    if (!hierarchies.insert(ec ? hierarchy : resolved).second) continue;
-    RETURN_IF_ERROR(MakeDir(hierarchy + "/rota"));
-    const std::string dir = hierarchy + "/rota/" + id;
-    RETURN_IF_ERROR(MakeLeaf(dir));
-    dirs.push_back(dir);
-    if (std::string(controller) == "cpu" && quota_us > 0) {
+    std::string dir;
+    if (auto shared = made.find(ec ? hierarchy : resolved); shared != made.end()) {
+      dir = shared->second;  // cpu and cpuacct are often one hierarchy ("cpu,cpuacct")
+    } else {
+      RETURN_IF_ERROR(MakeDir(hierarchy + "/rota"));
+      dir = hierarchy + "/rota/" + id;
+      RETURN_IF_ERROR(MakeLeaf(dir));
+      dirs.push_back(dir);
+      made[ec ? hierarchy : resolved] = dir;
+    }
+    if (name == "cpu" && quota_us > 0) {
       RETURN_IF_ERROR(Write(dir + "/cpu.cfs_period_us", std::to_string(kPeriodUs)));
       RETURN_IF_ERROR(Write(dir + "/cpu.cfs_quota_us", std::to_string(quota_us)));
     }
-    if (std::string(controller) == "memory" && limits.memory_bytes > 0) {
+    if (name == "memory" && limits.memory_bytes > 0) {
       RETURN_IF_ERROR(Write(dir + "/memory.limit_in_bytes", std::to_string(limits.memory_bytes)));
     }
   }

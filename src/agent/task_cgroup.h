@@ -4,7 +4,7 @@
 // setsid) and CPU and memory limits hold. cgroup v2 (unified hierarchy, as on
 // current GPU servers) and v1 (separate cpu and memory hierarchies) behind one
 // interface:
-//   v2: ROOT/rota/<id>/            cpu.max, memory.max, cgroup.procs
+//   v2: ROOT/rota/[plain/]<id>/    cpu.max, memory.max, cgroup.procs
 //   v1: ROOT/{cpu,cpuacct,memory}/rota/<id>/   cpu.cfs_quota_us + cpu.cfs_period_us,
 //                                      cpuacct.usage (the task's CPU time, for
 //                                      CPU energy), memory.limit_in_bytes, cgroup.procs
@@ -35,9 +35,13 @@ struct CgroupLimits {
 };
 
 // Creates the cgroup(s) named `id` (unique on the host: several agents may
-// share one) under `root` (e.g. /sys/fs/cgroup) with
-// `limits` and returns their directories (one for v2; cpu, cpuacct and memory for
-// v1, those of them that are mounted).
+// share one) under `root` (e.g. /sys/fs/cgroup) with `limits` and returns their
+// directories. A task pays only for the controllers it uses:
+//   v2: ROOT/rota/<id> (cpu and memory controllers) for a task with a limit,
+//       ROOT/rota/plain/<id> (no controller of its own) for one without;
+//   v1: the cpuacct cgroup always (all its processes, its CPU time), the cpu
+//       one for a CPU limit, the memory one for a memory limit (those of them
+//       that are mounted; cpu,cpuacct mounted together make one directory).
 // Unavailable when `root` offers neither layout or cannot be written.
 Result<std::vector<std::string>> CreateTaskCgroups(const std::string& root, const std::string& id,
                                                    const CgroupLimits& limits);

@@ -315,6 +315,7 @@ bool TaskManager::Poll(const std::vector<std::string>& ids, bool send_all) {
 
 void TaskManager::Run() {
   int64_t next_stop_ms = -1;  // when StopDisconnected next needs to act
+  std::deque<Work> work;      // taken from work_, not done yet (in arrival order)
   MutexLock lock(&mu_);
   while (!stop_) {
     // Tasks being started are looked at every few ms, so their start is reported
@@ -323,18 +324,25 @@ void TaskManager::Run() {
     if (next_stop_ms >= 0)
       wait_ms = std::clamp<int64_t>(next_stop_ms - MonotonicNs() / 1'000'000, 0, wait_ms);
     cv_.WaitFor(&mu_, std::chrono::milliseconds(wait_ms), [&]() ROTA_REQUIRES(mu_) {
-      return stop_ || !work_.empty() || resend_ || !exited_pids_.empty() || outage_began_;
+      return stop_ || !work.empty() || !work_.empty() || resend_ || !exited_pids_.empty() ||
+             outage_began_;
     });
     if (stop_) return;
     outage_began_ = false;
     std::vector<pid_t> exited = std::move(exited_pids_);
     exited_pids_.clear();
     const int64_t disconnected_since = disconnected_since_ms_;
-    std::deque<Work> work = std::move(work_);
+    for (auto& w : work_) work.push_back(std::move(w));
     work_.clear();
     const bool send_all = std::exchange(resend_, false);
     lock.Unlock();
-    for (auto& w : work) {
+    // Work is done a slice at a time: a burst of hundreds of starts must not hold
+    // back the reports of tasks that ended (or got their pid) meanwhile; their
+    // GPUs and ports are what the server's next placements need.
+    const int64_t slice_end_ns = MonotonicNs() + kWorkSliceNs;
+    while (!work.empty() && MonotonicNs() < slice_end_ns) {
+      Work w = std::move(work.front());
+      work.pop_front();
       if (auto* start = std::get_if<api::TaskStartMsg>(&w)) {
         Start(start->task);
       } else if (auto* sig = std::get_if<api::TaskSignalMsg>(&w)) {

@@ -59,6 +59,9 @@ class TaskManager {
   // why (tasks adopted after an agent restart have no such setting).
   void OnDisconnected();
   static constexpr int64_t kStopGraceMs = 10'000;
+  // How long the thread works through queued messages before it looks at the
+  // tasks again (reports ends and new pids).
+  static constexpr int64_t kWorkSliceNs = 5'000'000;
 
  private:
   using Work = std::variant<api::TaskStartMsg, api::TaskSignalMsg, api::TaskLogsMsg>;

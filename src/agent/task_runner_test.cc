@@ -342,6 +342,104 @@ TEST(TaskRunnerTest, CgroupHoldsLimitsAndCancelReachesEscapedDescendants) {
   for (const auto& c : cgroups) EXPECT_NE(::access(c.c_str(), F_OK), 0) << c << " was not removed";
 }
 
+TEST(TaskRunnerTest, TaskWithoutLimitsHasOneCgroupThatCancelStillReachesWhole) {
+  if (!CgroupsWritable()) GTEST_SKIP() << "needs root and writable cgroups";
+  TempDir dir;
+  TaskRunner r = MakeRunner(dir.path());
+  TaskRequest req;
+  req.id = "plain";
+  req.argv = {"/bin/sh", "-c", "setsid sleep 600 & echo $! > " + dir.path() + "/bg; sleep 600; wait"};
+  req.env = {{"PATH", "/usr/bin:/bin"}};
+  auto st = r.Start(req);
+  ASSERT_TRUE(st.ok()) << st.status().ToString();
+  const std::vector<std::string> cgroups = r.Cgroups("plain");
+  ASSERT_EQ(cgroups.size(), 1u);  // v1: cpuacct only; v2: below rota/plain
+  EXPECT_TRUE(cgroups[0].find("/cpuacct/") != std::string::npos ||
+              cgroups[0].find("/rota/plain/") != std::string::npos)
+      << cgroups[0];
+  pid_t bg = WaitPidFile(dir.path() + "/bg");
+  ASSERT_GT(bg, 1);
+  EXPECT_TRUE(testutil::WaitFor([&] {
+    auto procs = CgroupProcesses(cgroups[0]);
+    return std::find(procs.begin(), procs.end(), bg) != procs.end();
+  }));
+  auto usage = host::ReadTaskCpuUsageUsec(cgroups);
+  EXPECT_TRUE(usage.ok()) << usage.status().ToString();
+  ASSERT_TRUE(r.Signal("plain", SIGTERM).ok());
+  ASSERT_EQ(WaitEnded(r, "plain").state, TaskState::kExited);
+  EXPECT_TRUE(testutil::WaitFor([&] { return !AliveNotZombie(bg); })) << "the escaped child survived";
+  EXPECT_TRUE(testutil::WaitFor([&] { return ::access(cgroups[0].c_str(), F_OK) != 0; }));
+}
+
+// A fake hierarchy: a directory whose cgroup.procs exists (kernfs makes it in
+// every new cgroup; here MakeLeaf only reads it).
+void FakeHierarchy(const std::string& dir) {
+  fs::create_directories(dir);
+  ASSERT_TRUE(WriteFileAtomic(dir + "/cgroup.procs", "", 0644).ok());
+}
+
+TEST(TaskCgroupTest, V1MakesTheCpuAndMemoryCgroupsOnlyForALimit) {
+  TempDir dir;
+  for (const char* c : {"cpu", "cpuacct", "memory"}) FakeHierarchy(dir.path() + "/" + c);
+  auto plain = CreateTaskCgroups(dir.path(), "plain", {});
+  ASSERT_TRUE(plain.ok()) << plain.status().ToString();
+  EXPECT_EQ(*plain, std::vector<std::string>{dir.path() + "/cpuacct/rota/plain"});
+  EXPECT_FALSE(fs::exists(dir.path() + "/cpu/rota/plain"));
+  EXPECT_FALSE(fs::exists(dir.path() + "/memory/rota/plain"));
+
+  CgroupLimits cpu_only;
+  cpu_only.cpus = 1.5;
+  auto cpu = CreateTaskCgroups(dir.path(), "cpu", cpu_only);
+  ASSERT_TRUE(cpu.ok()) << cpu.status().ToString();
+  EXPECT_EQ(*cpu, (std::vector<std::string>{dir.path() + "/cpuacct/rota/cpu", dir.path() + "/cpu/rota/cpu"}));
+  EXPECT_EQ(*ReadFile(dir.path() + "/cpu/rota/cpu/cpu.cfs_quota_us"), "150000");
+  EXPECT_FALSE(fs::exists(dir.path() + "/memory/rota/cpu"));
+
+  CgroupLimits memory_only;
+  memory_only.memory_bytes = 1 << 30;
+  auto mem = CreateTaskCgroups(dir.path(), "mem", memory_only);
+  ASSERT_TRUE(mem.ok()) << mem.status().ToString();
+  EXPECT_EQ(*mem, (std::vector<std::string>{dir.path() + "/cpuacct/rota/mem", dir.path() + "/memory/rota/mem"}));
+  EXPECT_EQ(*ReadFile(dir.path() + "/memory/rota/mem/memory.limit_in_bytes"), std::to_string(1 << 30));
+}
+
+TEST(TaskCgroupTest, V1CpuAndCpuacctMountedTogetherMakeOneDirectory) {
+  TempDir dir;
+  FakeHierarchy(dir.path() + "/cpu,cpuacct");
+  fs::create_directory_symlink("cpu,cpuacct", dir.path() + "/cpu");
+  fs::create_directory_symlink("cpu,cpuacct", dir.path() + "/cpuacct");
+  CgroupLimits limits;
+  limits.cpus = 0.5;
+  auto dirs = CreateTaskCgroups(dir.path(), "t", limits);
+  ASSERT_TRUE(dirs.ok()) << dirs.status().ToString();
+  ASSERT_EQ(dirs->size(), 1u);
+  EXPECT_EQ(*ReadFile((*dirs)[0] + "/cpu.cfs_quota_us"), "50000");
+  // Without cpuacct the cpu hierarchy holds the task, limit or not.
+  TempDir bare;
+  FakeHierarchy(bare.path() + "/cpu");
+  auto cpu = CreateTaskCgroups(bare.path(), "t", {});
+  ASSERT_TRUE(cpu.ok()) << cpu.status().ToString();
+  EXPECT_EQ(*cpu, std::vector<std::string>{bare.path() + "/cpu/rota/t"});
+}
+
+TEST(TaskCgroupTest, V2PutsTasksWithoutLimitsBelowAParentWithoutControllers) {
+  TempDir dir;
+  ASSERT_TRUE(WriteFileAtomic(dir.path() + "/cgroup.controllers", "cpu memory pids\n", 0644).ok());
+  auto plain = CreateTaskCgroups(dir.path(), "p", {});
+  ASSERT_TRUE(plain.ok()) << plain.status().ToString();
+  EXPECT_EQ(*plain, std::vector<std::string>{dir.path() + "/rota/plain/p"});
+  EXPECT_FALSE(fs::exists(dir.path() + "/rota/plain/cgroup.subtree_control"));  // hands nothing down
+  CgroupLimits limits;
+  limits.cpus = 2;
+  limits.memory_bytes = 4096;
+  auto limited = CreateTaskCgroups(dir.path(), "l", limits);
+  ASSERT_TRUE(limited.ok()) << limited.status().ToString();
+  EXPECT_EQ(*limited, std::vector<std::string>{dir.path() + "/rota/l"});
+  EXPECT_EQ(*ReadFile(dir.path() + "/rota/cgroup.subtree_control"), "+cpu +memory");
+  EXPECT_EQ(*ReadFile(dir.path() + "/rota/l/cpu.max"), "200000 100000");
+  EXPECT_EQ(*ReadFile(dir.path() + "/rota/l/memory.max"), "4096");
+}
+
 TEST(TaskCgroupTest, BadNamesAndMissingHierarchiesAreRefused) {
   TempDir dir;
   EXPECT_EQ(CreateTaskCgroups(dir.path(), "../x", {}).status().code(), StatusCode::kInvalidArgument);

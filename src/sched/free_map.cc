@@ -22,6 +22,7 @@ FreeMap::FreeMap(const std::vector<Node>& nodes) {
         static_cast<uint32_t>(std::count(gpu_free_.begin() + f.offset, gpu_free_.end(), 1));
     f.free_cpus = n.cpus;
     f.free_memory = static_cast<int64_t>(n.memory_bytes);
+    f.free_slots = n.task_slots.value_or(0);
     total_free_ += f.free_gpus;
     nodes_.push_back(std::move(f));
   }
@@ -64,12 +65,14 @@ void FreeMap::Take(size_t n, const TaskAlloc& t) {
   for (uint32_t g : t.gpus) TakeGpu(n, g);
   nodes_[n].free_cpus -= t.cpus;
   nodes_[n].free_memory -= static_cast<int64_t>(t.memory_bytes);
+  --nodes_[n].free_slots;
 }
 
 void FreeMap::Give(size_t n, const TaskAlloc& t) {
   for (uint32_t g : t.gpus) GiveGpu(n, g);
   nodes_[n].free_cpus += t.cpus;
   nodes_[n].free_memory += static_cast<int64_t>(t.memory_bytes);
+  ++nodes_[n].free_slots;
 }
 
 bool Eligible(const Node& n, const TaskDemand& d) {
@@ -91,9 +94,9 @@ std::optional<std::vector<TaskAlloc>> PlaceGang(const FreeMap& map,
   for (const auto& d : demands) needed += uint64_t{d.tasks} * d.gpus_per_task;
   if (needed > map.TotalFree()) return std::nullopt;
   const size_t n_nodes = map.size();
-  // Free GPUs, CPUs and memory per node as this placement goes.
+  // Free GPUs, CPUs, memory and task slots per node as this placement goes.
   std::vector<uint32_t> avail(n_nodes);
-  std::vector<int64_t> cpus(n_nodes), memory(n_nodes);
+  std::vector<int64_t> cpus(n_nodes), memory(n_nodes), slots(n_nodes);
   std::vector<uint8_t> used(n_nodes, 0);
   for (size_t i = 0; i < n_nodes; ++i) {
     const auto& f = map.nodes_[i];
@@ -106,6 +109,7 @@ std::optional<std::vector<TaskAlloc>> PlaceGang(const FreeMap& map,
     avail[i] = a;
     cpus[i] = f.free_cpus;
     memory[i] = f.free_memory;
+    slots[i] = f.free_slots;
   }
   constexpr uint64_t kInf = std::numeric_limits<uint32_t>::max();
   // How many tasks of `d` node i can take now.
@@ -122,6 +126,7 @@ std::optional<std::vector<TaskAlloc>> PlaceGang(const FreeMap& map,
       cap = std::min<uint64_t>(
           cap, memory[i] <= 0 ? 0 : static_cast<uint64_t>(memory[i]) / d.memory_per_task);
     }
+    if (f.node->task_slots) cap = std::min<uint64_t>(cap, slots[i] <= 0 ? 0 : static_cast<uint64_t>(slots[i]));
     return cap;
   };
   // Demands with more GPUs per task first; output in the caller's order.
@@ -175,6 +180,7 @@ std::optional<std::vector<TaskAlloc>> PlaceGang(const FreeMap& map,
       avail[pick] -= static_cast<uint32_t>(take * d.gpus_per_task);
       cpus[pick] -= static_cast<int64_t>(take * d.cpus_per_task);
       memory[pick] -= static_cast<int64_t>(take * d.memory_per_task);
+      slots[pick] -= static_cast<int64_t>(take);
       used[pick] = 1;
       chosen[di].emplace_back(pick, static_cast<uint32_t>(take));
       remaining -= take;

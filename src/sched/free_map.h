@@ -1,5 +1,5 @@
 #pragma once
-// FreeMap: which GPUs, CPUs and memory of each node are free during one
+// FreeMap: which GPUs, CPUs, memory and task slots of each node are free during one
 // scheduling pass, and gang placement on it. Pure values.
 //
 // Placement rules (PlaceGang):
@@ -10,7 +10,8 @@
 //    preferring nodes the job already uses; one that does not fit a node takes
 //    the nodes that hold the most of its tasks first (fewest nodes);
 //  - spread: each task goes to the node with the most free GPUs;
-//  - a node must be schedulable and match the demand's model, labels and nodes;
+//  - a node must be schedulable and match the demand's model, labels and nodes,
+//    and have the CPUs, memory and task slots (Node::task_slots) the tasks ask;
 //  - within a node the lowest free GPU indices are taken.
 //
 // GPUs are also numbered flat: node i's GPU g is Offset(i) + g, in
@@ -45,6 +46,10 @@ class FreeMap {
   bool Free(size_t n, uint32_t gpu) const { return gpu_free_[nodes_[n].offset + gpu] != 0; }
   uint32_t FreeGpus(size_t n) const { return nodes_[n].free_gpus; }
   uint32_t TotalFree() const { return total_free_; }
+  // Tasks the node can still take (Node::task_slots); INT64_MAX when not counted.
+  int64_t FreeSlots(size_t n) const {
+    return nodes_[n].node->task_slots ? nodes_[n].free_slots : INT64_MAX;
+  }
   // Takes / gives back what a task holds. GPUs outside the node are ignored.
   void Take(const TaskAlloc& t);
   void Give(const TaskAlloc& t);
@@ -65,6 +70,7 @@ class FreeMap {
     uint32_t free_gpus = 0;
     int64_t free_cpus = 0;    // meaningful when node->cpus > 0
     int64_t free_memory = 0;  // meaningful when node->memory_bytes > 0
+    int64_t free_slots = 0;   // meaningful when node->task_slots is set
   };
   std::vector<NodeFree> nodes_;
   std::vector<uint8_t> gpu_free_;                                         // flat; 1 free

@@ -32,6 +32,33 @@ TEST(PlaceGangTest, PackChoosesTheTightestNodeAndLowestGpus) {
   EXPECT_EQ((*p)[0], On("b", {5, 6}));
 }
 
+TEST(PlaceGangTest, ANodeRunsNoMoreTasksThanItHasSlots) {
+  std::vector<Node> nodes = {MakeNode("a", 8), MakeNode("b", 8)};
+  nodes[0].task_slots = 3;  // a: three job ports; b: not counted
+  FreeMap m(nodes);
+  m.Take(On("a", {0, 1, 2, 3, 4}));
+  m.Take(On("a", {}));  // a CPU-only task takes a slot too
+  // a (3 GPUs free, 1 slot) is the tightest fit for one task...
+  auto one = PlaceGang(m, {Demand(1, 1)}, false, nullptr);
+  ASSERT_TRUE(one);
+  EXPECT_EQ((*one)[0].node, "a");
+  // ... but holds only one more task: two go to b.
+  auto two = PlaceGang(m, {Demand(2, 1)}, false, nullptr);
+  ASSERT_TRUE(two);
+  EXPECT_EQ((*two)[0].node, "b");
+  EXPECT_EQ((*two)[1].node, "b");
+  m.Take(On("a", {}));  // a's last slot
+  auto next = PlaceGang(m, {Demand(1, 1)}, false, nullptr);
+  ASSERT_TRUE(next);
+  EXPECT_EQ((*next)[0].node, "b");
+  m.Give(On("a", {}));
+  EXPECT_EQ((*PlaceGang(m, {Demand(1, 1)}, false, nullptr))[0].node, "a");
+  // A node whose ports are all taken by other programs runs nothing new.
+  nodes[1].task_slots = 0;
+  FreeMap none({nodes[1]});
+  EXPECT_FALSE(PlaceGang(none, {Demand(1, 0)}, false, nullptr));
+}
+
 TEST(PlaceGangTest, MultiNodeJobUsesFewestNodes) {
   std::vector<Node> nodes = {MakeNode("a", 8), MakeNode("b", 8), MakeNode("c", 8)};
   FreeMap m(nodes);

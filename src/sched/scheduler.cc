@@ -97,8 +97,16 @@ std::string Pass::WhyNot(const PendingJob& job, Shape& shape) {
           best = n;
       }
       const uint32_t block = best == free_.size() ? 0 : free_.FreeGpus(best);
+      // A node with the GPUs but too few job ports left (every task takes one).
+      std::string portless;
+      for (size_t n = 0; n < free_.size() && portless.empty(); ++n) {
+        if (eligible[n] && free_.FreeGpus(n) >= b.gpus_per_task && free_.FreeSlots(n) < b.tasks)
+          portless = free_.node(n).name;
+      }
       shape.largest_block =
-          b.gpus_per_task == 0
+          !portless.empty()
+              ? "waiting for a job port (" + portless + " runs as many tasks as it has job ports)"
+          : b.gpus_per_task == 0
               ? "waiting for CPUs or memory on a matching node"
               : "waiting for " + Plural(b.gpus_per_task, "free GPU") +
                     " on one node (largest free block: " + std::to_string(block) +

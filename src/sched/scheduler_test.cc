@@ -28,6 +28,28 @@ TEST(ScheduleTest, StartsWhatFitsAndExplainsTheRest) {
   EXPECT_EQ(w->position, 2u);
 }
 
+TEST(ScheduleTest, JobsWaitForAJobPortWhenTheNodeHasNoneLeft) {
+  Snapshot s = Base({MakeNode("gpu-a", 8)});
+  s.nodes[0].task_slots = 2;
+  s.running.push_back(Running(1, "bob", {On("gpu-a", {})}));
+  s.pending.push_back(Pending(2, "alice", {Demand(1, 0)}));
+  s.pending.push_back(Pending(3, "alice", {Demand(1, 1)}));
+  Decisions d = Schedule(s);
+  ASSERT_EQ(d.starts.size(), 1u);
+  EXPECT_EQ(d.starts[0].id, 2);
+  const Wait* w = WaitOf(d, 3);
+  ASSERT_NE(w, nullptr);
+  EXPECT_EQ(w->reason, "waiting for a job port (gpu-a runs as many tasks as it has job ports)");
+  // The same for a job without GPUs; with a port free, it starts.
+  s.pending = {Pending(4, "alice", {Demand(2, 0)})};
+  d = Schedule(s);
+  EXPECT_TRUE(d.starts.empty());
+  ASSERT_NE(WaitOf(d, 4), nullptr);
+  EXPECT_EQ(WaitOf(d, 4)->reason, "waiting for a job port (gpu-a runs as many tasks as it has job ports)");
+  s.nodes[0].task_slots = 3;
+  EXPECT_EQ(Schedule(s).starts.size(), 1u);
+}
+
 TEST(ScheduleTest, SameSnapshotSameDecisions) {
   Snapshot s = Base({MakeNode("a", 8), MakeNode("b", 4)});
   for (int i = 0; i < 20; ++i) s.pending.push_back(Pending(100 - i, i % 2 ? "x" : "y", {Demand(1, 1 + i % 3)}));

@@ -8,6 +8,7 @@
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -26,6 +27,9 @@ struct Node {
   std::vector<uint32_t> unusable_gpus;
   uint32_t cpus = 0;          // 0: not checked
   uint64_t memory_bytes = 0;  // 0: not checked
+  // How many tasks may hold the node at once (every task takes one of its job
+  // ports); unset: not checked.
+  std::optional<uint32_t> task_slots;
   // False when the node is unreachable or drained: nothing new starts there.
   bool schedulable = true;
 };

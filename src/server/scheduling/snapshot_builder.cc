@@ -176,6 +176,9 @@ sched::Snapshot BuildSnapshot(const SchedulingInput& in) {
     n.labels = view.info->labels;
     n.cpus = view.info->cpus;
     n.memory_bytes = view.info->memory_bytes;
+    if (auto slots = in.task_slots.find(n.name); slots != in.task_slots.end()) {
+      n.task_slots = slots->second;
+    }
     n.schedulable = view.state == NodeState::kReady && view.connected;
     if (!view.info->gpus.empty()) n.gpu_model = view.info->gpus.front().name;
     std::set<uint32_t> present;

@@ -44,6 +44,9 @@ struct SchedulingInput {
   // GPU-hours used in the quota period, by user and by group.
   std::map<std::string, double> user_period_gpu_hours, group_period_gpu_hours;
   std::map<std::string, std::string> group_of;  // username -> primary group
+  // Node -> how many tasks it can run at once: its job ports not taken by
+  // other programs (sched::Node::task_slots). A node not named: not checked.
+  std::map<std::string, uint32_t> task_slots;
   std::set<int64_t> idle_reservations;          // owner left them idle long enough
   // When a job last let a GPU go: a process seen on it in a sample taken before
   // then (plus the sample interval) is the job's, not someone's by hand.
