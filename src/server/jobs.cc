@@ -251,7 +251,8 @@ void JobService::Finish(Job& job, JobState state, const std::string& reason, int
   SetState(job, state, reason, now_ms);
 }
 
-void JobService::Launch(Job& job, const std::vector<jobs::PlacedTask>& placed, int64_t now_ms) {
+void JobService::Launch(Job& job, const std::vector<jobs::PlacedTask>& placed, int64_t now_ms,
+                        std::map<int64_t, Result<User>>& owners) {
   const std::string job_key = "job-" + std::to_string(job.id);
   auto plan = jobs::BuildLaunch(job.spec, placed, {job_key, job.restart_count});
   if (!plan.ok()) return Finish(job, JobState::kFailed, plan.status().message(), now_ms);
@@ -265,7 +266,9 @@ void JobService::Launch(Job& job, const std::vector<jobs::PlacedTask>& placed, i
     attempt = std::max<uint32_t>(attempt, static_cast<uint32_t>(std::strtoul(t.id.c_str() + r + 2, nullptr, 10)) + 1);
   }
   job.tasks.clear();
-  auto owner = accounts_->GetUser(job.owner_id);
+  auto known = owners.find(job.owner_id);
+  if (known == owners.end()) known = owners.emplace(job.owner_id, accounts_->GetUser(job.owner_id)).first;
+  const Result<User>& owner = known->second;
   std::string failure;
   // A task's CPU and memory limits are shared by its processes (one per GPU for pytorch).
   std::map<std::string, int> processes_of;
@@ -576,22 +579,28 @@ void JobService::StopOrphans(const std::map<std::string, NodeView>& nodes, int64
 void JobService::Run() {
   const auto tick = std::chrono::milliseconds(options_.tick_ms);
   int64_t last_full = INT64_MIN / 2, last_pass = INT64_MIN / 2;  // monotonic ms
+  int64_t last_cost_ns = 0;                                       // of the last round
   MutexLock lock(&mu_);
   while (!stop_) {
     cv_.WaitFor(&mu_, tick,
                 [&]() ROTA_REQUIRES(mu_) { return stop_ || wake_ || !reports_.empty(); });
     if (stop_) return;
-    // A burst of submissions is placed in batches: one pass per gap at most. A job
-    // submitted to an idle service is placed at once.
+    // Bursts of submissions and task reports are handled in batches: one round
+    // per gap at most (longer when rounds are costly). What comes to an idle
+    // service is handled at once.
+    const int64_t gap = std::max(options_.placement_gap_ms,
+                                 options_.pass_cost_factor * last_cost_ns / 1'000'000);
     const int64_t since_pass = clock_->MonotonicMs() - last_pass;
-    if (wake_ && since_pass < options_.placement_gap_ms) {
-      cv_.WaitFor(&mu_, std::chrono::milliseconds(options_.placement_gap_ms - since_pass),
+    if ((wake_ || !reports_.empty()) && since_pass < gap) {
+      cv_.WaitFor(&mu_, std::chrono::milliseconds(gap - since_pass),
                   [&]() ROTA_REQUIRES(mu_) { return stop_; });
       if (stop_) return;
     }
     wake_ = false;
     const bool full = clock_->MonotonicMs() - last_full >= options_.tick_ms;
+    const int64_t began_ns = MonotonicNs();
     Round(full);
+    last_cost_ns = MonotonicNs() - began_ns;
     last_pass = clock_->MonotonicMs();
     if (full) last_full = last_pass;
   }

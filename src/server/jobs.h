@@ -45,6 +45,7 @@ namespace rota::server {
 
 class TaskTransport;
 class Accounts;
+struct User;
 class Reservations;
 class Queues;
 class Quotas;
@@ -118,9 +119,13 @@ struct JobServiceOptions {
   jobs::PortRange ports;
   int64_t stop_grace_ms = 10'000;  // SIGTERM -> SIGKILL
   int64_t tick_ms = 250;
-  // Placement passes triggered by submissions are at least this far apart, so a
-  // burst is placed in batches (each pass reads nodes and reservations once).
+  // Rounds that follow submissions or task reports are at least this far apart,
+  // and at least pass_cost_factor times what the last one took (a pass costs
+  // more with more jobs: under load the service then spends at most about
+  // 1/(factor+1) of a core on it), so a burst is placed in batches (each pass
+  // reads nodes and reservations once).
   int64_t placement_gap_ms = 5;
+  int64_t pass_cost_factor = 4;
   int64_t log_timeout_ms = 10'000;
   // Scheduling (docs/design-sched.md).
   sched::Policy policy;
@@ -224,7 +229,9 @@ class JobService {
   void Preempt(Job& job, const std::string& reason, int64_t now_ms) ROTA_REQUIRES(mu_);
   // Adds the current run's GPU time to the job's attained service.
   void CloseRun(Job& job, int64_t now_ms) ROTA_REQUIRES(mu_);
-  void Launch(Job& job, const std::vector<jobs::PlacedTask>& placed, int64_t now_ms) ROTA_REQUIRES(mu_);
+  // `owners`: the job owners' accounts read in this pass (by id), added to when missing.
+  void Launch(Job& job, const std::vector<jobs::PlacedTask>& placed, int64_t now_ms,
+              std::map<int64_t, Result<User>>& owners) ROTA_REQUIRES(mu_);
   // `notice`: told to the tasks before SIGTERM (preemption; ROTA_PREEMPT_NOTICE).
   void StopGang(Job& job, StopTo to, const std::string& reason, int64_t now_ms,
                 const std::string& notice = "") ROTA_REQUIRES(mu_);

@@ -216,6 +216,7 @@ void JobService::SchedulePass(int64_t now_ms, bool full) {
   if (!d.starts.empty()) busy_ports = BusyPorts(now_ms);
   std::map<std::string, std::string> address;
   for (const auto& v : in.nodes) address[v.info->name] = AddressOf(v);
+  std::map<int64_t, Result<User>> owners;  // read once per pass
   for (const auto& st : d.starts) {
     auto it = active_.find(st.id);
     if (it == active_.end()) continue;
@@ -243,7 +244,7 @@ void JobService::SchedulePass(int64_t now_ms, bool full) {
       job.wait_reason = ports.message();
       continue;
     }
-    Launch(job, placed, now_ms);
+    Launch(job, placed, now_ms, owners);
   }
   for (const auto& w : d.waits) {
     auto it = active_.find(w.id);
