@@ -288,16 +288,21 @@ bool AliveNotZombie(pid_t pid) {
   return close != std::string::npos && close + 2 < stat->size() && (*stat)[close + 2] != 'Z';
 }
 
+// A task whose background child leaves the task's process group and session
+// (setsid): only the cgroup still knows it. The child's pid goes to DIR/bg.
+TaskRequest EscapingTask(const std::string& id, const std::string& dir) {
+  TaskRequest req;
+  req.id = id;
+  req.argv = {"/bin/sh", "-c", "setsid sleep 600 & echo $! > " + dir + "/bg; sleep 600; wait"};
+  req.env = {{"PATH", "/usr/bin:/bin"}};
+  return req;
+}
+
 TEST(TaskRunnerTest, CgroupHoldsLimitsAndCancelReachesEscapedDescendants) {
   if (!CgroupsWritable()) GTEST_SKIP() << "needs root and writable cgroups";
   TempDir dir;
   TaskRunner r = MakeRunner(dir.path());
-  TaskRequest req;
-  req.id = "cg";
-  // The background child leaves the task's process group and session (setsid):
-  // only the cgroup still knows it.
-  req.argv = {"/bin/sh", "-c", "setsid sleep 600 & echo $! > " + dir.path() + "/bg; sleep 600; wait"};
-  req.env = {{"PATH", "/usr/bin:/bin"}};
+  TaskRequest req = EscapingTask("cg", dir.path());
   req.limits.cpus = 0.5;
   req.limits.memory_bytes = 256ull << 20;
   auto st = r.Start(req);
@@ -346,11 +351,7 @@ TEST(TaskRunnerTest, TaskWithoutLimitsHasOneCgroupThatCancelStillReachesWhole) {
   if (!CgroupsWritable()) GTEST_SKIP() << "needs root and writable cgroups";
   TempDir dir;
   TaskRunner r = MakeRunner(dir.path());
-  TaskRequest req;
-  req.id = "plain";
-  req.argv = {"/bin/sh", "-c", "setsid sleep 600 & echo $! > " + dir.path() + "/bg; sleep 600; wait"};
-  req.env = {{"PATH", "/usr/bin:/bin"}};
-  auto st = r.Start(req);
+  auto st = r.Start(EscapingTask("plain", dir.path()));
   ASSERT_TRUE(st.ok()) << st.status().ToString();
   const std::vector<std::string> cgroups = r.Cgroups("plain");
   ASSERT_EQ(cgroups.size(), 1u);  // v1: cpuacct only; v2: below rota/plain
