@@ -10,7 +10,6 @@
 
 #include <cerrno>
 #include <cstring>
-#include <iostream>
 
 #include "agent/task_cgroup.h"
 #include "common/file_util.h"
@@ -34,6 +33,14 @@ const char* StageName(int stage) {
     case kStageCgroup: return "joining the task's cgroup";
   }
   return "starting";
+}
+
+// One line on stderr (the shim's log, shim.log). Plain write(2): the shim links no
+// iostreams, whose start-up every task start would pay for.
+void Complain(const std::string& what) {
+  const std::string line = "rota task-shim: " + what + "\n";
+  ssize_t ignored = ::write(STDERR_FILENO, line.data(), line.size());
+  (void)ignored;
 }
 
 int64_t NowMs() {
@@ -184,13 +191,13 @@ Result<TaskExit> TaskExitFromJson(const Json& j) {
 int RunTaskShim(const std::string& spec_file) {
   auto text = ReadFile(spec_file);
   if (!text.ok()) {
-    std::cerr << "rota task-shim: " << text.status().message() << "\n";
+    Complain(text.status().message());
     return 2;
   }
   auto parsed = api::ParseJson(*text);
   auto spec = parsed.ok() ? ShimSpecFromJson(*parsed) : Result<ShimSpec>(parsed.status());
   if (!spec.ok()) {
-    std::cerr << "rota task-shim: " << spec.status().message() << "\n";
+    Complain(spec.status().message());
     return 2;
   }
   const ShimSpec& s = *spec;
@@ -204,7 +211,7 @@ int RunTaskShim(const std::string& spec_file) {
     KillAndRemoveCgroups(s.cgroups);  // also when the task never started
     Status st = WriteFileAtomic(s.status_path, ToJson(e).dump() + "\n", 0644);
     if (!st.ok()) {
-      std::cerr << "rota task-shim: " << st.message() << "\n";
+      Complain(st.message());
       return 1;
     }
     return 0;
@@ -274,7 +281,7 @@ int RunTaskShim(const std::string& spec_file) {
   ::close(*err);
   if (plan.stdin_fd >= 0) ::close(plan.stdin_fd);
   Status st = WriteFileAtomic(s.pid_path, std::to_string(pid) + "\n", 0644);
-  if (!st.ok()) std::cerr << "rota task-shim: " << st.message() << "\n";
+  if (!st.ok()) Complain(st.message());
   int msg[2] = {0, 0};
   ssize_t n;
   do {

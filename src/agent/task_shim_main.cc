@@ -4,13 +4,15 @@
 // millisecond and stays small. `rota task-shim` is the same code, used when
 // this program is not installed beside `rota`.
 
-#include <iostream>
+#include <unistd.h>
 
 #include "agent/task_shim.h"
 
 int main(int argc, char** argv) {
   if (argc != 2) {
-    std::cerr << "usage: rota-task-shim SPEC_FILE (started by rota agent)\n";
+    static const char kUsage[] = "usage: rota-task-shim SPEC_FILE (started by rota agent)\n";
+    ssize_t ignored = ::write(STDERR_FILENO, kUsage, sizeof kUsage - 1);
+    (void)ignored;
     return 2;
   }
   return rota::agent::RunTaskShim(argv[1]);

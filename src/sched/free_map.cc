@@ -10,6 +10,7 @@ FreeMap::FreeMap(const std::vector<Node>& nodes) {
   auto index = std::make_shared<std::unordered_map<std::string, size_t>>();
   for (size_t i = 0; i < nodes.size(); ++i) index->emplace(nodes[i].name, i);
   index_ = std::move(index);
+  std::unordered_map<std::string, size_t> pools;  // port_pool -> index in slots_
   for (const auto& n : nodes) {
     NodeFree f;
     f.node = &n;
@@ -22,7 +23,11 @@ FreeMap::FreeMap(const std::vector<Node>& nodes) {
         static_cast<uint32_t>(std::count(gpu_free_.begin() + f.offset, gpu_free_.end(), 1));
     f.free_cpus = n.cpus;
     f.free_memory = static_cast<int64_t>(n.memory_bytes);
-    f.free_slots = n.task_slots.value_or(0);
+    // A node of its own, or the first of a shared pool, brings the pool's slots.
+    auto [pool, fresh] = pools.try_emplace(n.port_pool.empty() ? "\x01" + n.name : n.port_pool,
+                                          slots_.size());
+    if (fresh) slots_.push_back(n.task_slots.value_or(0));
+    f.pool = pool->second;
     total_free_ += f.free_gpus;
     nodes_.push_back(std::move(f));
   }
@@ -65,14 +70,14 @@ void FreeMap::Take(size_t n, const TaskAlloc& t) {
   for (uint32_t g : t.gpus) TakeGpu(n, g);
   nodes_[n].free_cpus -= t.cpus;
   nodes_[n].free_memory -= static_cast<int64_t>(t.memory_bytes);
-  --nodes_[n].free_slots;
+  --slots_[nodes_[n].pool];
 }
 
 void FreeMap::Give(size_t n, const TaskAlloc& t) {
   for (uint32_t g : t.gpus) GiveGpu(n, g);
   nodes_[n].free_cpus += t.cpus;
   nodes_[n].free_memory += static_cast<int64_t>(t.memory_bytes);
-  ++nodes_[n].free_slots;
+  ++slots_[nodes_[n].pool];
 }
 
 bool Eligible(const Node& n, const TaskDemand& d) {
@@ -96,7 +101,8 @@ std::optional<std::vector<TaskAlloc>> PlaceGang(const FreeMap& map,
   const size_t n_nodes = map.size();
   // Free GPUs, CPUs, memory and task slots per node as this placement goes.
   std::vector<uint32_t> avail(n_nodes);
-  std::vector<int64_t> cpus(n_nodes), memory(n_nodes), slots(n_nodes);
+  std::vector<int64_t> cpus(n_nodes), memory(n_nodes);
+  std::vector<int64_t> slots = map.slots_;  // per port pool
   std::vector<uint8_t> used(n_nodes, 0);
   for (size_t i = 0; i < n_nodes; ++i) {
     const auto& f = map.nodes_[i];
@@ -109,7 +115,6 @@ std::optional<std::vector<TaskAlloc>> PlaceGang(const FreeMap& map,
     avail[i] = a;
     cpus[i] = f.free_cpus;
     memory[i] = f.free_memory;
-    slots[i] = f.free_slots;
   }
   constexpr uint64_t kInf = std::numeric_limits<uint32_t>::max();
   // How many tasks of `d` node i can take now.
@@ -126,7 +131,10 @@ std::optional<std::vector<TaskAlloc>> PlaceGang(const FreeMap& map,
       cap = std::min<uint64_t>(
           cap, memory[i] <= 0 ? 0 : static_cast<uint64_t>(memory[i]) / d.memory_per_task);
     }
-    if (f.node->task_slots) cap = std::min<uint64_t>(cap, slots[i] <= 0 ? 0 : static_cast<uint64_t>(slots[i]));
+    if (f.node->task_slots) {
+      const int64_t free = slots[f.pool];
+      cap = std::min<uint64_t>(cap, free <= 0 ? 0 : static_cast<uint64_t>(free));
+    }
     return cap;
   };
   // Demands with more GPUs per task first; output in the caller's order.
@@ -180,7 +188,7 @@ std::optional<std::vector<TaskAlloc>> PlaceGang(const FreeMap& map,
       avail[pick] -= static_cast<uint32_t>(take * d.gpus_per_task);
       cpus[pick] -= static_cast<int64_t>(take * d.cpus_per_task);
       memory[pick] -= static_cast<int64_t>(take * d.memory_per_task);
-      slots[pick] -= static_cast<int64_t>(take);
+      slots[map.nodes_[pick].pool] -= static_cast<int64_t>(take);
       used[pick] = 1;
       chosen[di].emplace_back(pick, static_cast<uint32_t>(take));
       remaining -= take;

@@ -48,7 +48,7 @@ class FreeMap {
   uint32_t TotalFree() const { return total_free_; }
   // Tasks the node can still take (Node::task_slots); INT64_MAX when not counted.
   int64_t FreeSlots(size_t n) const {
-    return nodes_[n].node->task_slots ? nodes_[n].free_slots : INT64_MAX;
+    return nodes_[n].node->task_slots ? slots_[nodes_[n].pool] : INT64_MAX;
   }
   // Takes / gives back what a task holds. GPUs outside the node are ignored.
   void Take(const TaskAlloc& t);
@@ -70,10 +70,11 @@ class FreeMap {
     uint32_t free_gpus = 0;
     int64_t free_cpus = 0;    // meaningful when node->cpus > 0
     int64_t free_memory = 0;  // meaningful when node->memory_bytes > 0
-    int64_t free_slots = 0;   // meaningful when node->task_slots is set
+    size_t pool = 0;          // its task slots: slots_[pool] (when node->task_slots is set)
   };
   std::vector<NodeFree> nodes_;
   std::vector<uint8_t> gpu_free_;                                         // flat; 1 free
+  std::vector<int64_t> slots_;  // free task slots per port pool
   std::shared_ptr<const std::unordered_map<std::string, size_t>> index_;  // shared by copies
   uint32_t total_free_ = 0;
 };

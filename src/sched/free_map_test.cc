@@ -53,6 +53,21 @@ TEST(PlaceGangTest, ANodeRunsNoMoreTasksThanItHasSlots) {
   EXPECT_EQ((*next)[0].node, "b");
   m.Give(On("a", {}));
   EXPECT_EQ((*PlaceGang(m, {Demand(1, 1)}, false, nullptr))[0].node, "a");
+  // Nodes with one address share its ports.
+  std::vector<Node> shared = {MakeNode("s1", 8), MakeNode("s2", 8), MakeNode("own", 8)};
+  for (auto& n : shared) n.task_slots = 3;
+  shared[0].port_pool = shared[1].port_pool = "10.0.0.1";
+  FreeMap pooled(shared);
+  pooled.Take(On("s1", {}));
+  pooled.Take(On("s2", {}));
+  EXPECT_EQ(pooled.FreeSlots(0), 1);
+  EXPECT_EQ(pooled.FreeSlots(1), 1);
+  EXPECT_EQ(pooled.FreeSlots(2), 3);
+  auto three = PlaceGang(pooled, {Demand(3, 1)}, false, nullptr);
+  ASSERT_TRUE(three);  // one slot left on s1/s2 together: all three on "own"
+  for (const auto& t : *three) EXPECT_EQ(t.node, "own");
+  EXPECT_FALSE(PlaceGang(pooled, {Demand(5, 1)}, false, nullptr));  // 1 + 3 slots
+  EXPECT_TRUE(PlaceGang(pooled, {Demand(4, 1)}, false, nullptr));
   // A node whose ports are all taken by other programs runs nothing new.
   nodes[1].task_slots = 0;
   FreeMap none({nodes[1]});

@@ -27,9 +27,12 @@ struct Node {
   std::vector<uint32_t> unusable_gpus;
   uint32_t cpus = 0;          // 0: not checked
   uint64_t memory_bytes = 0;  // 0: not checked
-  // How many tasks may hold the node at once (every task takes one of its job
-  // ports); unset: not checked.
+  // How many tasks may run at once on the node's job ports (every task takes
+  // one); unset: not checked. Nodes with the same port_pool (one address:
+  // simulated nodes on one host) share one set of ports: task_slots is then
+  // the pool's, the same on each of them.
   std::optional<uint32_t> task_slots;
+  std::string port_pool;  // "": the node's own
   // False when the node is unreachable or drained: nothing new starts there.
   bool schedulable = true;
 };

@@ -135,23 +135,21 @@ void JobService::SchedulePass(int64_t now_ms, bool full) {
   in.queues = queues_->ForScheduler();
   in.group_of = pass_cache_.group_of;
   in.released_ms = released_ms_;
-  // Every task takes one job port of its node's address: a node whose ports are
-  // all taken runs no more tasks (a job waits for the pass after a task ends,
-  // not for a retry). Nodes sharing an address (simulated nodes on one host)
-  // share its ports evenly.
+  // Every task takes one job port of its node's address: when they are all
+  // taken no more tasks start there (a job waits for the pass after a task
+  // ends, not for a retry). Nodes with one address (simulated nodes on one
+  // host) share its ports.
   {
     const uint32_t range = options_.ports.last >= options_.ports.first
                                ? uint32_t{options_.ports.last} - options_.ports.first + 1
                                : 0;
-    std::map<std::string, uint32_t> sharing;
-    for (const auto& v : in.nodes) ++sharing[AddressOf(v)];
     for (const auto& v : in.nodes) {
       const std::string address = AddressOf(v);
       uint32_t foreign = 0;
       if (auto f = foreign_ports_.find(address); f != foreign_ports_.end()) {
         for (const auto& [port, until_ms] : f->second) foreign += until_ms > now_ms ? 1 : 0;
       }
-      in.task_slots[v.info->name] = (range > foreign ? range - foreign : 0) / sharing[address];
+      in.job_ports[v.info->name] = {range > foreign ? range - foreign : 0, address};
     }
   }
   const scheduling::JobGpus job_gpus = scheduling::JobGpusByNode(active_);

@@ -176,8 +176,9 @@ sched::Snapshot BuildSnapshot(const SchedulingInput& in) {
     n.labels = view.info->labels;
     n.cpus = view.info->cpus;
     n.memory_bytes = view.info->memory_bytes;
-    if (auto slots = in.task_slots.find(n.name); slots != in.task_slots.end()) {
-      n.task_slots = slots->second;
+    if (auto ports = in.job_ports.find(n.name); ports != in.job_ports.end()) {
+      n.task_slots = ports->second.slots;
+      n.port_pool = ports->second.pool;
     }
     n.schedulable = view.state == NodeState::kReady && view.connected;
     if (!view.info->gpus.empty()) n.gpu_model = view.info->gpus.front().name;

@@ -44,9 +44,15 @@ struct SchedulingInput {
   // GPU-hours used in the quota period, by user and by group.
   std::map<std::string, double> user_period_gpu_hours, group_period_gpu_hours;
   std::map<std::string, std::string> group_of;  // username -> primary group
-  // Node -> how many tasks it can run at once: its job ports not taken by
-  // other programs (sched::Node::task_slots). A node not named: not checked.
-  std::map<std::string, uint32_t> task_slots;
+  // Node -> its job ports: how many tasks can run on them at once (those not
+  // taken by other programs) and the pool they belong to (its address, shared
+  // by the nodes that have it): sched::Node::task_slots and port_pool. A node
+  // not named: not checked.
+  struct JobPorts {
+    uint32_t slots = 0;
+    std::string pool;
+  };
+  std::map<std::string, JobPorts> job_ports;
   std::set<int64_t> idle_reservations;          // owner left them idle long enough
   // When a job last let a GPU go: a process seen on it in a sample taken before
   // then (plus the sample interval) is the job's, not someone's by hand.
