@@ -18,6 +18,7 @@
 #include "common/file_util.h"
 #include "common/process.h"
 #include "common/test_util.h"
+#include "host/proc_parse.h"
 #include "host/rapl.h"
 
 namespace rota::agent {
@@ -366,6 +367,15 @@ TEST(TaskRunnerTest, TaskWithoutLimitsHasOneCgroupThatCancelStillReachesWhole) {
   }));
   auto usage = host::ReadTaskCpuUsageUsec(cgroups);
   EXPECT_TRUE(usage.ok()) << usage.status().ToString();
+  // The monitoring shows the process in its task's cgroup (which names the task),
+  // not in the memory cgroup it inherited.
+  auto proc_cgroup = ReadFile("/proc/" + std::to_string(bg) + "/cgroup");
+  ASSERT_TRUE(proc_cgroup.ok());
+  const std::string seen = host::ParseCgroup(*proc_cgroup, 4096);
+  ASSERT_FALSE(seen.empty()) << *proc_cgroup;
+  EXPECT_TRUE(cgroups[0].size() > seen.size() &&
+              cgroups[0].compare(cgroups[0].size() - seen.size(), seen.size(), seen) == 0)
+      << seen << " is not " << cgroups[0];
   ASSERT_TRUE(r.Signal("plain", SIGTERM).ok());
   ASSERT_EQ(WaitEnded(r, "plain").state, TaskState::kExited);
   EXPECT_TRUE(testutil::WaitFor([&] { return !AliveNotZombie(bg); })) << "the escaped child survived";

@@ -314,7 +314,7 @@ std::string FormatCommand(std::string_view raw, std::string_view comm, size_t ma
 }
 
 std::string ParseCgroup(std::string_view text, size_t max_bytes) {
-  std::string_view v2, memory, cpu, systemd;
+  std::string_view rota, v2, memory, cpu, systemd;
   ForEachLine(text, [&](std::string_view line) {
     // "hierarchy-id:controller,list:path"; the path itself may contain ':'.
     size_t c1 = line.find(':');
@@ -325,6 +325,7 @@ std::string ParseCgroup(std::string_view text, size_t max_bytes) {
     std::string_view controllers = line.substr(c1 + 1, c2 - c1 - 1);
     std::string_view path = line.substr(c2 + 1);
     if (path.empty() || path[0] != '/' || path == "/") return;
+    if (path.substr(0, 6) == "/rota/" && rota.empty()) rota = path;
     if (id == "0" && controllers.empty()) {
       if (v2.empty()) v2 = path;
       return;
@@ -339,7 +340,7 @@ std::string ParseCgroup(std::string_view text, size_t max_bytes) {
       controllers.remove_prefix(comma + 1);
     }
   });
-  for (std::string_view p : {v2, memory, cpu, systemd}) {
+  for (std::string_view p : {rota, v2, memory, cpu, systemd}) {
     if (!p.empty()) return SanitizeText(p, max_bytes);
   }
   return "";

@@ -84,9 +84,11 @@ Result<uint32_t> ParseStatusUid(std::string_view text);
 // The result is valid UTF-8 of at most max_bytes (see SanitizeText).
 std::string FormatCommand(std::string_view raw_cmdline, std::string_view comm, size_t max_bytes);
 
-// The cgroup path from /proc/<pid>/cgroup: the v2 line "0::/path" if its path is not
-// "/", else the first non-"/" path of the v1 "memory", "cpu" and "name=systemd"
-// hierarchies (in that order); "" when everything is "/" or nothing parses.
+// The cgroup path from /proc/<pid>/cgroup: a rota task's cgroup ("/rota/..." in
+// any hierarchy: on v1 a task without limits is only in cpuacct, while its memory
+// cgroup is the agent's); else the v2 line "0::/path" if its path is not "/", else
+// the first non-"/" path of the v1 "memory", "cpu" and "name=systemd" hierarchies
+// (in that order); "" when everything is "/" or nothing parses.
 std::string ParseCgroup(std::string_view text, size_t max_bytes);
 
 // Returns text as valid UTF-8 of at most max_bytes, cut at a character boundary. Bytes

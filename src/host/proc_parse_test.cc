@@ -312,6 +312,12 @@ TEST(ParseCgroupTest, Table) {
       {"hybrid, v2 root falls back to v1",
        "9:name=systemd:/\n4:memory:/process_api/abc\n1:cpu:/\n0::/\n", "/process_api/abc"},
       {"all root", "4:memory:/\n1:name=systemd:/\n0::/\n", ""},
+      {"a rota task in cpuacct only, memory inherited",
+       "4:memory:/process_api/abc\n2:cpuacct:/rota/1a2b3c4d.job-3.r0.worker-0\n1:cpu:/\n"
+       "0::/system.slice/rota-agent.service\n",
+       "/rota/1a2b3c4d.job-3.r0.worker-0"},
+      {"a rota task on v2", "0::/rota/plain/1a2b3c4d.job-3.r0.worker-0\n",
+       "/rota/plain/1a2b3c4d.job-3.r0.worker-0"},
       {"path with colon", "0::/a:b\n", "/a:b"},
       {"empty", "", ""},
       {"garbage", "junk\n::\n1:memory\n2:memory:relative\n", ""},
