@@ -449,9 +449,12 @@ std::optional<int64_t> JobService::HandleReport(const std::string& node, const a
   return it->first;
 }
 
-void JobService::AfterReports(const std::set<int64_t>& jobs) {
+void JobService::AfterReports(const std::set<int64_t>& jobs, bool ended) {
   const int64_t now = clock_->NowMs();
-  if (!jobs.empty()) dirty_ = true;
+  // A task that ended frees what it held; one that started frees nothing (the
+  // scheduler counts a starting task's GPUs, CPUs and port already). What the
+  // jobs do about it (restart, requeue, end) marks a pass itself.
+  if (ended) dirty_ = true;
   for (int64_t id : jobs) {
     auto it = active_.find(id);
     if (it == active_.end() || it->second.Final()) continue;
@@ -579,28 +582,49 @@ void JobService::StopOrphans(const std::map<std::string, NodeView>& nodes, int64
 void JobService::Run() {
   const auto tick = std::chrono::milliseconds(options_.tick_ms);
   int64_t last_full = INT64_MIN / 2, last_pass = INT64_MIN / 2;  // monotonic ms
-  int64_t last_cost_ns = 0;                                       // of the last round
+  // The rounds' CPU budget (JobServiceOptions::pass_cost_factor).
+  const int64_t budget_cap_ns = options_.round_budget_ms * 1'000'000;
+  const int64_t share = options_.pass_cost_factor + 1;  // wall time per unit of budget
+  int64_t budget_ns = budget_cap_ns, budget_at_ns = MonotonicNs();
+  int64_t last_cost_ns = 0;  // of the last round
+  auto refill = [&] {
+    const int64_t now = MonotonicNs();
+    budget_ns = std::min(budget_cap_ns, budget_ns + (now - budget_at_ns) / share);
+    budget_at_ns = now;
+  };
   MutexLock lock(&mu_);
   while (!stop_) {
     cv_.WaitFor(&mu_, tick,
                 [&]() ROTA_REQUIRES(mu_) { return stop_ || wake_ || !reports_.empty(); });
     if (stop_) return;
-    // Bursts of submissions and task reports are handled in batches: one round
-    // per gap at most (longer when rounds are costly). What comes to an idle
-    // service is handled at once.
-    const int64_t gap = std::max(options_.placement_gap_ms,
-                                 options_.pass_cost_factor * last_cost_ns / 1'000'000);
+    // A burst of submissions is placed in batches: one pass per gap at most, and
+    // none while the budget is spent. A job submitted to an idle service is
+    // placed at once. Task reports wait only while rounds are cheap (a burst of
+    // task ends with a short queue is taken in batches); a costly round is not
+    // put off (a freed GPU with 10,000 jobs queued is taken at once).
+    refill();
+    int64_t wait_ms = 0;
     const int64_t since_pass = clock_->MonotonicMs() - last_pass;
-    if ((wake_ || !reports_.empty()) && since_pass < gap) {
-      cv_.WaitFor(&mu_, std::chrono::milliseconds(gap - since_pass),
-                  [&]() ROTA_REQUIRES(mu_) { return stop_; });
+    if (reports_.empty()) {
+      if (wake_ && since_pass < options_.placement_gap_ms) wait_ms = options_.placement_gap_ms - since_pass;
+      if (budget_ns < 0) wait_ms = std::max(wait_ms, (-budget_ns * share + 999'999) / 1'000'000);
+    } else {
+      const int64_t batch_ms = options_.pass_cost_factor * last_cost_ns / 1'000'000;
+      if (batch_ms <= options_.report_batch_max_ms && since_pass < batch_ms) wait_ms = batch_ms - since_pass;
+    }
+    if (wait_ms > 0) {
+      const bool for_reports = !reports_.empty();
+      cv_.WaitFor(&mu_, std::chrono::milliseconds(wait_ms),
+                  [&]() ROTA_REQUIRES(mu_) { return stop_ || (!for_reports && !reports_.empty()); });
       if (stop_) return;
+      refill();
     }
     wake_ = false;
     const bool full = clock_->MonotonicMs() - last_full >= options_.tick_ms;
     const int64_t began_ns = MonotonicNs();
     Round(full);
     last_cost_ns = MonotonicNs() - began_ns;
+    budget_ns -= last_cost_ns;
     last_pass = clock_->MonotonicMs();
     if (full) last_full = last_pass;
   }
@@ -616,12 +640,16 @@ void JobService::Round(bool full) {
   // Every report that arrived is applied before any job reacts, so a gang's
   // failure is blamed on the task that ended first, not on the first reported.
   std::set<int64_t> changed;
+  bool ended = false;
   while (!reports_.empty()) {
     auto [node, r] = std::move(reports_.front());
     reports_.pop_front();
-    if (auto id = HandleReport(node, r)) changed.insert(*id);
+    if (auto id = HandleReport(node, r)) {
+      changed.insert(*id);
+      ended = ended || r.state != "running";
+    }
   }
-  AfterReports(changed);
+  AfterReports(changed, ended);
   DropCommittedEnds();
   Tick(clock_->NowMs(), full);
 }

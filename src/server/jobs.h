@@ -119,13 +119,23 @@ struct JobServiceOptions {
   jobs::PortRange ports;
   int64_t stop_grace_ms = 10'000;  // SIGTERM -> SIGKILL
   int64_t tick_ms = 250;
-  // Rounds that follow submissions or task reports are at least this far apart,
-  // and at least pass_cost_factor times what the last one took (a pass costs
-  // more with more jobs: under load the service then spends at most about
-  // 1/(factor+1) of a core on it), so a burst is placed in batches (each pass
-  // reads nodes and reservations once).
+  // Rounds that follow submissions are at least this far apart, so a burst is
+  // placed in batches (each pass reads nodes and reservations once).
   int64_t placement_gap_ms = 5;
+  // Rounds are paced by a CPU budget (a pass costs more with more jobs: ~30 ms
+  // with 10,000 queued): it grows by 1/(pass_cost_factor+1) of the time that
+  // passes, up to round_budget_ms, and each round spends what it took; while it
+  // is below zero only task reports start a round (a freed GPU is taken at
+  // once). Under a burst of submissions into a long queue the service so spends
+  // at most about 1/(factor+1) of a core on passes, and the rest on taking the
+  // submissions.
   int64_t pass_cost_factor = 4;
+  int64_t round_budget_ms = 50;
+  // Task reports wait for the next round up to pass_cost_factor times what the
+  // last one took, while that is at most this long (cheap rounds: a burst of task
+  // ends with a short queue is taken in batches); costlier rounds are not put
+  // off for them.
+  int64_t report_batch_max_ms = 20;
   int64_t log_timeout_ms = 10'000;
   // Scheduling (docs/design-sched.md).
   sched::Policy policy;
@@ -211,7 +221,8 @@ class JobService {
   // Applies a task report; returns the id of the job whose task changed.
   std::optional<int64_t> HandleReport(const std::string& node, const api::TaskReport& r) ROTA_REQUIRES(mu_);
   // Lets each job react to its tasks' changes (restart, stop, end).
-  void AfterReports(const std::set<int64_t>& jobs) ROTA_REQUIRES(mu_);
+  // `ended`: one of the reports ended a task (a pass may place what it freed).
+  void AfterReports(const std::set<int64_t>& jobs, bool ended) ROTA_REQUIRES(mu_);
   // Removes from active_ the ended jobs whose end is committed.
   void DropCommittedEnds() ROTA_REQUIRES(mu_);
   // A full tick (every tick_ms) enforces SIGKILL deadlines and time limits and

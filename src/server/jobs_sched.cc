@@ -244,12 +244,19 @@ void JobService::SchedulePass(int64_t now_ms, bool full) {
     }
     Launch(job, placed, now_ms, owners);
   }
+  // Positions in the queue as it is after this pass (the jobs it started have
+  // left it): the next pass may be a while away, as a start alone triggers none.
+  std::vector<uint32_t> ranks;
+  ranks.reserve(d.waits.size());
+  for (const auto& w : d.waits) ranks.push_back(w.position);
+  std::sort(ranks.begin(), ranks.end());
   for (const auto& w : d.waits) {
     auto it = active_.find(w.id);
     if (it == active_.end()) continue;
     it->second.wait_reason = w.reason;
     it->second.estimated_start_ms = w.estimated_start_ms;
-    it->second.position = w.position;
+    it->second.position =
+        static_cast<uint32_t>(std::lower_bound(ranks.begin(), ranks.end(), w.position) - ranks.begin()) + 1;
   }
 }
 
