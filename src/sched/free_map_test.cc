@@ -69,8 +69,9 @@ TEST(PlaceGangTest, ANodeRunsNoMoreTasksThanItHasSlots) {
   EXPECT_FALSE(PlaceGang(pooled, {Demand(5, 1)}, false, nullptr));  // 1 + 3 slots
   EXPECT_TRUE(PlaceGang(pooled, {Demand(4, 1)}, false, nullptr));
   // A node whose ports are all taken by other programs runs nothing new.
-  nodes[1].task_slots = 0;
-  FreeMap none({nodes[1]});
+  std::vector<Node> full = {nodes[1]};  // FreeMap keeps pointers to its nodes
+  full[0].task_slots = 0;
+  FreeMap none(full);
   EXPECT_FALSE(PlaceGang(none, {Demand(1, 0)}, false, nullptr));
 }
 
