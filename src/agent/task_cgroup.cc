@@ -92,16 +92,17 @@ Result<std::vector<std::string>> CreateTaskCgroups(const std::string& root, cons
     const std::string hierarchy = root + "/" + controller;
     if (!Exists(hierarchy + "/cgroup.procs")) continue;
     std::error_code ec;
-    const std::string resolved = std::filesystem::canonical(hierarchy, ec).string();
+    std::string resolved = std::filesystem::canonical(hierarchy, ec).string();
+    if (ec) resolved = hierarchy;
     std::string dir;
-    if (auto shared = made.find(ec ? hierarchy : resolved); shared != made.end()) {
+    if (auto shared = made.find(resolved); shared != made.end()) {
       dir = shared->second;  // cpu and cpuacct are often one hierarchy ("cpu,cpuacct")
     } else {
       RETURN_IF_ERROR(MakeDir(hierarchy + "/rota"));
       dir = hierarchy + "/rota/" + id;
       RETURN_IF_ERROR(MakeLeaf(dir));
       dirs.push_back(dir);
-      made[ec ? hierarchy : resolved] = dir;
+      made[resolved] = dir;
     }
     if (name == "cpu" && quota_us > 0) {
       RETURN_IF_ERROR(Write(dir + "/cpu.cfs_period_us", std::to_string(kPeriodUs)));

@@ -23,11 +23,11 @@ FreeMap::FreeMap(const std::vector<Node>& nodes) {
         static_cast<uint32_t>(std::count(gpu_free_.begin() + f.offset, gpu_free_.end(), 1));
     f.free_cpus = n.cpus;
     f.free_memory = static_cast<int64_t>(n.memory_bytes);
-    // A node of its own, or the first of a shared pool, brings the pool's slots.
-    auto [pool, fresh] = pools.try_emplace(n.port_pool.empty() ? "\x01" + n.name : n.port_pool,
-                                          slots_.size());
-    if (fresh) slots_.push_back(n.task_slots.value_or(0));
-    f.pool = pool->second;
+    // A node without a pool has its own slots; the first node of a shared pool
+    // brings the pool's.
+    f.pool = slots_.size();
+    if (!n.port_pool.empty()) f.pool = pools.try_emplace(n.port_pool, slots_.size()).first->second;
+    if (f.pool == slots_.size()) slots_.push_back(n.task_slots.value_or(0));
     total_free_ += f.free_gpus;
     nodes_.push_back(std::move(f));
   }

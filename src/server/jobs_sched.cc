@@ -139,17 +139,19 @@ void JobService::SchedulePass(int64_t now_ms, bool full) {
   // taken no more tasks start there (a job waits for the pass after a task
   // ends, not for a retry). Nodes with one address (simulated nodes on one
   // host) share its ports.
+  std::map<std::string, std::string> address;  // node -> where its tasks are reached
+  for (const auto& v : in.nodes) address[v.info->name] = AddressOf(v);
   {
     const uint32_t range = options_.ports.last >= options_.ports.first
                                ? uint32_t{options_.ports.last} - options_.ports.first + 1
                                : 0;
     for (const auto& v : in.nodes) {
-      const std::string address = AddressOf(v);
+      const std::string& address_of = address[v.info->name];
       uint32_t foreign = 0;
-      if (auto f = foreign_ports_.find(address); f != foreign_ports_.end()) {
+      if (auto f = foreign_ports_.find(address_of); f != foreign_ports_.end()) {
         for (const auto& [port, until_ms] : f->second) foreign += until_ms > now_ms ? 1 : 0;
       }
-      in.job_ports[v.info->name] = {range > foreign ? range - foreign : 0, address};
+      in.job_ports[v.info->name] = {range > foreign ? range - foreign : 0, address_of};
     }
   }
   const scheduling::JobGpus job_gpus = scheduling::JobGpusByNode(active_);
@@ -212,8 +214,6 @@ void JobService::SchedulePass(int64_t now_ms, bool full) {
   }
   std::map<std::string, std::set<uint16_t>> busy_ports;
   if (!d.starts.empty()) busy_ports = BusyPorts(now_ms);
-  std::map<std::string, std::string> address;
-  for (const auto& v : in.nodes) address[v.info->name] = AddressOf(v);
   std::map<int64_t, Result<User>> owners;  // read once per pass
   for (const auto& st : d.starts) {
     auto it = active_.find(st.id);
