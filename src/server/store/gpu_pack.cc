@@ -35,23 +35,30 @@ std::optional<int64_t> Widen(const std::optional<T>& v) {
 
 }  // namespace
 
+StoredGpu ToStored(const api::GpuSample& g) {
+  StoredGpu s;
+  s.gpu = g.index;
+  s.failed = g.failed;
+  s.value = {Widen(g.util_gpu_pct),       Widen(g.util_memory_pct), Widen(g.memory_used_bytes),
+             Widen(g.memory_total_bytes), Widen(g.temperature_c),   Widen(g.power_mw),
+             Widen(g.energy_mj),          Widen(g.sm_clock_mhz),    Widen(g.mem_clock_mhz),
+             Widen(g.fan_pct)};
+  return s;
+}
+
 void PackGpus(std::span<const api::GpuSample> gpus, std::string* out) {
   out->clear();
   out->push_back(kVersion);
-  for (const api::GpuSample& g : gpus) {
-    const std::array<std::optional<int64_t>, kGpuFieldCount> value{
-        Widen(g.util_gpu_pct),     Widen(g.util_memory_pct), Widen(g.memory_used_bytes),
-        Widen(g.memory_total_bytes), Widen(g.temperature_c), Widen(g.power_mw),
-        Widen(g.energy_mj),        Widen(g.sm_clock_mhz),    Widen(g.mem_clock_mhz),
-        Widen(g.fan_pct)};
+  for (const api::GpuSample& sample : gpus) {
+    const StoredGpu g = ToStored(sample);
     uint64_t mask = g.failed ? 1 : 0;
     for (int f = 0; f < kGpuFieldCount; ++f) {
-      if (value[f]) mask |= uint64_t{1} << (1 + f);
+      if (g.value[f]) mask |= uint64_t{1} << (1 + f);
     }
-    PutVarint(g.index, out);
+    PutVarint(g.gpu, out);
     PutVarint(mask, out);
     for (int f = 0; f < kGpuFieldCount; ++f) {
-      if (value[f]) PutVarint(static_cast<uint64_t>(*value[f]), out);
+      if (g.value[f]) PutVarint(static_cast<uint64_t>(*g.value[f]), out);
     }
   }
 }

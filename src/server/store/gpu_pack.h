@@ -47,6 +47,9 @@ struct StoredGpu {
   bool operator==(const StoredGpu&) const = default;
 };
 
+// The stored form of one reported GPU (what UnpackGpus gives back for it).
+StoredGpu ToStored(const api::GpuSample& g);
+
 // Appends the packed form of `gpus` to *out (cleared first).
 void PackGpus(std::span<const api::GpuSample> gpus, std::string* out);
 

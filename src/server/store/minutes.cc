@@ -1,41 +1,45 @@
 #include "server/store/minutes.h"
 
-#include <map>
-#include <optional>
-
 #include "server/store/history.h"
 
 namespace rota::store {
 namespace {
 
-// Sum, count and maximum of the readings present (NULLs are skipped).
+// Binds sum, n, max at parameters p, p + 1, p + 2 (max NULL without readings).
 template <typename T>
-struct Acc {
-  T sum = 0;
-  int64_t n = 0;
-  std::optional<T> max;
-  void Add(std::optional<T> v) {
-    if (!v) return;
-    sum += *v;
-    ++n;
-    if (!max || *v > *max) max = *v;
-  }
-  // Binds sum, n, max at parameters p, p + 1, p + 2.
-  void BindTo(Stmt& s, int p) const {
-    s.Bind(p, sum).Bind(p + 1, n).Bind(p + 2, max);
-  }
-};
-
-constexpr int kGpuMetrics = 5;  // util_gpu, util_mem, mem_used, temp, power_mw
-constexpr GpuField kMetricField[kGpuMetrics] = {kUtilGpu, kUtilMem, kMemUsed, kTemp, kPowerMw};
-
-struct GpuMinute {
-  int64_t n = 0, failed_n = 0;
-  Acc<int64_t> metric[kGpuMetrics];
-  std::optional<int64_t> energy_mj, energy_t;  // the latest reading in the minute
-};
+void BindAcc(Stmt& s, int p, const MinuteAcc<T>& a) {
+  s.Bind(p, a.sum).Bind(p + 1, a.n).Bind(p + 2, a.n > 0 ? std::optional<T>(a.max) : std::nullopt);
+}
 
 }  // namespace
+
+void MinuteTotals::AddHost(std::optional<double> cpu, std::optional<int64_t> mem,
+                           std::optional<double> load) {
+  ++host_n;
+  cpu_percent.Add(cpu);
+  mem_used.Add(mem);
+  load1.Add(load);
+}
+
+void MinuteTotals::AddGpu(int64_t t_ms, const StoredGpu& r) {
+  GpuMinute* g = nullptr;
+  for (auto& [index, m] : gpus) {  // a handful of GPUs: a scan beats a map
+    if (index == r.gpu) {
+      g = &m;
+      break;
+    }
+  }
+  if (g == nullptr) g = &gpus.emplace_back(r.gpu, GpuMinute{}).second;
+  ++g->n;
+  g->failed_n += r.failed ? 1 : 0;
+  for (int i = 0; i < GpuMinute::kMetrics; ++i) {
+    g->metric[i].Add(r.value[GpuMinute::kMetricField[i]]);
+  }
+  if (const auto& e = r.value[kEnergyMj]; e && (!g->energy_t || t_ms >= *g->energy_t)) {
+    g->energy_mj = e;
+    g->energy_t = t_ms;
+  }
+}
 
 Result<MinuteAggregates> MinuteAggregates::Prepare(Db& db) {
   MinuteAggregates m;
@@ -60,49 +64,38 @@ Result<MinuteAggregates> MinuteAggregates::Prepare(Db& db) {
   return m;
 }
 
-Status MinuteAggregates::Recompute(int64_t node, int64_t minute_ms) {
-  const int64_t end_ms = minute_ms + kMinuteMs;
-  std::map<int64_t, GpuMinute> gpus;
-  RETURN_IF_ERROR(read_gpu_->Read(node, minute_ms, end_ms, std::nullopt, &readings_));
-  for (const GpuReading& r : readings_) {
-    GpuMinute& g = gpus[r.gpu.gpu];
-    ++g.n;
-    g.failed_n += r.gpu.failed ? 1 : 0;
-    for (int i = 0; i < kGpuMetrics; ++i) g.metric[i].Add(r.gpu.value[kMetricField[i]]);
-    if (const auto& e = r.gpu.value[kEnergyMj]; e && (!g.energy_t || r.t_ms >= *g.energy_t)) {
-      g.energy_mj = e;
-      g.energy_t = r.t_ms;
-    }
-  }
-  for (const auto& [gpu, g] : gpus) {
+Status MinuteAggregates::Put(int64_t node, int64_t minute_ms, const MinuteTotals& t) {
+  for (const auto& [gpu, g] : t.gpus) {
     put_gpu_.Reset();
-    put_gpu_.Bind(1, node).Bind(2, gpu).Bind(3, minute_ms).Bind(4, g.n).Bind(5, g.failed_n);
-    for (int i = 0; i < kGpuMetrics; ++i) g.metric[i].BindTo(put_gpu_, 6 + 3 * i);
+    put_gpu_.Bind(1, node).Bind(2, static_cast<int64_t>(gpu)).Bind(3, minute_ms);
+    put_gpu_.Bind(4, g.n).Bind(5, g.failed_n);
+    for (int i = 0; i < GpuMinute::kMetrics; ++i) BindAcc(put_gpu_, 6 + 3 * i, g.metric[i]);
     put_gpu_.Bind(21, g.energy_mj).Bind(22, g.energy_t);
     RETURN_IF_ERROR(put_gpu_.Run());
   }
+  if (t.host_n == 0) return Status::Ok();
+  put_node_.Reset();
+  put_node_.Bind(1, node).Bind(2, minute_ms).Bind(3, t.host_n);
+  BindAcc(put_node_, 4, t.cpu_percent);
+  BindAcc(put_node_, 7, t.mem_used);
+  BindAcc(put_node_, 10, t.load1);
+  return put_node_.Run();
+}
 
-  int64_t n = 0;
-  Acc<double> cpu, load;
-  Acc<int64_t> mem;
+Status MinuteAggregates::Recompute(int64_t node, int64_t minute_ms) {
+  const int64_t end_ms = minute_ms + kMinuteMs;
+  MinuteTotals t;
+  RETURN_IF_ERROR(read_gpu_->Read(node, minute_ms, end_ms, std::nullopt, &readings_));
+  for (const GpuReading& r : readings_) t.AddGpu(r.t_ms, r.gpu);
   read_node_.Reset();
   read_node_.Bind(1, node).Bind(2, minute_ms).Bind(3, end_ms);
   while (true) {
     ASSIGN_OR_RETURN(bool row, read_node_.Step());
     if (!row) break;
-    ++n;
-    cpu.Add(read_node_.OptDouble(0));
-    mem.Add(read_node_.OptInt(1));
-    load.Add(read_node_.OptDouble(2));
+    t.AddHost(read_node_.OptDouble(0), read_node_.OptInt(1), read_node_.OptDouble(2));
   }
   read_node_.Reset();
-  if (n == 0) return Status::Ok();
-  put_node_.Reset();
-  put_node_.Bind(1, node).Bind(2, minute_ms).Bind(3, n);
-  cpu.BindTo(put_node_, 4);
-  mem.BindTo(put_node_, 7);
-  load.BindTo(put_node_, 10);
-  return put_node_.Run();
+  return Put(node, minute_ms, t);
 }
 
 }  // namespace rota::store

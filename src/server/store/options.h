@@ -58,6 +58,10 @@ struct StoreStats {
   int64_t checkpoints = 0;          // WAL checkpoints that copied pages into the database
   int64_t checkpoint_failures = 0;  // ... that failed (logged; the next one retries)
   int64_t wal_restarts = 0;  // checkpoints that held writes back to start the WAL again
+  // Node-minutes whose aggregates were written from the totals kept in memory,
+  // and those recomputed from their raw rows (after a restart, late samples).
+  int64_t minutes_from_memory = 0;
+  int64_t minutes_recomputed = 0;
 };
 
 }  // namespace rota::store

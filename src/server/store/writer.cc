@@ -324,6 +324,7 @@ Status Writer::WriteAppend(const Job& job, Counters* c) {
     bool fresh = db_.Changes() == 1;  // a row of this sample was new: its minute changed
     if (fresh) {
       ++c->node_rows;
+      open_.AddHost(node, s.time_ms, h, mem_used);
     } else {
       ++c->duplicates;
     }
@@ -336,6 +337,7 @@ Status Writer::WriteAppend(const Job& job, Counters* c) {
       if (db_.Changes() == 1) {
         c->gpu_rows += n;
         fresh = true;
+        open_.AddGpus(node, s.time_ms, s.gpus);
       } else {
         c->duplicates += n;
       }
@@ -377,6 +379,10 @@ Status Writer::LoadDirtyMinutes() {
   }
   minutes_from_ = persisted_minutes_from_ = from;
   aggregated_before_.store(from, std::memory_order_release);
+  // Minutes with rows from before this process are recomputed from them.
+  int64_t floor = BucketStart(clock_.NowMs(), kMinuteMs) + kMinuteMs;
+  if (!dirty_.empty()) floor = std::max(floor, dirty_.rbegin()->first + kMinuteMs);
+  open_.RaiseFloor(floor);
   return Status::Ok();
 }
 
@@ -395,10 +401,22 @@ Status Writer::AggregateDue(bool all, int64_t now_ms) {
   while (!dirty_.empty() && (all || AggregationDue(now_ms)) && more()) {
     auto it = dirty_.begin();
     const int64_t minute = it->first;
+    // Its rows' totals are taken as it is written; a node's late first row of
+    // it is then recomputed from the rows.
+    open_.RaiseFloor(minute + kMinuteMs);
     std::set<int64_t>& nodes = it->second;
     while (!nodes.empty() && more()) {
       const int64_t node = *nodes.begin();
-      if (minute >= raw_from) RETURN_IF_ERROR(minutes_->Recompute(node, minute));
+      const std::optional<MinuteTotals> totals = open_.Take(node, minute);
+      if (minute >= raw_from) {
+        if (totals) {
+          RETURN_IF_ERROR(minutes_->Put(node, minute, *totals));
+          ++minute_counts_.from_memory;
+        } else {
+          RETURN_IF_ERROR(minutes_->Recompute(node, minute));
+          ++minute_counts_.recomputed;
+        }
+      }
       aggregated_in_tx_.emplace_back(minute, node);
       nodes.erase(nodes.begin());
       ++done;
@@ -411,6 +429,9 @@ Status Writer::AggregateDue(bool all, int64_t now_ms) {
 void Writer::TakeBackAggregated() {
   for (const auto& [minute, node] : aggregated_in_tx_) dirty_[minute].insert(node);
   aggregated_in_tx_.clear();
+  minute_counts_ = {};
+  // Every minute that may hold rows the totals miss is dirty now: none of them is tracked again.
+  open_.Clear(dirty_.empty() ? 0 : dirty_.rbegin()->first + kMinuteMs);
 }
 
 Status Writer::StoreMinutesFrom(int64_t now_ms) {
@@ -470,6 +491,7 @@ void Writer::WriteBatch(bool aggregate_all) {
         if (st.ok()) {
           Counters c;
           st = InSavepoint([&] { return WriteAppend(job, &c); });
+          if (!st.ok()) TakeBackAggregated();  // totals may count rolled-back rows
           if (st.ok()) {
             total.gpu_rows += c.gpu_rows;
             total.node_rows += c.node_rows;
@@ -523,9 +545,12 @@ void Writer::WriteBatch(bool aggregate_all) {
       stats_.node_rows += total.node_rows;
       stats_.duplicate_rows += total.duplicates;
       stats_.late_samples += total.late;
+      stats_.minutes_from_memory += minute_counts_.from_memory;
+      stats_.minutes_recomputed += minute_counts_.recomputed;
     } else {
       ++stats_.failed_transactions;
     }
+    minute_counts_ = {};
   }
   for (auto& [done, st] : results) {
     if (done) done(st.ok() ? commit : st);

@@ -7,8 +7,9 @@
 // writer's WAL hook asks for a PASSIVE checkpoint once the WAL holds
 // wal_autocheckpoint_pages pages (SQLite's automatic checkpoint is off).
 // Minute aggregates: each append marks its node's minute "dirty"; once a minute
-// has closed (kAggregateDelayMs after its end) the writer computes its
-// aggregates from the raw rows (minutes.h), a bounded number per transaction,
+// has closed (kAggregateDelayMs after its end) the writer writes its
+// aggregates, from the totals it kept while storing the samples (open_minutes.h)
+// or else from the raw rows (minutes.h), a bounded number per transaction,
 // and moves the persisted "minutes_from_ms" mark past it. The next open marks
 // dirty every minute from that mark on that has raw rows (after a crash, and
 // after a stop, which leaves dirty minutes as they are), so no aggregate is lost.
@@ -32,6 +33,7 @@
 #include "common/mutex.h"
 #include "common/status.h"
 #include "server/store/minutes.h"
+#include "server/store/open_minutes.h"
 #include "server/store/options.h"
 #include "server/store/sqlite.h"
 
@@ -95,6 +97,9 @@ class Writer {
   struct Counters {
     int64_t gpu_rows = 0, node_rows = 0, duplicates = 0, late = 0;
   };
+  struct MinuteCounters {
+    int64_t from_memory = 0, recomputed = 0;
+  };
   // Statements of one table for retention; it is walked node by node.
   struct RetentionTable {
     bool aggregate;
@@ -127,7 +132,9 @@ class Writer {
   // Computes the aggregates of due minutes (all with `all`) in the current
   // transaction; they are listed in aggregated_in_tx_.
   Status AggregateDue(bool all, int64_t now_ms);
-  // Puts the minutes of aggregated_in_tx_ back among the dirty ones.
+  // Puts the minutes of aggregated_in_tx_ back among the dirty ones, and
+  // forgets the totals in memory: rows they counted, or totals taken for
+  // writing, were rolled back.
   void TakeBackAggregated();
   // Moves the mark to the oldest dirty minute (or now's) and stores it if it moved.
   Status StoreMinutesFrom(int64_t now_ms);
@@ -149,6 +156,8 @@ class Writer {
   Stmt ins_node_, ins_gpus_, node_id_, set_minutes_from_;
   std::string packed_;  // the blob of the sample being inserted (reused)
   std::optional<MinuteAggregates> minutes_;
+  OpenMinutes open_{0};  // floor set by LoadDirtyMinutes
+  MinuteCounters minute_counts_;  // in the current transaction
   std::map<int64_t, std::set<int64_t>> dirty_;  // minute -> node ids without aggregates
   std::vector<std::pair<int64_t, int64_t>> aggregated_in_tx_;  // (minute, node)
   int64_t minutes_from_ = 0;            // the mark as the current transaction leaves it

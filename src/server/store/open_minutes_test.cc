@@ -1,0 +1,189 @@
+#include "server/store/open_minutes.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <future>
+#include <random>
+
+#include "server/store/history.h"
+#include "server/store/store.h"
+#include "server/store/store_test_util.h"
+
+namespace rota::store {
+namespace {
+
+using testing::MakeNode;
+using testing::MakeSample;
+using testing::TempDir;
+
+constexpr int64_t kT0 = 1'699'999'980'000;  // a whole minute
+
+TEST(OpenMinutesTest, TracksOnlyMinutesFromTheFloorOn) {
+  OpenMinutes open(kT0 + kMinuteMs);
+  const api::NodeSample s = MakeSample(kT0 + 5'000, 2, 10);
+  open.AddHost(1, s.time_ms, s.host, 7);
+  open.AddGpus(1, s.time_ms, s.gpus);
+  EXPECT_EQ(open.tracked(), 0u);  // before the floor: its rows are recomputed
+  EXPECT_FALSE(open.Take(1, kT0));
+
+  const api::NodeSample a = MakeSample(kT0 + 61'000, 2, 10), b = MakeSample(kT0 + 62'000, 2, 30);
+  for (const api::NodeSample* x : {&a, &b}) {
+    open.AddHost(1, x->time_ms, x->host, 5);
+    open.AddGpus(1, x->time_ms, x->gpus);
+  }
+  EXPECT_EQ(open.tracked(), 1u);
+  // Writing has begun: a late first row of the minute is not tracked, but a
+  // tracked node's rows still add to its totals.
+  open.RaiseFloor(kT0 + 2 * kMinuteMs);
+  const api::NodeSample c = MakeSample(kT0 + 63'000, 2, 20);
+  open.AddGpus(2, c.time_ms, c.gpus);
+  open.AddGpus(1, c.time_ms, c.gpus);
+  EXPECT_EQ(open.tracked(), 1u);
+
+  std::optional<MinuteTotals> t = open.Take(1, kT0 + kMinuteMs);
+  ASSERT_TRUE(t);
+  EXPECT_EQ(t->host_n, 2);
+  EXPECT_EQ(t->mem_used.sum, 10);
+  EXPECT_DOUBLE_EQ(t->cpu_percent.max, 30);
+  ASSERT_EQ(t->gpus.size(), 2u);
+  const GpuMinute& g0 = t->gpus[0].second;
+  EXPECT_EQ(g0.n, 3);
+  EXPECT_EQ(g0.metric[0].sum, 60);  // util_gpu 10 + 30 + 20
+  EXPECT_EQ(g0.metric[0].max, 30);
+  EXPECT_EQ(g0.energy_t, kT0 + 63'000);  // the latest reading, whatever the order
+  EXPECT_EQ(open.tracked(), 0u);
+  EXPECT_FALSE(open.Take(1, kT0 + kMinuteMs));  // taken once
+}
+
+TEST(OpenMinutesTest, ClearForgetsEverythingAndTracksNoneOfItsMinutesAgain) {
+  OpenMinutes open(kT0);
+  const api::NodeSample a = MakeSample(kT0 + 3 * kMinuteMs, 1, 10);
+  open.AddGpus(1, a.time_ms, a.gpus);
+  open.Clear(kT0 + kMinuteMs);
+  EXPECT_EQ(open.tracked(), 0u);
+  EXPECT_EQ(open.floor_ms(), kT0 + 4 * kMinuteMs);  // past the minute it tracked
+  open.AddGpus(1, a.time_ms, a.gpus);
+  EXPECT_EQ(open.tracked(), 0u);
+}
+
+TEST(OpenMinutesTest, TotalsDoNotDependOnTheOrderOfSamples) {
+  std::mt19937 rng(7);
+  std::vector<api::NodeSample> samples;
+  for (int i = 0; i < 30; ++i) {
+    api::NodeSample s = MakeSample(kT0 + i * 2'000, 3, static_cast<uint32_t>(rng() % 100));
+    s.gpus[1].failed = i % 4 == 0;
+    if (i % 3 == 0) s.gpus[2].power_mw.reset();
+    samples.push_back(s);
+  }
+  auto totals = [](const std::vector<api::NodeSample>& v) {
+    MinuteTotals t;
+    for (const api::NodeSample& s : v) {
+      t.AddHost(s.host.cpu_percent, 1, s.host.load1);
+      for (const api::GpuSample& g : s.gpus) t.AddGpu(s.time_ms, ToStored(g));
+    }
+    std::sort(t.gpus.begin(), t.gpus.end(),
+              [](const auto& a, const auto& b) { return a.first < b.first; });
+    return t;
+  };
+  const MinuteTotals in_order = totals(samples);
+  std::shuffle(samples.begin(), samples.end(), rng);
+  const MinuteTotals shuffled = totals(samples);
+  EXPECT_EQ(in_order.host_n, shuffled.host_n);
+  EXPECT_EQ(in_order.gpus, shuffled.gpus);
+  EXPECT_EQ(in_order.gpus[1].second.failed_n, 8);
+  EXPECT_EQ(in_order.gpus[2].second.metric[4].n, 20);  // power absent from 10 samples
+}
+
+// The aggregates written from memory are the ones recomputed from the raw rows,
+// with out-of-order samples, duplicates, failed GPUs and absent readings.
+class MinutesFromMemoryTest : public ::testing::Test {
+ protected:
+  MinutesFromMemoryTest() : clock_(kT0 - 30'000) {}  // the floor is kT0
+
+  std::unique_ptr<Store> Open() {
+    auto s = Store::Open(dir_.path(), {}, clock_);
+    EXPECT_TRUE(s.ok()) << s.status().ToString();
+    return s.ok() ? std::move(s).value() : nullptr;
+  }
+  static void Append(Store& s, const std::string& node, std::vector<api::NodeSample> v) {
+    std::promise<Status> p;
+    auto f = p.get_future();
+    s.Append(node, std::move(v), [&p](Status st) { p.set_value(std::move(st)); });
+    Status st = f.get();
+    EXPECT_TRUE(st.ok()) << st.ToString();
+  }
+  // Every aggregate row, as text, in key order.
+  std::vector<std::string> Aggregates() {
+    auto db = Db::Open(dir_.path() + "/rota.db", SQLITE_OPEN_READWRITE);
+    EXPECT_TRUE(db.ok());
+    std::vector<std::string> rows;
+    if (!db.ok()) return rows;
+    for (const char* sql : {"SELECT * FROM gpu_minutes ORDER BY node, gpu, minute_ms",
+                            "SELECT * FROM node_minutes ORDER BY node, minute_ms"}) {
+      auto q = db->Prepare(sql);
+      EXPECT_TRUE(q.ok());
+      if (!q.ok()) return rows;
+      while (*q->Step()) {
+        std::string row;
+        for (int c = 0; c < q->ColumnCount(); ++c) {
+          // Sums of doubles may differ in their last bits with the order of adding.
+          std::string v = q->Text(c);
+          if (v.find_first_of(".e") != std::string::npos) v = std::to_string(q->Double(c));
+          row += v + "|";
+        }
+        rows.push_back(row);
+      }
+    }
+    return rows;
+  }
+
+  TempDir dir_;
+  FakeClock clock_;
+};
+
+TEST_F(MinutesFromMemoryTest, AggregatesFromMemoryEqualThoseRecomputedFromRows) {
+  std::mt19937 rng(11);
+  {
+    auto s = Open();
+    for (const char* n : {"a", "b", "c"}) ASSERT_TRUE(s->UpsertNode(MakeNode(n, 4), 1).ok());
+    for (const std::string n : {"a", "b", "c"}) {
+      std::vector<api::NodeSample> v;
+      for (int64_t t = kT0; t < kT0 + 3 * kMinuteMs; t += 5'000) {
+        api::NodeSample x = MakeSample(t, n == "c" ? 2 : 4, static_cast<uint32_t>(rng() % 100));
+        x.host.cpu_percent = static_cast<double>(rng() % 1000) / 7;  // not exact in binary
+        x.gpus[0].failed = rng() % 5 == 0;
+        if (x.gpus[0].failed) x.gpus[0] = api::GpuSample{.index = 0, .failed = true};
+        if (rng() % 3 == 0) x.gpus[1].temperature_c.reset();
+        if (rng() % 4 == 0) x.gpus[1].energy_mj.reset();
+        v.push_back(std::move(x));
+      }
+      std::shuffle(v.begin(), v.end(), rng);
+      std::vector<api::NodeSample> first(v.begin(), v.begin() + 20);
+      Append(*s, n, first);
+      Append(*s, n, std::vector<api::NodeSample>(v.begin() + 10, v.end()));  // 10 again
+    }
+    clock_.SetMs(kT0 + 3 * kMinuteMs + 30'000);
+    ASSERT_TRUE(s->AggregateMinutes().ok());
+    EXPECT_EQ(s->Stats().minutes_from_memory, 9);
+    EXPECT_EQ(s->Stats().minutes_recomputed, 0);
+    EXPECT_GT(s->Stats().duplicate_rows, 0);
+  }
+  const std::vector<std::string> from_memory = Aggregates();
+  ASSERT_EQ(from_memory.size(), 2u * 4 * 3 + 2u * 3 + 3u * 3);  // GPU rows, then node rows
+  {
+    auto db = Db::Open(dir_.path() + "/rota.db", SQLITE_OPEN_READWRITE);
+    ASSERT_TRUE(db.ok());
+    ASSERT_TRUE(db->Exec("DELETE FROM gpu_minutes; DELETE FROM node_minutes; "
+                         "UPDATE store_state SET value = 0 WHERE key = 'minutes_from_ms'")
+                    .ok());
+  }
+  auto s = Open();  // every minute with rows is found and recomputed
+  ASSERT_TRUE(s->AggregateMinutes().ok());
+  EXPECT_EQ(s->Stats().minutes_recomputed, 9);
+  EXPECT_EQ(s->Stats().minutes_from_memory, 0);
+  EXPECT_EQ(Aggregates(), from_memory);
+}
+
+}  // namespace
+}  // namespace rota::store
