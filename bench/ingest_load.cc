@@ -252,7 +252,7 @@ int main(int argc, char** argv) {
       std::this_thread::sleep_for(std::chrono::milliseconds(200));
     }
   });
-  uint64_t ticks0 = 0, ticks1 = 0, rss = 0, rss_max = 0;
+  uint64_t ticks0 = 0, ticks1 = 0, rss = 0, rss_max = 0, self0 = 0, self1 = 0, self_rss = 0;
   auto warmup = 3;
   Clock::time_point t_measure;
   int64_t wall0 = rota::RealClock::Get().NowMs() / 1000 * 1000;
@@ -261,6 +261,7 @@ int main(int argc, char** argv) {
       measuring = true;
       t_measure = Clock::now();
       if (o.server_pid > 0) ProcUsage(o.server_pid, &ticks0, &rss);
+      ProcUsage(getpid(), &self0, &self_rss);
     }
     auto sec_start = Clock::now();
     int64_t t_ms = wall0 + sec * 1000;
@@ -286,6 +287,7 @@ int main(int argc, char** argv) {
   }
   double measured_s = std::chrono::duration<double>(Clock::now() - t_measure).count();
   if (o.server_pid > 0) ProcUsage(o.server_pid, &ticks1, &rss);
+  ProcUsage(getpid(), &self1, &self_rss);
   std::this_thread::sleep_for(std::chrono::seconds(2));  // let the last acks arrive
   stop = true;
   getter.join();
@@ -295,7 +297,10 @@ int main(int argc, char** argv) {
     unacked += c->inflight.size();
   }
   for (auto& c : conns) c->client.reset();
-  double cpu_pct = 100.0 * static_cast<double>(ticks1 - ticks0) / static_cast<double>(sysconf(_SC_CLK_TCK)) / measured_s;
+  auto percent = [&](uint64_t ticks) {
+    return 100.0 * static_cast<double>(ticks) / static_cast<double>(sysconf(_SC_CLK_TCK)) / measured_s;
+  };
+  const double cpu_pct = percent(ticks1 - ticks0);
   rota::api::Json out{{"agents", o.agents},
                       {"registered", registered},
                       {"connect_failures", connect_failures.load()},
@@ -316,6 +321,7 @@ int main(int argc, char** argv) {
                       {"get_gpus_ms_p50", Percentile(get_ms, 0.5)},
                       {"get_gpus_ms_p99", Percentile(get_ms, 0.99)},
                       {"server_cpu_percent", cpu_pct},
+                      {"load_generator_cpu_percent", percent(self1 - self0)},
                       {"server_rss_mb", static_cast<double>(rss_max) / (1 << 20)}};
   std::cout << out.dump(2) << std::endl;
   return 0;
