@@ -153,11 +153,12 @@ int main(int argc, char** argv) {
         "{\"nodes\":%d,\"gpus_per_node\":%d,\"seconds\":%d,\"wall_s\":%.3f,"
         "\"samples_per_s\":%.0f,\"gpu_rows_per_s\":%.0f,\"cpu_us_per_sample\":%.1f,"
         "\"transactions\":%lld,\"failed\":%lld,\"minutes_from_memory\":%lld,"
-        "\"minutes_recomputed\":%lld}\n",
+        "\"minutes_recomputed\":%lld,\"checkpoints\":%lld,\"wal_restarts\":%lld}\n",
         nodes, kGpus, seconds, wall, samples / wall, samples * kGpus / wall, cpu_us / samples,
         static_cast<long long>(stats.transactions), static_cast<long long>(failed),
         static_cast<long long>(stats.minutes_from_memory),
-        static_cast<long long>(stats.minutes_recomputed));
+        static_cast<long long>(stats.minutes_recomputed),
+        static_cast<long long>(stats.checkpoints), static_cast<long long>(stats.wal_restarts));
     if (failed > 0) rc = 1;
   }
   // The store is closed: its WAL is checkpointed into the database file. Every

@@ -134,6 +134,8 @@ TEST_F(MonitoringTest, PrometheusExpositionPassesPromtool) {
   ASSERT_TRUE(seen) << text;
   EXPECT_NE(text.find("rota_gpu_utilization_percent{node=\"node-b\""), std::string::npos);
   EXPECT_NE(text.find("rota_server_connected_agents 2"), std::string::npos);
+  EXPECT_NE(text.find("rota_store_transactions_total{outcome=\"committed\"} "), std::string::npos);
+  EXPECT_NE(text.find("rota_store_minute_aggregates_written_total{source=\"memory\"} "), std::string::npos);
   EXPECT_NE(text.find("rota_http_request_duration_seconds_bucket"), std::string::npos);
   TempDir tmp;
   ASSERT_TRUE(WriteFileAtomic(tmp.path() + "/metrics.txt", text).ok());

@@ -49,6 +49,29 @@ class Family {
   std::string name_, type_, help_, lines_;
 };
 
+// The store writer's queue, transactions, WAL checkpoints and minute aggregates.
+void AppendStore(const store::StoreStats& st, std::string* out) {
+  Family queued("rota_store_queued_samples", "gauge", "Node samples waiting for the store writer.");
+  queued.AddPlain(static_cast<double>(st.queued_samples));
+  queued.AppendTo(out);
+  Family tx("rota_store_transactions_total", "counter", "Store write transactions, by outcome.");
+  tx.Add("outcome=\"committed\"", static_cast<double>(st.transactions));
+  tx.Add("outcome=\"failed\"", static_cast<double>(st.failed_transactions));
+  tx.AppendTo(out);
+  Family ckpt("rota_store_wal_checkpoints_total", "counter",
+              "WAL checkpoints, by outcome (restarted: held writes back to start the WAL again).");
+  ckpt.Add("outcome=\"copied\"", static_cast<double>(st.checkpoints));
+  ckpt.Add("outcome=\"failed\"", static_cast<double>(st.checkpoint_failures));
+  ckpt.Add("outcome=\"restarted\"", static_cast<double>(st.wal_restarts));
+  ckpt.AppendTo(out);
+  Family minutes("rota_store_minute_aggregates_written_total", "counter",
+                 "Node-minutes aggregated, by source (memory: totals kept as samples were stored; "
+                 "rows: read back).");
+  minutes.Add("source=\"memory\"", static_cast<double>(st.minutes_from_memory));
+  minutes.Add("source=\"rows\"", static_cast<double>(st.minutes_recomputed));
+  minutes.AppendTo(out);
+}
+
 // Power budgets in force (bounded: one series per active budget policy).
 void AppendPower(ApiContext& ctx, std::string* out) {
   Family budget("rota_power_budget_watts", "gauge", "An active power budget policy's watts.");
@@ -242,6 +265,7 @@ Status RegisterPrometheusRoutes(net::HttpServer& http, ApiContext& ctx) {
     Family auth("rota_server_agent_auth_failures_total", "counter", "Agent connections refused for a bad token.");
     auth.AddPlain(static_cast<double>(ctx.stats->auth_failures.load()));
     auth.AppendTo(&out);
+    if (ctx.store != nullptr) AppendStore(ctx.store->Stats(), &out);
     if (ctx.accounting != nullptr) AppendAccounting(ctx, who->admin(), &out);
     if (ctx.power != nullptr) AppendPower(ctx, &out);
     ctx.request_metrics->AppendText(&out);
