@@ -252,9 +252,10 @@ std::string Encode(const RegisteredMsg& m) {
 }
 
 std::string Encode(const AckMsg& m) {
-  Json j = Envelope("ack");
-  j["seq"] = m.seq;
-  return j.dump();
+  // Formatted directly: the server acks every samples message from the store's
+  // single writer thread (10,000 a second at 10,000 agents).
+  return "{\"v\":" + std::to_string(kProtocolVersion) + ",\"type\":\"ack\",\"seq\":" +
+         std::to_string(m.seq) + "}";
 }
 
 std::string Encode(const ErrorMsg& m) {

@@ -69,6 +69,10 @@ TEST(ProtocolTest, ServerMessagesRoundTrip) {
   auto ack = DecodeServerMessage(Encode(AckMsg{7}));
   ASSERT_TRUE(ack.ok());
   EXPECT_EQ(std::get<AckMsg>(*ack).seq, 7u);
+  // The ack is formatted by hand: the same JSON as the envelope would give.
+  const uint64_t big = (uint64_t{1} << 53) + 1;
+  EXPECT_EQ(Json::parse(Encode(AckMsg{big})),
+            (Json{{"v", kProtocolVersion}, {"type", "ack"}, {"seq", big}}));
   auto err = DecodeServerMessage(Encode(ErrorMsg{"bad \xff token", true}));
   ASSERT_TRUE(err.ok());
   EXPECT_TRUE(std::get<ErrorMsg>(*err).fatal);
