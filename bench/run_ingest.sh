@@ -5,6 +5,8 @@
 #   bench/run_ingest.sh [BUILD_DIR] [N...]      e.g. bench/run_ingest.sh build 500 1000 2000
 #   INTERVAL=5 bench/run_ingest.sh build 10000
 #   PROBE_PAGE=0 bench/run_ingest.sh build 1000   # the API probe reads every GPU at once
+#   SERVER_PRELOAD=/usr/lib/x86_64-linux-gnu/libmimalloc.so.2 bench/run_ingest.sh build 8000
+#                                                 # another allocator in the server only
 set -euo pipefail
 BUILD=${1:-build}; shift || true
 COUNTS=${*:-"500 1000 2000"}
@@ -16,7 +18,7 @@ for n in $COUNTS; do
   dir=$(mktemp -d /tmp/rota-ingest-XXXXXX)
   token=$(head -c 24 /dev/urandom | od -An -tx1 | tr -d ' \n')
   password=$(head -c 12 /dev/urandom | od -An -tx1 | tr -d ' \n')
-  ROTA_ADMIN_PASSWORD=$password "$BUILD/bin/rota" server --listen 127.0.0.1:0 --data-dir "$dir" \
+  LD_PRELOAD=${SERVER_PRELOAD:-} ROTA_ADMIN_PASSWORD=$password "$BUILD/bin/rota" server --listen 127.0.0.1:0 --data-dir "$dir" \
       --join-token "$token" --log-level warning >"$dir.log" 2>&1 &
   pid=$!
   for _ in $(seq 100); do [ -s "$dir/server.url" ] && break; sleep 0.1; done
