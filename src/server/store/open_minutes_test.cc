@@ -13,11 +13,11 @@
 namespace rota::store {
 namespace {
 
+constexpr int64_t kT0 = testing::kMinuteT0;
+using testing::AppendSync;
 using testing::MakeNode;
 using testing::MakeSample;
 using testing::TempDir;
-
-constexpr int64_t kT0 = 1'699'999'980'000;  // a whole minute
 
 TEST(OpenMinutesTest, TracksOnlyMinutesFromTheFloorOn) {
   OpenMinutes open(kT0 + kMinuteMs);
@@ -106,13 +106,6 @@ class MinutesFromMemoryTest : public ::testing::Test {
     EXPECT_TRUE(s.ok()) << s.status().ToString();
     return s.ok() ? std::move(s).value() : nullptr;
   }
-  static void Append(Store& s, const std::string& node, std::vector<api::NodeSample> v) {
-    std::promise<Status> p;
-    auto f = p.get_future();
-    s.Append(node, std::move(v), [&p](Status st) { p.set_value(std::move(st)); });
-    Status st = f.get();
-    EXPECT_TRUE(st.ok()) << st.ToString();
-  }
   // Every aggregate row, as text, in key order.
   std::vector<std::string> Aggregates() {
     auto db = Db::Open(dir_.path() + "/rota.db", SQLITE_OPEN_READWRITE);
@@ -160,8 +153,8 @@ TEST_F(MinutesFromMemoryTest, AggregatesFromMemoryEqualThoseRecomputedFromRows) 
       }
       std::shuffle(v.begin(), v.end(), rng);
       std::vector<api::NodeSample> first(v.begin(), v.begin() + 20);
-      Append(*s, n, first);
-      Append(*s, n, std::vector<api::NodeSample>(v.begin() + 10, v.end()));  // 10 again
+      ASSERT_TRUE(AppendSync(*s, n, first).ok());
+      ASSERT_TRUE(AppendSync(*s, n, std::vector<api::NodeSample>(v.begin() + 10, v.end())).ok());
     }
     clock_.SetMs(kT0 + 3 * kMinuteMs + 30'000);
     ASSERT_TRUE(s->AggregateMinutes().ok());

@@ -20,11 +20,12 @@
 namespace rota::store {
 namespace {
 
+using testing::AppendSync;
 using testing::MakeNode;
 using testing::MakeSample;
 using testing::TempDir;
 
-constexpr int64_t kT0 = 1'699'999'980'000;  // a whole minute
+constexpr int64_t kT0 = testing::kMinuteT0;
 // How many GPU readings are stored (one row per node sample holds n_gpus).
 constexpr const char* kGpuReadings = "SELECT coalesce(sum(n_gpus), 0) FROM node_gpu_samples";
 
@@ -38,13 +39,6 @@ class StoreTest : public ::testing::Test {
     return s.ok() ? std::move(s).value() : nullptr;
   }
 
-  // Appends and waits for the done callback.
-  static Status AppendSync(Store& s, const std::string& node, std::vector<api::NodeSample> v) {
-    std::promise<Status> p;
-    auto f = p.get_future();
-    s.Append(node, std::move(v), [&p](Status st) { p.set_value(std::move(st)); });
-    return f.get();
-  }
 
   // Every stored GPU reading of node `name`, in time order (separate connection).
   std::vector<GpuReading> Readings(const std::string& name) {

@@ -1,15 +1,22 @@
 #pragma once
-// Test helpers for the store tests: a temporary directory and sample builders.
+// Test helpers for the store tests: a temporary directory, sample builders and
+// a blocking append.
 
 #include <stdlib.h>
 
+#include <cstdint>
 #include <filesystem>
+#include <future>
 #include <string>
 #include <vector>
 
 #include "api/types.h"
+#include "server/store/store.h"
 
 namespace rota::store::testing {
+
+// A time on a whole minute, where the store tests' samples start.
+inline constexpr int64_t kMinuteT0 = 1'699'999'980'000;
 
 // A fresh directory under $TMPDIR (or /tmp), removed with its contents on destruction.
 class TempDir {
@@ -76,6 +83,14 @@ inline api::NodeSample MakeSample(int64_t t_ms, int gpus = 2, uint32_t v = 50) {
     s.gpus.push_back(g);
   }
   return s;
+}
+
+// Appends and waits for the done callback.
+inline Status AppendSync(Store& s, const std::string& node, std::vector<api::NodeSample> v) {
+  std::promise<Status> p;
+  auto f = p.get_future();
+  s.Append(node, std::move(v), [&p](Status st) { p.set_value(std::move(st)); });
+  return f.get();
 }
 
 }  // namespace rota::store::testing
