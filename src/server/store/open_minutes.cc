@@ -23,13 +23,17 @@ MinuteTotals* OpenMinutes::Slot(int64_t node, int64_t t_ms) {
 void OpenMinutes::AddHost(int64_t node, int64_t t_ms, const api::HostSample& h, int64_t mem_used) {
   // As MinuteAggregates reads the row back: the REAL columns hold no NaN (NULL in SQLite).
   auto real = [](double v) { return v == v ? std::optional<double>(v) : std::nullopt; };
-  if (MinuteTotals* t = Slot(node, t_ms)) t->AddHost(real(h.cpu_percent), mem_used, real(h.load1));
+  if (MinuteTotals* t = Slot(node, t_ms)) {
+    t->AddHost(real(h.cpu_percent), mem_used, real(h.load1));
+    ++additions_;
+  }
 }
 
 void OpenMinutes::AddGpus(int64_t node, int64_t t_ms, std::span<const api::GpuSample> gpus) {
   MinuteTotals* t = Slot(node, t_ms);
   if (t == nullptr) return;
   for (const api::GpuSample& g : gpus) t->AddGpu(t_ms, ToStored(g));
+  ++additions_;
 }
 
 std::optional<MinuteTotals> OpenMinutes::Take(int64_t node, int64_t minute_ms) {

@@ -45,6 +45,7 @@ class OpenMinutes {
 
   int64_t floor_ms() const { return floor_; }
   size_t tracked() const { return tracked_; }  // (node, minute) pairs
+  uint64_t additions() const { return additions_; }  // samples added to totals, ever
 
  private:
   // The totals to add to, created when allowed; null when untracked.
@@ -52,6 +53,7 @@ class OpenMinutes {
 
   int64_t floor_;
   size_t tracked_ = 0;
+  uint64_t additions_ = 0;
   std::map<int64_t, std::unordered_map<int64_t, MinuteTotals>> minutes_;  // minute -> node -> totals
 };
 

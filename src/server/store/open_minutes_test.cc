@@ -25,6 +25,7 @@ TEST(OpenMinutesTest, TracksOnlyMinutesFromTheFloorOn) {
   open.AddHost(1, s.time_ms, s.host, 7);
   open.AddGpus(1, s.time_ms, s.gpus);
   EXPECT_EQ(open.tracked(), 0u);  // before the floor: its rows are recomputed
+  EXPECT_EQ(open.additions(), 0u);
   EXPECT_FALSE(open.Take(1, kT0));
 
   const api::NodeSample a = MakeSample(kT0 + 61'000, 2, 10), b = MakeSample(kT0 + 62'000, 2, 30);
@@ -33,6 +34,7 @@ TEST(OpenMinutesTest, TracksOnlyMinutesFromTheFloorOn) {
     open.AddGpus(1, x->time_ms, x->gpus);
   }
   EXPECT_EQ(open.tracked(), 1u);
+  EXPECT_EQ(open.additions(), 4u);
   // Writing has begun: a late first row of the minute is not tracked, but a
   // tracked node's rows still add to its totals.
   open.RaiseFloor(kT0 + 2 * kMinuteMs);
@@ -176,6 +178,20 @@ TEST_F(MinutesFromMemoryTest, AggregatesFromMemoryEqualThoseRecomputedFromRows) 
   EXPECT_EQ(s->Stats().minutes_recomputed, 9);
   EXPECT_EQ(s->Stats().minutes_from_memory, 0);
   EXPECT_EQ(Aggregates(), from_memory);
+}
+
+// Samples of a node the store does not know fail before any row is written:
+// the totals of the others stay in use.
+TEST_F(MinutesFromMemoryTest, AnUnknownNodesSamplesLeaveTheTotalsAlone) {
+  auto s = Open();
+  ASSERT_TRUE(s->UpsertNode(MakeNode("a", 2), 1).ok());
+  ASSERT_TRUE(AppendSync(*s, "a", {MakeSample(kT0), MakeSample(kT0 + 30'000)}).ok());
+  EXPECT_EQ(AppendSync(*s, "ghost", {MakeSample(kT0 + 10'000)}).code(), StatusCode::kNotFound);
+  ASSERT_TRUE(AppendSync(*s, "a", {MakeSample(kT0 + 50'000)}).ok());
+  clock_.SetMs(kT0 + 2 * kMinuteMs);
+  ASSERT_TRUE(s->AggregateMinutes().ok());
+  EXPECT_EQ(s->Stats().minutes_from_memory, 1);
+  EXPECT_EQ(s->Stats().minutes_recomputed, 0);
 }
 
 }  // namespace

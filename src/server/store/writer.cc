@@ -490,8 +490,11 @@ void Writer::WriteBatch(bool aggregate_all) {
       case Kind::kAppend:
         if (st.ok()) {
           Counters c;
+          const uint64_t additions = open_.additions();
           st = InSavepoint([&] { return WriteAppend(job, &c); });
-          if (!st.ok()) TakeBackAggregated();  // totals may count rolled-back rows
+          // Totals that counted rows now rolled back are forgotten (an
+          // unregistered node's samples fail before adding anything).
+          if (!st.ok() && open_.additions() != additions) TakeBackAggregated();
           if (st.ok()) {
             total.gpu_rows += c.gpu_rows;
             total.node_rows += c.node_rows;
