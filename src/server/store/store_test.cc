@@ -538,7 +538,9 @@ TEST_F(StoreTest, CheckpointsStartTheWalAgainUnderWritesThatNeverPause) {
   ASSERT_TRUE(s->Flush().ok());
   EXPECT_EQ(acked.load() + s->Stats().rejected_appends, appended.load());
   EXPECT_GT(s->Stats().wal_restarts, 0);
-  EXPECT_LT(largest_wal, 16 << 20) << "the WAL grew to " << largest_wal << " bytes";
+  // The file keeps its largest extent, reached before the first restart: under
+  // ASan that came after ~30 s and 19.7 MB once; without restarts it is ~140 MB.
+  EXPECT_LT(largest_wal, 40 << 20) << "the WAL grew to " << largest_wal << " bytes";
   EXPECT_EQ(Query(kGpuReadings), acked.load() * 8);
 }
 
