@@ -16,7 +16,6 @@ MinuteTotals* OpenMinutes::Slot(int64_t node, int64_t t_ms) {
   }
   if (minute < floor_) return nullptr;
   if (m == minutes_.end()) m = minutes_.try_emplace(minute).first;
-  ++tracked_;
   return &m->second.try_emplace(node).first->second;
 }
 
@@ -43,9 +42,14 @@ std::optional<MinuteTotals> OpenMinutes::Take(int64_t node, int64_t minute_ms) {
   if (n == m->second.end()) return std::nullopt;
   std::optional<MinuteTotals> out(std::move(n->second));
   m->second.erase(n);
-  --tracked_;
   if (m->second.empty()) minutes_.erase(m);
   return out;
+}
+
+size_t OpenMinutes::tracked() const {
+  size_t n = 0;
+  for (const auto& [minute, nodes] : minutes_) n += nodes.size();
+  return n;
 }
 
 void OpenMinutes::RaiseFloor(int64_t floor_ms) { floor_ = std::max(floor_, floor_ms); }
@@ -53,7 +57,6 @@ void OpenMinutes::RaiseFloor(int64_t floor_ms) { floor_ = std::max(floor_, floor
 void OpenMinutes::Clear(int64_t floor_ms) {
   if (!minutes_.empty()) RaiseFloor(minutes_.rbegin()->first + kMinuteMs);
   minutes_.clear();
-  tracked_ = 0;
   RaiseFloor(floor_ms);
 }
 

@@ -44,7 +44,7 @@ class OpenMinutes {
   void Clear(int64_t floor_ms);
 
   int64_t floor_ms() const { return floor_; }
-  size_t tracked() const { return tracked_; }  // (node, minute) pairs
+  size_t tracked() const;  // (node, minute) pairs
   uint64_t additions() const { return additions_; }  // samples added to totals, ever
 
  private:
@@ -52,7 +52,6 @@ class OpenMinutes {
   MinuteTotals* Slot(int64_t node, int64_t t_ms);
 
   int64_t floor_;
-  size_t tracked_ = 0;
   uint64_t additions_ = 0;
   std::map<int64_t, std::unordered_map<int64_t, MinuteTotals>> minutes_;  // minute -> node -> totals
 };
