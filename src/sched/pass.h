@@ -1,8 +1,9 @@
 #pragma once
 // One scheduling pass over one snapshot (Schedule, scheduler.h): internal to
 // rota_sched. Its members are defined in scheduler.cc (the pass, waits and
-// their reasons), plan.cc (estimated starts) and preempt.cc (preemption,
-// jobs being stopped, defragmentation).
+// their reasons), blockers.cc (what keeps a job off GPUs now), plan.cc
+// (estimated starts) and preempt.cc (preemption, jobs being stopped,
+// defragmentation).
 
 #include <algorithm>
 #include <cstdint>
@@ -99,6 +100,10 @@ struct Shape {
       false;  // does not fit even with every candidate victim stopped, blocks ignored
   bool no_fit_stopping = false;  // does not fit once the jobs being stopped end, blocks ignored
   bool defrag_tried = false;     // a defragmentation was looked for in this pass
+  // Blockers (Pass::blockers_) with which the shape did not fit the free
+  // GPUs now / even preempting: free GPUs only shrink and victims only get
+  // fewer, so a later job of the shape with the same blockers fails as well.
+  std::set<std::vector<uint32_t>> no_fit_now_blocked, no_fit_preempting_blocked;
   uint64_t fits_version = ~0ULL;   // free_version_ at which it was seen to fit (blocks ignored)
   uint64_t block_version = ~0ULL;  // free_version_ of largest_block
   std::string largest_block;       // WhyNot's text for "no node holds a task"
@@ -157,13 +162,24 @@ class Pass {
     return shape.eligible;
   }
 
-  // Tasks of demand d that fit `map` by GPU count alone, on eligible nodes.
+  // Free GPUs of node n in `map` that `blocked` (may be null) leaves usable.
+  static uint32_t FreeUnblocked(const FreeMap& map, size_t n, const GpuMask* blocked) {
+    if (!blocked) return map.FreeGpus(n);
+    uint32_t k = 0;
+    const uint32_t base = map.Offset(n);
+    for (uint32_t g = 0; g < map.node(n).gpus; ++g) k += map.Free(n, g) && !(*blocked)[base + g];
+    return k;
+  }
+
+  // Tasks of demand d that fit `map` by GPU count alone, on eligible nodes,
+  // on GPUs `blocked` (may be null) leaves usable: PlaceGang cannot place
+  // more.
   static uint64_t Capacity(const FreeMap& map, const TaskDemand& d,
-                           const std::vector<uint8_t>& eligible) {
+                           const std::vector<uint8_t>& eligible, const GpuMask* blocked = nullptr) {
     if (d.gpus_per_task == 0) return UINT64_MAX;
     uint64_t n = 0;
     for (size_t i = 0; i < map.size(); ++i) {
-      if (eligible[i]) n += map.FreeGpus(i) / d.gpus_per_task;
+      if (eligible[i]) n += FreeUnblocked(map, i, blocked) / d.gpus_per_task;
     }
     return n;
   }
@@ -211,25 +227,20 @@ class Pass {
     return job.meta.time_limit_ms > 0 ? t + job.meta.time_limit_ms : kForever;
   }
 
-  // The GPUs `job` may not use for a run starting now: reservations, and the
-  // GPUs kept for protected planned jobs. Null when none; else valid until the
-  // next call.
+  // What keeps `job` off GPUs for a run starting now: reservations, and the
+  // GPUs kept for protected planned jobs. Sets blockers_ (see there), so that
+  // callers can look up what failed with these blocks before they ask for the
+  // mask. Returns whether anything blocks.
+  bool FindBlockers(const PendingJob& job);
+
+  // The GPUs blockers_ cover; null when none. Valid until the next call.
+  const GpuMask* BlockerMask();
+
+  // The GPUs `job` may not use for a run starting now (FindBlockers, then
+  // BlockerMask).
   const GpuMask* BlockedNow(const PendingJob& job) {
-    const int64_t t = s_.now_ms;
-    const int64_t end = EndOf(job, t);
-    bool any = false;
-    std::fill(mask_.begin(), mask_.end(), 0);
-    for (const auto& a : reservations_) {
-      if (!ReservationBlocks(*a.r, job, t, end)) continue;
-      for (uint32_t f : a.flat) mask_[f] = 1;
-      any = any || !a.flat.empty();
-    }
-    for (const auto& h : holds_) {
-      if (!h.protect || h.id == job.meta.id || !Overlaps(t, end, h.start, h.end)) continue;
-      for (uint32_t f : h.flat) mask_[f] = 1;
-      any = any || !h.flat.empty();
-    }
-    return any ? &mask_ : nullptr;
+    FindBlockers(job);
+    return BlockerMask();
   }
 
   void AddHold(Hold h) {
@@ -287,12 +298,11 @@ class Pass {
   void GiveRunning(FreeMap& map, size_t i) const;
 
   // Gives back, in `trial`, the GPUs of running job i, keeping `cap` (per
-  // demand of `job`: tasks the trial's free GPUs hold by count, on eligible
-  // nodes) up to date. Returns whether a GPU came back on a node eligible for
-  // demand `big`.
+  // demand of `job`: Capacity of the trial with `blocked`) up to date.
+  // Returns whether a GPU came back on a node eligible for demand `big`.
   bool GiveCounted(FreeMap& trial, size_t i, const PendingJob& job,
-                   const std::vector<std::vector<uint8_t>>& eligible, std::vector<uint64_t>& cap,
-                   size_t big) const;
+                   const std::vector<std::vector<uint8_t>>& eligible, const GpuMask* blocked,
+                   std::vector<uint64_t>& cap, size_t big) const;
 
   // Keeps for `job`, in this pass, the free GPUs of a placement it will get
   // once others have stopped.
@@ -349,7 +359,15 @@ class Pass {
   std::vector<Hold> holds_;
   std::vector<size_t> holds_by_start_, holds_by_end_;  // indices into holds_
   std::map<std::string, uint32_t> blocked_in_queue_;
-  GpuMask mask_;                         // scratch: BlockedNow, Plan
+  // What keeps the job of the last BlockedNow call off GPUs: indices into
+  // reservations_, then reservations_.size() + indices into holds_ (holds are
+  // only added during a pass, so an index names one hold for the whole pass).
+  std::vector<uint32_t> blockers_;
+  JobId blockers_job_ = std::numeric_limits<JobId>::min();  // the job blockers_ are for
+  size_t blockers_holds_ = 0;  // holds_.size() when they were found
+  GpuMask mask_;                         // BlockedNow's mask: the GPUs of mask_blockers_
+  std::vector<uint32_t> mask_blockers_;
+  GpuMask plan_mask_;                    // scratch: Plan
   std::vector<uint16_t> blocked_count_;  // scratch: Plan
   JobId strict_blocked_ = 0;
   bool head_planned_ = false;

@@ -29,7 +29,7 @@ std::optional<Hold> Pass::Plan(const PendingJob& job, Shape& shape) {
   FreeMap map = free_;
   std::vector<uint16_t>& blk = blocked_count_;
   blk.assign(map.FlatSize(), 0);
-  std::fill(mask_.begin(), mask_.end(), 0);
+  plan_mask_.assign(map.FlatSize(), 0);
   std::vector<uint32_t> avail(map.size());  // free and not blocked, per node
   uint64_t total = 0;
   for (size_t n = 0; n < map.size(); ++n) total += avail[n] = map.FreeGpus(n);
@@ -50,7 +50,7 @@ std::optional<Hold> Pass::Plan(const PendingJob& job, Shape& shape) {
       const bool was = blk[f] > 0;
       blk[f] = static_cast<uint16_t>(blk[f] + delta);
       const bool is = blk[f] > 0;
-      mask_[f] = is ? 1 : 0;
+      plan_mask_[f] = is ? 1 : 0;
       if (was != is && map.Free(n, f - map.Offset(n)))
         set_avail(n, is ? avail[n] - 1 : avail[n] + 1);
     }
@@ -124,7 +124,7 @@ std::optional<Hold> Pass::Plan(const PendingJob& job, Shape& shape) {
     for (size_t d = 0; d < job.demands.size(); ++d) {
       if (cap[d] < job.demands[d].tasks) return std::nullopt;
     }
-    auto placed = PlaceGang(map, job.demands, job.spread, &mask_, &eligible);
+    auto placed = PlaceGang(map, job.demands, job.spread, &plan_mask_, &eligible);
     if (!placed) return std::nullopt;
     return Hold{job.meta.id, t, EndOf(job, t), false, std::move(*placed), {}};
   };

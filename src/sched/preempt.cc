@@ -68,18 +68,19 @@ std::string Pass::TryPreempt(const PendingJob& job, Shape& shape, const Rank& ra
   for (size_t d = 1; d < job.demands.size(); ++d) {
     if (job.demands[d].gpus_per_task > job.demands[big].gpus_per_task) big = d;
   }
+  if (FindBlockers(job) && shape.no_fit_preempting_blocked.count(blockers_)) return "";
+  const GpuMask* blocked = BlockerMask();
   FreeMap trial = free_;
   std::vector<uint64_t> cap(job.demands.size());
   for (size_t d = 0; d < job.demands.size(); ++d)
-    cap[d] = Capacity(trial, job.demands[d], eligible[d]);
+    cap[d] = Capacity(trial, job.demands[d], eligible[d], blocked);
   std::vector<size_t> added;
   std::optional<std::vector<TaskAlloc>> placed;
-  const GpuMask* blocked = BlockedNow(job);
   for (size_t k = 0; k < victims_.size(); ++k) {
     const Victim& v = victims_[k];
     if (v.taken || !(rank < v.rank)) continue;
     // Only a victim that frees a GPU the job's largest task could use.
-    if (!GiveCounted(trial, v.running, job, eligible, cap, big)) continue;
+    if (!GiveCounted(trial, v.running, job, eligible, blocked, cap, big)) continue;
     added.push_back(k);
     if (trial.TotalFree() < need) continue;
     bool can = true;
@@ -92,6 +93,8 @@ std::string Pass::TryPreempt(const PendingJob& job, Shape& shape, const Rank& ra
     // Later jobs of this shape have no more victims and no more free GPUs.
     if (!blocked || !PlaceGang(trial, job.demands, job.spread, nullptr, &eligible))
       shape.no_fit_preempting = true;
+    else
+      shape.no_fit_preempting_blocked.insert(blockers_);
     return "";
   }
   std::string ids;
@@ -119,16 +122,16 @@ void Pass::GiveRunning(FreeMap& map, size_t i) const {
 }
 
 bool Pass::GiveCounted(FreeMap& trial, size_t i, const PendingJob& job,
-                 const std::vector<std::vector<uint8_t>>& eligible, std::vector<uint64_t>& cap,
-                 size_t big) const {
+                       const std::vector<std::vector<uint8_t>>& eligible, const GpuMask* blocked,
+                       std::vector<uint64_t>& cap, size_t big) const {
   bool on_big = false;
   const auto& tasks = s_.running[i].tasks;
   for (size_t ti = 0; ti < tasks.size(); ++ti) {
     const size_t n = running_nodes_[i][ti];
     if (n == kNoNode) continue;
-    const uint32_t before = trial.FreeGpus(n);
+    const uint32_t before = FreeUnblocked(trial, n, blocked);
     trial.Give(n, tasks[ti]);
-    const uint32_t after = trial.FreeGpus(n);
+    const uint32_t after = FreeUnblocked(trial, n, blocked);
     for (size_t d = 0; d < job.demands.size(); ++d) {
       const uint32_t per = job.demands[d].gpus_per_task;
       if (per > 0 && eligible[d][n]) cap[d] += after / per - before / per;
@@ -225,7 +228,7 @@ std::string Pass::TryDefragment(const PendingJob& job, Shape& shape) {
   // runs only where the counts allow the gang.
   std::vector<uint64_t> cap(job.demands.size());
   for (size_t d = 0; d < job.demands.size(); ++d)
-    cap[d] = Capacity(trial, job.demands[d], eligible[d]);
+    cap[d] = Capacity(trial, job.demands[d], eligible[d], job_blocked);
   auto counts_allow = [&] {
     if (trial.TotalFree() < need) return false;
     for (size_t d = 0; d < job.demands.size(); ++d) {
@@ -244,7 +247,7 @@ std::string Pass::TryDefragment(const PendingJob& job, Shape& shape) {
       if (added[k]) continue;
       added[k] = 1;
       tried.push_back(k);
-      GiveCounted(trial, victims_[k].running, job, eligible, cap, 0);
+      GiveCounted(trial, victims_[k].running, job, eligible, job_blocked, cap, 0);
       if (counts_allow()) placed = PlaceGang(trial, job.demands, job.spread, job_blocked, &eligible);
       if (placed) break;
     }

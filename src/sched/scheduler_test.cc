@@ -318,6 +318,29 @@ TEST(ScheduleTest, JobsOfOneShapeShareWhatFailedButNotTheirReservations) {
   EXPECT_EQ(WaitOf(d, 5)->reason, "waiting for 3 GPUs (2 free); behind 1 earlier job in queue default");
 }
 
+TEST(ScheduleTest, JobsOfOneShapeShareFailedPreemptionsOnlyWithTheSameBlocks) {
+  // Carol's preemptible job holds both GPUs; bob's reservation begins in an
+  // hour. Alice's 2-hour job may not run on the reserved GPUs, so preempting
+  // carol does not help it; bob's job of the same shape, after it, may.
+  Snapshot s = Base({MakeNode("a", 2)});
+  s.policy.preempt_after_ms = 5 * kMin;
+  auto carol = Running(9, "carol", {On("a", {0, 1})}, kNow - 5 * kHour);
+  carol.meta.preemptible = true;
+  s.running = {carol};
+  s.reservations.push_back(Reservation{.id = 3, .user = "bob", .node = "a", .gpus = {0, 1},
+                                       .start_ms = kNow + kHour, .end_ms = kNow + 3 * kHour});
+  auto alice = Pending(1, "alice", {Demand(1, 2)}, kNow - 20 * kMin);
+  auto bob = Pending(2, "bob", {Demand(1, 2)}, kNow - 10 * kMin);
+  alice.meta.time_limit_ms = bob.meta.time_limit_ms = 2 * kHour;
+  s.pending = {alice, bob};
+  Decisions d = Schedule(s);
+  ASSERT_EQ(WaitOf(d, 1)->position, 1u);  // alice's is tried first
+  ASSERT_EQ(d.preemptions.size(), 1u);
+  EXPECT_EQ(d.preemptions[0].id, 9);
+  EXPECT_EQ(WaitOf(d, 2)->reason, "preempting job(s) 9 for it");
+  EXPECT_EQ(WaitOf(d, 1)->reason.find("preempting"), std::string::npos) << WaitOf(d, 1)->reason;
+}
+
 TEST(ScheduleTest, EstimatesPlanAroundReservationsAndEarlierPlans) {
   // a: 4 GPUs busy until +1h; carol reserved GPUs 0-1 from +1h to +3h.
   //  - job 1 (4 GPUs, 1 h) cannot start before the reservation ends: +3h;

@@ -1,0 +1,47 @@
+// What keeps a job off GPUs for a run starting now (pass.h): the blockers
+// and their mask.
+
+#include "sched/pass.h"
+
+namespace rota::sched::detail {
+
+bool Pass::FindBlockers(const PendingJob& job) {
+  // Asked again for the same job with no hold added since: the same answer.
+  if (job.meta.id == blockers_job_ && holds_.size() == blockers_holds_) return !blockers_.empty();
+  blockers_job_ = job.meta.id;
+  blockers_holds_ = holds_.size();
+  const int64_t t = s_.now_ms;
+  const int64_t end = EndOf(job, t);
+  blockers_.clear();
+  for (uint32_t i = 0; i < reservations_.size(); ++i) {
+    const auto& a = reservations_[i];
+    if (!a.flat.empty() && ReservationBlocks(*a.r, job, t, end)) blockers_.push_back(i);
+  }
+  const auto n_res = static_cast<uint32_t>(reservations_.size());
+  for (uint32_t i = 0; i < holds_.size(); ++i) {
+    const Hold& h = holds_[i];
+    if (h.flat.empty() || !h.protect || h.id == job.meta.id || !Overlaps(t, end, h.start, h.end))
+      continue;
+    blockers_.push_back(n_res + i);
+  }
+  return !blockers_.empty();
+}
+
+const GpuMask* Pass::BlockerMask() {
+  if (blockers_.empty()) return nullptr;
+  if (blockers_ == mask_blockers_) return &mask_;  // the mask is made of these already
+  const auto n_res = static_cast<uint32_t>(reservations_.size());
+  auto flat = [&](uint32_t b) -> const std::vector<uint32_t>& {
+    return b < n_res ? reservations_[b].flat : holds_[b - n_res].flat;
+  };
+  for (uint32_t b : mask_blockers_) {
+    for (uint32_t f : flat(b)) mask_[f] = 0;
+  }
+  for (uint32_t b : blockers_) {
+    for (uint32_t f : flat(b)) mask_[f] = 1;
+  }
+  mask_blockers_ = blockers_;
+  return &mask_;
+}
+
+}  // namespace rota::sched::detail
