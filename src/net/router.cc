@@ -45,11 +45,37 @@ Result<PathPattern> PathPattern::Parse(const std::string& pattern) {
   return out;
 }
 
+namespace {
+
+// "/a/b/" -> {"a", "b", ""}; nullopt when it does not start with '/'.
+std::optional<std::vector<std::string_view>> SplitPath(std::string_view path) {
+  if (path.empty() || path[0] != '/') return std::nullopt;
+  std::vector<std::string_view> parts;
+  size_t start = 1;
+  for (;;) {
+    const size_t slash = path.find('/', start);
+    if (slash == std::string_view::npos) {
+      parts.push_back(path.substr(start));
+      return parts;
+    }
+    parts.push_back(path.substr(start, slash - start));
+    start = slash + 1;
+  }
+}
+
+}  // namespace
+
 PathPattern::MatchResult PathPattern::Match(const std::string& path,
                                             std::map<std::string, std::string>* params,
                                             std::string* error) const {
-  if (path.empty() || path[0] != '/') return MatchResult::kNoMatch;
-  std::vector<std::string> parts = Split(std::string_view(path).substr(1), '/');
+  auto parts = SplitPath(path);
+  if (!parts) return MatchResult::kNoMatch;
+  return MatchParts(*parts, params, error);
+}
+
+PathPattern::MatchResult PathPattern::MatchParts(const std::vector<std::string_view>& parts,
+                                                 std::map<std::string, std::string>* params,
+                                                 std::string* error) const {
   if (parts.size() != segments_.size()) return MatchResult::kNoMatch;
   for (size_t i = 0; i < parts.size(); ++i) {
     const Segment& seg = segments_[i];
@@ -66,8 +92,8 @@ PathPattern::MatchResult PathPattern::Match(const std::string& path,
     std::optional<std::string> decoded = PercentDecode(parts[i], /*plus_is_space=*/false);
     if (!decoded) {
       if (error != nullptr) {
-        *error =
-            "path segment \"" + parts[i] + "\" (" + segments_[i].text + "): bad percent-encoding";
+        *error = "path segment \"" + std::string(parts[i]) + "\" (" + segments_[i].text +
+                 "): bad percent-encoding";
       }
       return MatchResult::kBadEscape;
     }
@@ -114,10 +140,12 @@ Router::Lookup Router::Find(const std::string& method, const std::string& path) 
   Lookup out;
   const Route* best = nullptr;
   std::set<std::string> allowed;
+  const auto parts = SplitPath(path);
+  if (!parts) return out;
   for (const Route& r : routes_) {
     std::map<std::string, std::string> params;
     std::string error;
-    switch (r.pattern.Match(path, &params, &error)) {
+    switch (r.pattern.MatchParts(*parts, &params, &error)) {
       case PathPattern::MatchResult::kNoMatch:
         continue;
       case PathPattern::MatchResult::kBadEscape:

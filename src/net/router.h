@@ -9,6 +9,7 @@
 
 #include <map>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "common/status.h"
@@ -26,6 +27,10 @@ class PathPattern {
   // Matches `path` (raw, not decoded). On kMatch fills `params`; on kBadEscape sets `error`.
   MatchResult Match(const std::string& path, std::map<std::string, std::string>* params,
                     std::string* error) const;
+  // The same for a path already split at '/' (without the leading '/'), so a
+  // router splits each request's path once, not once per route.
+  MatchResult MatchParts(const std::vector<std::string_view>& parts,
+                         std::map<std::string, std::string>* params, std::string* error) const;
 
   const std::string& text() const { return text_; }
   // True when both patterns match exactly the same paths (same literals, params anywhere else).

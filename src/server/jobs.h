@@ -27,6 +27,7 @@
 #include <vector>
 
 #include "api/codec.h"
+#include "api/json_writer.h"
 #include "api/task_protocol.h"
 #include "common/clock.h"
 #include "common/mutex.h"
@@ -114,6 +115,10 @@ struct JobEvent {
 };
 
 api::Json ToJson(const Job& j, const std::vector<JobEvent>* events = nullptr);
+// A row of GET /api/v1/queue: ToJson(j) without "spec" and "tasks", plus "gpus"
+// (what the job asks for), written as the same text ToJson(...).dump() gives
+// (keys in order) without building a document: the queue can hold 10,000 jobs.
+void AppendQueueRow(api::JsonWriter& w, const Job& j);
 
 struct JobServiceOptions {
   jobs::PortRange ports;

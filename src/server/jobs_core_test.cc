@@ -142,6 +142,56 @@ class JobsCoreTest : public ::testing::Test {
   int64_t alice_id_ = 0;
 };
 
+// GET /api/v1/queue writes its rows directly; they must read as ToJson's
+// document without the spec and the tasks, plus what the job asks for.
+TEST(QueueRowTest, IsTheJobsDocumentWithoutSpecAndTasks) {
+  Job base;
+  base.id = 41;
+  base.owner = "ana";
+  base.spec.name = "train \"big\"\n\tmodel-\u00e9";  // quotes, control bytes, UTF-8
+  base.spec.groups.resize(2);
+  base.spec.groups[0].replicas = 3;
+  base.spec.groups[0].gpus_per_task = 2;
+  base.spec.groups[1].gpus_per_task = 1;
+  base.created_ms = 1'800'000'000'123;
+  base.updated_ms = 1'800'000'100'000;
+  base.reason = "submitted";
+  base.attained_gpu_ms = 7'200'500;
+  base.lost_gpu_ms = 1'999;
+  base.restart_count = 2;
+  base.preemptions = 1;
+  std::vector<Job> cases;
+  Job waiting = base;  // pending with why, where and when
+  waiting.wait_reason = "waiting for 7 free GPUs on one node";
+  waiting.position = 12;
+  waiting.estimated_start_ms = 1'800'003'600'000;
+  cases.push_back(waiting);
+  Job plain = base;  // pending, no pass yet
+  plain.spec.queue = "ml";
+  plain.spec.priority = -3;
+  plain.spec.preemptible = true;
+  cases.push_back(plain);
+  Job stopping = base;
+  stopping.state = JobState::kRunning;
+  stopping.wait_reason = "left from a pass";  // not shown: it runs
+  stopping.stop_to = StopTo::kRequeue;
+  cases.push_back(stopping);
+  Job ended = base;
+  ended.state = JobState::kFailed;
+  ended.ended_ms = 1'800'000'200'000;
+  cases.push_back(ended);
+  for (const Job& j : cases) {
+    std::string text;
+    api::JsonWriter w(&text);
+    AppendQueueRow(w, j);
+    Json expected = ToJson(j);
+    expected.erase("spec");
+    expected.erase("tasks");
+    expected["gpus"] = 7;
+    EXPECT_EQ(text, expected.dump()) << "job in state " << jobs::StateName(j.state);
+  }
+}
+
 TEST_F(JobsCoreTest, AJobGoesFromPendingToSucceededThroughTheTransport) {
   const int64_t id = Submit();
   EXPECT_EQ(Get(id).state, JobState::kPending);

@@ -125,6 +125,63 @@ Json ToJson(const Job& j, const std::vector<JobEvent>* events) {
   return out;
 }
 
+void AppendQueueRow(api::JsonWriter& w, const Job& j) {
+  // Keys in the order a document's dump gives them (sorted).
+  const bool waits = j.state == jobs::JobState::kPending && !j.wait_reason.empty();
+  uint64_t gpus = 0;
+  for (const auto& g : j.spec.groups) gpus += uint64_t{g.replicas} * g.gpus_per_task;
+  w.BeginObject();
+  w.Key("created");
+  w.String(FormatRfc3339(j.created_ms));
+  if (j.ended_ms) {
+    w.Key("ended");
+    w.String(FormatRfc3339(*j.ended_ms));
+  }
+  if (waits && j.estimated_start_ms > 0) {
+    w.Key("estimated_start");
+    w.String(FormatRfc3339(j.estimated_start_ms));
+  }
+  w.Key("framework");
+  w.String(jobs::FrameworkName(j.spec.framework));
+  w.Key("gpu_seconds");
+  w.Int(static_cast<int64_t>(j.attained_gpu_ms / 1000));
+  w.Key("gpus");
+  w.Int(gpus);
+  w.Key("id");
+  w.Int(j.id);
+  w.Key("lost_gpu_seconds");
+  w.Int(static_cast<int64_t>(j.lost_gpu_ms / 1000));
+  w.Key("name");
+  w.String(j.spec.name);
+  w.Key("owner");
+  w.String(j.owner);
+  if (waits && j.position > 0) {
+    w.Key("position");
+    w.Int(j.position);
+  }
+  w.Key("preemptible");
+  w.Bool(j.spec.preemptible.value_or(false));
+  w.Key("preemptions");
+  w.Int(j.preemptions);
+  w.Key("priority");
+  w.Int(j.spec.priority);
+  w.Key("queue");
+  w.String(j.spec.queue.empty() ? "default" : j.spec.queue);
+  w.Key("reason");
+  w.String(waits ? j.wait_reason : j.reason);
+  w.Key("restart_count");
+  w.Int(j.restart_count);
+  w.Key("state");
+  w.String(jobs::StateName(j.state));
+  if (j.Stopping()) {
+    w.Key("stopping");
+    w.Bool(true);
+  }
+  w.Key("updated");
+  w.String(FormatRfc3339(j.updated_ms));
+  w.EndObject();
+}
+
 void JobService::Persist(const Job& job, std::optional<jobs::JobState> event, const std::string& reason) {
   Json tasks = Json::array();
   for (const auto& t : job.tasks) tasks.push_back(TaskJson(t));

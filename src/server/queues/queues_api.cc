@@ -113,17 +113,19 @@ Status RegisterQueueRoutes(net::HttpServer& http, ApiContext& ctx) {
     if (!limit.ok()) return Fail(limit.status());
     if (*limit == 0) return Fail(Status::InvalidArgument("limit: must be at least 1"));
     size_t total = 0;
-    api::Json rows = api::Json::array();
-    for (const auto& j : ctx.jobs->Queue(queue, *offset, *limit, &total)) {
-      api::Json row = ToJson(j);
-      row.erase("spec");
-      row.erase("tasks");
-      uint64_t gpus = 0;  // what it asks for, as the spec is left out
-      for (const auto& g : j.spec.groups) gpus += uint64_t{g.replicas} * g.gpus_per_task;
-      row["gpus"] = gpus;
-      rows.push_back(std::move(row));
-    }
-    return HttpResponse::Json(200, api::Json{{"jobs", std::move(rows)}, {"total", total}}.dump());
+    const std::vector<Job> jobs = ctx.jobs->Queue(queue, *offset, *limit, &total);
+    std::string body;
+    body.reserve(256 * jobs.size() + 32);
+    api::JsonWriter w(&body);
+    w.BeginObject();
+    w.Key("jobs");
+    w.BeginArray();
+    for (const auto& j : jobs) AppendQueueRow(w, j);
+    w.EndArray();
+    w.Key("total");
+    w.Int(total);
+    w.EndObject();
+    return HttpResponse::Json(200, std::move(body));
   }));
   return Status::Ok();
 }
