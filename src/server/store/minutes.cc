@@ -41,12 +41,25 @@ void MinuteTotals::AddGpu(int64_t t_ms, const StoredGpu& r) {
   }
 }
 
+namespace {
+
+// The host readings of a node in [?2, ?3): samples without GPUs and those
+// written before schema version 12 in node_samples, the others in their
+// node_gpu_samples row (mem_total set). Each sample is in one of the two.
+constexpr const char* kHostReadingsSql =
+    "SELECT cpu_percent, mem_used, load1 FROM node_samples "
+    "WHERE node = ?1 AND t_ms >= ?2 AND t_ms < ?3 "
+    "UNION ALL "
+    "SELECT cpu_percent, mem_used, load1 FROM node_gpu_samples "
+    "WHERE node = ?1 AND t_ms >= ?2 AND t_ms < ?3 AND mem_total IS NOT NULL";
+
+}  // namespace
+
 Result<MinuteAggregates> MinuteAggregates::Prepare(Db& db) {
   MinuteAggregates m;
   ASSIGN_OR_RETURN(GpuSampleReader reader, GpuSampleReader::Prepare(db));
   m.read_gpu_.emplace(std::move(reader));
-  ASSIGN_OR_RETURN(m.read_node_, db.Prepare("SELECT cpu_percent, mem_used, load1 FROM node_samples "
-                                            "WHERE node = ?1 AND t_ms >= ?2 AND t_ms < ?3"));
+  ASSIGN_OR_RETURN(m.read_node_, db.Prepare(kHostReadingsSql));
   ASSIGN_OR_RETURN(
       m.put_gpu_,
       db.Prepare("INSERT OR REPLACE INTO gpu_minutes (node, gpu, minute_ms, n, failed_n, "

@@ -49,7 +49,7 @@ struct GpuMinute {
 // any order; the totals do not depend on it (but for the last bits of the
 // floating-point sums).
 struct MinuteTotals {
-  int64_t host_n = 0;  // host samples (rows of node_samples)
+  int64_t host_n = 0;  // host samples
   MinuteAcc<double> cpu_percent, load1;
   MinuteAcc<int64_t> mem_used;
   std::vector<std::pair<uint32_t, GpuMinute>> gpus;  // by GPU index, in order of arrival

@@ -6,6 +6,7 @@
 #include <future>
 #include <random>
 
+#include "server/store/gpu_pack.h"
 #include "server/store/history.h"
 #include "server/store/store.h"
 #include "server/store/store_test_util.h"
@@ -142,15 +143,19 @@ TEST_F(MinutesFromMemoryTest, AggregatesFromMemoryEqualThoseRecomputedFromRows) 
   {
     auto s = Open();
     for (const char* n : {"a", "b", "c"}) ASSERT_TRUE(s->UpsertNode(MakeNode(n, 4), 1).ok());
-    for (const std::string n : {"a", "b", "c"}) {
+    ASSERT_TRUE(s->UpsertNode(MakeNode("d", 0), 1).ok());  // no GPUs: host readings only
+    for (const std::string n : {"a", "b", "c", "d"}) {
       std::vector<api::NodeSample> v;
       for (int64_t t = kT0; t < kT0 + 3 * kMinuteMs; t += 5'000) {
-        api::NodeSample x = MakeSample(t, n == "c" ? 2 : 4, static_cast<uint32_t>(rng() % 100));
+        const int gpus = n == "d" ? 0 : n == "c" ? 2 : 4;
+        api::NodeSample x = MakeSample(t, gpus, static_cast<uint32_t>(rng() % 100));
         x.host.cpu_percent = static_cast<double>(rng() % 1000) / 7;  // not exact in binary
-        x.gpus[0].failed = rng() % 5 == 0;
-        if (x.gpus[0].failed) x.gpus[0] = api::GpuSample{.index = 0, .failed = true};
-        if (rng() % 3 == 0) x.gpus[1].temperature_c.reset();
-        if (rng() % 4 == 0) x.gpus[1].energy_mj.reset();
+        if (gpus > 0) {
+          x.gpus[0].failed = rng() % 5 == 0;
+          if (x.gpus[0].failed) x.gpus[0] = api::GpuSample{.index = 0, .failed = true};
+          if (rng() % 3 == 0) x.gpus[1].temperature_c.reset();
+          if (rng() % 4 == 0) x.gpus[1].energy_mj.reset();
+        }
         v.push_back(std::move(x));
       }
       std::shuffle(v.begin(), v.end(), rng);
@@ -160,12 +165,12 @@ TEST_F(MinutesFromMemoryTest, AggregatesFromMemoryEqualThoseRecomputedFromRows) 
     }
     clock_.SetMs(kT0 + 3 * kMinuteMs + 30'000);
     ASSERT_TRUE(s->AggregateMinutes().ok());
-    EXPECT_EQ(s->Stats().minutes_from_memory, 9);
+    EXPECT_EQ(s->Stats().minutes_from_memory, 12);
     EXPECT_EQ(s->Stats().minutes_recomputed, 0);
     EXPECT_GT(s->Stats().duplicate_rows, 0);
   }
   const std::vector<std::string> from_memory = Aggregates();
-  ASSERT_EQ(from_memory.size(), 2u * 4 * 3 + 2u * 3 + 3u * 3);  // GPU rows, then node rows
+  ASSERT_EQ(from_memory.size(), 2u * 4 * 3 + 2u * 3 + 4u * 3);  // GPU rows, then node rows
   {
     auto db = Db::Open(dir_.path() + "/rota.db", SQLITE_OPEN_READWRITE);
     ASSERT_TRUE(db.ok());
@@ -175,9 +180,64 @@ TEST_F(MinutesFromMemoryTest, AggregatesFromMemoryEqualThoseRecomputedFromRows) 
   }
   auto s = Open();  // every minute with rows is found and recomputed
   ASSERT_TRUE(s->AggregateMinutes().ok());
-  EXPECT_EQ(s->Stats().minutes_recomputed, 9);
+  EXPECT_EQ(s->Stats().minutes_recomputed, 12);
   EXPECT_EQ(s->Stats().minutes_from_memory, 0);
   EXPECT_EQ(Aggregates(), from_memory);
+}
+
+// Before schema version 12 every sample's host readings had their own row in
+// node_samples, beside its node_gpu_samples row. Those rows stay readable and
+// each sample counts once: replayed, it is a duplicate; newer ones get one row.
+TEST_F(MinutesFromMemoryTest, HostReadingsWrittenBeforeVersion12CountOnce) {
+  {
+    auto s = Open();
+    ASSERT_TRUE(s->UpsertNode(MakeNode("a", 2), 1).ok());
+    ASSERT_TRUE(s->UpsertNode(MakeNode("c", 0), 1).ok());
+  }
+  const api::NodeSample old_a = MakeSample(kT0, 2, 20), old_c = MakeSample(kT0, 0, 20);
+  {  // rows as a version-11 writer stored them
+    auto db = Db::Open(dir_.path() + "/rota.db", SQLITE_OPEN_READWRITE);
+    ASSERT_TRUE(db.ok());
+    auto host = db->Prepare("INSERT INTO node_samples (node, t_ms, cpu_percent, mem_used, "
+                            "mem_total, load1) SELECT id, ?2, 20, 20, 1000, 2.0 FROM nodes "
+                            "WHERE name = ?1");
+    ASSERT_TRUE(host.ok());
+    for (const char* n : {"a", "c"}) {
+      host->Reset();
+      ASSERT_TRUE(host->Bind(1, std::string(n)).Bind(2, kT0).Run().ok());
+    }
+    std::string blob;
+    PackGpus(old_a.gpus, &blob);
+    auto gpus = db->Prepare("INSERT INTO node_gpu_samples (node, t_ms, n_gpus, gpus) "
+                            "SELECT id, ?1, 2, ?2 FROM nodes WHERE name = 'a'");
+    ASSERT_TRUE(gpus.ok());
+    ASSERT_TRUE(gpus->Bind(1, kT0).BindBlob(2, blob).Run().ok());
+  }
+  auto s = Open();
+  ASSERT_TRUE(AppendSync(*s, "a", {old_a, MakeSample(kT0 + 10'000, 2, 60)}).ok());
+  ASSERT_TRUE(AppendSync(*s, "c", {old_c, MakeSample(kT0 + 10'000, 0, 60)}).ok());
+  clock_.SetMs(kT0 + 2 * kMinuteMs);
+  ASSERT_TRUE(s->AggregateMinutes().ok());
+  EXPECT_EQ(s->Stats().minutes_recomputed, 2);  // their rows were there before the store opened
+  auto db = Db::Open(dir_.path() + "/rota.db", SQLITE_OPEN_READWRITE);
+  ASSERT_TRUE(db.ok());
+  EXPECT_EQ(*db->QueryInt("SELECT count(*) FROM node_samples"), 3);  // a's old, c's old and new
+  EXPECT_EQ(*db->QueryInt("SELECT count(*) FROM node_gpu_samples WHERE mem_total IS NOT NULL"), 1);
+  for (const char* n : {"a", "c"}) {
+    const std::string node = std::string("(SELECT id FROM nodes WHERE name = '") + n + "')";
+    EXPECT_EQ(*db->QueryInt("SELECT n FROM node_minutes WHERE node = " + node), 2) << n;
+    EXPECT_EQ(*db->QueryInt("SELECT cpu_percent_sum FROM node_minutes WHERE node = " + node), 80)
+        << n;
+    EXPECT_EQ(*db->QueryInt("SELECT mem_used_sum FROM node_minutes WHERE node = " + node), 80) << n;
+    // The raw history reads both tables, in time order.
+    auto h = s->NodeHistory(n, kT0, kT0 + 20'000, 10'000);
+    ASSERT_TRUE(h.ok()) << h.status().ToString();
+    ASSERT_EQ(h->points.size(), 2u) << n;
+    EXPECT_EQ(h->points[0].t_ms, kT0);
+    EXPECT_EQ(h->points[0].avg.at(0), std::make_pair(std::string("cpu_pct"), 20.0));
+    EXPECT_EQ(h->points[1].avg.at(0), std::make_pair(std::string("cpu_pct"), 60.0));
+  }
+  EXPECT_EQ(*db->QueryInt("SELECT sum(n) FROM gpu_minutes"), 4);  // a's two GPUs, twice
 }
 
 // Samples of a node the store does not know fail before any row is written:

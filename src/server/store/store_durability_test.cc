@@ -124,7 +124,7 @@ TEST(StoreDurabilityTest, AckedSamplesSurviveSigkill) {
     ASSERT_TRUE(db.ok());
     const int64_t node = *db->QueryInt("SELECT id FROM nodes WHERE name = 'n1'");
     auto q = db->Prepare(
-        "SELECT (SELECT count(*) FROM node_samples WHERE node = ?2 AND t_ms = ?1), "
+        "SELECT (SELECT count(*) FROM " + testing::kHostSamples + " WHERE node = ?2 AND t_ms = ?1), "
         "(SELECT coalesce(sum(n_gpus), 0) FROM node_gpu_samples WHERE node = ?2 AND t_ms = ?1)");
     ASSERT_TRUE(q.ok());
     size_t missing = 0;
@@ -137,7 +137,7 @@ TEST(StoreDurabilityTest, AckedSamplesSurviveSigkill) {
     }
     q->Reset();
     EXPECT_EQ(missing, 0u) << "of " << acked.size() << " acked samples after round " << round;
-    const int64_t stored = *db->QueryInt("SELECT count(*) FROM node_samples");
+    const int64_t stored = *db->QueryInt("SELECT count(*) FROM " + testing::kHostSamples);
     EXPECT_GE(stored, static_cast<int64_t>(acked.size()));
     // Every raw row counted once in the aggregates.
     EXPECT_EQ(*db->QueryInt("SELECT sum(n) FROM node_minutes"), stored);

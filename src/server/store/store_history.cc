@@ -45,7 +45,10 @@ const SeriesSpec& NodeSpec() {
       {},
       false,
       "SELECT t_ms, cpu_percent, mem_used, load1 FROM node_samples "
-      "WHERE node = ?1 AND t_ms >= ?3 AND t_ms < ?4 ORDER BY t_ms",
+      "WHERE node = ?1 AND t_ms >= ?3 AND t_ms < ?4 "
+      "UNION ALL "
+      "SELECT t_ms, cpu_percent, mem_used, load1 FROM node_gpu_samples "
+      "WHERE node = ?1 AND t_ms >= ?3 AND t_ms < ?4 AND mem_total IS NOT NULL ORDER BY t_ms",
       "SELECT minute_ms, n, cpu_percent_sum, cpu_percent_n, cpu_percent_max, mem_used_sum, "
       "mem_used_n, mem_used_max, load1_sum, load1_n, load1_max FROM node_minutes "
       "WHERE node = ?1 AND minute_ms >= ?3 AND minute_ms < ?4 ORDER BY minute_ms"};

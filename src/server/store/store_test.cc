@@ -178,7 +178,7 @@ TEST_F(StoreTest, ReopenKeepsData) {
   auto s = OpenStore();
   ASSERT_TRUE(s->GetNode("n1").ok());
   EXPECT_EQ(Query(kGpuReadings), 4);
-  EXPECT_EQ(Query("SELECT count(*) FROM node_samples"), 2);
+  EXPECT_EQ(Query("SELECT count(*) FROM " + testing::kHostSamples), 2);
   EXPECT_EQ(Query("SELECT count(*) FROM schema_version"), kSchemaVersion);
 }
 
@@ -192,7 +192,7 @@ TEST_F(StoreTest, DestructorCommitsQueuedSamplesAndCallsDone) {
     }
   }
   EXPECT_EQ(ok.load(), 50);
-  EXPECT_EQ(Query("SELECT count(*) FROM node_samples"), 50);
+  EXPECT_EQ(Query("SELECT count(*) FROM " + testing::kHostSamples), 50);
 }
 
 // Bad inputs: garbage bytes, a truncated SQLite header, a directory at rota.db,
@@ -312,7 +312,7 @@ TEST_F(StoreTest, LingerIsCutShortByWaitersAndClose) {
   }  // closing commits the lingering transaction
   EXPECT_EQ(acked.load(), 2);
   EXPECT_LT(elapsed_s(), 60.0);
-  EXPECT_EQ(Query("SELECT count(*) FROM node_samples"), 2);
+  EXPECT_EQ(Query("SELECT count(*) FROM " + testing::kHostSamples), 2);
 }
 
 TEST_F(StoreTest, AppendStoresRowsWithNullsForAbsentFields) {
@@ -330,7 +330,7 @@ TEST_F(StoreTest, AppendStoresRowsWithNullsForAbsentFields) {
   EXPECT_EQ(r[0].gpu.gpu, 0u);
   EXPECT_FALSE(r[0].gpu.failed);
   EXPECT_EQ(r[0].gpu.value[kUtilGpu], 60);
-  EXPECT_EQ(Query("SELECT mem_used FROM node_samples"), 60);
+  EXPECT_EQ(Query("SELECT mem_used FROM " + testing::kHostSamples), 60);
   EXPECT_EQ(r[1].gpu.gpu, 1u);
   EXPECT_TRUE(r[1].gpu.failed);
   for (const auto& v : r[1].gpu.value) EXPECT_FALSE(v.has_value());
@@ -400,7 +400,7 @@ TEST_F(StoreTest, DuplicateSamplesAreIgnoredNotCountedTwice) {
   ASSERT_TRUE(
       AppendSync(*s, "n1", {MakeSample(kT0 + 1000, 2, 90), MakeSample(kT0 + 2000, 2, 30)}).ok());
   EXPECT_EQ(Query(kGpuReadings), 6);
-  EXPECT_EQ(Query("SELECT count(*) FROM node_samples"), 3);
+  EXPECT_EQ(Query("SELECT count(*) FROM " + testing::kHostSamples), 3);
   const std::vector<GpuReading> r = Readings("n1");
   ASSERT_EQ(r.size(), 6u);
   EXPECT_EQ(r[2].t_ms, kT0 + 1000);
@@ -554,7 +554,7 @@ TEST_F(StoreTest, AppendForUnknownNodeFailsOnlyThatAppend) {
   EXPECT_EQ(b.code(), StatusCode::kNotFound);
   EXPECT_NE(b.message().find("ghost"), std::string::npos);
   EXPECT_TRUE(good.get_future().get().ok());
-  EXPECT_EQ(Query("SELECT count(*) FROM node_samples"), 1);
+  EXPECT_EQ(Query("SELECT count(*) FROM " + testing::kHostSamples), 1);
 }
 
 TEST_F(StoreTest, LateSamplesOlderThanRawRetentionAreDropped) {
@@ -563,7 +563,7 @@ TEST_F(StoreTest, LateSamplesOlderThanRawRetentionAreDropped) {
   auto s = OpenStore(o);
   ASSERT_TRUE(s->UpsertNode(MakeNode("n1"), 1).ok());
   ASSERT_TRUE(AppendSync(*s, "n1", {MakeSample(kT0), MakeSample(kT0 + 3'500'000)}).ok());
-  EXPECT_EQ(Query("SELECT count(*) FROM node_samples"), 1);
+  EXPECT_EQ(Query("SELECT count(*) FROM " + testing::kHostSamples), 1);
   EXPECT_EQ(Query("SELECT count(*) FROM node_minutes"), 1);
   EXPECT_EQ(s->Stats().late_samples, 1);
 }
@@ -602,7 +602,7 @@ TEST_F(StoreTest, QueueOverflowIsResourceExhausted) {
   release.count_down();
   ASSERT_TRUE(s->Flush().ok());
   EXPECT_EQ(queued_ok.load(), 1);
-  EXPECT_EQ(Query("SELECT count(*) FROM node_samples"), 11);
+  EXPECT_EQ(Query("SELECT count(*) FROM " + testing::kHostSamples), 11);
   EXPECT_EQ(s->Stats().queued_samples, 0u);
 }
 
@@ -653,17 +653,17 @@ TEST_F(StoreTest, RetentionDeletesOldRawRowsAndKeepsAggregates) {
   ASSERT_TRUE(s->RunRetention(now).ok());
   EXPECT_EQ(Query("SELECT min(t_ms) FROM node_gpu_samples"), kT0 + 15 * 60'000);
   EXPECT_EQ(Query(kGpuReadings), 45 * 5);
-  EXPECT_EQ(Query("SELECT count(*) FROM node_samples"), 45 * 2);
+  EXPECT_EQ(Query("SELECT count(*) FROM " + testing::kHostSamples), 45 * 2);
   EXPECT_EQ(Query("SELECT count(*) FROM gpu_minutes"), 30 * 5);
   EXPECT_EQ(Query("SELECT count(*) FROM node_minutes"), 30 * 2);
   EXPECT_EQ(Query("SELECT sum(n) FROM gpu_minutes"), 90 * 5);
-  // One GPU row and one node row per node sample.
-  EXPECT_EQ(s->Stats().retention_deleted_rows, 45 * 2 + 45 * 2);
+  // One row per node sample: its GPUs and host readings.
+  EXPECT_EQ(s->Stats().retention_deleted_rows, 45 * 2);
 
   // 2 h 10 min: aggregates of the first 10 minutes go, raw rows are all gone.
   ASSERT_TRUE(s->RunRetention(kT0 + 130 * 60'000).ok());
   EXPECT_EQ(Query(kGpuReadings), 0);
-  EXPECT_EQ(Query("SELECT count(*) FROM node_samples"), 0);
+  EXPECT_EQ(Query("SELECT count(*) FROM " + testing::kHostSamples), 0);
   EXPECT_EQ(Query("SELECT min(minute_ms) FROM gpu_minutes"), kT0 + 10 * 60'000);
   EXPECT_EQ(Query("SELECT count(*) FROM gpu_minutes"), 20 * 5);
   EXPECT_EQ(Query("SELECT count(*) FROM node_minutes"), 20 * 2);
@@ -691,9 +691,9 @@ TEST_F(StoreTest, RetentionInterleavesWithConcurrentAppends) {
   writer.join();
   ASSERT_TRUE(s->Flush().ok());
   EXPECT_EQ(
-      Query("SELECT count(*) FROM node_samples WHERE t_ms < " + std::to_string(kT0 + 10'000'000)),
+      Query("SELECT count(*) FROM " + testing::kHostSamples + " WHERE t_ms < " + std::to_string(kT0 + 10'000'000)),
       0);
-  EXPECT_EQ(Query("SELECT count(*) FROM node_samples"), 500);
+  EXPECT_EQ(Query("SELECT count(*) FROM " + testing::kHostSamples), 500);
   EXPECT_EQ(Query(kGpuReadings), 2000);
 }
 

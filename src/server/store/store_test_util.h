@@ -18,6 +18,14 @@ namespace rota::store::testing {
 // A time on a whole minute, where the store tests' samples start.
 inline constexpr int64_t kMinuteT0 = 1'699'999'980'000;
 
+// Every stored host reading as one table (node, t_ms, cpu_percent, mem_used,
+// mem_total, load1): node_samples holds those of samples without GPUs (and
+// those written before schema version 12), node_gpu_samples the others.
+inline const std::string kHostSamples =
+    "(SELECT node, t_ms, cpu_percent, mem_used, mem_total, load1 FROM node_samples UNION ALL "
+    "SELECT node, t_ms, cpu_percent, mem_used, mem_total, load1 FROM node_gpu_samples "
+    "WHERE mem_total IS NOT NULL)";
+
 // A fresh directory under $TMPDIR (or /tmp), removed with its contents on destruction.
 class TempDir {
  public:

@@ -88,7 +88,8 @@ Status Writer::Prepare() {
                                           "cpu_percent, mem_used, mem_total, load1) "
                                           "VALUES (?1, ?2, ?3, ?4, ?5, ?6)"));
   ASSIGN_OR_RETURN(ins_gpus_, db_.Prepare("INSERT OR IGNORE INTO node_gpu_samples (node, t_ms, "
-                                          "n_gpus, gpus) VALUES (?1, ?2, ?3, ?4)"));
+                                          "n_gpus, gpus, cpu_percent, mem_used, mem_total, "
+                                          "load1) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)"));
   ASSIGN_OR_RETURN(set_minutes_from_,
                    db_.Prepare("UPDATE store_state SET value = ?1 WHERE key = 'minutes_from_ms'"));
   ASSIGN_OR_RETURN(MinuteAggregates minutes, MinuteAggregates::Prepare(db_));
@@ -313,36 +314,38 @@ Status Writer::WriteAppend(const Job& job, Counters* c) {
     const api::HostSample& h = s.host;
     const int64_t mem_used = static_cast<int64_t>(
         h.mem_total_bytes >= h.mem_available_bytes ? h.mem_total_bytes - h.mem_available_bytes : 0);
-    ins_node_.Reset();
-    ins_node_.Bind(1, node)
-        .Bind(2, s.time_ms)
-        .Bind(3, h.cpu_percent)
-        .Bind(4, mem_used)
-        .Bind(5, static_cast<int64_t>(h.mem_total_bytes))
-        .Bind(6, h.load1);
-    RETURN_IF_ERROR(ins_node_.Run());
-    bool fresh = db_.Changes() == 1;  // a row of this sample was new: its minute changed
-    if (fresh) {
-      ++c->node_rows;
-      open_.AddHost(node, s.time_ms, h, mem_used);
+    const auto mem_total = static_cast<int64_t>(h.mem_total_bytes);
+    // One row per sample: node_gpu_samples with the host readings when it has
+    // GPUs, node_samples when not (schema version 12).
+    bool fresh = false;  // the sample was new: its minute changed
+    if (s.gpus.empty()) {
+      ins_node_.Reset();
+      ins_node_.Bind(1, node).Bind(2, s.time_ms).Bind(3, h.cpu_percent).Bind(4, mem_used);
+      ins_node_.Bind(5, mem_total).Bind(6, h.load1);
+      RETURN_IF_ERROR(ins_node_.Run());
+      fresh = db_.Changes() == 1;
     } else {
-      ++c->duplicates;
-    }
-    if (!s.gpus.empty()) {
       PackGpus(s.gpus, &packed_);
       const auto n = static_cast<int64_t>(s.gpus.size());
       ins_gpus_.Reset();
       ins_gpus_.Bind(1, node).Bind(2, s.time_ms).Bind(3, n).BindBlob(4, packed_);
+      ins_gpus_.Bind(5, h.cpu_percent).Bind(6, mem_used).Bind(7, mem_total).Bind(8, h.load1);
       RETURN_IF_ERROR(ins_gpus_.Run());
-      if (db_.Changes() == 1) {
+      fresh = db_.Changes() == 1;
+      if (fresh) {
         c->gpu_rows += n;
-        fresh = true;
         open_.AddGpus(node, s.time_ms, s.gpus);
       } else {
         c->duplicates += n;
       }
     }
-    if (fresh) MarkDirty(node, minute);
+    if (fresh) {
+      ++c->node_rows;
+      open_.AddHost(node, s.time_ms, h, mem_used);
+      MarkDirty(node, minute);
+    } else {
+      ++c->duplicates;
+    }
   }
   return Status::Ok();
 }
@@ -363,8 +366,11 @@ Status Writer::LoadDirtyMinutes() {
   }
   get.Reset();
   ASSIGN_OR_RETURN(Stmt nodes, db_.Prepare("SELECT id FROM nodes"));
-  ASSIGN_OR_RETURN(Stmt minutes, db_.Prepare("SELECT DISTINCT t_ms / 60000 * 60000 FROM "
-                                             "node_samples WHERE node = ?1 AND t_ms >= ?2"));
+  ASSIGN_OR_RETURN(Stmt minutes,
+                   db_.Prepare("SELECT DISTINCT t_ms / 60000 * 60000 FROM ("
+                               "SELECT t_ms FROM node_samples WHERE node = ?1 AND t_ms >= ?2 "
+                               "UNION ALL "
+                               "SELECT t_ms FROM node_gpu_samples WHERE node = ?1 AND t_ms >= ?2)"));
   while (true) {
     ASSIGN_OR_RETURN(bool more, nodes.Step());
     if (!more) break;
