@@ -224,5 +224,30 @@ TEST(AwaitStoppingTest, AJobWaitsForItsVictimsInsteadOfTakingMore) {
   EXPECT_EQ(WaitOf(d, 5)->reason, "preempting job(s) 2 for it");
 }
 
+TEST(AwaitStoppingTest, TwoJobsShareTheGpusOfOneJobBeingStopped) {
+  // Job 1 (4 GPUs) is being stopped. Jobs 4 and 5 need 2 GPUs each: both fit
+  // on its GPUs once it ends, so neither preempts job 2.
+  Snapshot s = Base({MakeNode("a", 8)});
+  s.policy.preempt_after_ms = 5 * kMin;
+  auto r1 = Running(1, "u", {On("a", {0, 1, 2, 3})}, kNow - 3 * kHour);
+  r1.meta.preemptible = true;
+  r1.stoppable = false;
+  auto r2 = Running(2, "u", {On("a", {4, 5, 6, 7})}, kNow - 3 * kHour);
+  r2.meta.preemptible = true;
+  s.running = {r1, r2};
+  s.pending = {Pending(4, "v", {Demand(1, 2)}, kNow - 20 * kMin),
+               Pending(5, "v", {Demand(1, 2)}, kNow - 10 * kMin)};
+  Decisions d = Schedule(s);
+  EXPECT_TRUE(d.preemptions.empty());
+  EXPECT_EQ(WaitOf(d, 4)->reason, "waiting for job(s) 1 to stop");
+  EXPECT_EQ(WaitOf(d, 5)->reason, "waiting for job(s) 1 to stop");
+  // A third job finds job 1's GPUs counted on: it preempts job 2.
+  s.pending.push_back(Pending(6, "v", {Demand(1, 2)}, kNow - 8 * kMin));
+  d = Schedule(s);
+  ASSERT_EQ(d.preemptions.size(), 1u);
+  EXPECT_EQ(d.preemptions[0].id, 2);
+  EXPECT_EQ(WaitOf(d, 6)->reason, "preempting job(s) 2 for it");
+}
+
 }  // namespace
 }  // namespace rota::sched

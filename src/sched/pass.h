@@ -311,7 +311,10 @@ class Pass {
   // A job that fits once the jobs being stopped (preempted or cancelled) have
   // let go of their GPUs waits for them, and the free GPUs it will use are
   // kept for it: it does not pick a second set of victims while the first one
-  // stops. Returns the ids of the jobs it waits for ("" when it does not fit).
+  // stops. What it will use of theirs is claimed GPU by GPU: another waiting
+  // job may count on the rest (a task's CPUs, memory and job port only while
+  // none of it is claimed). Returns the ids of the jobs it waits for ("" when
+  // it does not fit).
   std::string AwaitStopping(const PendingJob& job, Shape& shape);
 
   // The GPUs a moved job may not restart on: reservations of others that run
@@ -352,7 +355,10 @@ class Pass {
   std::vector<Victim> victims_;
   std::set<JobId> preempted_;
   std::vector<size_t> stopping_;           // running jobs being stopped (indices)
-  std::vector<uint8_t> stopping_claimed_;  // per stopping_: a pending job waits for it
+  // Of the jobs being stopped, what a waiting job counts on (AwaitStopping):
+  // per flat GPU, and per [stopping_ index][task] (any of the task).
+  GpuMask claimed_gpus_;
+  std::vector<std::vector<uint8_t>> claimed_tasks_;
   static constexpr uint32_t kDefragTriesPerPass = 4;
   uint32_t defrag_tries_ = 0;
   bool defragmented_ = false;

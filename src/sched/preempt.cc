@@ -153,12 +153,27 @@ void Pass::Keep(const PendingJob& job, const std::vector<TaskAlloc>& placed) {
 
 std::string Pass::AwaitStopping(const PendingJob& job, Shape& shape) {
   if (stopping_.empty() || shape.no_fit_stopping) return "";
+  // The free GPUs and what the jobs being stopped hold and no waiting job
+  // counts on yet.
   FreeMap trial = free_;
   bool any = false;
   for (size_t k = 0; k < stopping_.size(); ++k) {
-    if (stopping_claimed_[k]) continue;
-    any = true;
-    GiveRunning(trial, stopping_[k]);
+    const size_t i = stopping_[k];
+    const auto& tasks = s_.running[i].tasks;
+    for (size_t ti = 0; ti < tasks.size(); ++ti) {
+      const size_t n = running_nodes_[i][ti];
+      if (n == kNoNode) continue;
+      if (!claimed_tasks_[k][ti]) {
+        trial.Give(n, tasks[ti]);
+        any = true;
+        continue;
+      }
+      for (uint32_t g : tasks[ti].gpus) {
+        if (g >= free_.node(n).gpus || claimed_gpus_[free_.Offset(n) + g]) continue;
+        trial.GiveGpu(n, g);
+        any = true;
+      }
+    }
   }
   if (!any || shape.need > trial.TotalFree()) return "";
   const GpuMask* blocked = BlockedNow(job);
@@ -167,12 +182,30 @@ std::string Pass::AwaitStopping(const PendingJob& job, Shape& shape) {
     if (!blocked) shape.no_fit_stopping = true;
     return "";
   }
+  // Claims what the placement uses of each job being stopped.
   std::string ids;
   for (size_t k = 0; k < stopping_.size(); ++k) {
-    const RunningJob& r = s_.running[stopping_[k]];
-    if (stopping_claimed_[k] || !SharesGpu(r.tasks, *placed)) continue;
-    stopping_claimed_[k] = 1;
-    ids += (ids.empty() ? "" : ", ") + std::to_string(r.meta.id);
+    const size_t i = stopping_[k];
+    const RunningJob& r = s_.running[i];
+    bool uses = false;
+    for (size_t ti = 0; ti < r.tasks.size(); ++ti) {
+      const size_t n = running_nodes_[i][ti];
+      if (n == kNoNode) continue;
+      for (const TaskAlloc& p : *placed) {
+        if (p.node != r.tasks[ti].node) continue;
+        const bool host_only = r.tasks[ti].gpus.empty() && !claimed_tasks_[k][ti];
+        bool shares = host_only;
+        for (uint32_t g : r.tasks[ti].gpus) {
+          if (g >= free_.node(n).gpus || claimed_gpus_[free_.Offset(n) + g]) continue;
+          if (std::find(p.gpus.begin(), p.gpus.end(), g) == p.gpus.end()) continue;
+          claimed_gpus_[free_.Offset(n) + g] = 1;
+          shares = true;
+        }
+        if (shares) claimed_tasks_[k][ti] = 1;
+        uses = uses || shares;
+      }
+    }
+    if (uses) ids += (ids.empty() ? "" : ", ") + std::to_string(r.meta.id);
   }
   if (!ids.empty()) Keep(job, *placed);
   return ids;

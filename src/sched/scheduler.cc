@@ -41,7 +41,10 @@ Pass::Pass(const Snapshot& s) : s_(s), free_(s.nodes), ranker_(s) {
   }
   std::stable_sort(releases_.begin(), releases_.end(),
                    [](const Release& a, const Release& b) { return a.end < b.end; });
-  stopping_claimed_.assign(stopping_.size(), 0);
+  claimed_gpus_.assign(free_.FlatSize(), 0);
+  claimed_tasks_.resize(stopping_.size());
+  for (size_t k = 0; k < stopping_.size(); ++k)
+    claimed_tasks_[k].assign(s.running[stopping_[k]].tasks.size(), 0);
   mask_.assign(free_.FlatSize(), 0);
 }
 
