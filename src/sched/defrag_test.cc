@@ -249,5 +249,30 @@ TEST(AwaitStoppingTest, TwoJobsShareTheGpusOfOneJobBeingStopped) {
   EXPECT_EQ(WaitOf(d, 6)->reason, "preempting job(s) 2 for it");
 }
 
+TEST(AwaitStoppingTest, AJobWithoutGpusWaitsForTheCpusOfAJobBeingStopped) {
+  // Node a has 8 CPUs, all held: job 1 (being stopped) and job 2 hold 4 each.
+  // Job 4 needs 4 CPUs and waits for job 1; job 5 cannot count on them too.
+  Snapshot s = Base({MakeNode("a", 0)});
+  s.nodes[0].cpus = 8;
+  s.policy.preempt_after_ms = 5 * kMin;
+  auto cpus = [](TaskAlloc t) {
+    t.cpus = 4;
+    return t;
+  };
+  auto r1 = Running(1, "u", {cpus(On("a", {}))}, kNow - 3 * kHour);
+  r1.meta.preemptible = true;
+  r1.stoppable = false;
+  auto r2 = Running(2, "u", {cpus(On("a", {}))}, kNow - 3 * kHour);
+  r2.meta.preemptible = true;
+  s.running = {r1, r2};
+  TaskDemand d = Demand(1, 0);
+  d.cpus_per_task = 4;
+  s.pending = {Pending(4, "v", {d}, kNow - 20 * kMin), Pending(5, "v", {d}, kNow - 10 * kMin)};
+  Decisions out = Schedule(s);
+  EXPECT_EQ(WaitOf(out, 4)->reason, "waiting for job(s) 1 to stop");
+  EXPECT_EQ(WaitOf(out, 5)->reason.find("job(s) 1"), std::string::npos) << WaitOf(out, 5)->reason;
+  EXPECT_TRUE(out.preemptions.empty());  // job 2 orders no later than they do
+}
+
 }  // namespace
 }  // namespace rota::sched

@@ -193,8 +193,9 @@ std::string Pass::AwaitStopping(const PendingJob& job, Shape& shape) {
       if (n == kNoNode) continue;
       for (const TaskAlloc& p : *placed) {
         if (p.node != r.tasks[ti].node) continue;
-        const bool host_only = r.tasks[ti].gpus.empty() && !claimed_tasks_[k][ti];
-        bool shares = host_only;
+        // A task without GPUs is counted on by a placed task without GPUs on
+        // its node (what they share is CPUs, memory and job ports).
+        bool shares = r.tasks[ti].gpus.empty() && p.gpus.empty() && !claimed_tasks_[k][ti];
         for (uint32_t g : r.tasks[ti].gpus) {
           if (g >= free_.node(n).gpus || claimed_gpus_[free_.Offset(n) + g]) continue;
           if (std::find(p.gpus.begin(), p.gpus.end(), g) == p.gpus.end()) continue;
