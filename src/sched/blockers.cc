@@ -6,10 +6,6 @@
 namespace rota::sched::detail {
 
 bool Pass::FindBlockers(const PendingJob& job) {
-  // Asked again for the same job with no hold added since: the same answer.
-  if (job.meta.id == blockers_job_ && holds_.size() == blockers_holds_) return !blockers_.empty();
-  blockers_job_ = job.meta.id;
-  blockers_holds_ = holds_.size();
   const int64_t t = s_.now_ms;
   const int64_t end = EndOf(job, t);
   blockers_.clear();

@@ -201,18 +201,24 @@ TEST(DefragmentTest, AMultiNodeGangGetsWholeNodes) {
   EXPECT_EQ(d.preemptions[1].id, 2);
 }
 
+// Job 1 on `stopping` (preempted in an earlier pass, being stopped) and
+// job 2 on `other` (preemptible), both of user u, on node a.
+std::vector<RunningJob> StoppingAndPreemptible(TaskAlloc stopping, TaskAlloc other) {
+  auto r1 = Running(1, "u", {std::move(stopping)}, kNow - 3 * kHour);
+  r1.meta.preemptible = true;
+  r1.stoppable = false;
+  auto r2 = Running(2, "u", {std::move(other)}, kNow - 3 * kHour);
+  r2.meta.preemptible = true;
+  return {r1, r2};
+}
+
 TEST(AwaitStoppingTest, AJobWaitsForItsVictimsInsteadOfTakingMore) {
   // Job 1 is being stopped (preempted for job 4 in an earlier pass). Job 4
   // fits once it ends, so job 2 (which orders after job 4) is left alone;
   // job 5, the next in line, may then preempt job 2.
   Snapshot s = Base({MakeNode("a", 4)});
   s.policy.preempt_after_ms = 5 * kMin;
-  auto r1 = Running(1, "u", {On("a", {0, 1})}, kNow - 3 * kHour);
-  r1.meta.preemptible = true;
-  r1.stoppable = false;
-  auto r2 = Running(2, "u", {On("a", {2, 3})}, kNow - 3 * kHour);
-  r2.meta.preemptible = true;
-  s.running = {r1, r2};
+  s.running = StoppingAndPreemptible(On("a", {0, 1}), On("a", {2, 3}));
   s.pending = {Pending(4, "v", {Demand(1, 2)}, kNow - 20 * kMin)};
   Decisions d = Schedule(s);
   EXPECT_TRUE(d.preemptions.empty());
@@ -229,12 +235,7 @@ TEST(AwaitStoppingTest, TwoJobsShareTheGpusOfOneJobBeingStopped) {
   // on its GPUs once it ends, so neither preempts job 2.
   Snapshot s = Base({MakeNode("a", 8)});
   s.policy.preempt_after_ms = 5 * kMin;
-  auto r1 = Running(1, "u", {On("a", {0, 1, 2, 3})}, kNow - 3 * kHour);
-  r1.meta.preemptible = true;
-  r1.stoppable = false;
-  auto r2 = Running(2, "u", {On("a", {4, 5, 6, 7})}, kNow - 3 * kHour);
-  r2.meta.preemptible = true;
-  s.running = {r1, r2};
+  s.running = StoppingAndPreemptible(On("a", {0, 1, 2, 3}), On("a", {4, 5, 6, 7}));
   s.pending = {Pending(4, "v", {Demand(1, 2)}, kNow - 20 * kMin),
                Pending(5, "v", {Demand(1, 2)}, kNow - 10 * kMin)};
   Decisions d = Schedule(s);
@@ -259,12 +260,7 @@ TEST(AwaitStoppingTest, AJobWithoutGpusWaitsForTheCpusOfAJobBeingStopped) {
     t.cpus = 4;
     return t;
   };
-  auto r1 = Running(1, "u", {cpus(On("a", {}))}, kNow - 3 * kHour);
-  r1.meta.preemptible = true;
-  r1.stoppable = false;
-  auto r2 = Running(2, "u", {cpus(On("a", {}))}, kNow - 3 * kHour);
-  r2.meta.preemptible = true;
-  s.running = {r1, r2};
+  s.running = StoppingAndPreemptible(cpus(On("a", {})), cpus(On("a", {})));
   TaskDemand d = Demand(1, 0);
   d.cpus_per_task = 4;
   s.pending = {Pending(4, "v", {d}, kNow - 20 * kMin), Pending(5, "v", {d}, kNow - 10 * kMin)};

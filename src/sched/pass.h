@@ -369,8 +369,6 @@ class Pass {
   // reservations_, then reservations_.size() + indices into holds_ (holds are
   // only added during a pass, so an index names one hold for the whole pass).
   std::vector<uint32_t> blockers_;
-  JobId blockers_job_ = std::numeric_limits<JobId>::min();  // the job blockers_ are for
-  size_t blockers_holds_ = 0;  // holds_.size() when they were found
   GpuMask mask_;                         // BlockedNow's mask: the GPUs of mask_blockers_
   std::vector<uint32_t> mask_blockers_;
   GpuMask plan_mask_;                    // scratch: Plan
