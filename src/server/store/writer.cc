@@ -66,8 +66,19 @@ void Writer::CheckpointLoop() {
     // is short) and makes the next one start the WAL from its beginning.
     bool restarted = false;
     if (rc == SQLITE_OK && wal_frames >= 2 * opt_.wal_autocheckpoint_pages) {
+      // Far behind (the writer kept the lock through earlier tries): the writer
+      // pauses before its next transaction so that this one gets through.
+      if (wal_frames >= 8 * opt_.wal_autocheckpoint_pages) {
+        MutexLock lk(&ckpt_mu_);
+        restart_waiting_ = true;
+      }
       rc = sqlite3_wal_checkpoint_v2(ckpt_db_.raw(), nullptr, SQLITE_CHECKPOINT_RESTART,
                                      &wal_frames, &copied_frames);
+      {
+        MutexLock lk(&ckpt_mu_);
+        restart_waiting_ = false;
+      }
+      ckpt_cv_.NotifyAll();
       if (rc == SQLITE_BUSY) rc = SQLITE_OK;  // a reader held on: passive again next time
       restarted = rc == SQLITE_OK;
     }
@@ -464,6 +475,13 @@ void Writer::WriteBatch(bool aggregate_all) {
   const int64_t start = clock_.MonotonicMs();
   std::vector<std::pair<Done, Status>> results;
   Counters total;
+  {
+    // Lets a waiting RESTART checkpoint take the write lock (at most 100 ms).
+    MutexLock lk(&ckpt_mu_);
+    ckpt_cv_.WaitUntil(&ckpt_mu_,
+                       std::chrono::steady_clock::now() + std::chrono::milliseconds(100),
+                       [&]() ROTA_REQUIRES(ckpt_mu_) { return !restart_waiting_; });
+  }
   Status begin = db_.Exec("BEGIN IMMEDIATE");
   size_t rows = 0;
   bool urgent = false;  // a caller is blocked on this transaction (Flush, UpsertNode)

@@ -182,6 +182,11 @@ class Writer {
   CondVar ckpt_cv_;
   bool ckpt_wanted_ ROTA_GUARDED_BY(ckpt_mu_) = false;
   bool ckpt_stop_ ROTA_GUARDED_BY(ckpt_mu_) = false;
+  // A RESTART checkpoint far behind (8x the threshold) wants the write lock:
+  // the writer waits (briefly) before its next transaction. A writer that takes the lock again right after
+  // each commit was otherwise seldom caught free by the checkpointer's busy
+  // handler, and the WAL grew to hundreds of MB before one got through.
+  bool restart_waiting_ ROTA_GUARDED_BY(ckpt_mu_) = false;
   int64_t checkpoints_ ROTA_GUARDED_BY(ckpt_mu_) = 0;
   int64_t checkpoint_failures_ ROTA_GUARDED_BY(ckpt_mu_) = 0;
   int64_t wal_restarts_ ROTA_GUARDED_BY(ckpt_mu_) = 0;
