@@ -27,14 +27,24 @@ const GpuMask* Pass::BlockerMask() {
   if (blockers_.empty()) return nullptr;
   if (blockers_ == mask_blockers_) return &mask_;  // the mask is made of these already
   const auto n_res = static_cast<uint32_t>(reservations_.size());
-  auto flat = [&](uint32_t b) -> const std::vector<uint32_t>& {
-    return b < n_res ? reservations_[b].flat : holds_[b - n_res].flat;
+  auto apply = [&](uint32_t b, int delta) {
+    for (uint32_t f : b < n_res ? reservations_[b].flat : holds_[b - n_res].flat) {
+      mask_count_[f] = static_cast<uint16_t>(mask_count_[f] + delta);
+      mask_[f] = mask_count_[f] > 0;
+    }
   };
-  for (uint32_t b : mask_blockers_) {
-    for (uint32_t f : flat(b)) mask_[f] = 0;
-  }
-  for (uint32_t b : blockers_) {
-    for (uint32_t f : flat(b)) mask_[f] = 1;
+  // Both lists are ascending: apply only what differs (successive jobs share
+  // most of their blockers).
+  size_t i = 0, j = 0;
+  while (i < mask_blockers_.size() || j < blockers_.size()) {
+    if (j == blockers_.size() || (i < mask_blockers_.size() && mask_blockers_[i] < blockers_[j])) {
+      apply(mask_blockers_[i++], -1);
+    } else if (i == mask_blockers_.size() || blockers_[j] < mask_blockers_[i]) {
+      apply(blockers_[j++], 1);
+    } else {
+      ++i;
+      ++j;
+    }
   }
   mask_blockers_ = blockers_;
   return &mask_;

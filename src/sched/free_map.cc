@@ -47,12 +47,16 @@ void FreeMap::TakeGpu(size_t n, uint32_t gpu) {
   --total_free_;
 }
 
+bool FreeMap::Givable(size_t n, uint32_t gpu) const {
+  const Node& node = *nodes_[n].node;
+  if (gpu >= node.gpus || !node.schedulable) return false;
+  return std::find(node.unusable_gpus.begin(), node.unusable_gpus.end(), gpu) ==
+         node.unusable_gpus.end();
+}
+
 void FreeMap::GiveGpu(size_t n, uint32_t gpu) {
   auto& f = nodes_[n];
-  if (gpu >= f.node->gpus || gpu_free_[f.offset + gpu] || !f.node->schedulable) return;
-  for (uint32_t u : f.node->unusable_gpus) {
-    if (u == gpu) return;
-  }
+  if (gpu >= f.node->gpus || gpu_free_[f.offset + gpu] || !Givable(n, gpu)) return;
   gpu_free_[f.offset + gpu] = 1;
   ++f.free_gpus;
   ++total_free_;
@@ -106,13 +110,7 @@ std::optional<std::vector<TaskAlloc>> PlaceGang(const FreeMap& map,
   std::vector<uint8_t> used(n_nodes, 0);
   for (size_t i = 0; i < n_nodes; ++i) {
     const auto& f = map.nodes_[i];
-    uint32_t a = f.free_gpus;
-    if (blocked && a > 0) {
-      for (uint32_t g = f.offset; g < f.offset + f.node->gpus; ++g) {
-        if (map.gpu_free_[g] && (*blocked)[g]) --a;
-      }
-    }
-    avail[i] = a;
+    avail[i] = blocked ? map.FreeUnblocked(i, *blocked) : f.free_gpus;
     cpus[i] = f.free_cpus;
     memory[i] = f.free_memory;
   }
@@ -121,6 +119,7 @@ std::optional<std::vector<TaskAlloc>> PlaceGang(const FreeMap& map,
   auto capacity = [&](size_t i, size_t di) -> uint64_t {
     const TaskDemand& d = demands[di];
     const auto& f = map.nodes_[i];
+    if (avail[i] < d.gpus_per_task) return 0;
     if (eligible ? !(*eligible)[di][i] : (!f.node->schedulable || !Eligible(*f.node, d))) return 0;
     uint64_t cap = d.gpus_per_task > 0 ? avail[i] / d.gpus_per_task : kInf;
     if (d.cpus_per_task > 0 && f.node->cpus > 0) {

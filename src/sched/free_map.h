@@ -20,6 +20,7 @@
 #include <cstdint>
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -44,7 +45,18 @@ class FreeMap {
   uint32_t FlatSize() const { return static_cast<uint32_t>(gpu_free_.size()); }
 
   bool Free(size_t n, uint32_t gpu) const { return gpu_free_[nodes_[n].offset + gpu] != 0; }
+  bool FreeFlat(uint32_t flat) const { return gpu_free_[flat] != 0; }
   uint32_t FreeGpus(size_t n) const { return nodes_[n].free_gpus; }
+  // Free GPUs of node n that `blocked` (FlatSize() bytes) leaves usable.
+  uint32_t FreeUnblocked(size_t n, const GpuMask& blocked) const {
+    const auto& f = nodes_[n];
+    if (f.free_gpus == 0) return 0;
+    const uint8_t* free = gpu_free_.data() + f.offset;
+    const uint8_t* b = blocked.data() + f.offset;
+    uint32_t k = 0;  // branch-free: the compiler vectorises it
+    for (uint32_t g = 0; g < f.node->gpus; ++g) k += (free[g] != 0) & (b[g] == 0);
+    return k;
+  }
   uint32_t TotalFree() const { return total_free_; }
   // Tasks the node can still take (Node::task_slots); INT64_MAX when not counted.
   int64_t FreeSlots(size_t n) const {
@@ -58,6 +70,27 @@ class FreeMap {
   void Give(size_t n, const TaskAlloc& t);
   void TakeGpu(size_t n, uint32_t gpu);
   void GiveGpu(size_t n, uint32_t gpu);
+  // Whether GiveGpu(n, gpu) can ever make the GPU free: it is on the node,
+  // the node is schedulable and the GPU usable.
+  bool Givable(size_t n, uint32_t gpu) const;
+  // Gives back what a task holds, its GPUs given flat and Givable (checked
+  // once by a caller that gives the same tasks back often); calls
+  // on_freed(flat) for each GPU that was not free.
+  template <class OnFreed>
+  void GiveFlat(size_t n, std::span<const uint32_t> flat, int64_t cpus, uint64_t memory,
+                OnFreed&& on_freed) {
+    auto& f = nodes_[n];
+    for (uint32_t g : flat) {
+      if (gpu_free_[g]) continue;
+      gpu_free_[g] = 1;
+      ++f.free_gpus;
+      ++total_free_;
+      on_freed(g);
+    }
+    f.free_cpus += cpus;
+    f.free_memory += static_cast<int64_t>(memory);
+    ++slots_[f.pool];
+  }
 
  private:
   friend std::optional<std::vector<TaskAlloc>> PlaceGang(const FreeMap&,

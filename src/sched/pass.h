@@ -7,7 +7,6 @@
 
 #include <algorithm>
 #include <cstdint>
-#include <deque>
 #include <limits>
 #include <map>
 #include <optional>
@@ -47,7 +46,9 @@ struct Hold {
   int64_t start = 0, end = kForever;
   bool protect = false;  // later jobs may not take these GPUs before `end`
   std::vector<TaskAlloc> tasks;
-  std::vector<uint32_t> flat;  // the GPUs in the FreeMap's flat numbering
+  // Its GPUs in the FreeMap's flat numbering, those that can be free in
+  // this pass (AddHold): blocking the others changes nothing.
+  std::vector<uint32_t> flat;
 };
 
 inline bool Overlaps(int64_t a0, int64_t a1, int64_t b0, int64_t b1) { return a0 < b1 && b0 < a1; }
@@ -126,9 +127,22 @@ class Pass {
   // GPUs back at `end`.
   struct Release {
     int64_t end;
-    size_t node;
-    const TaskAlloc* task;
+    uint32_t node;
+    uint32_t gpus_begin, gpus_end;  // its Givable GPUs, flat: release_gpus_[begin, end)
+    int64_t cpus;
+    uint64_t memory;
   };
+  Release MakeRelease(int64_t end, size_t node, const TaskAlloc& task) {
+    Release r{end, static_cast<uint32_t>(node), static_cast<uint32_t>(release_gpus_.size()), 0,
+              task.cpus, task.memory_bytes};
+    for (uint32_t g : task.gpus) {
+      if (!free_.Givable(node, g)) continue;
+      release_gpus_.push_back(free_.Offset(node) + g);
+      comes_back_[free_.Offset(node) + g] = 1;
+    }
+    r.gpus_end = static_cast<uint32_t>(release_gpus_.size());
+    return r;
+  }
 
   // Nothing later in the order can start or preempt: stop looking (simulator).
   bool Exhausted(const Rank& rank) const {
@@ -164,11 +178,7 @@ class Pass {
 
   // Free GPUs of node n in `map` that `blocked` (may be null) leaves usable.
   static uint32_t FreeUnblocked(const FreeMap& map, size_t n, const GpuMask* blocked) {
-    if (!blocked) return map.FreeGpus(n);
-    uint32_t k = 0;
-    const uint32_t base = map.Offset(n);
-    for (uint32_t g = 0; g < map.node(n).gpus; ++g) k += map.Free(n, g) && !(*blocked)[base + g];
-    return k;
+    return blocked ? map.FreeUnblocked(n, *blocked) : map.FreeGpus(n);
   }
 
   // Tasks of demand d that fit `map` by GPU count alone, on eligible nodes,
@@ -179,7 +189,8 @@ class Pass {
     if (d.gpus_per_task == 0) return UINT64_MAX;
     uint64_t n = 0;
     for (size_t i = 0; i < map.size(); ++i) {
-      if (eligible[i]) n += FreeUnblocked(map, i, blocked) / d.gpus_per_task;
+      if (eligible[i] && map.FreeGpus(i) >= d.gpus_per_task)
+        n += FreeUnblocked(map, i, blocked) / d.gpus_per_task;
     }
     return n;
   }
@@ -194,6 +205,7 @@ class Pass {
   struct Victim {
     Rank rank;
     size_t running;  // index in s_.running
+    uint32_t gpus;   // it holds
     bool taken = false;
   };
   void CollectVictims();
@@ -243,24 +255,8 @@ class Pass {
     return BlockerMask();
   }
 
-  void AddHold(Hold h) {
-    for (const auto& task : h.tasks) {
-      if (auto n = free_.Find(task.node)) {
-        for (uint32_t g : task.gpus) {
-          if (g < free_.node(*n).gpus) h.flat.push_back(free_.Offset(*n) + g);
-        }
-      }
-    }
-    const size_t i = holds_.size();
-    holds_.push_back(std::move(h));
-    auto by = [this](int64_t Hold::*field) {
-      return [this, field](size_t a, size_t b) { return holds_[a].*field < holds_[b].*field; };
-    };
-    holds_by_start_.insert(
-        std::upper_bound(holds_by_start_.begin(), holds_by_start_.end(), i, by(&Hold::start)), i);
-    holds_by_end_.insert(
-        std::upper_bound(holds_by_end_.begin(), holds_by_end_.end(), i, by(&Hold::end)), i);
-  }
+  // Adds a hold of this pass (plan.cc).
+  void AddHold(Hold h);
 
   // Whether the job's gang fits the free GPUs now, reservations and kept GPUs
   // ignored. Remembered per shape.
@@ -340,6 +336,7 @@ class Pass {
 
   const Snapshot& s_;
   FreeMap free_;
+  FreeMap trial_;  // scratch: a copy of free_ to try things on (reuses its storage)
   uint64_t free_version_ = 0;  // bumped whenever free_ shrinks
   Ranker ranker_;
   std::map<std::string, const Queue*> queues_;
@@ -349,7 +346,10 @@ class Pass {
   std::vector<std::vector<size_t>> running_nodes_;  // [running job][task]: node index or kNoNode
   std::vector<Release> releases_;  // tasks of running jobs with an expected end, by end
   std::vector<Release> started_;   // tasks started in this pass with a time limit, by end
-  std::deque<std::vector<TaskAlloc>> started_tasks_;  // what started_ points to
+  std::vector<uint32_t> release_gpus_;  // GPUs of releases_ and started_
+  // Per flat GPU: in release_gpus_. A GPU neither free nor coming back stays
+  // taken for the whole pass, in free_ and in every sweep of Plan.
+  GpuMask comes_back_;
   std::vector<Shape> shapes_;
   std::vector<size_t> shape_of_;  // per pending job
   std::vector<Victim> victims_;
@@ -363,14 +363,28 @@ class Pass {
   uint32_t defrag_tries_ = 0;
   bool defragmented_ = false;
   std::vector<Hold> holds_;
-  std::vector<size_t> holds_by_start_, holds_by_end_;  // indices into holds_
+  // The holds as Plan sweeps them. One begun by now (start <= now_ms) keeps
+  // every planned job off its GPUs from the job's first possible start on:
+  // its block is counted once, in now_blocked_ (per flat GPU), and only its
+  // end is an event. A later one has a start and an end.
+  struct HoldTime {
+    int64_t t;
+    uint32_t hold;  // index in holds_
+    JobId id;
+  };
+  std::vector<HoldTime> now_hold_ends_;                          // by t (the end)
+  std::vector<HoldTime> later_hold_starts_, later_hold_ends_;    // by t
+  std::vector<uint16_t> now_blocked_;
   std::map<std::string, uint32_t> blocked_in_queue_;
   // What keeps the job of the last BlockedNow call off GPUs: indices into
   // reservations_, then reservations_.size() + indices into holds_ (holds are
   // only added during a pass, so an index names one hold for the whole pass).
   std::vector<uint32_t> blockers_;
-  GpuMask mask_;                         // BlockedNow's mask: the GPUs of mask_blockers_
+  GpuMask mask_;  // BlockedNow's mask: the GPUs of mask_blockers_
+  std::vector<uint16_t> mask_count_;  // per flat GPU: blockers of mask_blockers_ on it
   std::vector<uint32_t> mask_blockers_;
+  uint32_t max_node_gpus_ = 0;
+  std::vector<uint32_t> tasks_in_;       // scratch: Plan
   GpuMask plan_mask_;                    // scratch: Plan
   std::vector<uint16_t> blocked_count_;  // scratch: Plan
   JobId strict_blocked_ = 0;

@@ -4,12 +4,39 @@
 
 namespace rota::sched::detail {
 
+void Pass::AddHold(Hold h) {
+  for (const auto& task : h.tasks) {
+    if (auto n = free_.Find(task.node)) {
+      for (uint32_t g : task.gpus) {
+        if (g >= free_.node(*n).gpus) continue;
+        const uint32_t f = free_.Offset(*n) + g;
+        if (free_.FreeFlat(f) || comes_back_[f]) h.flat.push_back(f);
+      }
+    }
+  }
+  const auto i = static_cast<uint32_t>(holds_.size());
+  auto insert = [](std::vector<HoldTime>& v, HoldTime x) {
+    v.insert(std::upper_bound(v.begin(), v.end(), x,
+                              [](const HoldTime& a, const HoldTime& b) { return a.t < b.t; }),
+             x);
+  };
+  if (h.start <= s_.now_ms) {
+    for (uint32_t f : h.flat) ++now_blocked_[f];
+    insert(now_hold_ends_, {h.end, i, h.id});
+  } else {
+    insert(later_hold_starts_, {h.start, i, h.id});
+    insert(later_hold_ends_, {h.end, i, h.id});
+  }
+  holds_.push_back(std::move(h));
+}
+
 std::optional<Hold> Pass::Plan(const PendingJob& job, Shape& shape) {
   const int64_t t0 = std::max(s_.now_ms, job.not_before_ms);
   const auto& eligible = EligibleNodes(job, shape);
   // Reservations that keep the job off their GPUs for starts in [from, to),
-  // by from and by to. Holds come sorted (holds_by_start_, holds_by_end_);
-  // a hold keeps the job off its GPUs for starts in [HoldBlockedFrom(start), end).
+  // by from and by to. Holds come sorted (AddHold); a hold keeps the job off
+  // its GPUs for starts in [HoldBlockedFrom(start), end): from t0 on for one
+  // begun by now.
   struct Block {
     int64_t from, to;
     const std::vector<uint32_t>* flat;
@@ -26,20 +53,35 @@ std::optional<Hold> Pass::Plan(const PendingJob& job, Shape& shape) {
             [](const Block& a, const Block& b) { return a.to < b.to; });
   const JobId self = job.meta.id;
 
-  FreeMap map = free_;
+  FreeMap& map = trial_;
+  map = free_;
   std::vector<uint16_t>& blk = blocked_count_;
-  blk.assign(map.FlatSize(), 0);
-  plan_mask_.assign(map.FlatSize(), 0);
+  blk = now_blocked_;
+  for (const HoldTime& h : now_hold_ends_) {  // its own holds do not keep a job off
+    if (h.id != self) continue;
+    for (uint32_t f : holds_[h.hold].flat) --blk[f];
+  }
+  plan_mask_.resize(map.FlatSize());
+  for (size_t f = 0; f < blk.size(); ++f) plan_mask_[f] = blk[f] > 0;
   std::vector<uint32_t> avail(map.size());  // free and not blocked, per node
   uint64_t total = 0;
-  for (size_t n = 0; n < map.size(); ++n) total += avail[n] = map.FreeGpus(n);
+  for (size_t n = 0; n < map.size(); ++n) total += avail[n] = map.FreeUnblocked(n, plan_mask_);
   std::vector<uint64_t> cap(job.demands.size());
   for (size_t d = 0; d < job.demands.size(); ++d)
-    cap[d] = Capacity(map, job.demands[d], eligible[d]);
+    cap[d] = Capacity(map, job.demands[d], eligible[d], &plan_mask_);
+  // tasks_in[d][v]: tasks of demand d that v GPUs hold (v / gpus_per_task,
+  // 0 for a demand without GPUs), v up to the most GPUs of a node.
+  const size_t width = max_node_gpus_ + 1;
+  std::vector<uint32_t>& tasks_in = tasks_in_;
+  tasks_in.resize(job.demands.size() * width);
+  for (size_t d = 0; d < job.demands.size(); ++d) {
+    const uint32_t per = job.demands[d].gpus_per_task;
+    for (uint32_t v = 0; v < width; ++v) tasks_in[d * width + v] = per > 0 ? v / per : 0;
+  }
   auto set_avail = [&](size_t n, uint32_t value) {
     for (size_t d = 0; d < job.demands.size(); ++d) {
-      const uint32_t per = job.demands[d].gpus_per_task;
-      if (per > 0 && eligible[d][n]) cap[d] = cap[d] + value / per - avail[n] / per;
+      if (eligible[d][n])
+        cap[d] = cap[d] + tasks_in[d * width + value] - tasks_in[d * width + avail[n]];
     }
     total = total + value - avail[n];
     avail[n] = value;
@@ -51,30 +93,23 @@ std::optional<Hold> Pass::Plan(const PendingJob& job, Shape& shape) {
       blk[f] = static_cast<uint16_t>(blk[f] + delta);
       const bool is = blk[f] > 0;
       plan_mask_[f] = is ? 1 : 0;
-      if (was != is && map.Free(n, f - map.Offset(n)))
+      if (was != is && map.FreeFlat(f))
         set_avail(n, is ? avail[n] - 1 : avail[n] + 1);
     }
   };
-  auto usable = [&](size_t n, const TaskAlloc& t) {
-    uint32_t k = 0;
-    for (uint32_t g : t.gpus)
-      k += g < map.node(n).gpus && map.Free(n, g) && blk[map.Offset(n) + g] == 0;
-    return k;
-  };
   auto release = [&](const Release& r) {
-    const uint32_t before = usable(r.node, *r.task);
-    map.Give(r.node, *r.task);
-    set_avail(r.node, avail[r.node] + usable(r.node, *r.task) - before);
+    uint32_t k = 0;  // GPUs freed that are not blocked
+    map.GiveFlat(r.node,
+                 std::span(release_gpus_.data() + r.gpus_begin, r.gpus_end - r.gpus_begin),
+                 r.cpus, r.memory, [&](uint32_t f) { k += blk[f] == 0; });
+    if (k > 0) set_avail(r.node, avail[r.node] + k);
   };
   // Streams of changes, each in time order; advance(t) applies every change
   // at or before t and says whether something became available at t itself
   // (a release or the end of a block).
-  size_t next_release = 0, next_started = 0, next_hold_start = 0, next_hold_end = 0,
-         next_res_from = 0, next_res_to = 0;
-  auto hold_from = [&](size_t i) {
-    return HoldBlockedFrom(holds_[holds_by_start_[i]].start, job);
-  };
-  auto hold_to = [&](size_t i) { return holds_[holds_by_end_[i]].end; };
+  size_t next_release = 0, next_started = 0, next_now_end = 0, next_later_start = 0,
+         next_later_end = 0, next_res_from = 0, next_res_to = 0;
+  auto later_from = [&](size_t i) { return HoldBlockedFrom(later_hold_starts_[i].t, job); };
   auto advance = [&](int64_t t) {
     bool freed = false;
     for (; next_release < releases_.size() && releases_[next_release].end <= t; ++next_release) {
@@ -87,21 +122,25 @@ std::optional<Hold> Pass::Plan(const PendingJob& job, Shape& shape) {
     }
     // Blocks begin before ends at the same time are applied, so a count
     // never goes below zero.
-    for (; next_hold_start < holds_by_start_.size() && hold_from(next_hold_start) <= t;
-         ++next_hold_start) {
-      const Hold& h = holds_[holds_by_start_[next_hold_start]];
-      if (h.id != self) block(h.flat, 1);
+    for (; next_later_start < later_hold_starts_.size() && later_from(next_later_start) <= t;
+         ++next_later_start) {
+      const HoldTime& h = later_hold_starts_[next_later_start];
+      if (h.id != self) block(holds_[h.hold].flat, 1);
     }
     for (; next_res_from < res_from.size() && res_from[next_res_from].from <= t;
          ++next_res_from) {
       block(*res_from[next_res_from].flat, 1);
     }
-    for (; next_hold_end < holds_by_end_.size() && hold_to(next_hold_end) <= t; ++next_hold_end) {
-      const Hold& h = holds_[holds_by_end_[next_hold_end]];
-      if (h.id == self) continue;
-      freed = freed || h.end == t;
-      block(h.flat, -1);
-    }
+    auto end_holds = [&](const std::vector<HoldTime>& ends, size_t& next) {
+      for (; next < ends.size() && ends[next].t <= t; ++next) {
+        const HoldTime& h = ends[next];
+        if (h.id == self) continue;
+        freed = freed || h.t == t;
+        block(holds_[h.hold].flat, -1);
+      }
+    };
+    end_holds(now_hold_ends_, next_now_end);
+    end_holds(later_hold_ends_, next_later_end);
     for (; next_res_to < res_to.size() && res_to[next_res_to].to <= t; ++next_res_to) {
       freed = freed || res_to[next_res_to].to == t;
       block(*res_to[next_res_to].flat, -1);
@@ -112,8 +151,11 @@ std::optional<Hold> Pass::Plan(const PendingJob& job, Shape& shape) {
     int64_t t = kForever;
     if (next_release < releases_.size()) t = std::min(t, releases_[next_release].end);
     if (next_started < started_.size()) t = std::min(t, started_[next_started].end);
-    if (next_hold_start < holds_by_start_.size()) t = std::min(t, hold_from(next_hold_start));
-    if (next_hold_end < holds_by_end_.size()) t = std::min(t, hold_to(next_hold_end));
+    if (next_now_end < now_hold_ends_.size()) t = std::min(t, now_hold_ends_[next_now_end].t);
+    if (next_later_start < later_hold_starts_.size())
+      t = std::min(t, later_from(next_later_start));
+    if (next_later_end < later_hold_ends_.size())
+      t = std::min(t, later_hold_ends_[next_later_end].t);
     if (next_res_from < res_from.size()) t = std::min(t, res_from[next_res_from].from);
     if (next_res_to < res_to.size()) t = std::min(t, res_to[next_res_to].to);
     return t;

@@ -44,7 +44,8 @@ void Pass::CollectVictims() {
   for (size_t i = 0; i < s_.running.size(); ++i) {
     const RunningJob& r = s_.running[i];
     if (!r.meta.preemptible || !r.stoppable || preempted_.count(r.meta.id)) continue;
-    victims_.push_back({ranker_.Of(r.meta, GpusOf(r.tasks), r.started_ms), i});
+    const uint32_t gpus = GpusOf(r.tasks);
+    victims_.push_back({ranker_.Of(r.meta, gpus, r.started_ms), i, gpus});
   }
   // Worst first.
   std::sort(victims_.begin(), victims_.end(),
@@ -56,8 +57,10 @@ std::string Pass::TryPreempt(const PendingJob& job, Shape& shape, const Rank& ra
   if (shape.no_fit_preempting) return "";
   const uint32_t need = shape.need;
   uint32_t could = free_.TotalFree();
+  // Worst first: the victims ordered after the job come first.
   for (const auto& v : victims_) {
-    if (!v.taken && rank < v.rank) could += GpusOf(s_.running[v.running].tasks);
+    if (!(rank < v.rank)) break;
+    if (!v.taken) could += v.gpus;
   }
   if (could < need) {
     shape.no_fit_preempting = true;
@@ -70,7 +73,8 @@ std::string Pass::TryPreempt(const PendingJob& job, Shape& shape, const Rank& ra
   }
   if (FindBlockers(job) && shape.no_fit_preempting_blocked.count(blockers_)) return "";
   const GpuMask* blocked = BlockerMask();
-  FreeMap trial = free_;
+  FreeMap& trial = trial_;
+  trial = free_;
   std::vector<uint64_t> cap(job.demands.size());
   for (size_t d = 0; d < job.demands.size(); ++d)
     cap[d] = Capacity(trial, job.demands[d], eligible[d], blocked);
@@ -78,7 +82,8 @@ std::string Pass::TryPreempt(const PendingJob& job, Shape& shape, const Rank& ra
   std::optional<std::vector<TaskAlloc>> placed;
   for (size_t k = 0; k < victims_.size(); ++k) {
     const Victim& v = victims_[k];
-    if (v.taken || !(rank < v.rank)) continue;
+    if (!(rank < v.rank)) break;
+    if (v.taken) continue;
     // Only a victim that frees a GPU the job's largest task could use.
     if (!GiveCounted(trial, v.running, job, eligible, blocked, cap, big)) continue;
     added.push_back(k);
@@ -256,7 +261,7 @@ std::string Pass::TryDefragment(const PendingJob& job, Shape& shape) {
   }
   std::stable_sort(nodes.begin(), nodes.end(),
                    [this](size_t a, size_t b) { return free_.FreeGpus(a) > free_.FreeGpus(b); });
-  auto gpus_of_victim = [this](size_t k) { return GpusOf(s_.running[victims_[k].running].tasks); };
+  auto gpus_of_victim = [this](size_t k) { return victims_[k].gpus; };
   FreeMap trial = free_;
   // Tasks of each demand the trial's free GPUs hold by count: PlaceGang
   // runs only where the counts allow the gang.

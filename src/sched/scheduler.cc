@@ -6,10 +6,11 @@
 namespace rota::sched {
 namespace detail {
 
-Pass::Pass(const Snapshot& s) : s_(s), free_(s.nodes), ranker_(s) {
+Pass::Pass(const Snapshot& s) : s_(s), free_(s.nodes), trial_(free_), ranker_(s) {
   for (const auto& q : s.queues) queues_[q.name] = &q;
   node_of_flat_.resize(free_.FlatSize());
   for (size_t i = 0; i < free_.size(); ++i) {
+    max_node_gpus_ = std::max(max_node_gpus_, free_.node(i).gpus);
     for (uint32_t g = 0; g < free_.node(i).gpus; ++g)
       node_of_flat_[free_.Offset(i) + g] = static_cast<uint32_t>(i);
   }
@@ -23,6 +24,7 @@ Pass::Pass(const Snapshot& s) : s_(s), free_(s.nodes), ranker_(s) {
     }
     reservations_.push_back(std::move(a));
   }
+  comes_back_.assign(free_.FlatSize(), 0);
   running_nodes_.resize(s.running.size());
   for (size_t i = 0; i < s.running.size(); ++i) {
     const RunningJob& r = s.running[i];
@@ -31,7 +33,7 @@ Pass::Pass(const Snapshot& s) : s_(s), free_(s.nodes), ranker_(s) {
       running_nodes_[i].push_back(n ? *n : kNoNode);
       if (!n) continue;
       free_.Take(*n, t);
-      if (r.expected_end_ms > 0) releases_.push_back({r.expected_end_ms, *n, &t});
+      if (r.expected_end_ms > 0) releases_.push_back(MakeRelease(r.expected_end_ms, *n, t));
     }
     if (!r.stoppable) stopping_.push_back(i);
     const uint32_t gpus = GpusOf(r.tasks);
@@ -46,6 +48,8 @@ Pass::Pass(const Snapshot& s) : s_(s), free_(s.nodes), ranker_(s) {
   for (size_t k = 0; k < stopping_.size(); ++k)
     claimed_tasks_[k].assign(s.running[stopping_[k]].tasks.size(), 0);
   mask_.assign(free_.FlatSize(), 0);
+  mask_count_.assign(free_.FlatSize(), 0);
+  now_blocked_.assign(free_.FlatSize(), 0);
 }
 
 Decisions Pass::Run() {
@@ -209,11 +213,10 @@ void Pass::Consider(const PendingJob& job, Shape& shape, const Rank& rank, uint3
     const int64_t end = EndOf(job, s_.now_ms);
     out_.starts.push_back({job.meta.id, std::move(*placed)});
     if (end != kForever) {
-      started_tasks_.push_back(out_.starts.back().tasks);
-      for (const auto& t : started_tasks_.back()) {
+      for (const auto& t : out_.starts.back().tasks) {
         auto n = free_.Find(t.node);
         if (!n) continue;
-        const Release r{end, *n, &t};
+        const Release r = MakeRelease(end, *n, t);
         started_.insert(
             std::upper_bound(started_.begin(), started_.end(), r,
                              [](const Release& a, const Release& b) { return a.end < b.end; }),
