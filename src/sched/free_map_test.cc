@@ -22,6 +22,30 @@ TEST(FreeMapTest, UnusableAndUnschedulableGpusAreNotFree) {
   EXPECT_FALSE(m.Free(0, 1));
 }
 
+TEST(FreeMapTest, FlatGivesAndUnblockedCountsAgreeWithTheNodeRules) {
+  std::vector<Node> nodes = {MakeNode("a", 4, {1}), MakeNode("b", 4)};
+  nodes[1].schedulable = false;
+  FreeMap m(nodes);
+  EXPECT_TRUE(m.Givable(0, 0));
+  EXPECT_FALSE(m.Givable(0, 1));  // unusable
+  EXPECT_FALSE(m.Givable(0, 4));  // not on the node
+  EXPECT_FALSE(m.Givable(1, 0));  // node not schedulable
+  m.Take(On("a", {0, 2, 3}));
+  EXPECT_EQ(m.FreeGpus(0), 0u);
+  // GPU 0 again (already free once given) is reported once.
+  std::vector<uint32_t> freed;
+  const std::vector<uint32_t> flat = {m.Offset(0) + 0, m.Offset(0) + 2, m.Offset(0) + 0};
+  m.GiveFlat(0, flat, 0, 0, [&](uint32_t f) { freed.push_back(f); });
+  EXPECT_EQ(freed, (std::vector<uint32_t>{m.Offset(0) + 0, m.Offset(0) + 2}));
+  EXPECT_EQ(m.FreeGpus(0), 2u);
+  EXPECT_EQ(m.TotalFree(), 2u);
+  GpuMask blocked(m.FlatSize(), 0);
+  blocked[m.Offset(0) + 2] = 1;
+  blocked[m.Offset(0) + 3] = 1;  // not free: changes nothing
+  EXPECT_EQ(m.FreeUnblocked(0, blocked), 1u);
+  EXPECT_EQ(m.FreeUnblocked(1, blocked), 0u);
+}
+
 TEST(PlaceGangTest, PackChoosesTheTightestNodeAndLowestGpus) {
   std::vector<Node> nodes = {MakeNode("a", 8), MakeNode("b", 8)};
   FreeMap m(nodes);
