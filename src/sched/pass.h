@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <functional>
 #include <limits>
 #include <map>
 #include <optional>
@@ -70,23 +71,30 @@ inline int64_t SubSat(int64_t a, int64_t b) {
   return a < std::numeric_limits<int64_t>::min() + b ? std::numeric_limits<int64_t>::min() : a - b;
 }
 
-// A key equal for jobs whose demands and placement mode are equal.
-inline std::string ShapeKey(const PendingJob& j) {
-  std::string k(1, j.spread ? 's' : 'p');
-  auto add = [&k](const std::string& v) { k += std::to_string(v.size()) + ':' + v; };
-  for (const auto& d : j.demands) {
-    k += '|' + std::to_string(d.tasks) + ',' + std::to_string(d.gpus_per_task) + ',' +
-         std::to_string(d.cpus_per_task) + ',' + std::to_string(d.memory_per_task) + ',';
-    add(d.gpu_model);
-    for (const auto& [name, value] : d.labels) {
-      add(name);
-      add(value);
-    }
-    k += ';';
-    for (const auto& n : d.nodes) add(n);
+// Pending jobs of one shape: equal demands and placement mode (a hash map
+// key that points at the job).
+struct ShapeOf {
+  const PendingJob* job;
+  bool operator==(const ShapeOf& o) const {
+    return job->spread == o.job->spread && job->demands == o.job->demands;
   }
-  return k;
-}
+};
+struct ShapeHash {
+  size_t operator()(const ShapeOf& k) const {
+    uint64_t h = k.job->spread ? 0x9e3779b97f4a7c15ULL : 0;
+    auto mix = [&h](uint64_t v) { h = (h ^ v) * 0x100000001b3ULL + (h >> 29); };
+    for (const auto& d : k.job->demands) {
+      mix(d.tasks);
+      mix(d.gpus_per_task);
+      mix(d.cpus_per_task);
+      mix(d.memory_per_task);
+      mix(std::hash<std::string>{}(d.gpu_model));
+      mix(d.labels.size());
+      mix(d.nodes.size());
+    }
+    return static_cast<size_t>(h);
+  }
+};
 
 // What one pass learns about all pending jobs of one shape (same demands,
 // same placement mode). Free GPUs only shrink during a pass and preemption

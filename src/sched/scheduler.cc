@@ -59,12 +59,13 @@ Decisions Pass::Run() {
   std::vector<std::pair<Rank, size_t>> order;
   order.reserve(s_.pending.size());
   shape_of_.resize(s_.pending.size());
-  std::unordered_map<std::string, size_t> shapes;
+  std::unordered_map<ShapeOf, size_t, ShapeHash> shapes;
+  shapes.reserve(s_.pending.size());
   for (size_t i = 0; i < s_.pending.size(); ++i) {
     const PendingJob& p = s_.pending[i];
     const uint32_t need = GpusOf(p.demands);
     order.emplace_back(ranker_.Of(p.meta, need, 0), i);
-    auto [it, added] = shapes.emplace(ShapeKey(p), shapes_.size());
+    auto [it, added] = shapes.emplace(ShapeOf{&p}, shapes_.size());
     if (added) {
       shapes_.emplace_back();
       shapes_.back().need = need;

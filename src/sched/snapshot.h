@@ -55,6 +55,7 @@ struct TaskDemand {
   std::string gpu_model;               // "": any
   std::map<std::string, std::string> labels;  // every one must match
   std::vector<std::string> nodes;      // non-empty: only these nodes
+  bool operator==(const TaskDemand&) const = default;
 };
 
 // What the order of jobs is built from, for running and pending jobs alike.

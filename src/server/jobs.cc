@@ -630,10 +630,10 @@ void JobService::Run() {
   }
 }
 
-void JobService::Step() {
+void JobService::Step(bool full) {
   MutexLock lock(&mu_);
   wake_ = false;
-  Round(/*full=*/true);
+  Round(full);
 }
 
 void JobService::Round(bool full) {

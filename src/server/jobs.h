@@ -152,6 +152,11 @@ struct JobServiceOptions {
   int64_t reservation_horizon_ms = 14LL * 24 * 3600 * 1000;
   // The window of max_gpu_hours quotas: jobs that ended in it, and unfinished ones.
   int64_t quota_period_ms = 30LL * 24 * 3600 * 1000;
+  // Reasons, positions and estimates of pending jobs are the costly part of
+  // a pass with a long queue, and change no decision: with more pending jobs
+  // than this, only full ticks (every tick_ms) explain them; the rounds
+  // between (after submissions and task reports) keep the last full tick's.
+  size_t explain_every_pass_up_to = 256;
   // No thread: the owner moves the service with Step() (tests with a fake
   // clock and a fake transport drive the whole core this way).
   bool manual = false;
@@ -175,7 +180,9 @@ class JobService {
   // then a full tick — kill deadlines, time limits, lost nodes, orphans — and
   // a scheduling pass whose starts and stops go out through the transport.
   // The service thread does exactly this; with options.manual only Step does.
-  void Step() ROTA_EXCLUDES(mu_);
+  // full = false: a round between full ticks (after an event), without the
+  // tick's checks.
+  void Step(bool full = true) ROTA_EXCLUDES(mu_);
 
   // Validates and stores the job (pending) and returns it. InvalidArgument for a
   // job that can never be placed (names the largest node), an unknown queue or

@@ -93,6 +93,13 @@ class JobsCoreTest : public ::testing::Test {
     ASSERT_TRUE(cluster_.Connect(node, 1, clock_.NowMs()).ok());
     JobServiceOptions options;
     options.manual = true;
+    StartService(options);
+  }
+
+  // (Re)starts the service, manual, with these options.
+  void StartService(JobServiceOptions options) {
+    options.manual = true;
+    jobs_.reset();
     jobs_ = std::make_unique<JobService>(store_.get(), &cluster_, &transport_, reservations_.get(),
                                          accounts_.get(), queues_.get(), quotas_.get(), &clock_,
                                          options);
@@ -211,6 +218,31 @@ TEST_F(JobsCoreTest, AJobGoesFromPendingToSucceededThroughTheTransport) {
   jobs_->Step();
   EXPECT_EQ(Get(id).state, JobState::kSucceeded) << Get(id).reason;
   EXPECT_TRUE(transport_.signals.empty());
+}
+
+// Waits are explained in every pass up to a queue length, beyond it only at
+// full ticks; what starts does not depend on it.
+TEST_F(JobsCoreTest, ALongQueueIsExplainedAtFullTicks) {
+  JobServiceOptions options;
+  options.explain_every_pass_up_to = 2;
+  StartService(options);
+  Running();  // one of the two GPUs
+  const Json two = {{"groups", {{{"role", "worker"}, {"replicas", 1}, {"gpus_per_task", 2}}}}};
+  const int64_t a = Submit(two);
+  const int64_t b = Submit(two);
+  jobs_->Step(/*full=*/false);  // two pending: explained
+  EXPECT_NE(Get(a).wait_reason.find("2 GPUs"), std::string::npos) << Get(a).wait_reason;
+  EXPECT_EQ(Get(b).position, 2u);
+  const int64_t c = Submit(two);
+  const int64_t fits = Submit();
+  jobs_->Step(/*full=*/false);  // four pending: not explained, still placed
+  EXPECT_EQ(Get(c).wait_reason, "");
+  EXPECT_EQ(Get(c).position, 0u);
+  ASSERT_EQ(transport_.starts.size(), 2u);
+  EXPECT_EQ(transport_.starts[1].second.task.job_id, "job-" + std::to_string(fits));
+  jobs_->Step(/*full=*/true);
+  EXPECT_NE(Get(c).wait_reason.find("2 GPUs"), std::string::npos) << Get(c).wait_reason;
+  EXPECT_EQ(Get(c).position, 3u);
 }
 
 TEST_F(JobsCoreTest, ATimeLimitSendsTermThenKillOnTheServiceClock) {

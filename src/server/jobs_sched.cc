@@ -157,9 +157,9 @@ void JobService::SchedulePass(int64_t now_ms, bool full) {
   const scheduling::JobGpus job_gpus = scheduling::JobGpusByNode(active_);
   in.job_gpus = &job_gpus;
 
-  bool any_pending = false;
+  size_t pending = 0;
   for (const auto& [id, job] : active_) {
-    if (scheduling::Schedulable(job)) any_pending = true;
+    if (scheduling::Schedulable(job)) ++pending;
     if (dt == 0 || !scheduling::HoldsResources(job)) continue;
     double gpus = 0;
     for (const auto& t : job.tasks) gpus += static_cast<double>(t.gpus.size());
@@ -202,7 +202,9 @@ void JobService::SchedulePass(int64_t now_ms, bool full) {
     reservation_used_ms_ = std::move(used);
   }
   // Nothing to start, and nothing a reservation could preempt: no pass.
-  if (!any_pending && in.reservations.empty()) return;
+  if (pending == 0 && in.reservations.empty()) return;
+  // JobServiceOptions::explain_every_pass_up_to.
+  if (!full && pending > options_.explain_every_pass_up_to) in.policy.explain = false;
 
   const sched::Decisions d = sched::Schedule(scheduling::BuildSnapshot(in));
 

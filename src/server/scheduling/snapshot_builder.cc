@@ -198,6 +198,7 @@ sched::Snapshot BuildSnapshot(const SchedulingInput& in) {
     n.unusable_gpus.assign(unusable.begin(), unusable.end());
     s.nodes.push_back(std::move(n));
   }
+  s.pending.reserve(jobs.size());  // moves of grown vectors cost more than the spare room
   for (const auto& [id, job] : jobs) {
     if (job.Final()) continue;
     if (HoldsResources(job)) {
