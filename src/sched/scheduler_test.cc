@@ -227,6 +227,26 @@ TEST(ScheduleTest, PreemptsWorstOrderedJobsAfterTheThreshold) {
   EXPECT_TRUE(Schedule(s).preemptions.empty());
 }
 
+// A job that preempts holds its GPUs from now until its own end: a job planned
+// after it is estimated at that end, not at its victim's expected end.
+TEST(ScheduleTest, EstimatesWaitForTheEndOfAJobThatPreempts) {
+  Snapshot s = Base({MakeNode("a", 4)});
+  s.policy.preempt_after_ms = 0;
+  auto r = Running(1, "u", {On("a", {0, 1, 2, 3})}, kNow - 3 * kHour, kNow + kHour);
+  r.meta.preemptible = true;
+  s.running = {r};
+  auto a = Pending(2, "v", {Demand(1, 4)}, kNow - 10 * kMin);
+  a.meta.time_limit_ms = 2 * kHour;
+  auto b = Pending(3, "w", {Demand(1, 2)}, kNow - 5 * kMin);
+  b.meta.time_limit_ms = kHour;
+  s.pending = {a, b};
+  const Decisions d = Schedule(s);
+  ASSERT_EQ(d.preemptions.size(), 1u);
+  EXPECT_EQ(WaitOf(d, 2)->reason, "preempting job(s) 1 for it");
+  ASSERT_NE(WaitOf(d, 3), nullptr);
+  EXPECT_EQ(WaitOf(d, 3)->estimated_start_ms, kNow + 2 * kHour);
+}
+
 TEST(ScheduleTest, QuotasAndQueueLimitsHoldJobsWithoutBlockingOthers) {
   Snapshot s = Base({MakeNode("a", 8)});
   s.user_quotas["alice"] = Quota{.max_gpus = 2};
