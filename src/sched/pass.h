@@ -157,8 +157,8 @@ class Pass {
     if (strict_blocked_ != 0 && !s_.policy.preempt) return true;
     if (free_.TotalFree() > 0) return false;
     if (!s_.policy.preempt) return true;
-    for (const auto& v : victims_) {
-      if (!v.taken && rank < v.rank) return false;
+    for (const auto& v : victims_) {  // worst first: the first one left decides
+      if (!v.taken) return !(rank < v.rank);
     }
     return true;
   }
