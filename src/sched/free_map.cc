@@ -56,7 +56,7 @@ bool FreeMap::Givable(size_t n, uint32_t gpu) const {
 
 void FreeMap::GiveGpu(size_t n, uint32_t gpu) {
   auto& f = nodes_[n];
-  if (gpu >= f.node->gpus || gpu_free_[f.offset + gpu] || !Givable(n, gpu)) return;
+  if (!Givable(n, gpu) || gpu_free_[f.offset + gpu]) return;
   gpu_free_[f.offset + gpu] = 1;
   ++f.free_gpus;
   ++total_free_;

@@ -91,9 +91,7 @@ class JobsCoreTest : public ::testing::Test {
     for (uint32_t g = 0; g < 2; ++g)
       node.gpus.push_back(api::GpuInfo{g, "GPU-" + std::to_string(g), "A100", "", {}, {}});
     ASSERT_TRUE(cluster_.Connect(node, 1, clock_.NowMs()).ok());
-    JobServiceOptions options;
-    options.manual = true;
-    StartService(options);
+    StartService(JobServiceOptions{});
   }
 
   // (Re)starts the service, manual, with these options.
