@@ -28,6 +28,7 @@ Snapshot Build(int pending) {
   Snapshot s;
   s.now_ms = kNow;
   if (std::getenv("NO_DEFRAG")) s.policy.defragment = false;
+  if (std::getenv("NO_EXPLAIN")) s.policy.explain = false;
   s.queues.push_back(Queue{});
   uint64_t seed = 42;
   auto rnd = [&seed](uint64_t n) {

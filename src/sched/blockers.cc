@@ -6,6 +6,12 @@
 namespace rota::sched::detail {
 
 bool Pass::FindBlockers(const PendingJob& job) {
+  // Holds are only added: the same job with as many holds has the same blockers.
+  if (blockers_found_ && blockers_job_ == job.meta.id && blockers_holds_ == protect_holds_.size())
+    return !blockers_.empty();
+  blockers_found_ = true;
+  blockers_job_ = job.meta.id;
+  blockers_holds_ = protect_holds_.size();
   const int64_t t = s_.now_ms;
   const int64_t end = EndOf(job, t);
   blockers_.clear();
@@ -14,10 +20,9 @@ bool Pass::FindBlockers(const PendingJob& job) {
     if (!a.flat.empty() && ReservationBlocks(*a.r, job, t, end)) blockers_.push_back(i);
   }
   const auto n_res = static_cast<uint32_t>(reservations_.size());
-  for (uint32_t i = 0; i < holds_.size(); ++i) {
+  for (uint32_t i : protect_holds_) {
     const Hold& h = holds_[i];
-    if (h.flat.empty() || !h.protect || h.id == job.meta.id || !Overlaps(t, end, h.start, h.end))
-      continue;
+    if (h.flat.empty() || h.id == job.meta.id || !Overlaps(t, end, h.start, h.end)) continue;
     blockers_.push_back(n_res + i);
   }
   return !blockers_.empty();

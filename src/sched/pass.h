@@ -153,14 +153,13 @@ class Pass {
   }
 
   // Nothing later in the order can start or preempt: stop looking (simulator).
-  bool Exhausted(const Rank& rank) const {
+  bool Exhausted(const Rank& rank) {
     if (strict_blocked_ != 0 && !s_.policy.preempt) return true;
     if (free_.TotalFree() > 0) return false;
     if (!s_.policy.preempt) return true;
-    for (const auto& v : victims_) {  // worst first: the first one left decides
-      if (!v.taken) return !(rank < v.rank);
-    }
-    return true;
+    // Worst first: the first one not taken decides.
+    while (first_untaken_ < victims_.size() && victims_[first_untaken_].taken) ++first_untaken_;
+    return first_untaken_ == victims_.size() || !(rank < victims_[first_untaken_].rank);
   }
 
   void AddWait(const PendingJob& job, uint32_t position, std::string reason, int64_t estimate = 0) {
@@ -217,6 +216,27 @@ class Pass {
     bool taken = false;
   };
   void CollectVictims();
+
+  // The GPUs of the victims not taken that are ordered after `rank`: those a
+  // job of that rank may preempt. Amortised O(1) while the ranks asked come
+  // in order, as the pass considers jobs.
+  uint64_t VictimGpusAfter(const Rank& rank) {
+    while (victims_after_ < victims_.size() && rank < victims_[victims_after_].rank) {
+      if (!victims_[victims_after_].taken) victim_gpus_after_ += victims_[victims_after_].gpus;
+      ++victims_after_;
+    }
+    while (victims_after_ > 0 && !(rank < victims_[victims_after_ - 1].rank)) {
+      --victims_after_;
+      if (!victims_[victims_after_].taken) victim_gpus_after_ -= victims_[victims_after_].gpus;
+    }
+    return victim_gpus_after_;
+  }
+
+  // Marks victim k as preempted (or moved) in this pass.
+  void TakeVictim(size_t k) {
+    victims_[k].taken = true;
+    if (k < victims_after_) victim_gpus_after_ -= victims_[k].gpus;
+  }
 
   // Whether reservation r keeps `job` off its GPUs for a run in [t, end).
   bool ReservationBlocks(const Reservation& r, const PendingJob& job, int64_t t,
@@ -360,7 +380,12 @@ class Pass {
   GpuMask comes_back_;
   std::vector<Shape> shapes_;
   std::vector<size_t> shape_of_;  // per pending job
-  std::vector<Victim> victims_;
+  std::vector<Victim> victims_;  // worst first
+  size_t first_untaken_ = 0;      // Exhausted: no victim before it is left
+  // VictimGpusAfter: victims_[0, victims_after_) are ordered after the last
+  // rank asked; victim_gpus_after_ counts the GPUs of those not taken.
+  size_t victims_after_ = 0;
+  uint64_t victim_gpus_after_ = 0;
   std::set<JobId> preempted_;
   std::vector<size_t> stopping_;           // running jobs being stopped (indices)
   // Of the jobs being stopped, what a waiting job counts on (AwaitStopping):
@@ -388,6 +413,10 @@ class Pass {
   // reservations_, then reservations_.size() + indices into holds_ (holds are
   // only added during a pass, so an index names one hold for the whole pass).
   std::vector<uint32_t> blockers_;
+  bool blockers_found_ = false;
+  JobId blockers_job_ = 0;     // whose blockers_ they are
+  size_t blockers_holds_ = 0;  // protect_holds_.size() when they were found
+  std::vector<uint32_t> protect_holds_;  // indices into holds_ of protected holds, ascending
   GpuMask mask_;  // BlockedNow's mask: the GPUs of mask_blockers_
   std::vector<uint16_t> mask_count_;  // per flat GPU: blockers of mask_blockers_ on it
   std::vector<uint32_t> mask_blockers_;

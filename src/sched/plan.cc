@@ -27,6 +27,7 @@ void Pass::AddHold(Hold h) {
     insert(later_hold_starts_, {h.start, i, h.id});
     insert(later_hold_ends_, {h.end, i, h.id});
   }
+  if (h.protect) protect_holds_.push_back(i);
   holds_.push_back(std::move(h));
 }
 

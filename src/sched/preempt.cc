@@ -56,13 +56,7 @@ std::string Pass::TryPreempt(const PendingJob& job, Shape& shape, const Rank& ra
   if (s_.now_ms - job.meta.queued_ms < s_.policy.preempt_after_ms) return "";
   if (shape.no_fit_preempting) return "";
   const uint32_t need = shape.need;
-  uint32_t could = free_.TotalFree();
-  // Worst first: the victims ordered after the job come first.
-  for (const auto& v : victims_) {
-    if (!(rank < v.rank)) break;
-    if (!v.taken) could += v.gpus;
-  }
-  if (could < need) {
+  if (free_.TotalFree() + VictimGpusAfter(rank) < need) {
     shape.no_fit_preempting = true;
     return "";
   }
@@ -104,10 +98,9 @@ std::string Pass::TryPreempt(const PendingJob& job, Shape& shape, const Rank& ra
   }
   std::string ids;
   for (size_t k : added) {
-    Victim& v = victims_[k];
-    const RunningJob& r = s_.running[v.running];
+    const RunningJob& r = s_.running[victims_[k].running];
     if (!SharesGpu(r.tasks, *placed)) continue;
-    v.taken = true;
+    TakeVictim(k);
     preempted_.insert(r.meta.id);
     out_.preemptions.push_back(
         {r.meta.id, "for job " + std::to_string(job.meta.id) + ", which orders first"});
@@ -326,9 +319,8 @@ std::string Pass::TryDefragment(const PendingJob& job, Shape& shape) {
   defragmented_ = true;
   std::string ids;
   for (size_t k : moving) {
-    Victim& v = victims_[k];
-    const RunningJob& r = s_.running[v.running];
-    v.taken = true;
+    const RunningJob& r = s_.running[victims_[k].running];
+    TakeVictim(k);
     preempted_.insert(r.meta.id);
     out_.preemptions.push_back({r.meta.id,
                                 "moved to make room for job " + std::to_string(job.meta.id) +
