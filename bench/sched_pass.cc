@@ -4,6 +4,8 @@
 // pending job gets a reason, the first 100 blocked ones an estimate).
 //   rota_sched_bench [PENDING ...]   (default: 1000 10000)
 //   NO_DEFRAG=1 rota_sched_bench ...  (defragmentation off: its cost)
+//   NO_EXPLAIN=1 rota_sched_bench ... (no reasons or estimates: a live pass between full ticks)
+//   RUNS=N rota_sched_bench ...       (passes per size; default 100, 30 at 10,000)
 // Prints p50/p99/max of the pass over repeated runs, and a digest of the
 // decisions (starts, preemptions, reasons, estimates): a faster scheduler
 // must print the same digest. docs/benchmarks.md.
@@ -136,7 +138,7 @@ int main(int argc, char** argv) {
               "max_ms", "starts", "preempt", "waits", "digest");
   for (int n : sizes) {
     const Snapshot s = Build(n);
-    const int runs = n >= 10000 ? 30 : 100;
+    const int runs = std::getenv("RUNS") ? std::max(1, std::atoi(std::getenv("RUNS"))) : n >= 10000 ? 30 : 100;
     std::vector<double> ms;
     Decisions d;
     for (int r = 0; r < runs; ++r) {

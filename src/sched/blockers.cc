@@ -34,8 +34,7 @@ const GpuMask* Pass::BlockerMask() {
   const auto n_res = static_cast<uint32_t>(reservations_.size());
   auto apply = [&](uint32_t b, int delta) {
     for (uint32_t f : b < n_res ? reservations_[b].flat : holds_[b - n_res].flat) {
-      mask_count_[f] = static_cast<uint16_t>(mask_count_[f] + delta);
-      mask_[f] = mask_count_[f] > 0;
+      mask_[f] = static_cast<uint16_t>(mask_[f] + delta);
     }
   };
   // Both lists are ascending: apply only what differs (successive jobs share

@@ -100,35 +100,48 @@ std::optional<std::vector<TaskAlloc>> PlaceGang(const FreeMap& map,
                                                 const GpuMask* blocked,
                                                 const std::vector<std::vector<uint8_t>>* eligible) {
   uint64_t needed = 0;
-  for (const auto& d : demands) needed += uint64_t{d.tasks} * d.gpus_per_task;
-  if (needed > map.TotalFree()) return std::nullopt;
-  const size_t n_nodes = map.size();
-  // Free GPUs, CPUs, memory and task slots per node as this placement goes.
-  std::vector<uint32_t> avail(n_nodes);
-  std::vector<int64_t> cpus(n_nodes), memory(n_nodes);
-  std::vector<int64_t> slots = map.slots_;  // per port pool
-  std::vector<uint8_t> used(n_nodes, 0);
-  for (size_t i = 0; i < n_nodes; ++i) {
-    const auto& f = map.nodes_[i];
-    avail[i] = blocked ? map.FreeUnblocked(i, *blocked) : f.free_gpus;
-    cpus[i] = f.free_cpus;
-    memory[i] = f.free_memory;
+  uint32_t min_gpus = std::numeric_limits<uint32_t>::max();  // per task, over the demands
+  for (const auto& d : demands) {
+    needed += uint64_t{d.tasks} * d.gpus_per_task;
+    min_gpus = std::min(min_gpus, d.gpus_per_task);
   }
-  constexpr uint64_t kInf = std::numeric_limits<uint32_t>::max();
-  // How many tasks of `d` node i can take now.
-  auto capacity = [&](size_t i, size_t di) -> uint64_t {
-    const TaskDemand& d = demands[di];
+  if (needed > map.TotalFree()) return std::nullopt;
+  // The nodes that can take the smallest task by GPUs, ascending, with their
+  // free GPUs, CPUs and memory as this placement goes; task slots per port
+  // pool. No other node takes a task.
+  struct Left {
+    uint32_t node;
+    uint32_t avail;
+    uint32_t cursor = 0;  // next GPU index to look at when GPUs are handed out
+    bool used = false;
+    int64_t cpus, memory;
+  };
+  std::vector<Left> left;
+  for (size_t i = 0; i < map.size(); ++i) {
     const auto& f = map.nodes_[i];
-    if (avail[i] < d.gpus_per_task) return 0;
-    if (eligible ? !(*eligible)[di][i] : (!f.node->schedulable || !Eligible(*f.node, d))) return 0;
-    uint64_t cap = d.gpus_per_task > 0 ? avail[i] / d.gpus_per_task : kInf;
+    if (f.free_gpus < min_gpus) continue;
+    const uint32_t avail = blocked ? map.FreeUnblocked(i, *blocked) : f.free_gpus;
+    if (avail < min_gpus) continue;
+    left.push_back({static_cast<uint32_t>(i), avail, 0, false, f.free_cpus, f.free_memory});
+  }
+  std::vector<int64_t> slots = map.slots_;
+  constexpr uint64_t kInf = std::numeric_limits<uint32_t>::max();
+  // How many tasks of demand di left[k] can take now.
+  auto capacity = [&](size_t k, size_t di) -> uint64_t {
+    const TaskDemand& d = demands[di];
+    const Left& l = left[k];
+    if (l.avail < d.gpus_per_task) return 0;
+    const auto& f = map.nodes_[l.node];
+    if (eligible ? !(*eligible)[di][l.node] : (!f.node->schedulable || !Eligible(*f.node, d)))
+      return 0;
+    uint64_t cap = d.gpus_per_task > 0 ? l.avail / d.gpus_per_task : kInf;
     if (d.cpus_per_task > 0 && f.node->cpus > 0) {
       cap = std::min<uint64_t>(cap,
-                               cpus[i] <= 0 ? 0 : static_cast<uint64_t>(cpus[i]) / d.cpus_per_task);
+                               l.cpus <= 0 ? 0 : static_cast<uint64_t>(l.cpus) / d.cpus_per_task);
     }
     if (d.memory_per_task > 0 && f.node->memory_bytes > 0) {
       cap = std::min<uint64_t>(
-          cap, memory[i] <= 0 ? 0 : static_cast<uint64_t>(memory[i]) / d.memory_per_task);
+          cap, l.memory <= 0 ? 0 : static_cast<uint64_t>(l.memory) / d.memory_per_task);
     }
     if (f.node->task_slots) {
       const int64_t free = slots[f.pool];
@@ -142,39 +155,47 @@ std::optional<std::vector<TaskAlloc>> PlaceGang(const FreeMap& map,
   std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
     return demands[a].gpus_per_task > demands[b].gpus_per_task;
   });
-  // (node, tasks) per demand, then GPU indices at the end.
+  // (index in left, tasks) per demand, then GPU indices at the end.
   std::vector<std::vector<std::pair<size_t, uint32_t>>> chosen(demands.size());
+  std::vector<uint32_t> candidates;  // indices in left that can take a task of the demand
+  const size_t none = left.size();
   for (size_t di : order) {
     const TaskDemand& d = demands[di];
+    // What a node can take only shrinks while the demand is placed: the
+    // nodes that cannot take a task now are never picked for it.
+    candidates.clear();
+    for (size_t k = 0; k < left.size(); ++k) {
+      if (capacity(k, di) > 0) candidates.push_back(static_cast<uint32_t>(k));
+    }
     uint64_t remaining = d.tasks;
     while (remaining > 0) {
-      size_t pick = n_nodes;
+      size_t pick = none;
       uint64_t take = 0;
       if (spread) {
-        for (size_t i = 0; i < n_nodes; ++i) {
-          if (capacity(i, di) == 0) continue;
-          if (pick == n_nodes || avail[i] > avail[pick]) pick = i;
+        for (size_t k : candidates) {
+          if (capacity(k, di) == 0) continue;
+          if (pick == none || left[k].avail > left[pick].avail) pick = k;
         }
         take = 1;
       } else {
         // Best fit for the whole rest; else the node holding the most of it.
-        size_t best_fit = n_nodes, most = n_nodes;
+        size_t best_fit = none, most = none;
         uint64_t most_cap = 0;
-        for (size_t i = 0; i < n_nodes; ++i) {
-          const uint64_t cap = capacity(i, di);
+        for (size_t k : candidates) {
+          const uint64_t cap = capacity(k, di);
           if (cap == 0) continue;
           if (cap >= remaining) {
-            if (best_fit == n_nodes || used[i] > used[best_fit] ||
-                (used[i] == used[best_fit] && avail[i] < avail[best_fit])) {
-              best_fit = i;
+            if (best_fit == none || left[k].used > left[best_fit].used ||
+                (left[k].used == left[best_fit].used && left[k].avail < left[best_fit].avail)) {
+              best_fit = k;
             }
           }
-          if (cap > most_cap || (cap == most_cap && used[i] > used[most])) {
-            most = i;
+          if (cap > most_cap || (cap == most_cap && left[k].used > left[most].used)) {
+            most = k;
             most_cap = cap;
           }
         }
-        if (best_fit != n_nodes) {
+        if (best_fit != none) {
           pick = best_fit;
           take = remaining;
         } else {
@@ -182,30 +203,31 @@ std::optional<std::vector<TaskAlloc>> PlaceGang(const FreeMap& map,
           take = most_cap;
         }
       }
-      if (pick == n_nodes || take == 0) return std::nullopt;
+      if (pick == none || take == 0) return std::nullopt;
       take = std::min(take, remaining);
-      avail[pick] -= static_cast<uint32_t>(take * d.gpus_per_task);
-      cpus[pick] -= static_cast<int64_t>(take * d.cpus_per_task);
-      memory[pick] -= static_cast<int64_t>(take * d.memory_per_task);
-      slots[map.nodes_[pick].pool] -= static_cast<int64_t>(take);
-      used[pick] = 1;
+      Left& l = left[pick];
+      l.avail -= static_cast<uint32_t>(take * d.gpus_per_task);
+      l.cpus -= static_cast<int64_t>(take * d.cpus_per_task);
+      l.memory -= static_cast<int64_t>(take * d.memory_per_task);
+      slots[map.nodes_[l.node].pool] -= static_cast<int64_t>(take);
+      l.used = true;
       chosen[di].emplace_back(pick, static_cast<uint32_t>(take));
       remaining -= take;
     }
   }
   // GPU indices: the lowest free ones of each node, in the order tasks were chosen.
-  std::vector<uint32_t> cursor(n_nodes, 0);
   std::vector<TaskAlloc> out;
   for (size_t di = 0; di < demands.size(); ++di) {
     const TaskDemand& d = demands[di];
-    for (const auto& [node, tasks] : chosen[di]) {
-      const auto& f = map.nodes_[node];
+    for (const auto& [k, tasks] : chosen[di]) {
+      const auto& f = map.nodes_[left[k].node];
       for (uint32_t t = 0; t < tasks; ++t) {
         TaskAlloc a;
         a.node = f.node->name;
         a.cpus = d.cpus_per_task;
         a.memory_bytes = d.memory_per_task;
-        uint32_t& c = cursor[node];
+        a.gpus.reserve(d.gpus_per_task);
+        uint32_t& c = left[k].cursor;
         while (a.gpus.size() < d.gpus_per_task && c < f.node->gpus) {
           const uint32_t flat = f.offset + c;
           if (map.gpu_free_[flat] && !(blocked && (*blocked)[flat])) a.gpus.push_back(c);

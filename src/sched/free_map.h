@@ -29,8 +29,9 @@
 
 namespace rota::sched {
 
-// One byte per flat GPU: non-zero = this job may not use it.
-using GpuMask = std::vector<uint8_t>;
+// One count per flat GPU: non-zero = this job may not use it (callers keep
+// how many things block each GPU in it, and use it as is).
+using GpuMask = std::vector<uint16_t>;
 
 class FreeMap {
  public:
@@ -52,7 +53,7 @@ class FreeMap {
     const auto& f = nodes_[n];
     if (f.free_gpus == 0) return 0;
     const uint8_t* free = gpu_free_.data() + f.offset;
-    const uint8_t* b = blocked.data() + f.offset;
+    const uint16_t* b = blocked.data() + f.offset;
     uint32_t k = 0;  // branch-free: the compiler vectorises it
     for (uint32_t g = 0; g < f.node->gpus; ++g) k += (free[g] != 0) & (b[g] == 0);
     return k;

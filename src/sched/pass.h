@@ -377,7 +377,7 @@ class Pass {
   std::vector<uint32_t> release_gpus_;  // GPUs of releases_ and started_
   // Per flat GPU: in release_gpus_. A GPU neither free nor coming back stays
   // taken for the whole pass, in free_ and in every sweep of Plan.
-  GpuMask comes_back_;
+  std::vector<uint8_t> comes_back_;
   std::vector<Shape> shapes_;
   std::vector<size_t> shape_of_;  // per pending job
   std::vector<Victim> victims_;  // worst first
@@ -390,7 +390,7 @@ class Pass {
   std::vector<size_t> stopping_;           // running jobs being stopped (indices)
   // Of the jobs being stopped, what a waiting job counts on (AwaitStopping):
   // per flat GPU, and per [stopping_ index][task] (any of the task).
-  GpuMask claimed_gpus_;
+  std::vector<uint8_t> claimed_gpus_;
   std::vector<std::vector<uint8_t>> claimed_tasks_;
   static constexpr uint32_t kDefragTriesPerPass = 4;
   uint32_t defrag_tries_ = 0;
@@ -407,7 +407,7 @@ class Pass {
   };
   std::vector<HoldTime> now_hold_ends_;                          // by t (the end)
   std::vector<HoldTime> later_hold_starts_, later_hold_ends_;    // by t
-  std::vector<uint16_t> now_blocked_;
+  GpuMask now_blocked_;
   std::map<std::string, uint32_t> blocked_in_queue_;
   // What keeps the job of the last BlockedNow call off GPUs: indices into
   // reservations_, then reservations_.size() + indices into holds_ (holds are
@@ -417,13 +417,11 @@ class Pass {
   JobId blockers_job_ = 0;     // whose blockers_ they are
   size_t blockers_holds_ = 0;  // protect_holds_.size() when they were found
   std::vector<uint32_t> protect_holds_;  // indices into holds_ of protected holds, ascending
-  GpuMask mask_;  // BlockedNow's mask: the GPUs of mask_blockers_
-  std::vector<uint16_t> mask_count_;  // per flat GPU: blockers of mask_blockers_ on it
+  GpuMask mask_;  // BlockedNow's mask: per flat GPU, the blockers of mask_blockers_ on it
   std::vector<uint32_t> mask_blockers_;
   uint32_t max_node_gpus_ = 0;
   std::vector<uint32_t> tasks_in_;       // scratch: Plan
   GpuMask plan_mask_;                    // scratch: Plan
-  std::vector<uint16_t> blocked_count_;  // scratch: Plan
   JobId strict_blocked_ = 0;
   bool head_planned_ = false;
   uint32_t planned_ = 0;

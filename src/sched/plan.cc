@@ -56,20 +56,18 @@ std::optional<Hold> Pass::Plan(const PendingJob& job, Shape& shape) {
 
   FreeMap& map = trial_;
   map = free_;
-  std::vector<uint16_t>& blk = blocked_count_;
+  GpuMask& blk = plan_mask_;  // per flat GPU: what blocks it at the sweep's time
   blk = now_blocked_;
   for (const HoldTime& h : now_hold_ends_) {  // its own holds do not keep a job off
     if (h.id != self) continue;
     for (uint32_t f : holds_[h.hold].flat) --blk[f];
   }
-  plan_mask_.resize(map.FlatSize());
-  for (size_t f = 0; f < blk.size(); ++f) plan_mask_[f] = blk[f] > 0;
   std::vector<uint32_t> avail(map.size());  // free and not blocked, per node
   uint64_t total = 0;
-  for (size_t n = 0; n < map.size(); ++n) total += avail[n] = map.FreeUnblocked(n, plan_mask_);
+  for (size_t n = 0; n < map.size(); ++n) total += avail[n] = map.FreeUnblocked(n, blk);
   std::vector<uint64_t> cap(job.demands.size());
   for (size_t d = 0; d < job.demands.size(); ++d)
-    cap[d] = Capacity(map, job.demands[d], eligible[d], &plan_mask_);
+    cap[d] = Capacity(map, job.demands[d], eligible[d], &blk);
   // tasks_in[d][v]: tasks of demand d that v GPUs hold (v / gpus_per_task,
   // 0 for a demand without GPUs), v up to the most GPUs of a node.
   const size_t width = max_node_gpus_ + 1;
@@ -93,7 +91,6 @@ std::optional<Hold> Pass::Plan(const PendingJob& job, Shape& shape) {
       const bool was = blk[f] > 0;
       blk[f] = static_cast<uint16_t>(blk[f] + delta);
       const bool is = blk[f] > 0;
-      plan_mask_[f] = is ? 1 : 0;
       if (was != is && map.FreeFlat(f))
         set_avail(n, is ? avail[n] - 1 : avail[n] + 1);
     }
@@ -167,7 +164,7 @@ std::optional<Hold> Pass::Plan(const PendingJob& job, Shape& shape) {
     for (size_t d = 0; d < job.demands.size(); ++d) {
       if (cap[d] < job.demands[d].tasks) return std::nullopt;
     }
-    auto placed = PlaceGang(map, job.demands, job.spread, &plan_mask_, &eligible);
+    auto placed = PlaceGang(map, job.demands, job.spread, &blk, &eligible);
     if (!placed) return std::nullopt;
     return Hold{job.meta.id, t, EndOf(job, t), false, std::move(*placed), {}};
   };

@@ -48,7 +48,6 @@ Pass::Pass(const Snapshot& s) : s_(s), free_(s.nodes), trial_(free_), ranker_(s)
   for (size_t k = 0; k < stopping_.size(); ++k)
     claimed_tasks_[k].assign(s.running[stopping_[k]].tasks.size(), 0);
   mask_.assign(free_.FlatSize(), 0);
-  mask_count_.assign(free_.FlatSize(), 0);
   now_blocked_.assign(free_.FlatSize(), 0);
 }
 
