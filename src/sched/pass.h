@@ -116,6 +116,17 @@ struct Shape {
   uint64_t fits_version = ~0ULL;   // free_version_ at which it was seen to fit (blocks ignored)
   uint64_t block_version = ~0ULL;  // free_version_ of largest_block
   std::string largest_block;       // WhyNot's text for "no node holds a task"
+  // What Plan found for jobs of the shape in this pass, in order (one-demand
+  // shapes only): the earliest start of a later job that is kept off at
+  // least as much (PlanBound).
+  struct Planned {
+    int64_t t0;           // the sweep's first time
+    int64_t limit;        // time limit; INT64_MAX for none
+    bool preemptible;
+    const std::string* user;
+    int64_t start;        // kForever: it never fits
+  };
+  std::vector<Planned> planned;
 };
 
 // One pass over one snapshot: built, Run once, dropped.
@@ -360,6 +371,24 @@ class Pass {
   // counts allow the gang.
   std::optional<Hold> Plan(const PendingJob& job, Shape& shape);
 
+  // The earliest time `job` can fit, known from the jobs of its shape
+  // planned before it in this pass (Shape::planned), or t0; kForever when it
+  // never fits. A job planned later sees every hold the earlier one saw
+  // (holds are only added), fewer free GPUs, CPUs and memory at every time
+  // (they are only taken), and is kept off at least as long by each hold and
+  // reservation when its time limit is no shorter, it is preemptible only if
+  // the earlier one was, and it owns a reservation only if it has the
+  // earlier one's user. Then whatever fits it at a time fits the earlier
+  // one there, whose sweep looked at every time something was freed and
+  // found nothing before its start. That needs placement to succeed on more
+  // whenever it succeeds on less, which holds for one demand (each node
+  // takes what it can); shapes of several demands get no bound.
+  int64_t PlanBound(const PendingJob& job, const Shape& shape, int64_t t0) const;
+
+  // Plan's sweep, from t0 or, when `from` is later, from `from` on (nothing
+  // fits before it: PlanBound).
+  std::optional<Hold> Sweep(const PendingJob& job, Shape& shape, int64_t t0, int64_t from);
+
   void Consider(const PendingJob& job, Shape& shape, const Rank& rank, uint32_t position);
 
   const Snapshot& s_;
@@ -369,6 +398,7 @@ class Pass {
   Ranker ranker_;
   std::map<std::string, const Queue*> queues_;
   std::vector<ActiveReservation> reservations_;  // not ended, on known nodes
+  std::set<std::string> reservation_owners_;     // users of reservations_
   std::vector<uint32_t> node_of_flat_;
   std::map<std::string, uint32_t> user_gpus_, group_gpus_, queue_gpus_;
   std::vector<std::vector<size_t>> running_nodes_;  // [running job][task]: node index or kNoNode

@@ -31,8 +31,38 @@ void Pass::AddHold(Hold h) {
   holds_.push_back(std::move(h));
 }
 
+namespace {
+int64_t LimitOf(const PendingJob& job) {
+  return job.meta.time_limit_ms > 0 ? job.meta.time_limit_ms : std::numeric_limits<int64_t>::max();
+}
+}  // namespace
+
+int64_t Pass::PlanBound(const PendingJob& job, const Shape& shape, int64_t t0) const {
+  if (job.demands.size() != 1) return t0;
+  const int64_t limit = LimitOf(job);
+  const bool owner = reservation_owners_.count(job.meta.user) > 0;
+  int64_t bound = t0;
+  for (const auto& p : shape.planned) {
+    if (p.t0 > t0 || p.limit > limit || (job.meta.preemptible && !p.preemptible) ||
+        (owner && *p.user != job.meta.user))
+      continue;
+    bound = std::max(bound, p.start);
+  }
+  return bound;
+}
+
 std::optional<Hold> Pass::Plan(const PendingJob& job, Shape& shape) {
   const int64_t t0 = std::max(s_.now_ms, job.not_before_ms);
+  const int64_t from = PlanBound(job, shape, t0);
+  std::optional<Hold> h = from == kForever ? std::nullopt : Sweep(job, shape, t0, from);
+  if (job.demands.size() == 1) {
+    shape.planned.push_back({t0, LimitOf(job), job.meta.preemptible, &job.meta.user,
+                             h ? h->start : kForever});
+  }
+  return h;
+}
+
+std::optional<Hold> Pass::Sweep(const PendingJob& job, Shape& shape, int64_t t0, int64_t from) {
   const auto& eligible = EligibleNodes(job, shape);
   // Reservations that keep the job off their GPUs for starts in [from, to),
   // by from and by to. Holds come sorted (AddHold); a hold keeps the job off
@@ -61,6 +91,51 @@ std::optional<Hold> Pass::Plan(const PendingJob& job, Shape& shape) {
   for (const HoldTime& h : now_hold_ends_) {  // its own holds do not keep a job off
     if (h.id != self) continue;
     for (uint32_t f : holds_[h.hold].flat) --blk[f];
+  }
+  // Streams of changes, each in time order (see advance below).
+  size_t next_release = 0, next_started = 0, next_now_end = 0, next_later_start = 0,
+         next_later_end = 0, next_res_from = 0, next_res_to = 0;
+  auto later_from = [&](size_t i) { return HoldBlockedFrom(later_hold_starts_[i].t, job); };
+  // Jumping to `from`: what happens up to it is applied at once (a block that
+  // begins and ends by then changes nothing), and whether something became
+  // available at `from` itself is what advance would have said.
+  bool freed_at_from = false;
+  if (from > t0) {
+    auto give = [&](const Release& r) {
+      freed_at_from = freed_at_from || r.end == from;
+      map.GiveFlat(r.node,
+                   std::span(release_gpus_.data() + r.gpus_begin, r.gpus_end - r.gpus_begin),
+                   r.cpus, r.memory, [](uint32_t) {});
+    };
+    for (; next_release < releases_.size() && releases_[next_release].end <= from; ++next_release)
+      give(releases_[next_release]);
+    for (; next_started < started_.size() && started_[next_started].end <= from; ++next_started)
+      give(started_[next_started]);
+    for (; next_now_end < now_hold_ends_.size() && now_hold_ends_[next_now_end].t <= from;
+         ++next_now_end) {
+      const HoldTime& h = now_hold_ends_[next_now_end];
+      if (h.id == self) continue;
+      freed_at_from = freed_at_from || h.t == from;
+      for (uint32_t f : holds_[h.hold].flat) --blk[f];
+    }
+    for (; next_later_start < later_hold_starts_.size() && later_from(next_later_start) <= from;
+         ++next_later_start) {
+      const HoldTime& h = later_hold_starts_[next_later_start];
+      if (h.id == self || holds_[h.hold].end <= from) continue;
+      for (uint32_t f : holds_[h.hold].flat) ++blk[f];
+    }
+    for (; next_later_end < later_hold_ends_.size() && later_hold_ends_[next_later_end].t <= from;
+         ++next_later_end) {
+      const HoldTime& h = later_hold_ends_[next_later_end];
+      freed_at_from = freed_at_from || (h.id != self && h.t == from);
+    }
+    for (; next_res_from < res_from.size() && res_from[next_res_from].from <= from;
+         ++next_res_from) {
+      if (res_from[next_res_from].to <= from) continue;
+      for (uint32_t f : *res_from[next_res_from].flat) ++blk[f];
+    }
+    for (; next_res_to < res_to.size() && res_to[next_res_to].to <= from; ++next_res_to)
+      freed_at_from = freed_at_from || res_to[next_res_to].to == from;
   }
   std::vector<uint32_t> avail(map.size());  // free and not blocked, per node
   uint64_t total = 0;
@@ -102,12 +177,8 @@ std::optional<Hold> Pass::Plan(const PendingJob& job, Shape& shape) {
                  r.cpus, r.memory, [&](uint32_t f) { k += blk[f] == 0; });
     if (k > 0) set_avail(r.node, avail[r.node] + k);
   };
-  // Streams of changes, each in time order; advance(t) applies every change
-  // at or before t and says whether something became available at t itself
-  // (a release or the end of a block).
-  size_t next_release = 0, next_started = 0, next_now_end = 0, next_later_start = 0,
-         next_later_end = 0, next_res_from = 0, next_res_to = 0;
-  auto later_from = [&](size_t i) { return HoldBlockedFrom(later_hold_starts_[i].t, job); };
+  // advance(t) applies every change at or before t and says whether
+  // something became available at t itself (a release or the end of a block).
   auto advance = [&](int64_t t) {
     bool freed = false;
     for (; next_release < releases_.size() && releases_[next_release].end <= t; ++next_release) {
@@ -168,8 +239,14 @@ std::optional<Hold> Pass::Plan(const PendingJob& job, Shape& shape) {
     if (!placed) return std::nullopt;
     return Hold{job.meta.id, t, EndOf(job, t), false, std::move(*placed), {}};
   };
-  advance(t0);
-  if (auto h = fits(t0)) return h;
+  if (from > t0) {
+    if (freed_at_from) {
+      if (auto h = fits(from)) return h;
+    }
+  } else {
+    advance(t0);
+    if (auto h = fits(t0)) return h;
+  }
   for (;;) {
     const int64_t t = next_time();
     if (t == kForever) return std::nullopt;

@@ -22,6 +22,7 @@ Pass::Pass(const Snapshot& s) : s_(s), free_(s.nodes), trial_(free_), ranker_(s)
     for (uint32_t g : r.gpus) {
       if (g < free_.node(*n).gpus) a.flat.push_back(free_.Offset(*n) + g);
     }
+    reservation_owners_.insert(r.user);
     reservations_.push_back(std::move(a));
   }
   comes_back_.assign(free_.FlatSize(), 0);
