@@ -46,6 +46,11 @@ struct Hold {
   JobId id = 0;
   int64_t start = 0, end = kForever;
   bool protect = false;  // later jobs may not take these GPUs before `end`
+  // Made by Keep: its GPUs are taken from the free map for the pass, or held
+  // by jobs being stopped for it that no other placement in this pass gives
+  // back (victims taken, GPUs claimed). No placement now can use them, so it
+  // blocks only in Plan's sweeps, not in FindBlockers.
+  bool kept = false;
   std::vector<TaskAlloc> tasks;
   // Its GPUs in the FreeMap's flat numbering, those that can be free in
   // this pass (AddHold): blocking the others changes nothing.
@@ -446,7 +451,8 @@ class Pass {
   bool blockers_found_ = false;
   JobId blockers_job_ = 0;     // whose blockers_ they are
   size_t blockers_holds_ = 0;  // protect_holds_.size() when they were found
-  std::vector<uint32_t> protect_holds_;  // indices into holds_ of protected holds, ascending
+  // Indices into holds_ of the protected holds not made by Keep, ascending.
+  std::vector<uint32_t> protect_holds_;
   GpuMask mask_;  // BlockedNow's mask: per flat GPU, the blockers of mask_blockers_ on it
   std::vector<uint32_t> mask_blockers_;
   uint32_t max_node_gpus_ = 0;

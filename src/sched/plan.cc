@@ -27,7 +27,7 @@ void Pass::AddHold(Hold h) {
     insert(later_hold_starts_, {h.start, i, h.id});
     insert(later_hold_ends_, {h.end, i, h.id});
   }
-  if (h.protect) protect_holds_.push_back(i);
+  if (h.protect && !h.kept) protect_holds_.push_back(i);
   holds_.push_back(std::move(h));
 }
 
@@ -140,9 +140,6 @@ std::optional<Hold> Pass::Sweep(const PendingJob& job, Shape& shape, int64_t t0,
   std::vector<uint32_t> avail(map.size());  // free and not blocked, per node
   uint64_t total = 0;
   for (size_t n = 0; n < map.size(); ++n) total += avail[n] = map.FreeUnblocked(n, blk);
-  std::vector<uint64_t> cap(job.demands.size());
-  for (size_t d = 0; d < job.demands.size(); ++d)
-    cap[d] = Capacity(map, job.demands[d], eligible[d], &blk);
   // tasks_in[d][v]: tasks of demand d that v GPUs hold (v / gpus_per_task,
   // 0 for a demand without GPUs), v up to the most GPUs of a node.
   const size_t width = max_node_gpus_ + 1;
@@ -151,6 +148,15 @@ std::optional<Hold> Pass::Sweep(const PendingJob& job, Shape& shape, int64_t t0,
   for (size_t d = 0; d < job.demands.size(); ++d) {
     const uint32_t per = job.demands[d].gpus_per_task;
     for (uint32_t v = 0; v < width; ++v) tasks_in[d * width + v] = per > 0 ? v / per : 0;
+  }
+  // Capacity of each demand, from avail.
+  std::vector<uint64_t> cap(job.demands.size());
+  for (size_t d = 0; d < job.demands.size(); ++d) {
+    if (job.demands[d].gpus_per_task == 0) {
+      cap[d] = UINT64_MAX;
+      continue;
+    }
+    for (size_t n = 0; n < map.size(); ++n) cap[d] += eligible[d][n] ? tasks_in[d * width + avail[n]] : 0;
   }
   auto set_avail = [&](size_t n, uint32_t value) {
     for (size_t d = 0; d < job.demands.size(); ++d) {
@@ -237,7 +243,7 @@ std::optional<Hold> Pass::Sweep(const PendingJob& job, Shape& shape, int64_t t0,
     }
     auto placed = PlaceGang(map, job.demands, job.spread, &blk, &eligible);
     if (!placed) return std::nullopt;
-    return Hold{job.meta.id, t, EndOf(job, t), false, std::move(*placed), {}};
+    return Hold{job.meta.id, t, EndOf(job, t), false, false, std::move(*placed), {}};
   };
   if (from > t0) {
     if (freed_at_from) {

@@ -146,7 +146,7 @@ void Pass::Keep(const PendingJob& job, const std::vector<TaskAlloc>& placed) {
     }
   }
   ++free_version_;
-  AddHold({job.meta.id, s_.now_ms, EndOf(job, s_.now_ms), true, placed, {}});
+  AddHold({job.meta.id, s_.now_ms, EndOf(job, s_.now_ms), true, true, placed, {}});
 }
 
 std::string Pass::AwaitStopping(const PendingJob& job, Shape& shape) {
