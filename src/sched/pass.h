@@ -14,6 +14,7 @@
 #include <set>
 #include <string>
 #include <unordered_map>
+#include <unordered_set>
 #include <utility>
 #include <vector>
 
@@ -101,6 +102,15 @@ struct ShapeHash {
   }
 };
 
+// A set of blockers (Pass::blockers_) as a hash map key.
+struct BlockersHash {
+  size_t operator()(const std::vector<uint32_t>& v) const {
+    uint64_t h = 0xcbf29ce484222325ULL;
+    for (uint32_t x : v) h = (h ^ x) * 0x100000001b3ULL;
+    return static_cast<size_t>(h);
+  }
+};
+
 // What one pass learns about all pending jobs of one shape (same demands,
 // same placement mode). Free GPUs only shrink during a pass and preemption
 // candidates only get fewer for jobs ordered later, so a shape that does not
@@ -117,7 +127,8 @@ struct Shape {
   // Blockers (Pass::blockers_) with which the shape did not fit the free
   // GPUs now / even preempting: free GPUs only shrink and victims only get
   // fewer, so a later job of the shape with the same blockers fails as well.
-  std::set<std::vector<uint32_t>> no_fit_now_blocked, no_fit_preempting_blocked;
+  std::unordered_set<std::vector<uint32_t>, BlockersHash> no_fit_now_blocked,
+      no_fit_preempting_blocked;
   uint64_t fits_version = ~0ULL;   // free_version_ at which it was seen to fit (blocks ignored)
   uint64_t block_version = ~0ULL;  // free_version_ of largest_block
   std::string largest_block;       // WhyNot's text for "no node holds a task"
