@@ -138,7 +138,8 @@ int main(int argc, char** argv) {
               "max_ms", "starts", "preempt", "waits", "digest");
   for (int n : sizes) {
     const Snapshot s = Build(n);
-    const int runs = std::getenv("RUNS") ? std::max(1, std::atoi(std::getenv("RUNS"))) : n >= 10000 ? 30 : 100;
+    const char* runs_env = std::getenv("RUNS");
+    const int runs = runs_env ? std::max(1, std::atoi(runs_env)) : n >= 10000 ? 30 : 100;
     std::vector<double> ms;
     Decisions d;
     for (int r = 0; r < runs; ++r) {

@@ -156,7 +156,8 @@ std::optional<Hold> Pass::Sweep(const PendingJob& job, Shape& shape, int64_t t0,
       cap[d] = UINT64_MAX;
       continue;
     }
-    for (size_t n = 0; n < map.size(); ++n) cap[d] += eligible[d][n] ? tasks_in[d * width + avail[n]] : 0;
+    for (size_t n = 0; n < map.size(); ++n)
+      cap[d] += eligible[d][n] ? tasks_in[d * width + avail[n]] : 0;
   }
   auto set_avail = [&](size_t n, uint32_t value) {
     for (size_t d = 0; d < job.demands.size(); ++d) {

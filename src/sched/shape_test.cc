@@ -12,8 +12,8 @@
 #include <string>
 #include <vector>
 
-#include "sched/scheduler.h"
 #include "sched/sched_test_util.h"
+#include "sched/scheduler.h"
 
 namespace rota::sched {
 namespace {
@@ -63,8 +63,8 @@ Snapshot RandomSnapshot(uint64_t seed) {
       for (uint32_t k = 0; k < size; ++k) gpus.push_back(g + k);
       const int64_t started = kNow - static_cast<int64_t>(rnd.Below(300)) * kMin;
       const int64_t end = kNow + (1 + static_cast<int64_t>(rnd.Below(40))) * 15 * kMin;
-      RunningJob r = Running(id++, users[rnd.Below(users.size())], {On(n.name, gpus)}, started,
-                             end);
+      RunningJob r =
+          Running(id++, users[rnd.Below(users.size())], {On(n.name, gpus)}, started, end);
       r.meta.preemptible = rnd.OneIn(3);
       r.meta.time_limit_ms = end - started;
       r.demands.push_back(Demand(1, size));
@@ -84,9 +84,9 @@ Snapshot RandomSnapshot(uint64_t seed) {
     s.reservations.push_back(r);
   }
   // A few shapes, one of them with two demands.
-  std::vector<std::vector<TaskDemand>> shapes = {
-      {Demand(1, 1)}, {Demand(1, 2)}, {Demand(1, 4)}, {Demand(2, 4)}, {Demand(1, 8)},
-      {Demand(1, 4), Demand(2, 1)}};
+  std::vector<std::vector<TaskDemand>> shapes = {{Demand(1, 1)}, {Demand(1, 2)},
+                                                 {Demand(1, 4)}, {Demand(2, 4)},
+                                                 {Demand(1, 8)}, {Demand(1, 4), Demand(2, 1)}};
   shapes.push_back({Demand(1, 2)});
   shapes.back()[0].gpu_model = "V100";
   const size_t n_pending = 20 + rnd.Below(40);
@@ -126,7 +126,8 @@ std::string Describe(const Decisions& d) {
     }
     out += "\n";
   }
-  for (const auto& p : d.preemptions) out += "preempt " + std::to_string(p.id) + " " + p.reason + "\n";
+  for (const auto& p : d.preemptions)
+    out += "preempt " + std::to_string(p.id) + " " + p.reason + "\n";
   for (const auto& w : d.waits) {
     out += "wait " + std::to_string(w.id) + " #" + std::to_string(w.position) + " at " +
            std::to_string(w.estimated_start_ms) + ": " + w.reason + "\n";
