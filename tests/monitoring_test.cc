@@ -137,6 +137,9 @@ TEST_F(MonitoringTest, PrometheusExpositionPassesPromtool) {
   EXPECT_NE(text.find("rota_store_transactions_total{outcome=\"committed\"} "), std::string::npos);
   EXPECT_NE(text.find("rota_store_minute_aggregates_written_total{source=\"memory\"} "), std::string::npos);
   EXPECT_NE(text.find("rota_http_request_duration_seconds_bucket"), std::string::npos);
+  EXPECT_NE(text.find("rota_scheduler_pass_duration_seconds_bucket{explained=\"true\",le=\"+Inf\"}"),
+            std::string::npos);
+  EXPECT_NE(text.find("rota_scheduler_passes_total{explained=\"false\"}"), std::string::npos);
   TempDir tmp;
   ASSERT_TRUE(WriteFileAtomic(tmp.path() + "/metrics.txt", text).ok());
   if (::access("/usr/bin/promtool", X_OK) != 0) GTEST_SKIP() << "promtool not installed";

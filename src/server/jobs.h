@@ -37,6 +37,7 @@
 #include "jobs/spec.h"
 #include "jobs/states.h"
 #include "server/cluster_state.h"
+#include "server/scheduling/pass_metrics.h"
 #include "sched/snapshot.h"
 #include "server/reservations.h"
 #include "accounting/ledger.h"
@@ -225,6 +226,8 @@ class JobService {
     std::map<std::string, double> user_period, group_period;
   };
   Usage UsageNow() ROTA_EXCLUDES(mu_);
+  // What the scheduling passes cost and decided (GET /metrics).
+  const scheduling::PassMetrics& pass_metrics() const { return pass_metrics_; }
 
  private:
   void Run() ROTA_EXCLUDES(mu_);
@@ -322,6 +325,7 @@ class JobService {
   // Runs closed lately, by node (Holdings), oldest first.
   std::deque<std::pair<std::string, accounting::Holding>> closed_holdings_ ROTA_GUARDED_BY(mu_);
   std::atomic<uint64_t> holdings_version_{0};
+  scheduling::PassMetrics pass_metrics_;  // thread-safe on its own
   // Ports an agent found in use by something else: address -> port -> until (ms).
   std::map<std::string, std::map<uint16_t, int64_t>> foreign_ports_ ROTA_GUARDED_BY(mu_);
   // Log requests waiting for their answer.

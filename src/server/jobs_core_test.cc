@@ -243,6 +243,54 @@ TEST_F(JobsCoreTest, ALongQueueIsExplainedAtFullTicks) {
   EXPECT_EQ(Get(c).position, 3u);
 }
 
+// The value of `series` (name and labels, as printed) in Prometheus text; -1 when absent.
+double Sample(const std::string& text, const std::string& series) {
+  const std::string prefix = series + " ";
+  for (size_t at = 0; at < text.size();) {
+    const size_t end = text.find('\n', at);
+    const std::string line = text.substr(at, end == std::string::npos ? std::string::npos : end - at);
+    if (line.rfind(prefix, 0) == 0) return std::stod(line.substr(prefix.size()));
+    if (end == std::string::npos) break;
+    at = end + 1;
+  }
+  return -1;
+}
+
+TEST_F(JobsCoreTest, PassesAreMeasuredForMetrics) {
+  JobServiceOptions options;
+  options.explain_every_pass_up_to = 1;
+  StartService(options);
+  Running();  // one of the two GPUs
+  auto text = [&] {
+    std::string t;
+    jobs_->pass_metrics().AppendText(&t);
+    return t;
+  };
+  const std::string explained = "rota_scheduler_passes_total{explained=\"true\"}";
+  const std::string between = "rota_scheduler_passes_total{explained=\"false\"}";
+  const std::string before = text();
+  ASSERT_GE(Sample(before, explained), 1) << before;
+  const Json two = {{"groups", {{{"role", "worker"}, {"replicas", 1}, {"gpus_per_task", 2}}}}};
+  Submit(two);
+  Submit(two);
+  jobs_->Step(/*full=*/false);  // two waiting, more than explained between full ticks
+  Submit();
+  jobs_->Step(/*full=*/false);  // starts the one-GPU job
+  jobs_->Step(/*full=*/true);
+  const std::string after = text();
+  EXPECT_EQ(Sample(after, "rota_scheduler_starts_total"),
+            Sample(before, "rota_scheduler_starts_total") + 1) << after;
+  EXPECT_EQ(Sample(after, between), Sample(before, between) + 2) << after;
+  EXPECT_EQ(Sample(after, explained), Sample(before, explained) + 1) << after;
+  EXPECT_EQ(Sample(after, "rota_scheduler_pass_duration_seconds_count{explained=\"false\"}"),
+            Sample(after, between));
+  EXPECT_EQ(Sample(after, "rota_scheduler_pass_duration_seconds_bucket{explained=\"true\",le=\"+Inf\"}"),
+            Sample(after, explained));
+  EXPECT_EQ(Sample(after, "rota_scheduler_pending_jobs"), 2) << after;  // as the last pass saw it
+  EXPECT_EQ(Sample(after, "rota_scheduler_running_jobs"), 2) << after;
+  EXPECT_GT(Sample(after, "rota_scheduler_last_pass_seconds{phase=\"decide\"}"), 0) << after;
+}
+
 TEST_F(JobsCoreTest, ATimeLimitSendsTermThenKillOnTheServiceClock) {
   auto [id, task] = Running(Json{{"time_limit", "1m"}});
   clock_.AdvanceMs(59'000);

@@ -112,6 +112,7 @@ JobService::Usage JobService::UsageNow() {
 void JobService::SchedulePass(int64_t now_ms, bool full) {
   dirty_ = false;
   if (active_.empty()) return;
+  const int64_t pass_begin_ns = MonotonicNs();
   if (full || now_ms - pass_cache_.refreshed_ms > kPassCacheMs) RefreshPassCache(now_ms);
 
   // Fair share: decay everyone's usage, then add what ran since the last pass.
@@ -206,13 +207,18 @@ void JobService::SchedulePass(int64_t now_ms, bool full) {
   // JobServiceOptions::explain_every_pass_up_to.
   if (!full && pending > options_.explain_every_pass_up_to) in.policy.explain = false;
 
-  const sched::Decisions d = sched::Schedule(scheduling::BuildSnapshot(in));
+  const sched::Snapshot snapshot = scheduling::BuildSnapshot(in);
+  const int64_t decide_begin_ns = MonotonicNs();
+  const sched::Decisions d = sched::Schedule(snapshot);
+  const int64_t act_begin_ns = MonotonicNs();
 
+  uint64_t preempted = 0, launched = 0;
   for (const auto& p : d.preemptions) {
     auto it = active_.find(p.id);
     if (it == active_.end() || it->second.Stopping()) continue;
     it->second.moving = p.move;
     Preempt(it->second, p.reason, now_ms);
+    ++preempted;
   }
   std::map<std::string, std::set<uint16_t>> busy_ports;
   if (!d.starts.empty()) busy_ports = BusyPorts(now_ms);
@@ -245,6 +251,7 @@ void JobService::SchedulePass(int64_t now_ms, bool full) {
       continue;
     }
     Launch(job, placed, now_ms, owners);
+    ++launched;
   }
   // Positions in the queue as it is after this pass (the jobs it started have
   // left it): the next pass may be a while away, as a start alone triggers none.
@@ -260,6 +267,16 @@ void JobService::SchedulePass(int64_t now_ms, bool full) {
     it->second.position =
         static_cast<uint32_t>(std::lower_bound(ranks.begin(), ranks.end(), w.position) - ranks.begin()) + 1;
   }
+  scheduling::PassRecord record;
+  record.explained = in.policy.explain;
+  record.pending = snapshot.pending.size();
+  record.running = snapshot.running.size();
+  record.starts = launched;
+  record.preemptions = preempted;
+  record.snapshot_s = static_cast<double>(decide_begin_ns - pass_begin_ns) / 1e9;
+  record.decide_s = static_cast<double>(act_begin_ns - decide_begin_ns) / 1e9;
+  record.act_s = static_cast<double>(MonotonicNs() - act_begin_ns) / 1e9;
+  pass_metrics_.Observe(record);
 }
 
 void JobService::Preempt(Job& job, const std::string& reason, int64_t now_ms) {

@@ -10,44 +10,16 @@
 #include "server/api_context.h"
 #include "server/power/power_service.h"
 #include "server/auth.h"
+#include "server/jobs.h"
+#include "server/metrics/prometheus_text.h"
 #include "server/request_metrics.h"
 #include "server/views.h"
 
 namespace rota::server {
 namespace {
 
-std::string Escape(const std::string& v) {
-  std::string out;
-  for (char c : v) {
-    if (c == '\\') out += "\\\\";
-    else if (c == '"') out += "\\\"";
-    else if (c == '\n') out += "\\n";
-    else out += c;
-  }
-  return out;
-}
-
-std::string Num(double v) {
-  char buf[64];
-  std::snprintf(buf, sizeof(buf), "%.17g", v);
-  return buf;
-}
-
-// Collects samples of one metric family, then prints HELP/TYPE and the lines.
-class Family {
- public:
-  Family(const char* name, const char* type, const char* help) : name_(name), type_(type), help_(help) {}
-  void Add(const std::string& labels, double value) {
-    lines_ += name_ + "{" + labels + "} " + Num(value) + "\n";
-  }
-  void AddPlain(double value) { lines_ += name_ + " " + Num(value) + "\n"; }
-  void AppendTo(std::string* out) const {
-    *out += "# HELP " + name_ + " " + help_ + "\n# TYPE " + name_ + " " + type_ + "\n" + lines_;
-  }
-
- private:
-  std::string name_, type_, help_, lines_;
-};
+using metrics::Escape;
+using metrics::Family;
 
 // The store writer's queue, transactions, WAL checkpoints and minute aggregates.
 void AppendStore(const store::StoreStats& st, std::string* out) {
@@ -160,12 +132,10 @@ void AppendAccounting(ApiContext& ctx, bool admin, std::string* out) {
 
 void RequestMetrics::Observe(const std::string& method, int status, double seconds) {
   MutexLock lock(&mu_);
-  Histogram& h = by_method_[method];
-  for (size_t i = 0; i < kBuckets.size(); ++i) {
-    if (seconds <= kBuckets[i]) h.buckets[i]++;
-  }
-  h.count++;
-  h.sum += seconds;
+  auto it = by_method_.find(method);
+  if (it == by_method_.end())
+    it = by_method_.emplace(method, metrics::Histogram({kBuckets.begin(), kBuckets.end()})).first;
+  it->second.Observe(seconds);
   by_code_[{method, status}]++;
 }
 
@@ -173,17 +143,8 @@ void RequestMetrics::AppendText(std::string* out) const {
   MutexLock lock(&mu_);
   *out += "# HELP rota_http_request_duration_seconds HTTP request latency.\n"
           "# TYPE rota_http_request_duration_seconds histogram\n";
-  for (const auto& [method, h] : by_method_) {
-    std::string m = "method=\"" + Escape(method) + "\"";
-    for (size_t i = 0; i < kBuckets.size(); ++i) {
-      *out += "rota_http_request_duration_seconds_bucket{" + m + ",le=\"" + Num(kBuckets[i]) + "\"} " +
-              std::to_string(h.buckets[i]) + "\n";
-    }
-    *out += "rota_http_request_duration_seconds_bucket{" + m + ",le=\"+Inf\"} " +
-            std::to_string(h.count) + "\n";
-    *out += "rota_http_request_duration_seconds_sum{" + m + "} " + Num(h.sum) + "\n";
-    *out += "rota_http_request_duration_seconds_count{" + m + "} " + std::to_string(h.count) + "\n";
-  }
+  for (const auto& [method, h] : by_method_)
+    h.AppendSamples("rota_http_request_duration_seconds", "method=\"" + Escape(method) + "\"", out);
   Family reqs("rota_http_requests_total", "counter", "HTTP requests by method and status code.");
   for (const auto& [key, n] : by_code_) {
     reqs.Add("method=\"" + Escape(key.first) + "\",code=\"" + std::to_string(key.second) + "\"",
@@ -249,6 +210,7 @@ Status RegisterPrometheusRoutes(net::HttpServer& http, ApiContext& ctx) {
                             &procs, &failed, &up, &cpu, &nmem_used, &nmem_total, &load, &ngpus}) {
       f->AppendTo(&out);
     }
+    if (ctx.jobs != nullptr) ctx.jobs->pass_metrics().AppendText(&out);
     Family agents("rota_server_connected_agents", "gauge", "Agents connected now.");
     agents.AddPlain(ctx.cluster->ConnectedCount());
     agents.AppendTo(&out);

@@ -3,6 +3,7 @@
 // Thread-safe.
 
 #include "common/mutex.h"
+#include "server/metrics/prometheus_text.h"
 #include <array>
 #include <cstdint>
 #include <map>
@@ -19,13 +20,8 @@ class RequestMetrics {
   void AppendText(std::string* out) const;
 
  private:
-  struct Histogram {
-    std::array<uint64_t, kBuckets.size()> buckets{};
-    uint64_t count = 0;
-    double sum = 0;
-  };
   mutable Mutex mu_;
-  std::map<std::string, Histogram> by_method_ ROTA_GUARDED_BY(mu_);
+  std::map<std::string, metrics::Histogram> by_method_ ROTA_GUARDED_BY(mu_);
   std::map<std::pair<std::string, int>, uint64_t> by_code_ ROTA_GUARDED_BY(mu_);
 };
 
