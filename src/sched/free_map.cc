@@ -47,9 +47,16 @@ void FreeMap::TakeGpu(size_t n, uint32_t gpu) {
   --total_free_;
 }
 
+void FreeMap::Pin(size_t n, uint32_t gpu) {
+  if (gpu >= nodes_[n].node->gpus) return;
+  if (pinned_.empty()) pinned_.assign(gpu_free_.size(), 0);
+  pinned_[nodes_[n].offset + gpu] = 1;
+}
+
 bool FreeMap::Givable(size_t n, uint32_t gpu) const {
   const Node& node = *nodes_[n].node;
   if (gpu >= node.gpus || !node.schedulable) return false;
+  if (!pinned_.empty() && pinned_[nodes_[n].offset + gpu]) return false;
   return std::find(node.unusable_gpus.begin(), node.unusable_gpus.end(), gpu) ==
          node.unusable_gpus.end();
 }

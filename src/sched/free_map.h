@@ -72,8 +72,11 @@ class FreeMap {
   void TakeGpu(size_t n, uint32_t gpu);
   void GiveGpu(size_t n, uint32_t gpu);
   // Whether GiveGpu(n, gpu) can ever make the GPU free: it is on the node,
-  // the node is schedulable and the GPU usable.
+  // the node is schedulable, the GPU usable and not pinned.
   bool Givable(size_t n, uint32_t gpu) const;
+  // Pins a GPU: it is never given back in this map, nor in copies made after
+  // (a GPU two running jobs claim stays taken while either may hold it).
+  void Pin(size_t n, uint32_t gpu);
   // Gives back what a task holds, its GPUs given flat and Givable (checked
   // once by a caller that gives the same tasks back often); calls
   // on_freed(flat) for each GPU that was not free.
@@ -108,6 +111,7 @@ class FreeMap {
   };
   std::vector<NodeFree> nodes_;
   std::vector<uint8_t> gpu_free_;                                         // flat; 1 free
+  std::vector<uint8_t> pinned_;  // flat; 1 pinned (Pin); empty when none is
   std::vector<int64_t> slots_;  // free task slots per port pool
   std::shared_ptr<const std::unordered_map<std::string, size_t>> index_;  // shared by copies
   uint32_t total_free_ = 0;

@@ -26,6 +26,24 @@ Pass::Pass(const Snapshot& s) : s_(s), free_(s.nodes), trial_(free_), ranker_(s)
     reservations_.push_back(std::move(a));
   }
   comes_back_.assign(free_.FlatSize(), 0);
+  {
+    // A GPU that two running jobs claim (a snapshot should not hold one) is
+    // not free until both let go: no end or preemption of one gives it back.
+    constexpr size_t kNone = ~size_t{0};
+    std::vector<size_t> holder(free_.FlatSize(), kNone);  // a running job that claims it
+    for (size_t i = 0; i < s.running.size(); ++i) {
+      for (const auto& t : s.running[i].tasks) {
+        auto n = free_.Find(t.node);
+        if (!n) continue;
+        for (uint32_t g : t.gpus) {
+          if (g >= free_.node(*n).gpus) continue;
+          size_t& h = holder[free_.Offset(*n) + g];
+          if (h != kNone && h != i) free_.Pin(*n, g);
+          h = i;
+        }
+      }
+    }
+  }
   running_nodes_.resize(s.running.size());
   for (size_t i = 0; i < s.running.size(); ++i) {
     const RunningJob& r = s.running[i];

@@ -227,6 +227,31 @@ TEST(ScheduleTest, PreemptsWorstOrderedJobsAfterTheThreshold) {
   EXPECT_TRUE(Schedule(s).preemptions.empty());
 }
 
+// A GPU that two running jobs claim (a snapshot should not hold one, but the
+// server's view can lag) is free only when both have let go: preempting or
+// ending one of them does not give it to anyone.
+TEST(ScheduleTest, AGpuTwoRunningJobsClaimIsNotGivenWhenOneLetsGo) {
+  Snapshot s = Base({MakeNode("a", 2)});
+  s.policy.preempt_after_ms = 5 * kMin;
+  auto victim = Running(1, "u", {On("a", {0, 1})}, kNow - 5 * kHour, kNow + kHour);
+  victim.meta.preemptible = true;
+  auto other = Running(2, "w", {On("a", {1})}, kNow - 6 * kHour, kNow + 3 * kHour);
+  s.running = {victim, other};
+  s.pending = {Pending(3, "v", {Demand(1, 2)}, kNow - 10 * kMin)};
+  s.pending[0].meta.time_limit_ms = kHour;
+  Decisions d = Schedule(s);
+  EXPECT_TRUE(d.starts.empty());
+  EXPECT_TRUE(d.preemptions.empty());  // stopping job 1 alone frees one GPU
+  // Nor does a sweep count on it: no estimate at job 1's end.
+  ASSERT_NE(WaitOf(d, 3), nullptr);
+  EXPECT_EQ(WaitOf(d, 3)->estimated_start_ms, 0) << WaitOf(d, 3)->reason;
+  // Without the second claim job 1 is preempted for it.
+  s.running = {victim};
+  d = Schedule(s);
+  ASSERT_EQ(d.preemptions.size(), 1u);
+  EXPECT_EQ(d.preemptions[0].id, 1);
+}
+
 // A job that preempts holds its GPUs from now until its own end: a job planned
 // after it is estimated at that end, not at its victim's expected end.
 TEST(ScheduleTest, EstimatesWaitForTheEndOfAJobThatPreempts) {
