@@ -53,14 +53,30 @@ int Ranker::Level(double attained_gpu_ms) const {
   return level;
 }
 
+double Ranker::UserFactor(const std::string& user) const {
+  auto [it, added] = user_factor_.try_emplace(user, 0.0);
+  if (added) {
+    const FairShare& fs = s_.fairshare;
+    it->second = Factor(UsageOf(fs.user_usage, user), total_user_usage_,
+                        ShareOf(fs.user_shares, user), total_user_shares_);
+  }
+  return it->second;
+}
+
+double Ranker::GroupFactor(const std::string& group) const {
+  auto [it, added] = group_factor_.try_emplace(group, 0.0);
+  if (added) {
+    const FairShare& fs = s_.fairshare;
+    it->second = Factor(UsageOf(fs.group_usage, group), total_group_usage_,
+                        ShareOf(fs.group_shares, group), total_group_shares_);
+  }
+  return it->second;
+}
+
 double Ranker::FairShareFactor(const std::string& user, const std::string& group) const {
-  const FairShare& fs = s_.fairshare;
-  const double fu = Factor(UsageOf(fs.user_usage, user), total_user_usage_, ShareOf(fs.user_shares, user),
-                           total_user_shares_);
+  const double fu = UserFactor(user);
   if (group.empty()) return fu;
-  const double fg = Factor(UsageOf(fs.group_usage, group), total_group_usage_,
-                           ShareOf(fs.group_shares, group), total_group_shares_);
-  return (fu + fg) / 2;
+  return (fu + GroupFactor(group)) / 2;
 }
 
 Rank Ranker::Of(const JobMeta& m, uint32_t gpus, int64_t running_since_ms) const {

@@ -20,6 +20,7 @@
 #include <cstdint>
 #include <map>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "sched/snapshot.h"
@@ -43,7 +44,8 @@ struct Rank {
 // Usage decayed over `elapsed_ms` with `half_life_ms` (0: no decay).
 double Decay(double usage, int64_t elapsed_ms, int64_t half_life_ms);
 
-// Ranks jobs of one snapshot. Totals of usage and shares are computed once.
+// Ranks jobs of one snapshot. Totals of usage and shares are computed once,
+// factors once per user and group. One thread at a time (it memoises).
 class Ranker {
  public:
   explicit Ranker(const Snapshot& s);
@@ -56,7 +58,13 @@ class Ranker {
   int Level(double attained_gpu_ms) const;
 
  private:
+  // Factor() of one user's or group's usage and share (memoised: many jobs
+  // share an owner).
+  double UserFactor(const std::string& user) const;
+  double GroupFactor(const std::string& group) const;
+
   const Snapshot& s_;
+  mutable std::unordered_map<std::string, double> user_factor_, group_factor_;
   double total_user_usage_ = 0, total_group_usage_ = 0;
   double total_user_shares_ = 0, total_group_shares_ = 0;
   std::map<std::string, int> queue_priority_;

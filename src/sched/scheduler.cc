@@ -74,15 +74,15 @@ Decisions Pass::Run() {
   PreemptForReservations();
   KeepPlacesOfMovedJobs();
   if (s_.policy.preempt) CollectVictims();
-  std::vector<std::pair<Rank, size_t>> order;
-  order.reserve(s_.pending.size());
+  std::vector<Rank> ranks;
+  ranks.reserve(s_.pending.size());
   shape_of_.resize(s_.pending.size());
   std::unordered_map<ShapeOf, size_t, ShapeHash> shapes;
   shapes.reserve(s_.pending.size());
   for (size_t i = 0; i < s_.pending.size(); ++i) {
     const PendingJob& p = s_.pending[i];
     const uint32_t need = GpusOf(p.demands);
-    order.emplace_back(ranker_.Of(p.meta, need, 0), i);
+    ranks.push_back(ranker_.Of(p.meta, need, 0));
     auto [it, added] = shapes.emplace(ShapeOf{&p}, shapes_.size());
     if (added) {
       shapes_.emplace_back();
@@ -90,9 +90,15 @@ Decisions Pass::Run() {
     }
     shape_of_[i] = it->second;
   }
-  std::sort(order.begin(), order.end());
+  // Indices in rank order (ties by index: a pair's order).
+  std::vector<uint32_t> order(s_.pending.size());
+  for (uint32_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::sort(order.begin(), order.end(), [&ranks](uint32_t a, uint32_t b) {
+    return ranks[a] < ranks[b] || (!(ranks[b] < ranks[a]) && a < b);
+  });
   uint32_t position = 0;
-  for (const auto& [rank, i] : order) {
+  for (const uint32_t i : order) {
+    const Rank& rank = ranks[i];
     ++position;
     const PendingJob& job = s_.pending[i];
     if (!s_.policy.explain && Exhausted(rank)) break;
@@ -158,37 +164,41 @@ std::string Pass::WhyNot(const PendingJob& job, Shape& shape) {
 }
 
 std::string Pass::QuotaReason(const PendingJob& job, uint32_t need) const {
+  // `group`: whether `who` names a group (else a user), for the reason's text.
+  auto kind = [](bool group, const std::string& who) {
+    return group ? "group " + who : std::string("user");
+  };
   auto at_once = [&](const std::map<std::string, Quota>& quotas,
                      const std::map<std::string, uint32_t>& used, const std::string& who,
-                     const std::string& kind) -> std::string {
+                     bool group) -> std::string {
+    if (quotas.empty()) return "";
     auto q = quotas.find(who);
     if (q == quotas.end() || q->second.max_gpus == 0) return "";
     auto u = used.find(who);
     const uint32_t in_use = u == used.end() ? 0 : u->second;
     if (in_use + need <= q->second.max_gpus) return "";
-    return kind + " quota: " + Plural(in_use, "GPU") + " in use, limit " +
+    return kind(group, who) + " quota: " + Plural(in_use, "GPU") + " in use, limit " +
            std::to_string(q->second.max_gpus);
   };
   auto per_period = [&](const std::map<std::string, Quota>& quotas,
                         const std::map<std::string, double>& used, const std::string& who,
-                        const std::string& kind) -> std::string {
+                        bool group) -> std::string {
+    if (quotas.empty()) return "";
     auto q = quotas.find(who);
     if (q == quotas.end() || q->second.max_gpu_hours_per_period <= 0) return "";
     auto u = used.find(who);
     const double hours = u == used.end() ? 0 : u->second;
     if (hours < q->second.max_gpu_hours_per_period) return "";
-    return kind + " quota: " + std::to_string(static_cast<int64_t>(hours)) + " of " +
+    return kind(group, who) + " quota: " + std::to_string(static_cast<int64_t>(hours)) + " of " +
            std::to_string(static_cast<int64_t>(q->second.max_gpu_hours_per_period)) +
            " GPU-hours used this period";
   };
-  std::string r = at_once(s_.user_quotas, user_gpus_, job.meta.user, "user");
+  std::string r = at_once(s_.user_quotas, user_gpus_, job.meta.user, false);
   if (r.empty() && !job.meta.group.empty())
-    r = at_once(s_.group_quotas, group_gpus_, job.meta.group, "group " + job.meta.group);
-  if (r.empty()) r = per_period(s_.user_quotas, s_.user_period_gpu_hours, job.meta.user, "user");
-  if (r.empty() && !job.meta.group.empty()) {
-    r = per_period(s_.group_quotas, s_.group_period_gpu_hours, job.meta.group,
-                   "group " + job.meta.group);
-  }
+    r = at_once(s_.group_quotas, group_gpus_, job.meta.group, true);
+  if (r.empty()) r = per_period(s_.user_quotas, s_.user_period_gpu_hours, job.meta.user, false);
+  if (r.empty() && !job.meta.group.empty())
+    r = per_period(s_.group_quotas, s_.group_period_gpu_hours, job.meta.group, true);
   if (r.empty()) {
     auto q = queues_.find(job.meta.queue);
     if (q != queues_.end() && q->second->max_gpus > 0) {
