@@ -467,8 +467,8 @@ class Pass {
   GpuMask mask_;  // BlockedNow's mask: per flat GPU, the blockers of mask_blockers_ on it
   std::vector<uint32_t> mask_blockers_;
   uint32_t max_node_gpus_ = 0;
-  std::vector<uint32_t> tasks_in_;       // scratch: Plan
-  GpuMask plan_mask_;                    // scratch: Plan
+  std::vector<uint32_t> tasks_in_;  // scratch: Sweep
+  GpuMask plan_mask_;  // scratch: a sweep's blocks per flat GPU (Sweep)
   JobId strict_blocked_ = 0;
   bool head_planned_ = false;
   uint32_t planned_ = 0;
