@@ -25,6 +25,8 @@ bool Pass::FindBlockers(const PendingJob& job) {
     if (h.flat.empty() || h.id == job.meta.id || !Overlaps(t, end, h.start, h.end)) continue;
     blockers_.push_back(n_res + i);
   }
+  blockers_bits_.assign((n_res + holds_.size() + 63) / 64, 0);
+  for (uint32_t b : blockers_) blockers_bits_[b / 64] |= uint64_t{1} << (b % 64);
   return !blockers_.empty();
 }
 

@@ -14,7 +14,6 @@
 #include <set>
 #include <string>
 #include <unordered_map>
-#include <unordered_set>
 #include <utility>
 #include <vector>
 
@@ -102,14 +101,20 @@ struct ShapeHash {
   }
 };
 
-// A set of blockers (Pass::blockers_) as a hash map key.
-struct BlockersHash {
-  size_t operator()(const std::vector<uint32_t>& v) const {
-    uint64_t h = 0xcbf29ce484222325ULL;
-    for (uint32_t x : v) h = (h ^ x) * 0x100000001b3ULL;
-    return static_cast<size_t>(h);
+// A set of blockers (Pass::blockers_) as bits, by blocker index.
+using BlockerBits = std::vector<uint64_t>;
+
+// Whether `bits` includes one of the sets in `failed` (a set may be shorter
+// than `bits`: blockers are only added during a pass).
+inline bool IncludesOneOf(const std::vector<BlockerBits>& failed, const BlockerBits& bits) {
+  for (const auto& f : failed) {
+    bool included = true;
+    for (size_t w = 0; w < f.size() && included; ++w)
+      included = (f[w] & ~(w < bits.size() ? bits[w] : 0)) == 0;
+    if (included) return true;
   }
-};
+  return false;
+}
 
 // What one pass learns about all pending jobs of one shape (same demands,
 // same placement mode). Free GPUs only shrink during a pass and preemption
@@ -124,11 +129,11 @@ struct Shape {
       false;  // does not fit even with every candidate victim stopped, blocks ignored
   bool no_fit_stopping = false;  // does not fit once the jobs being stopped end, blocks ignored
   bool defrag_tried = false;     // a defragmentation was looked for in this pass
-  // Blockers (Pass::blockers_) with which the shape did not fit the free
-  // GPUs now / even preempting: free GPUs only shrink and victims only get
-  // fewer, so a later job of the shape with the same blockers fails as well.
-  std::unordered_set<std::vector<uint32_t>, BlockersHash> no_fit_now_blocked,
-      no_fit_preempting_blocked;
+  // Sets of blockers (Pass::blockers_) with which the shape did not fit the
+  // free GPUs now / even preempting: free GPUs only shrink and victims only
+  // get fewer, and more blockers keep more GPUs away, so a later job of the
+  // shape whose blockers include such a set fails as well.
+  std::vector<BlockerBits> no_fit_now_blocked, no_fit_preempting_blocked;
   uint64_t fits_version = ~0ULL;   // free_version_ at which it was seen to fit (blocks ignored)
   uint64_t block_version = ~0ULL;  // free_version_ of largest_block
   std::string largest_block;       // WhyNot's text for "no node holds a task"
@@ -459,6 +464,7 @@ class Pass {
   // reservations_, then reservations_.size() + indices into holds_ (holds are
   // only added during a pass, so an index names one hold for the whole pass).
   std::vector<uint32_t> blockers_;
+  BlockerBits blockers_bits_;  // blockers_ as bits
   bool blockers_found_ = false;
   JobId blockers_job_ = 0;     // whose blockers_ they are
   size_t blockers_holds_ = 0;  // protect_holds_.size() when they were found

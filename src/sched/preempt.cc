@@ -65,7 +65,8 @@ std::string Pass::TryPreempt(const PendingJob& job, Shape& shape, const Rank& ra
   for (size_t d = 1; d < job.demands.size(); ++d) {
     if (job.demands[d].gpus_per_task > job.demands[big].gpus_per_task) big = d;
   }
-  if (FindBlockers(job) && shape.no_fit_preempting_blocked.count(blockers_)) return "";
+  if (FindBlockers(job) && IncludesOneOf(shape.no_fit_preempting_blocked, blockers_bits_))
+    return "";
   const GpuMask* blocked = BlockerMask();
   FreeMap& trial = trial_;
   trial = free_;
@@ -93,7 +94,7 @@ std::string Pass::TryPreempt(const PendingJob& job, Shape& shape, const Rank& ra
     if (!blocked || !PlaceGang(trial, job.demands, job.spread, nullptr, &eligible))
       shape.no_fit_preempting = true;
     else
-      shape.no_fit_preempting_blocked.insert(blockers_);
+      shape.no_fit_preempting_blocked.push_back(blockers_bits_);
     return "";
   }
   std::string ids;

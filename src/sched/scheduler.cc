@@ -230,11 +230,11 @@ void Pass::Consider(const PendingJob& job, Shape& shape, const Rank& rank, uint3
   std::optional<std::vector<TaskAlloc>> placed;
   if (shape.need <= free_.TotalFree() && !shape.no_fit_now) {
     const bool any = FindBlockers(job);
-    if (!any || !shape.no_fit_now_blocked.count(blockers_)) {
+    if (!any || !IncludesOneOf(shape.no_fit_now_blocked, blockers_bits_)) {
       const GpuMask* blocked = BlockerMask();
       placed = PlaceGang(free_, job.demands, job.spread, blocked, &EligibleNodes(job, shape));
       if (!placed && !blocked) shape.no_fit_now = true;
-      if (!placed && blocked) shape.no_fit_now_blocked.insert(blockers_);
+      if (!placed && blocked) shape.no_fit_now_blocked.push_back(blockers_bits_);
     }
   }
   if (placed) {
