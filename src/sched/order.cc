@@ -53,30 +53,25 @@ int Ranker::Level(double attained_gpu_ms) const {
   return level;
 }
 
-double Ranker::UserFactor(const std::string& user) const {
-  auto [it, added] = user_factor_.try_emplace(user, 0.0);
+double Ranker::Memo(std::unordered_map<std::string, double>& memo,
+                    const std::map<std::string, double>& usage,
+                    const std::map<std::string, double>& shares, double total_usage,
+                    double total_shares, const std::string& name) {
+  auto [it, added] = memo.try_emplace(name, 0.0);
   if (added) {
-    const FairShare& fs = s_.fairshare;
-    it->second = Factor(UsageOf(fs.user_usage, user), total_user_usage_,
-                        ShareOf(fs.user_shares, user), total_user_shares_);
-  }
-  return it->second;
-}
-
-double Ranker::GroupFactor(const std::string& group) const {
-  auto [it, added] = group_factor_.try_emplace(group, 0.0);
-  if (added) {
-    const FairShare& fs = s_.fairshare;
-    it->second = Factor(UsageOf(fs.group_usage, group), total_group_usage_,
-                        ShareOf(fs.group_shares, group), total_group_shares_);
+    it->second = Factor(UsageOf(usage, name), total_usage, ShareOf(shares, name), total_shares);
   }
   return it->second;
 }
 
 double Ranker::FairShareFactor(const std::string& user, const std::string& group) const {
-  const double fu = UserFactor(user);
+  const FairShare& fs = s_.fairshare;
+  const double fu = Memo(user_factor_, fs.user_usage, fs.user_shares, total_user_usage_,
+                         total_user_shares_, user);
   if (group.empty()) return fu;
-  return (fu + GroupFactor(group)) / 2;
+  return (fu + Memo(group_factor_, fs.group_usage, fs.group_shares, total_group_usage_,
+                    total_group_shares_, group)) /
+         2;
 }
 
 Rank Ranker::Of(const JobMeta& m, uint32_t gpus, int64_t running_since_ms) const {

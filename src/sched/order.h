@@ -58,10 +58,12 @@ class Ranker {
   int Level(double attained_gpu_ms) const;
 
  private:
-  // Factor() of one user's or group's usage and share (memoised: many jobs
-  // share an owner).
-  double UserFactor(const std::string& user) const;
-  double GroupFactor(const std::string& group) const;
+  // The factor of `name` in `usage` and `shares`, remembered in `memo` (many
+  // jobs share an owner).
+  static double Memo(std::unordered_map<std::string, double>& memo,
+                     const std::map<std::string, double>& usage,
+                     const std::map<std::string, double>& shares, double total_usage,
+                     double total_shares, const std::string& name);
 
   const Snapshot& s_;
   mutable std::unordered_map<std::string, double> user_factor_, group_factor_;
