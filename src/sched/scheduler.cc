@@ -26,14 +26,18 @@ Pass::Pass(const Snapshot& s) : s_(s), free_(s.nodes), trial_(free_), ranker_(s)
     reservations_.push_back(std::move(a));
   }
   comes_back_.assign(free_.FlatSize(), 0);
+  // Each running task's node, found once. A GPU that two running jobs claim
+  // (a snapshot should not hold one) is not free until both let go: it is
+  // pinned before any release is made, so no end or preemption of one gives
+  // it back.
+  running_nodes_.resize(s.running.size());
   {
-    // A GPU that two running jobs claim (a snapshot should not hold one) is
-    // not free until both let go: no end or preemption of one gives it back.
     constexpr size_t kNone = ~size_t{0};
     std::vector<size_t> holder(free_.FlatSize(), kNone);  // a running job that claims it
     for (size_t i = 0; i < s.running.size(); ++i) {
       for (const auto& t : s.running[i].tasks) {
         auto n = free_.Find(t.node);
+        running_nodes_[i].push_back(n ? *n : kNoNode);
         if (!n) continue;
         for (uint32_t g : t.gpus) {
           if (g >= free_.node(*n).gpus) continue;
@@ -44,15 +48,14 @@ Pass::Pass(const Snapshot& s) : s_(s), free_(s.nodes), trial_(free_), ranker_(s)
       }
     }
   }
-  running_nodes_.resize(s.running.size());
   for (size_t i = 0; i < s.running.size(); ++i) {
     const RunningJob& r = s.running[i];
-    for (const auto& t : r.tasks) {
-      auto n = free_.Find(t.node);
-      running_nodes_[i].push_back(n ? *n : kNoNode);
-      if (!n) continue;
-      free_.Take(*n, t);
-      if (r.expected_end_ms > 0) releases_.push_back(MakeRelease(r.expected_end_ms, *n, t));
+    for (size_t ti = 0; ti < r.tasks.size(); ++ti) {
+      const size_t n = running_nodes_[i][ti];
+      if (n == kNoNode) continue;
+      free_.Take(n, r.tasks[ti]);
+      if (r.expected_end_ms > 0)
+        releases_.push_back(MakeRelease(r.expected_end_ms, n, r.tasks[ti]));
     }
     if (!r.stoppable) stopping_.push_back(i);
     const uint32_t gpus = GpusOf(r.tasks);
