@@ -153,7 +153,7 @@ struct Policy {
   // Running preemptible jobs may be stopped for pending jobs that order before
   // them (after waiting preempt_after_ms), and for reservation owners.
   bool preempt = true;
-  int64_t preempt_after_ms = 5 * 60'000;
+  int64_t preempt_after_ms = 2 * 60'000;
   // Defragmentation (needs preempt): a job that has waited preempt_after_ms
   // although enough GPUs are free in total, scattered over nodes, may have
   // smaller preemptible jobs moved out of its way: stopped and requeued, only

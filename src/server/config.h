@@ -42,7 +42,7 @@ struct ServerConfig {
   std::string backfill = "easy";          // easy | conservative | none | skip
   bool preemption = true;                 // preemptible jobs may be stopped and requeued
   bool defragment = true;                 // ... and moved to make room for a gang (needs preemption)
-  int64_t preempt_after_ms = 5 * 60'000;  // a job waits this long before it preempts
+  int64_t preempt_after_ms = 2 * 60'000;  // a job waits this long before it preempts
   int64_t fairshare_half_life_ms = 7LL * 24 * 3600 * 1000;
   // A running reservation whose GPUs see no process of its owner this long
   // lends them to others' preemptible jobs (0: never).

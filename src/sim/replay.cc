@@ -131,10 +131,18 @@ class Replayer {
     return d;
   }
 
-  // Soonest completion, or level crossing of a running job when a preemptive
-  // LAS order could act on it.
+  // Soonest completion; level crossing of a running job when a preemptive
+  // LAS order could act on it; or the moment a pending job has waited
+  // preempt_after and may preempt (the live server passes every tick, so it
+  // acts then, not at the next arrival or end).
   int64_t NextRunningEvent() const {
     int64_t t = kNever;
+    if (s_.policy.preempt && s_.policy.preempt_after_ms > 0) {
+      for (const auto& p : s_.pending) {
+        const int64_t may = p.meta.queued_ms + s_.policy.preempt_after_ms;
+        if (may > s_.now_ms) t = std::min(t, may);
+      }
+    }
     const bool levels = s_.policy.preempt && !s_.pending.empty() &&
                         (s_.policy.order == sched::Order::kLas || s_.policy.order == sched::Order::kRota);
     for (const auto& r : s_.running) {
@@ -167,7 +175,10 @@ class Replayer {
     }
     // Utilisation over the submission window, by hour for the picture.
     const int64_t a = std::max(last_ms_, window_from_), b = std::min(t, window_to_);
-    if (b > a) busy_gpu_ms_ += static_cast<double>(busy) * static_cast<double>(b - a);
+    if (b > a) {
+      busy_gpu_ms_ += static_cast<double>(busy) * static_cast<double>(b - a);
+      if (!s_.pending.empty()) idle_waiting_gpu_ms_ += static_cast<double>(total_gpus_ - busy) * static_cast<double>(b - a);
+    }
     for (int64_t x = last_ms_; x < t;) {
       const size_t hour = static_cast<size_t>((x - window_from_) / static_cast<int64_t>(kHourMs));
       const int64_t hour_end = window_from_ + static_cast<int64_t>((hour + 1) * kHourMs);
@@ -312,6 +323,7 @@ class Replayer {
     std::sort(r.jct_sorted_h.begin(), r.jct_sorted_h.end());
     const double window = static_cast<double>(std::max<int64_t>(1, window_to_ - window_from_));
     r.utilisation = busy_gpu_ms_ / (window * total_gpus_);
+    r.idle_while_waiting = idle_waiting_gpu_ms_ / (window * total_gpus_);
     r.utilisation_while_waiting = waiting_ms_ > 0 ? busy_waiting_gpu_ms_ / (waiting_ms_ * total_gpus_) : 1.0;
     r.preemptions_per_job = preemptions / static_cast<double>(jobs_.size());
     r.lost_gpu_hours = lost / kHourMs;
@@ -340,6 +352,7 @@ class Replayer {
   int64_t last_ms_ = 0, window_from_ = 0, window_to_ = 0;
   double busy_gpu_ms_ = 0;
   double waiting_ms_ = 0, busy_waiting_gpu_ms_ = 0;  // while some job waited
+  double idle_waiting_gpu_ms_ = 0;  // in the window, while some job waited
   std::vector<double> hourly_;
   std::vector<double> pass_ms_;
   std::vector<size_t> queue_at_pass_;

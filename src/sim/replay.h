@@ -58,6 +58,12 @@ struct ReplayResult {
   // fragmented for the waiting jobs count as idle). Not biased by the window's
   // end, where policies that finish short jobs first leave long ones running.
   double utilisation_while_waiting = 0;
+  // Idle GPU-time while some job waited, in the submission window, over GPUs x
+  // window: the share of the window's capacity a policy wasted with work in
+  // the queue. utilisation + idle_while_waiting + the idle share while nothing
+  // waited = 1; a policy that keeps fewer jobs in the system (short ones
+  // first) has less utilisation without wasting more.
+  double idle_while_waiting = 0;
   double preemptions_per_job = 0;
   double lost_gpu_hours = 0;  // progress lost to preemptions
   double fairness_jain = 0;   // Jain's index of per-user average slowdown (1 = fair)

@@ -62,6 +62,42 @@ TEST(ReplayTest, PreemptionCostsProgressAndIsCounted) {
   EXPECT_EQ(fifo.lost_gpu_hours, 0);
 }
 
+TEST(ReplayTest, RotaPreemptsOnceAJobHasWaitedItsThresholdEvenWithoutOtherEvents) {
+  // 1 GPU. A 3 h job, then at 5,000 s (attained 5,000 GPU-s: LAS level 1,
+  // crossing into level 2 at 7,200 s) a 10-minute job, which orders first.
+  // Nothing else happens until 7,200 s: the short job preempts the moment it
+  // has waited preempt_after, as on the live server's next tick.
+  std::vector<TraceJob> jobs = {Job(0, 3 * 3600, 1), Job(5000, 600, 1)};
+  ReplayOptions o;
+  o.pooled_gpus = 1;
+  o.preempt_cost_ms = 0;
+  auto spec = PolicyByName("rota");
+  ASSERT_TRUE(spec.ok());
+  const int64_t after_s = spec->policy.preempt_after_ms / 1000;
+  ASSERT_GT(after_s, 0);
+  ASSERT_LT(5000 + after_s, 7200);
+  auto r = Replay(jobs, *spec, o);
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  EXPECT_DOUBLE_EQ(r->preemptions_per_job, 0.5);
+  // The short job: waited after_s, ran 600 s. The long one: 3 h of work plus
+  // the short job's run.
+  EXPECT_NEAR(r->jct_h.avg * 2, (after_s + 600 + 3 * 3600 + 600) / 3600.0, 1e-9);
+  // The GPU never idled; while the short job waited it was busy.
+  EXPECT_DOUBLE_EQ(r->idle_while_waiting, 0);
+}
+
+TEST(ReplayTest, IdleWhileWaitingCountsFreeGpusOnlyWhileWorkWaits) {
+  // 4 GPUs, FIFO. A holds 2 for 1 h; B (4 GPUs) waits behind it with 2 idle;
+  // C (1 GPU, 1 h later) is the window's last submission. Window [0, 3600 s).
+  std::vector<TraceJob> jobs = {Job(0, 3600, 2), Job(1, 3600, 4), Job(3600, 60, 1)};
+  ReplayOptions o;
+  o.pooled_gpus = 4;
+  ReplayResult fifo = RunPolicy(jobs, "fifo", o);
+  // [0, 1 s): A alone, nothing waits. [1 s, 3600 s): B waits, 2 GPUs idle.
+  EXPECT_NEAR(fifo.idle_while_waiting, 2.0 * 3599 / (4.0 * 3600), 1e-9);
+  EXPECT_NEAR(fifo.utilisation, 2.0 * 3600 / (4.0 * 3600), 1e-9);
+}
+
 TEST(ReplayTest, NodeLayoutSplitsBigJobsAndDropsTooBigOnes) {
   std::vector<TraceJob> jobs = {Job(0, 60, 16), Job(0, 60, 64)};
   ReplayOptions o;

@@ -38,6 +38,7 @@ Json ToJson(const ReplayResult& r) {
           {"bounded_slowdown", PercentilesJson(r.bounded_slowdown)},
           {"utilisation", r.utilisation},
           {"utilisation_while_waiting", r.utilisation_while_waiting},
+          {"idle_while_waiting", r.idle_while_waiting},
           {"preemptions_per_job", r.preemptions_per_job},
           {"lost_gpu_hours", r.lost_gpu_hours},
           {"fairness_jain", r.fairness_jain},
@@ -54,13 +55,13 @@ std::string Fixed(double v, int digits) {
 }
 
 void PrintTable(const std::vector<ReplayResult>& rs) {
-  std::printf("%-6s %8s %8s %8s %8s %8s %8s %6s %6s %7s %8s %6s %8s %8s %8s\n", "policy", "avgJCTh", "p50JCTh",
-              "p95JCTh", "p99JCTh", "avgWaith", "p99Waith", "util", "utilW", "slowdn", "preempt", "jain", "passp50",
+  std::printf("%-6s %8s %8s %8s %8s %8s %8s %6s %6s %6s %7s %8s %6s %8s %8s %8s\n", "policy", "avgJCTh", "p50JCTh",
+              "p95JCTh", "p99JCTh", "avgWaith", "p99Waith", "util", "utilW", "idleW", "slowdn", "preempt", "jain", "passp50",
               "passp99", "passmax");
   for (const auto& r : rs) {
-    std::printf("%-6s %8.3f %8.3f %8.3f %8.3f %8.3f %8.3f %6.3f %6.3f %7.2f %8.3f %6.3f %8.3f %8.3f %8.2f\n",
+    std::printf("%-6s %8.3f %8.3f %8.3f %8.3f %8.3f %8.3f %6.3f %6.3f %6.4f %7.2f %8.3f %6.3f %8.3f %8.3f %8.2f\n",
                 r.policy.c_str(), r.jct_h.avg, r.jct_h.p50, r.jct_h.p95, r.jct_h.p99, r.wait_h.avg, r.wait_h.p99,
-                r.utilisation, r.utilisation_while_waiting, r.bounded_slowdown.avg, r.preemptions_per_job, r.fairness_jain, r.pass_ms.p50,
+                r.utilisation, r.utilisation_while_waiting, r.idle_while_waiting, r.bounded_slowdown.avg, r.preemptions_per_job, r.fairness_jain, r.pass_ms.p50,
                 r.pass_ms.p99, r.pass_ms.max);
   }
 }
