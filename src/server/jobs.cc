@@ -502,7 +502,7 @@ void JobService::Tick(int64_t now_ms, bool full) {
         const NodeView* view = node(t.node);
         if (!view || !view->connected) {
           t.state = TaskState::kLost;  // its node is gone: nothing more to wait for
-          orphans_[t.node][t.id] = Orphan{job.id, 0};
+          orphans_[t.node][t.id] = Orphan{job.id, 0, t.gpus};
           t.error = "node " + t.node + " is unreachable";
           continue;
         }
@@ -525,7 +525,7 @@ void JobService::Tick(int64_t now_ms, bool full) {
           const int64_t since = std::max(view ? view->state_since_ms : 0, started_at_ms_);
           if (view && view->state == NodeState::kUnreachable && now_ms - since > 10'000) {
             t.state = TaskState::kLost;
-            orphans_[t.node][t.id] = Orphan{job.id, 0};
+            orphans_[t.node][t.id] = Orphan{job.id, 0, t.gpus};
             t.error = "node " + t.node + " unreachable since " + FormatRfc3339(since);
             changed = true;
           }

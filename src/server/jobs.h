@@ -318,6 +318,7 @@ class JobService {
   struct Orphan {
     int64_t job_id = 0;
     int64_t kill_at_ms = 0;  // 0: not told yet; else SIGKILL at
+    std::vector<uint32_t> gpus;  // not free for jobs while it is listed
   };
   std::map<std::string, std::map<std::string, Orphan>> orphans_ ROTA_GUARDED_BY(mu_);
   // (node, GPU) -> when a job last let it go.

@@ -84,7 +84,7 @@ class JobsCoreTest : public ::testing::Test {
     ASSERT_TRUE(queues_->Start().ok());
     quotas_ = std::make_unique<Quotas>(store_.get(), &clock_);
     ASSERT_TRUE(quotas_->Start().ok());
-    api::NodeInfo node;
+    api::NodeInfo& node = node_;
     node.name = "gpu-a";
     node.node_id = "node-a";
     node.sample_interval_ms = 1000;
@@ -134,6 +134,7 @@ class JobsCoreTest : public ::testing::Test {
     return {id, task};
   }
 
+  api::NodeInfo node_;  // gpu-a: 2 GPUs
   store::testing::TempDir dir_;
   FakeClock clock_{1'800'000'000'000};
   std::unique_ptr<store::Store> store_;
@@ -344,6 +345,33 @@ TEST_F(JobsCoreTest, ATaskOnANodeUnreachableForTenSecondsIsLost) {
   const Job j = Get(id);
   EXPECT_EQ(j.state, JobState::kFailed) << j.reason;
   EXPECT_NE(j.reason.find("unreachable"), std::string::npos) << j.reason;
+}
+
+// When the node answers again, the lost task's process may still run: it is
+// stopped (TERM, then KILL after the grace), and its GPU is not given to
+// another job until then, although no sample shows the process yet.
+TEST_F(JobsCoreTest, TheGpuOfALostTaskIsNotFreeUntilItsProcessIsStopped) {
+  auto [id, task] = Running();
+  cluster_.Disconnect("gpu-a", 1, clock_.NowMs());
+  clock_.AdvanceMs(11'000);
+  jobs_->Step();
+  ASSERT_EQ(Get(id).state, JobState::kFailed) << Get(id).reason;
+  ASSERT_TRUE(cluster_.Connect(node_, 2, clock_.NowMs()).ok());
+  const Json two = {{"groups", {{{"role", "worker"}, {"replicas", 1}, {"gpus_per_task", 2}}}}};
+  const int64_t next = Submit(two);
+  jobs_->Step();
+  ASSERT_EQ(transport_.signals.size(), 1u);
+  EXPECT_EQ(transport_.signals[0].second.id, task);
+  EXPECT_EQ(transport_.signals[0].second.signal, "TERM");
+  EXPECT_EQ(transport_.starts.size(), 1u) << "placed on the lost task's GPU";
+  EXPECT_EQ(Get(next).state, JobState::kPending);
+  clock_.AdvanceMs(10'500);  // the grace is 10 s
+  jobs_->Step();
+  ASSERT_EQ(transport_.signals.size(), 2u);
+  EXPECT_EQ(transport_.signals[1].second.signal, "KILL");
+  jobs_->Step();
+  ASSERT_EQ(transport_.starts.size(), 2u);
+  EXPECT_EQ(transport_.starts[1].second.task.job_id, "job-" + std::to_string(next));
 }
 
 }  // namespace

@@ -136,6 +136,10 @@ void JobService::SchedulePass(int64_t now_ms, bool full) {
   in.queues = queues_->ForScheduler();
   in.group_of = pass_cache_.group_of;
   in.released_ms = released_ms_;
+  for (const auto& [node, tasks] : orphans_) {
+    auto& gpus = in.unconfirmed_gpus[node];
+    for (const auto& [task, orphan] : tasks) gpus.insert(gpus.end(), orphan.gpus.begin(), orphan.gpus.end());
+  }
   // Every task takes one job port of its node's address: when they are all
   // taken no more tasks start there (a job waits for the pass after a task
   // ends, not for a retry). Nodes with one address (simulated nodes on one

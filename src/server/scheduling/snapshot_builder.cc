@@ -195,6 +195,11 @@ sched::Snapshot BuildSnapshot(const SchedulingInput& in) {
     for (uint32_t g = 0; g < n.gpus; ++g) {
       if (!present.count(g)) unusable.insert(g);  // a gap in the node's GPU indices
     }
+    if (auto u = in.unconfirmed_gpus.find(n.name); u != in.unconfirmed_gpus.end()) {
+      for (uint32_t g : u->second) {
+        if (g < n.gpus) unusable.insert(g);
+      }
+    }
     n.unusable_gpus.assign(unusable.begin(), unusable.end());
     s.nodes.push_back(std::move(n));
   }

@@ -57,6 +57,10 @@ struct SchedulingInput {
   // When a job last let a GPU go: a process seen on it in a sample taken before
   // then (plus the sample interval) is the job's, not someone's by hand.
   std::map<GpuKey, int64_t> released_ms;
+  // Node -> GPUs of tasks the server gave up on (their node stopped answering)
+  // whose processes may still run there until they are stopped: never free,
+  // whatever the node's samples say.
+  std::map<std::string, std::vector<uint32_t>> unconfirmed_gpus;
   // JobGpusByNode(*jobs), when the caller has it already (borrowed; null:
   // BuildSnapshot computes it).
   const JobGpus* job_gpus = nullptr;

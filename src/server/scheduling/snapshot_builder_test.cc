@@ -158,6 +158,12 @@ TEST(SnapshotBuilder, NodesSayWhatIsUnusable) {
   in.nodes = {a};
   s = BuildSnapshot(in);
   EXPECT_EQ(s.nodes[0].unusable_gpus, std::vector<uint32_t>{3});
+
+  // GPUs of a task given up on while its node was away are not free, even with
+  // no process seen there; an index beyond the node's GPUs is ignored.
+  in.unconfirmed_gpus = {{"a", {2, 9}}};
+  s = BuildSnapshot(in);
+  EXPECT_EQ(s.nodes[0].unusable_gpus, (std::vector<uint32_t>{2, 3}));
 }
 
 TEST(SnapshotBuilder, AnOwnerUsesReservedGpusUnlessOnlyOthersJobsRunThere) {
