@@ -110,6 +110,7 @@ JobService::JobService(store::Store* store, ClusterState* cluster, TaskTransport
 }
 
 JobService::~JobService() {
+  if (node_listener_ != 0) cluster_->RemoveListener(node_listener_);
   {
     MutexLock lock(&mu_);
     stop_ = true;
@@ -158,6 +159,16 @@ Status JobService::Start() {
     }
   }
   if (!loaded.empty()) ROTA_LOG(INFO) << "jobs: " << loaded.size() << " unfinished job(s) restored";
+  // A node that connects, answers again or goes away changes what fits: pass
+  // now, not at the next full tick.
+  node_listener_ = cluster_->AddListener([this](const std::string& event, const NodeView&) {
+    if (event != "node") return;
+    {
+      MutexLock lock(&mu_);
+      wake_ = dirty_ = true;
+    }
+    cv_.NotifyAll();
+  });
   if (!options_.manual) thread_ = std::thread([this] { Run(); });
   return Status::Ok();
 }

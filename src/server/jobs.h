@@ -280,6 +280,7 @@ class JobService {
 
   store::Store* const store_;
   ClusterState* const cluster_;
+  int node_listener_ = 0;  // on cluster_: node changes wake a pass (set in Start)
   TaskTransport* const gateway_;
   Reservations* const reservations_;
   Accounts* const accounts_;

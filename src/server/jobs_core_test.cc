@@ -4,6 +4,9 @@
 // the service thread does.
 #include <gtest/gtest.h>
 
+#include <chrono>
+#include <thread>
+
 #include <memory>
 #include <string>
 #include <utility>
@@ -345,6 +348,29 @@ TEST_F(JobsCoreTest, ATaskOnANodeUnreachableForTenSecondsIsLost) {
   const Job j = Get(id);
   EXPECT_EQ(j.state, JobState::kFailed) << j.reason;
   EXPECT_NE(j.reason.find("unreachable"), std::string::npos) << j.reason;
+}
+
+// A node coming back wakes a pass at once: the service's own thread, with a
+// clock that never reaches the next full tick, still starts the waiting job.
+TEST_F(JobsCoreTest, ANodeThatComesBackIsUsedWithoutWaitingForATick) {
+  cluster_.Disconnect("gpu-a", 1, clock_.NowMs());
+  JobServiceOptions options;
+  options.tick_ms = 3'600'000;
+  jobs_.reset();
+  jobs_ = std::make_unique<JobService>(store_.get(), &cluster_, &transport_, reservations_.get(),
+                                       accounts_.get(), queues_.get(), quotas_.get(), &clock_,
+                                       options);
+  ASSERT_TRUE(jobs_->Start().ok());
+  const int64_t id = Submit();
+  auto wait_for = [&](auto done) {
+    for (int i = 0; i < 400 && !done(); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    return done();
+  };
+  ASSERT_TRUE(wait_for([&] { return Get(id).position > 0; })) << "no pass after the submission";
+  EXPECT_EQ(Get(id).state, JobState::kPending);
+  ASSERT_TRUE(cluster_.Connect(node_, 2, clock_.NowMs()).ok());
+  EXPECT_TRUE(wait_for([&] { return Get(id).state == JobState::kStarting; })) << Get(id).wait_reason;
+  jobs_.reset();  // its thread ends before the fixture's transport
 }
 
 // When the node answers again, the lost task's process may still run: it is
