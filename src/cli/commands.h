@@ -159,7 +159,7 @@ struct QueueEdit {
   std::string action = "list";  // list, create, set, delete
   std::string name;
   std::optional<int> priority, min_priority, max_priority;
-  std::optional<std::string> users, groups, default_time_limit, description;  // lists: a,b
+  std::optional<std::string> users, groups, default_time_limit, max_time_limit, description;  // lists: a,b
   std::optional<int64_t> max_gpus;
   std::optional<bool> preemptible;
 };

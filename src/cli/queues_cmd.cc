@@ -30,6 +30,13 @@ std::vector<std::string> Split(const std::string& s) {
   return out;
 }
 
+// "2h", "2h (max 24h)", "- (max 24h)" or "-".
+std::string TimeLimits(const Json& q) {
+  std::string out = q.value("default_time_limit", "-");
+  if (q.contains("max_time_limit")) out += " (max " + q.value("max_time_limit", "") + ")";
+  return out;
+}
+
 // Applies the flags that were given onto a queue's JSON.
 void Apply(const QueueEdit& e, Json* q) {
   if (e.priority) (*q)["priority"] = *e.priority;
@@ -39,6 +46,7 @@ void Apply(const QueueEdit& e, Json* q) {
   if (e.groups) (*q)["groups"] = Split(*e.groups);
   if (e.max_gpus) (*q)["max_gpus"] = *e.max_gpus;
   if (e.default_time_limit) (*q)["default_time_limit"] = *e.default_time_limit;
+  if (e.max_time_limit) (*q)["max_time_limit"] = *e.max_time_limit;
   if (e.preemptible) (*q)["preemptible"] = *e.preemptible;
   if (e.description) (*q)["description"] = *e.description;
 }
@@ -84,7 +92,7 @@ int RunQueues(const ClientOptions& client, const OutputOptions& out, const Queue
       t.Add({Str(q, "name"), std::to_string(q.value("priority", 0)),
              std::to_string(q.value("min_priority", 0)) + ".." + std::to_string(q.value("max_priority", 0)),
              Names(q["users"]), Names(q["groups"]),
-             q.value("max_gpus", 0) == 0 ? "-" : q["max_gpus"].dump(), q.value("default_time_limit", "-"),
+             q.value("max_gpus", 0) == 0 ? "-" : q["max_gpus"].dump(), TimeLimits(q),
              q.value("preemptible", false) ? "yes" : "no", std::to_string(q.value("pending", 0)),
              std::to_string(q.value("unfinished", 0))});
     }

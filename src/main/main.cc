@@ -277,6 +277,8 @@ int main(int argc, char** argv) {
     cmd->add_option("--groups", queue_edit.groups, "Only these groups (a,b)");
     cmd->add_option("--max-gpus", queue_edit.max_gpus, "GPUs all its jobs hold at once (0: no limit)");
     cmd->add_option("--default-time-limit", queue_edit.default_time_limit, "Time limit of jobs that set none");
+    cmd->add_option("--max-time-limit", queue_edit.max_time_limit,
+                    "Longest time limit a job may ask; jobs must then have one (0: no maximum)");
     cmd->add_option("--preemptible", queue_edit.preemptible, "Jobs preemptible by default (true/false)");
     cmd->add_option("--description", queue_edit.description, "Description");
   }

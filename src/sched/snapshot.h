@@ -121,6 +121,9 @@ struct Queue {
   std::vector<std::string> users, groups;  // empty both: anyone
   uint32_t max_gpus = 0;         // all jobs of the queue at once; 0: no limit
   int64_t default_time_limit_ms = 0;
+  // Longest time limit a job may have; > 0 also requires one (the default
+  // fills it when set). Checked at submission.
+  int64_t max_time_limit_ms = 0;
   bool preemptible_by_default = false;
 };
 

@@ -128,14 +128,14 @@ Json QueuePaths(Json& schemas) {
       {{"name", T("string")}, {"description", T("string")}, {"priority", T("integer")},
        {"min_priority", T("integer")}, {"max_priority", T("integer")}, {"users", Arr(T("string"))},
        {"groups", Arr(T("string"))}, {"max_gpus", T("integer")}, {"default_time_limit", T("string")},
-       {"preemptible", T("boolean")}, {"built_in", T("boolean")}, {"pending", T("integer")},
-       {"unfinished", T("integer")}},
-      {"default_time_limit"});
+       {"max_time_limit", T("string")}, {"preemptible", T("boolean")}, {"built_in", T("boolean")},
+       {"pending", T("integer")}, {"unfinished", T("integer")}},
+      {"default_time_limit", "max_time_limit"});
   const Json queue_fields = {{"name", T("string")}, {"description", T("string")}, {"priority", T("integer")},
                              {"min_priority", T("integer")}, {"max_priority", T("integer")},
                              {"users", Arr(T("string"))}, {"groups", Arr(T("string"))},
                              {"max_gpus", T("integer")}, {"default_time_limit", T("string")},
-                             {"preemptible", T("boolean")}};
+                             {"max_time_limit", T("string")}, {"preemptible", T("boolean")}};
   schemas["QueuePage"] = Closed({{"jobs", Arr(Ref("QueuedJob"))}, {"total", T("integer")}});
   const Json queue = Ref("Queue");
   Json name = Json::array({PathParam("name", "string", "queue name")});
@@ -145,7 +145,7 @@ Json QueuePaths(Json& schemas) {
                    Closed({{"queues", Arr(queue)}}), {401})},
         {"post", WithBody(Answers(201, Op("Create a queue (admin): {name, description?, priority?, min_priority?, "
                                           "max_priority?, users?, groups?, max_gpus?, default_time_limit?, "
-                                          "preemptible?}",
+                                          "max_time_limit?, preemptible?}",
                                           queue, {400, 401, 403, 409})),
                           Body(queue_fields, {"name"}))}}},
       {"/api/v1/queues/{name}",

@@ -41,7 +41,8 @@ Result<QueueDef> QueueFromJson(const Json& j) {
   if (!j.is_object()) return Status::InvalidArgument("queue: must be an object");
   JsonFields f(j, "queue");
   RETURN_IF_ERROR(f.Only({"name", "description", "priority", "min_priority", "max_priority", "users",
-                          "groups", "max_gpus", "default_time_limit", "preemptible"}));
+                          "groups", "max_gpus", "default_time_limit", "max_time_limit",
+                          "preemptible"}));
   QueueDef d;
   sched::Queue& q = d.queue;
   q.name.clear();
@@ -67,6 +68,13 @@ Result<QueueDef> QueueFromJson(const Json& j) {
   if (q.default_time_limit_ms < 0 || q.default_time_limit_ms > jobs::kMaxTimeLimitMs) {
     return Bad("default_time_limit", "must be 0 (none) up to 366d");
   }
+  RETURN_IF_ERROR(f.Duration("max_time_limit", &q.max_time_limit_ms));
+  if (q.max_time_limit_ms < 0 || q.max_time_limit_ms > jobs::kMaxTimeLimitMs) {
+    return Bad("max_time_limit", "must be 0 (none) up to 366d");
+  }
+  if (q.max_time_limit_ms > 0 && q.default_time_limit_ms > q.max_time_limit_ms) {
+    return Bad("default_time_limit", "must not exceed max_time_limit");
+  }
   RETURN_IF_ERROR(f.Bool("preemptible", &q.preemptible_by_default));
   return d;
 }
@@ -84,6 +92,7 @@ Json ToJson(const QueueDef& d) {
          {"preemptible", q.preemptible_by_default},
          {"built_in", d.created_ms == 0}};
   if (q.default_time_limit_ms > 0) j["default_time_limit"] = FormatDurationMs(q.default_time_limit_ms);
+  if (q.max_time_limit_ms > 0) j["max_time_limit"] = FormatDurationMs(q.max_time_limit_ms);
   return j;
 }
 
@@ -225,6 +234,15 @@ Status Queues::Admit(const std::string& user, const std::vector<std::string>& gr
                                    std::to_string(q.max_priority));
   }
   if (spec->time_limit_ms == 0) spec->time_limit_ms = q.default_time_limit_ms;
+  if (q.max_time_limit_ms > 0 && spec->time_limit_ms == 0) {
+    return Status::InvalidArgument("job.time_limit: queue '" + q.name + "' requires a time limit (at most " +
+                                   FormatDurationMs(q.max_time_limit_ms) + ")");
+  }
+  if (q.max_time_limit_ms > 0 && spec->time_limit_ms > q.max_time_limit_ms) {
+    return Status::InvalidArgument("job.time_limit: " + FormatDurationMs(spec->time_limit_ms) +
+                                   " exceeds queue '" + q.name + "' maximum " +
+                                   FormatDurationMs(q.max_time_limit_ms));
+  }
   if (!spec->preemptible) spec->preemptible = q.preemptible_by_default;
   return Status::Ok();
 }

@@ -37,7 +37,7 @@ struct QueueDef {
 };
 
 // JSON: {name, description?, priority?, min_priority?, max_priority?, users?,
-// groups?, max_gpus?, default_time_limit?: "24h", preemptible?}. Unknown keys
+// groups?, max_gpus?, default_time_limit?: "24h", max_time_limit?, preemptible?}. Unknown keys
 // and out-of-range values are InvalidArgument naming the field.
 Result<QueueDef> QueueFromJson(const api::Json& j);
 api::Json ToJson(const QueueDef& q);

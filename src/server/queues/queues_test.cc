@@ -43,6 +43,8 @@ TEST_F(QueuesTest, BadDefinitionsAreRefusedNamingTheField) {
       {R"({"name": "q", "min_priority": 3, "max_priority": 1})", "queue.min_priority"},
       {R"({"name": "q", "max_gpus": -1})", "queue.max_gpus"},
       {R"({"name": "q", "default_time_limit": "soon"})", "queue.default_time_limit"},
+      {R"({"name": "q", "max_time_limit": "400d"})", "queue.max_time_limit"},
+      {R"({"name": "q", "default_time_limit": "2h", "max_time_limit": "1h"})", "queue.default_time_limit"},
       {R"({"name": "q", "users": "alice"})", "queue.users"},
       {R"([1, 2])", "queue"},
   };
@@ -94,6 +96,32 @@ TEST_F(QueuesTest, AdmitFillsDefaultsAndChecksBoundsAndMembers) {
   unknown.queue = "nope";
   st = queues_->Admit("bob", {}, false, &unknown);
   EXPECT_NE(st.message().find("queues: default, ml"), std::string::npos) << st.message();
+}
+
+TEST_F(QueuesTest, AMaximumTimeLimitRequiresOneAndCapsIt) {
+  ASSERT_TRUE(queues_->Create(Def(Json{{"name", "short"}, {"max_time_limit", "4h"}})).ok());
+  ASSERT_TRUE(queues_->Create(Def(Json{{"name", "dflt"}, {"default_time_limit", "1h"},
+                                       {"max_time_limit", "4h"}}))
+                  .ok());
+  jobs::JobSpec none;
+  none.queue = "short";
+  Status st = queues_->Admit("alice", {}, false, &none);
+  EXPECT_EQ(st.code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(st.message().find("job.time_limit: queue 'short' requires a time limit (at most 4h)"),
+            std::string::npos) << st.message();
+  jobs::JobSpec longer = none;
+  longer.time_limit_ms = 5 * 3600'000;
+  st = queues_->Admit("alice", {}, false, &longer);
+  EXPECT_EQ(st.code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(st.message().find("5h exceeds queue 'short' maximum 4h"), std::string::npos) << st.message();
+  jobs::JobSpec at_max = none;
+  at_max.time_limit_ms = 4 * 3600'000;
+  EXPECT_TRUE(queues_->Admit("alice", {}, false, &at_max).ok());
+  jobs::JobSpec filled;
+  filled.queue = "dflt";
+  ASSERT_TRUE(queues_->Admit("alice", {}, false, &filled).ok());
+  EXPECT_EQ(filled.time_limit_ms, 3600'000) << "the default fills a required limit";
+  EXPECT_EQ(ToJson(queues_->List()[2]).value("max_time_limit", ""), "4h");
 }
 
 TEST_F(QueuesTest, ChangesAreStoredAndTheDefaultQueueStays) {
