@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <iterator>
 #include <map>
 
 #include "common/clock.h"
@@ -335,6 +336,16 @@ class Replayer {
     }
     r.fairness_jain = per_user.empty() ? 1 : sum * sum / (static_cast<double>(per_user.size()) * sq);
     r.pass_ms = Summarise(pass_ms_);
+    static constexpr size_t kBounds[] = {10, 100, 1'000, 10'000, 0};
+    for (size_t b = 0; b < std::size(kBounds); ++b) {
+      std::vector<double> in;
+      const size_t lo = b == 0 ? 0 : kBounds[b - 1];
+      for (size_t i = 0; i < pass_ms_.size(); ++i) {
+        const size_t q = queue_at_pass_[i];
+        if (q > lo && (kBounds[b] == 0 || q <= kBounds[b])) in.push_back(pass_ms_[i]);
+      }
+      if (!in.empty()) r.pass_ms_by_queue.push_back({kBounds[b], in.size(), Summarise(std::move(in))});
+    }
     r.passes = pass_ms_.size();
     r.max_queue = max_queue_;
     for (size_t h = 0; h < hourly_.size(); ++h) {

@@ -68,6 +68,15 @@ struct ReplayResult {
   double lost_gpu_hours = 0;  // progress lost to preemptions
   double fairness_jain = 0;   // Jain's index of per-user average slowdown (1 = fair)
   Percentiles pass_ms;        // scheduler pass wall time
+  // Pass wall time by the number of pending jobs the pass saw: one entry per
+  // bucket that had passes, queues of up to 10, 100, 1,000, 10,000, then more
+  // (queue_max 0).
+  struct PassBucket {
+    size_t queue_max = 0;
+    size_t passes = 0;
+    Percentiles ms;
+  };
+  std::vector<PassBucket> pass_ms_by_queue;
   size_t passes = 0, max_queue = 0;
   double replay_s = 0;        // wall time of the whole replay
   std::vector<double> jct_sorted_h;  // for the CDF picture

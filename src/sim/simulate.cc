@@ -28,6 +28,17 @@ Json PercentilesJson(const Percentiles& p) {
   return {{"avg", p.avg}, {"p50", p.p50}, {"p95", p.p95}, {"p99", p.p99}, {"max", p.max}};
 }
 
+Json PassBucketsJson(const std::vector<ReplayResult::PassBucket>& buckets) {
+  Json out = Json::array();
+  for (const auto& b : buckets) {
+    Json j = PercentilesJson(b.ms);
+    j["passes"] = b.passes;
+    if (b.queue_max > 0) j["queue_max"] = b.queue_max;
+    out.push_back(std::move(j));
+  }
+  return out;
+}
+
 Json ToJson(const ReplayResult& r) {
   return {{"policy", r.policy},
           {"jobs", r.jobs},
@@ -43,6 +54,7 @@ Json ToJson(const ReplayResult& r) {
           {"lost_gpu_hours", r.lost_gpu_hours},
           {"fairness_jain", r.fairness_jain},
           {"pass_ms", PercentilesJson(r.pass_ms)},
+          {"pass_ms_by_queue", PassBucketsJson(r.pass_ms_by_queue)},
           {"passes", r.passes},
           {"max_queue", r.max_queue},
           {"replay_seconds", r.replay_s}};
@@ -55,13 +67,13 @@ std::string Fixed(double v, int digits) {
 }
 
 void PrintTable(const std::vector<ReplayResult>& rs) {
-  std::printf("%-6s %8s %8s %8s %8s %8s %8s %6s %6s %6s %7s %8s %6s %8s %8s %8s\n", "policy", "avgJCTh", "p50JCTh",
-              "p95JCTh", "p99JCTh", "avgWaith", "p99Waith", "util", "utilW", "idleW", "slowdn", "preempt", "jain", "passp50",
+  std::printf("%-6s %8s %8s %8s %8s %8s %8s %6s %6s %6s %7s %8s %8s %6s %8s %8s %8s\n", "policy", "avgJCTh", "p50JCTh",
+              "p95JCTh", "p99JCTh", "avgWaith", "p99Waith", "util", "utilW", "idleW", "slowdn", "preempt", "lostGPUh", "jain", "passp50",
               "passp99", "passmax");
   for (const auto& r : rs) {
-    std::printf("%-6s %8.3f %8.3f %8.3f %8.3f %8.3f %8.3f %6.3f %6.3f %6.4f %7.2f %8.3f %6.3f %8.3f %8.3f %8.2f\n",
+    std::printf("%-6s %8.3f %8.3f %8.3f %8.3f %8.3f %8.3f %6.3f %6.3f %6.4f %7.2f %8.3f %8.1f %6.3f %8.3f %8.3f %8.2f\n",
                 r.policy.c_str(), r.jct_h.avg, r.jct_h.p50, r.jct_h.p95, r.jct_h.p99, r.wait_h.avg, r.wait_h.p99,
-                r.utilisation, r.utilisation_while_waiting, r.idle_while_waiting, r.bounded_slowdown.avg, r.preemptions_per_job, r.fairness_jain, r.pass_ms.p50,
+                r.utilisation, r.utilisation_while_waiting, r.idle_while_waiting, r.bounded_slowdown.avg, r.preemptions_per_job, r.lost_gpu_hours, r.fairness_jain, r.pass_ms.p50,
                 r.pass_ms.p99, r.pass_ms.max);
   }
 }
