@@ -137,6 +137,7 @@ struct RunOptions {
   int workers = 0, ps = 0, nodes = 0, gpus_per_task = 0, gpus_per_node = 0;
   bool chief = false;
   std::vector<std::string> nodes_list, labels, env;
+  std::string gpu_model;
   std::string workdir, restart, time_limit, stop_after_disconnect;
   int max_restarts = -1;
   bool shell = false, process_per_node = false, wait = false;

@@ -2,6 +2,7 @@
 
 #include <yaml-cpp/yaml.h>
 
+#include <algorithm>
 #include <chrono>
 #include <iostream>
 #include <thread>
@@ -77,6 +78,7 @@ Result<Json> SpecFromFlags(const RunOptions& o) {
   }
   for (auto& g : groups) {
     if (!o.nodes_list.empty()) g["nodes"] = o.nodes_list;
+    if (!o.gpu_model.empty() && g.value("gpus_per_task", 0) > 0) g["gpu_model"] = o.gpu_model;
     if (!o.labels.empty()) {
       Json labels = Json::object();
       for (const auto& l : o.labels) {
@@ -86,6 +88,11 @@ Result<Json> SpecFromFlags(const RunOptions& o) {
       }
       g["node_labels"] = labels;
     }
+  }
+  if (!o.gpu_model.empty() && std::none_of(groups.begin(), groups.end(), [](const Json& g) {
+        return g.value("gpus_per_task", 0) > 0;
+      })) {
+    return Status::InvalidArgument("--gpu-model needs tasks with GPUs (--gpus-per-task or --gpus-per-node)");
   }
   spec["groups"] = groups;
   if (o.framework != "mpi") spec["command"] = o.command;

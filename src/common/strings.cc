@@ -1,5 +1,7 @@
 #include "common/strings.h"
 
+#include <algorithm>
+
 namespace rota {
 
 std::vector<std::string> Split(std::string_view text, char sep, bool skip_empty) {
@@ -34,6 +36,13 @@ std::string_view Trim(std::string_view text) {
 
 bool StartsWith(std::string_view text, std::string_view prefix) {
   return text.substr(0, prefix.size()) == prefix;
+}
+
+bool ContainsIgnoringCase(std::string_view text, std::string_view needle) {
+  auto lower = [](char c) { return c >= 'A' && c <= 'Z' ? static_cast<char>(c - 'A' + 'a') : c; };
+  auto it = std::search(text.begin(), text.end(), needle.begin(), needle.end(),
+                        [&](char a, char b) { return lower(a) == lower(b); });
+  return it != text.end() || needle.empty();
 }
 
 }  // namespace rota

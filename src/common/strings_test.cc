@@ -19,5 +19,14 @@ TEST(StringsTest, JoinTrimStartsWith) {
   EXPECT_FALSE(StartsWith("/a", "/api"));
 }
 
+TEST(StringsTest, ContainsIgnoringCase) {
+  EXPECT_TRUE(ContainsIgnoringCase("NVIDIA A100-SXM4-80GB", "a100"));
+  EXPECT_TRUE(ContainsIgnoringCase("Tesla V100-SXM2-32GB", "V100-sxm2"));
+  EXPECT_FALSE(ContainsIgnoringCase("Tesla V100-SXM2-32GB", "A100"));
+  EXPECT_FALSE(ContainsIgnoringCase("", "A100"));
+  EXPECT_FALSE(ContainsIgnoringCase("T4", "Tesla T4"));
+  EXPECT_TRUE(ContainsIgnoringCase("anything", ""));
+}
+
 }  // namespace
 }  // namespace rota

@@ -19,6 +19,7 @@ bool Allowed(const NodeOffer& n, const TaskGroup& g) {
   if (!g.nodes.empty() && std::find(g.nodes.begin(), g.nodes.end(), n.name) == g.nodes.end()) {
     return false;
   }
+  if (g.gpus_per_task > 0 && !ContainsIgnoringCase(n.gpu_model, g.gpu_model)) return false;
   return LabelsMatch(n, g);
 }
 
@@ -46,11 +47,13 @@ Status CheckFeasible(const JobSpec& spec, const std::vector<NodeOffer>& nodes) {
       if (largest == nullptr || n.total_gpus > largest->total_gpus) largest = &n;
     }
     if (!any_allowed) {
+      std::vector<std::string> wanted;
+      if (!g.nodes.empty()) wanted.push_back("nodes " + Join(g.nodes, ","));
       std::string labels;
       for (const auto& [k, v] : g.node_labels) labels += (labels.empty() ? "" : ",") + k + "=" + v;
-      return Status::InvalidArgument("no node matches the " + g.role + " tasks' " +
-                                     (g.nodes.empty() ? "labels " + labels
-                                                      : "nodes " + Join(g.nodes, ",")) );
+      if (!labels.empty()) wanted.push_back("labels " + labels);
+      if (!g.gpu_model.empty()) wanted.push_back("GPU model " + g.gpu_model);
+      return Status::InvalidArgument("no node matches the " + g.role + " tasks' " + Join(wanted, " and "));
     }
     if (largest != nullptr && g.gpus_per_task > largest->total_gpus) {
       return Status::InvalidArgument("a " + g.role + " task needs " +

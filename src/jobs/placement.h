@@ -26,6 +26,7 @@ struct NodeOffer {
   uint32_t cpus = 0;                // 0: unknown (not checked)
   uint64_t memory_bytes = 0;        // 0: unknown (not checked)
   bool ready = true;                // unreachable nodes are not offered
+  std::string gpu_model;            // the NVML name of its GPUs ("" unknown)
 };
 
 // Ports handed out: [first, last], skipping `used` per address (other jobs'

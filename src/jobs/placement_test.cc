@@ -96,6 +96,27 @@ TEST(PlaceJobTest, LabelsAndExplicitNodesRestrictPlacement) {
   EXPECT_NE(nolabel.status().message().find("rack=r9"), std::string::npos);
 }
 
+TEST(PlaceJobTest, AGpuModelRestrictsPlacementAndNamesItWhenNoNodeHasIt) {
+  NodeOffer a = Node("a", {0}, 1), b = Node("b", {0}, 1);
+  a.gpu_model = "Tesla T4";
+  b.gpu_model = "NVIDIA A100-SXM4-80GB";
+  TaskGroup g = Group("worker", 1, 1);
+  g.gpu_model = "a100";
+  auto placed = PlaceJob(Job({g}), {a, b});
+  ASSERT_TRUE(placed.ok()) << placed.status().ToString();
+  EXPECT_EQ((*placed)[0].node, "b");
+  TaskGroup cpu = Group("ps", 1, 0);
+  cpu.gpu_model = "H100";  // a task without GPUs goes anywhere
+  EXPECT_TRUE(PlaceJob(Job({cpu}), {a}).ok());
+  g.gpu_model = "H100";
+  g.node_labels = {{"rack", "r1"}};
+  a.labels = b.labels = {{"rack", "r1"}};
+  auto none = PlaceJob(Job({g}), {a, b});
+  EXPECT_EQ(none.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(none.status().message().find("labels rack=r1 and GPU model H100"), std::string::npos)
+      << none.status().message();
+}
+
 TEST(PlaceJobTest, TooManyGpusPerTaskNamesTheLargestNode) {
   auto placed = PlaceJob(Job({Group("worker", 1, 16)}),
                          {Node("small", {0, 1}, 2), Node("big", {}, 8), Node("mid", {0}, 4)});

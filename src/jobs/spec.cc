@@ -71,7 +71,7 @@ Status ReadStringMap(const Json& j, const char* key, const std::string& field, s
 Result<TaskGroup> GroupFromJson(const Json& j, const std::string& path) {
   JsonFields f(j, path);
   RETURN_IF_ERROR(f.Only({"role", "replicas", "gpus_per_task", "cpus_per_task", "memory",
-                          "node_labels", "nodes", "command"}));
+                          "node_labels", "nodes", "gpu_model", "command"}));
   TaskGroup g;
   RETURN_IF_ERROR(f.Str("role", &g.role, false, 32));
   int64_t v = g.replicas;
@@ -97,6 +97,7 @@ Result<TaskGroup> GroupFromJson(const Json& j, const std::string& path) {
   }
   RETURN_IF_ERROR(ReadStringMap(j, "node_labels", f.Name("node_labels"), 64, &g.node_labels));
   RETURN_IF_ERROR(f.StrArray("nodes", &g.nodes, 4096, 63));
+  RETURN_IF_ERROR(f.Str("gpu_model", &g.gpu_model, false, 64));
   RETURN_IF_ERROR(f.StrArray("command", &g.command, kMaxArgs, kMaxArgBytes));
   return g;
 }
@@ -367,6 +368,7 @@ Json ToJson(const JobSpec& s) {
             {"memory", g.memory_bytes_per_task},
             {"node_labels", g.node_labels},
             {"nodes", g.nodes}};
+    if (!g.gpu_model.empty()) jg["gpu_model"] = g.gpu_model;
     if (!g.command.empty()) jg["command"] = g.command;
     groups.push_back(std::move(jg));
   }

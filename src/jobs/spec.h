@@ -55,6 +55,9 @@ struct TaskGroup {
   uint64_t memory_bytes_per_task = 0;  // 0: no limit
   std::map<std::string, std::string> node_labels;  // every label must match
   std::vector<std::string> nodes;                  // non-empty: only these nodes
+  // Non-empty: only nodes whose GPU model contains it, any case ("A100"
+  // matches "NVIDIA A100-SXM4-80GB"). Tasks without GPUs go anywhere.
+  std::string gpu_model;
   // Replaces the job's command for this group (e.g. a parameter server script).
   std::vector<std::string> command;
 
@@ -122,7 +125,7 @@ Status Validate(const JobSpec& spec);
 // JSON form (API and job files):
 // {name, command: [..], shell?, env?: {K: V}, workdir?, framework?,
 //  groups: [{role, replicas, gpus_per_task, cpus_per_task?, memory?: "16GiB"|bytes,
-//            node_labels?: {K: V}, nodes?: [..], command?: [..]}],
+//            node_labels?: {K: V}, nodes?: [..], gpu_model?, command?: [..]}],
 //  restart?: {policy: never|on-failure|exit-code, max_restarts?, backoff?: "1s",
 //             max_backoff?: "1m"},
 //  time_limit?: "2h", process_per_node?, queue?, priority?, preemptible?, spread?,

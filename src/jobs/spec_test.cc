@@ -14,7 +14,7 @@ Json TfJob() {
               {"env", {{"TF_CPP_MIN_LOG_LEVEL", "2"}}},
               {"groups",
                {{{"role", "ps"}, {"replicas", 1}},
-                {{"role", "worker"}, {"replicas", 3}, {"gpus_per_task", 1}, {"memory", "16GiB"}}}},
+                {{"role", "worker"}, {"replicas", 3}, {"gpus_per_task", 1}, {"memory", "16GiB"}, {"gpu_model", "A100"}}}},
               {"restart", {{"policy", "on-failure"}, {"max_restarts", 2}, {"backoff", "2s"}}},
               {"time_limit", "2h"},
               {"stop_after_disconnect", "5m"}};
@@ -27,6 +27,7 @@ TEST(JobSpecTest, DecodesAndRoundTrips) {
   EXPECT_EQ(s->TaskCount(), 4u);
   EXPECT_EQ(s->GpuCount(), 3u);
   EXPECT_EQ(s->groups[1].memory_bytes_per_task, 16ULL << 30);
+  EXPECT_EQ(s->groups[1].gpu_model, "A100");
   EXPECT_EQ(s->restart.kind, RestartKind::kOnFailure);
   EXPECT_EQ(s->restart.backoff_initial_ms, 2000);
   EXPECT_EQ(s->time_limit_ms, 2 * 3600'000);
@@ -53,6 +54,7 @@ TEST(JobSpecTest, RejectsBadSpecsNamingTheField) {
       {"zero replicas", {{"groups", {{{"role", "worker"}, {"replicas", 0}}}}}, "replicas"},
       {"negative replicas", {{"groups", {{{"role", "worker"}, {"replicas", -2}}}}}, "replicas"},
       {"too many gpus", {{"groups", {{{"role", "worker"}, {"gpus_per_task", 65}}}}}, "gpus_per_task"},
+      {"gpu model not a string", {{"groups", {{{"role", "worker"}, {"gpu_model", 100}}}}}, "gpu_model"},
       {"bad role", {{"groups", {{{"role", "reducer"}}}}}, "not a tensorflow role"},
       {"role twice", {{"groups", {{{"role", "worker"}}, {{"role", "worker"}}}}}, "appears twice"},
       {"two chiefs", {{"groups", {{{"role", "chief"}, {"replicas", 2}}}}}, "one chief"},

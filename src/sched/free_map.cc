@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <limits>
 
+#include "common/strings.h"
+
 namespace rota::sched {
 
 FreeMap::FreeMap(const std::vector<Node>& nodes) {
@@ -92,7 +94,7 @@ void FreeMap::Give(size_t n, const TaskAlloc& t) {
 }
 
 bool Eligible(const Node& n, const TaskDemand& d) {
-  if (!d.gpu_model.empty() && d.gpus_per_task > 0 && n.gpu_model != d.gpu_model) return false;
+  if (d.gpus_per_task > 0 && !ContainsIgnoringCase(n.gpu_model, d.gpu_model)) return false;
   if (!d.nodes.empty() && std::find(d.nodes.begin(), d.nodes.end(), n.name) == d.nodes.end())
     return false;
   for (const auto& [k, v] : d.labels) {

@@ -146,6 +146,12 @@ TEST(PlaceGangTest, ModelLabelsNodesAndCpusAreHonoured) {
   auto p = PlaceGang(m, {d}, false, nullptr);
   ASSERT_TRUE(p);
   EXPECT_EQ((*p)[0].node, "b");
+  d.gpu_model = "v10";  // a part of the model, any case
+  p = PlaceGang(m, {d}, false, nullptr);
+  ASSERT_TRUE(p);
+  EXPECT_EQ((*p)[0].node, "b");
+  d.gpu_model = "H100";  // a is an A100
+  EXPECT_FALSE(PlaceGang(m, {d}, false, nullptr));
   d = Demand(1, 1);
   d.labels["rack"] = "r1";
   EXPECT_FALSE(PlaceGang(m, {d}, false, nullptr));

@@ -52,7 +52,7 @@ struct TaskDemand {
   uint32_t gpus_per_task = 0;
   uint32_t cpus_per_task = 0;          // 0: none asked
   uint64_t memory_per_task = 0;        // 0: none asked
-  std::string gpu_model;               // "": any
+  std::string gpu_model;               // "": any; else a part of the node's model, any case
   std::map<std::string, std::string> labels;  // every one must match
   std::vector<std::string> nodes;      // non-empty: only these nodes
   bool operator==(const TaskDemand&) const = default;

@@ -75,6 +75,7 @@ jobs::NodeOffer OfferOf(const NodeView& view) {
   n.address = view.info->addresses.empty() ? view.info->hostname : view.info->addresses.front();
   if (n.address.empty()) n.address = n.name;
   n.labels = view.info->labels;
+  if (!view.info->gpus.empty()) n.gpu_model = view.info->gpus.front().name;
   n.total_gpus = static_cast<uint32_t>(view.info->gpus.size());
   n.cpus = view.info->cpus;
   n.memory_bytes = view.info->memory_bytes;

@@ -38,8 +38,8 @@ void AddJobSchemas(Json& schemas) {
        {"groups", Arr(Closed({{"role", T("string")}, {"replicas", T("integer")}, {"gpus_per_task", T("integer")},
                               {"cpus_per_task", T("integer")}, {"memory", T("integer")},
                               {"node_labels", Map(T("string"))}, {"nodes", Arr(T("string"))},
-                              {"command", Arr(T("string"))}},
-                             {"command"}))},
+                              {"gpu_model", T("string")}, {"command", Arr(T("string"))}},
+                             {"command", "gpu_model"}))},
        {"restart", Closed({{"policy", restart_policy}, {"max_restarts", T("integer")}, {"backoff", T("string")},
                            {"max_backoff", T("string")}})},
        {"process_per_node", T("boolean")}, {"time_limit", T("string")}, {"queue", T("string")},
@@ -51,7 +51,8 @@ void AddJobSchemas(Json& schemas) {
        {"cpus_per_task", T("integer")},
        {"memory", {{"oneOf", Json::array({T("integer"), T("string")})},
                    {"description", "bytes, or a size such as \"16GiB\""}}},
-       {"node_labels", Map(T("string"))}, {"nodes", Arr(T("string"))}, {"command", Arr(T("string"))}});
+       {"node_labels", Map(T("string"))}, {"nodes", Arr(T("string"))}, {"gpu_model", T("string")},
+       {"command", Arr(T("string"))}});
   schemas["JobSpec"] = Body(
       {{"name", T("string")}, {"command", Arr(T("string"))}, {"shell", T("boolean")}, {"env", Map(T("string"))},
        {"workdir", T("string")}, {"framework", Ref("Framework")}, {"groups", Arr(Ref("TaskGroup"))},
@@ -100,7 +101,7 @@ Json JobPaths(Json& schemas) {
                                 QueryParam("limit", "integer", "1..1000 (default 100)")}))},
         {"post", WithBody(Answers(201, Op("Submit a job: {name, command, shell?, env?, workdir?, framework?, "
                                           "groups: [{role, replicas, gpus_per_task, cpus_per_task?, memory?, "
-                                          "node_labels?, nodes?, command?}], restart?: {policy, max_restarts?, "
+                                          "node_labels?, nodes?, gpu_model?, command?}], restart?: {policy, max_restarts?, "
                                           "backoff?, max_backoff?}, time_limit?, process_per_node?, queue?, "
                                           "priority?, preemptible?, spread?, stop_after_disconnect?}; 400 "
                                           "names the field (or the largest node, or the queue's bounds); 403 "

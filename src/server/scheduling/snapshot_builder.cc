@@ -46,6 +46,7 @@ std::vector<sched::TaskDemand> DemandsOf(const Job& job) {
     d.cpus_per_task = g.cpus_per_task;
     d.memory_per_task = g.memory_bytes_per_task;
     d.labels = g.node_labels;
+    d.gpu_model = g.gpu_model;
     d.nodes = g.nodes;
     out.push_back(std::move(d));
   }

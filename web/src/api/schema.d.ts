@@ -135,7 +135,7 @@ export interface paths {
         /** Jobs, newest first */
         get: operations["getJobs"];
         put?: never;
-        /** Submit a job: {name, command, shell?, env?, workdir?, framework?, groups: [{role, replicas, gpus_per_task, cpus_per_task?, memory?, node_labels?, nodes?, command?}], restart?: {policy, max_restarts?, backoff?, max_backoff?}, time_limit?, process_per_node?, queue?, priority?, preemptible?, spread?, stop_after_disconnect?}; 400 names the field (or the largest node, or the queue's bounds); 403 when the queue does not admit the caller. A pending job's reason says why it waits, with its position and estimated start */
+        /** Submit a job: {name, command, shell?, env?, workdir?, framework?, groups: [{role, replicas, gpus_per_task, cpus_per_task?, memory?, node_labels?, nodes?, gpu_model?, command?}], restart?: {policy, max_restarts?, backoff?, max_backoff?}, time_limit?, process_per_node?, queue?, priority?, preemptible?, spread?, stop_after_disconnect?}; 400 names the field (or the largest node, or the queue's bounds); 403 when the queue does not admit the caller. A pending job's reason says why it waits, with its position and estimated start */
         post: operations["postJobs"];
         delete?: never;
         options?: never;
@@ -414,7 +414,7 @@ export interface paths {
         /** Queues, default first, with their pending and unfinished jobs */
         get: operations["getQueues"];
         put?: never;
-        /** Create a queue (admin): {name, description?, priority?, min_priority?, max_priority?, users?, groups?, max_gpus?, default_time_limit?, preemptible?} */
+        /** Create a queue (admin): {name, description?, priority?, min_priority?, max_priority?, users?, groups?, max_gpus?, default_time_limit?, max_time_limit?, preemptible?} */
         post: operations["postQueues"];
         delete?: never;
         options?: never;
@@ -1209,6 +1209,7 @@ export interface components {
             groups: string[];
             max_gpus: number;
             max_priority: number;
+            max_time_limit?: string;
             min_priority: number;
             name: string;
             pending: number;
@@ -1388,6 +1389,7 @@ export interface components {
             groups: {
                 command?: string[];
                 cpus_per_task: number;
+                gpu_model?: string;
                 gpus_per_task: number;
                 memory: number;
                 node_labels: {
@@ -1418,6 +1420,7 @@ export interface components {
         TaskGroup: {
             command?: string[];
             cpus_per_task?: number;
+            gpu_model?: string;
             gpus_per_task?: number;
             /** @description bytes, or a size such as "16GiB" */
             memory?: number | string;
@@ -3161,6 +3164,7 @@ export interface operations {
                     groups?: string[];
                     max_gpus?: number;
                     max_priority?: number;
+                    max_time_limit?: string;
                     min_priority?: number;
                     name: string;
                     preemptible?: boolean;
@@ -3276,6 +3280,7 @@ export interface operations {
                     groups?: string[];
                     max_gpus?: number;
                     max_priority?: number;
+                    max_time_limit?: string;
                     min_priority?: number;
                     name?: string;
                     preemptible?: boolean;
