@@ -212,12 +212,13 @@ void TaskManager::Start(const api::TaskSpec& spec) {
   req.env.try_emplace("PATH", "/usr/local/bin:/usr/bin:/bin");
   auto st = runner_.Start(req);
   if (!st.ok()) return refuse(st.status().message());
-  ROTA_LOG(INFO) << "task " << spec.id << ": started, pid " << st->pid;
   live_.insert(spec.id);
   TrackCgroups(spec.id);
   starting_ids_.insert(spec.id);
-  if (const pid_t shim = runner_.ShimPid(spec.id); shim > 0 && exits_.Watch(shim))
-    shim_ids_[shim] = spec.id;
+  // The task's own pid is known once the shim has started it (Poll); log the shim's.
+  const pid_t shim = runner_.ShimPid(spec.id);
+  ROTA_LOG(INFO) << "task " << spec.id << ": starting, shim pid " << shim;
+  if (shim > 0 && exits_.Watch(shim)) shim_ids_[shim] = spec.id;
   if (spec.stop_after_disconnect_ms > 0) stop_after_[spec.id] = spec.stop_after_disconnect_ms;
 }
 

@@ -55,6 +55,7 @@ Result<unsigned> NvmlProvider::Count() {
   count_ = n;
   handles_.assign(n, nullptr);
   uuids_.assign(n, "");
+  unsupported_.assign(n, 0);
   return n;
 }
 
@@ -94,6 +95,21 @@ bool NvmlProvider::Ok(nvmlReturn_t r, unsigned index, const char* field, std::st
     }
   }
   return false;
+}
+
+bool NvmlProvider::Asks(unsigned index, Field field) const {
+  return index >= unsupported_.size() || (unsupported_[index] & (1u << field)) == 0;
+}
+
+bool NvmlProvider::Read(nvmlReturn_t r, unsigned index, Field field, std::string* failure) {
+  static constexpr const char* kNames[kFieldCount] = {
+      "memory",   "utilization", "temperature", "power", "enforced power limit",
+      "power_limit", "energy",   "sm_clock",    "mem_clock", "fan",
+      "compute processes", "graphics processes"};
+  if (r == NVML_ERROR_NOT_SUPPORTED && index < unsupported_.size()) {
+    unsupported_[index] |= 1u << field;
+  }
+  return Ok(r, index, kNames[field], failure);
 }
 
 Result<std::vector<api::GpuInfo>> NvmlProvider::Devices() {
@@ -196,55 +212,74 @@ void NvmlProvider::SampleOne(unsigned i, api::GpuSample* s) {
   s->uuid = Uuid(i, d);
 
   nvmlMemory_t mem{};
-  if (Ok(Call(api_.nvmlDeviceGetMemoryInfo, d, &mem), i, "memory", &failure)) {
+  if (Asks(i, kMemory) && Read(Call(api_.nvmlDeviceGetMemoryInfo, d, &mem), i, kMemory, &failure)) {
     s->memory_total_bytes = mem.total;
     s->memory_used_bytes = mem.used;
   }
   if (!failure.empty()) return fail();
 
   nvmlUtilization_t util{};
-  if (Ok(Call(api_.nvmlDeviceGetUtilizationRates, d, &util), i, "utilization", &failure)) {
+  if (Asks(i, kUtilization) &&
+      Read(Call(api_.nvmlDeviceGetUtilizationRates, d, &util), i, kUtilization, &failure)) {
     s->util_gpu_pct = util.gpu;
     s->util_memory_pct = util.memory;
   }
   if (!failure.empty()) return fail();
 
   unsigned v = 0;
-  if (Ok(Call(api_.nvmlDeviceGetTemperature, d, NVML_TEMPERATURE_GPU, &v), i, "temperature",
-         &failure)) {
+  if (Asks(i, kTemperature) &&
+      Read(Call(api_.nvmlDeviceGetTemperature, d, NVML_TEMPERATURE_GPU, &v), i, kTemperature,
+           &failure)) {
     s->temperature_c = v;
   }
   if (!failure.empty()) return fail();
 
-  if (Ok(Call(api_.nvmlDeviceGetPowerUsage, d, &v), i, "power", &failure)) s->power_mw = v;
+  if (Asks(i, kPower) && Read(Call(api_.nvmlDeviceGetPowerUsage, d, &v), i, kPower, &failure)) {
+    s->power_mw = v;
+  }
   if (!failure.empty()) return fail();
 
-  r = Call(api_.nvmlDeviceGetEnforcedPowerLimit, d, &v);
-  if (r == NVML_ERROR_NOT_SUPPORTED) r = Call(api_.nvmlDeviceGetPowerManagementLimit, d, &v);
-  if (Ok(r, i, "power_limit", &failure)) s->power_limit_mw = v;
+  r = NVML_ERROR_NOT_SUPPORTED;
+  if (Asks(i, kEnforcedLimit)) {
+    r = Call(api_.nvmlDeviceGetEnforcedPowerLimit, d, &v);
+    if (r == NVML_ERROR_NOT_SUPPORTED && i < unsupported_.size()) {
+      unsupported_[i] |= 1u << kEnforcedLimit;
+    }
+  }
+  if (r == NVML_ERROR_NOT_SUPPORTED && Asks(i, kPowerLimit)) {
+    r = Call(api_.nvmlDeviceGetPowerManagementLimit, d, &v);
+  }
+  if (Asks(i, kPowerLimit) && Read(r, i, kPowerLimit, &failure)) s->power_limit_mw = v;
   if (!failure.empty()) return fail();
 
   unsigned long long energy = 0;
-  if (Ok(Call(api_.nvmlDeviceGetTotalEnergyConsumption, d, &energy), i, "energy", &failure)) {
+  if (Asks(i, kEnergy) &&
+      Read(Call(api_.nvmlDeviceGetTotalEnergyConsumption, d, &energy), i, kEnergy, &failure)) {
     s->energy_mj = energy;
   }
   if (!failure.empty()) return fail();
 
-  if (Ok(Call(api_.nvmlDeviceGetClockInfo, d, NVML_CLOCK_SM, &v), i, "sm_clock", &failure)) {
+  if (Asks(i, kSmClock) &&
+      Read(Call(api_.nvmlDeviceGetClockInfo, d, NVML_CLOCK_SM, &v), i, kSmClock, &failure)) {
     s->sm_clock_mhz = v;
   }
   if (!failure.empty()) return fail();
-  if (Ok(Call(api_.nvmlDeviceGetClockInfo, d, NVML_CLOCK_MEM, &v), i, "mem_clock", &failure)) {
+  if (Asks(i, kMemClock) &&
+      Read(Call(api_.nvmlDeviceGetClockInfo, d, NVML_CLOCK_MEM, &v), i, kMemClock, &failure)) {
     s->mem_clock_mhz = v;
   }
   if (!failure.empty()) return fail();
 
-  if (Ok(Call(api_.nvmlDeviceGetFanSpeed, d, &v), i, "fan", &failure)) s->fan_pct = v;
+  if (Asks(i, kFan) && Read(Call(api_.nvmlDeviceGetFanSpeed, d, &v), i, kFan, &failure)) {
+    s->fan_pct = v;
+  }
   if (!failure.empty()) return fail();
 
-  bool have_compute = Ok(ReadProcesses(d, true, &compute_), i, "compute processes", &failure);
+  bool have_compute = Asks(i, kComputeProcs) &&
+                      Read(ReadProcesses(d, true, &compute_), i, kComputeProcs, &failure);
   if (!failure.empty()) return fail();
-  bool have_graphics = Ok(ReadProcesses(d, false, &graphics_), i, "graphics processes", &failure);
+  bool have_graphics = Asks(i, kGraphicsProcs) &&
+                       Read(ReadProcesses(d, false, &graphics_), i, kGraphicsProcs, &failure);
   if (!failure.empty()) return fail();
   if (!have_compute) compute_.clear();
   if (!have_graphics) graphics_.clear();

@@ -188,6 +188,31 @@ TEST_F(NvmlProviderTest, UnsupportedFieldsAreAbsent) {
   EXPECT_EQ((*devices)[0].power_limit_mw, 400000u);
 }
 
+// A driver's NOT_SUPPORTED does not change while it is loaded, so the provider stops asking
+// (each refused call costs a trip into the driver). The simulator, unlike a driver, can
+// start supporting the field: it then stays absent, which shows it is no longer read.
+// Other errors are transient and are asked again.
+TEST_F(NvmlProviderTest, AFieldOnceUnsupportedIsNotAskedAgain) {
+  WriteConfig(ThreeGpuConfig(node_, R"(,"faults":{"1:fan":"not_supported","2:fan":"error",
+      "0:enforced_power_limit":"not_supported"})"));
+  auto p = Open();
+  ASSERT_NE(p, nullptr);
+  auto first = Sample(*p);
+  ASSERT_EQ(first.size(), 3u);
+  EXPECT_FALSE(first[1].fan_pct.has_value());
+  EXPECT_FALSE(first[2].fan_pct.has_value());
+  EXPECT_EQ(first[0].power_limit_mw, 400000u);  // via nvmlDeviceGetPowerManagementLimit
+
+  WriteConfig(ThreeGpuConfig(node_));
+  auto later = Sample(*p);
+  ASSERT_EQ(later.size(), 3u);
+  EXPECT_TRUE(later[0].fan_pct.has_value());
+  EXPECT_FALSE(later[1].fan_pct.has_value());  // not asked again
+  EXPECT_TRUE(later[2].fan_pct.has_value());   // an error is asked again
+  EXPECT_EQ(later[0].power_limit_mw, 400000u); // the fallback goes on serving
+  EXPECT_TRUE(later[1].power_mw.has_value());
+}
+
 TEST_F(NvmlProviderTest, ChildAppearsOnItsGpuOnlyAndLoadsIt) {
   WriteConfig(ThreeGpuConfig(node_));
   auto p = Open();
