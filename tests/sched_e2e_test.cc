@@ -411,6 +411,74 @@ TEST_F(SchedE2E, AUserQuotaHoldsAJobUntilItIsRaised) {
   EXPECT_GT(usage_of(*after, "alice", "period_gpu_hours"), 0) << "ended jobs count in the period";
 }
 
+// An admin drains the node with the CLI: alice's running job goes on, her next
+// job waits saying for what, across a restart of the server; resuming starts it.
+TEST_F(SchedE2E, ADrainedNodeKeepsItsJobsAndStartsNoNewOneUntilResumed) {
+  auto env = server_->CliEnv();
+  Json sleeper{{"name", "d1"}, {"command", {"sleep", "600"}}, {"workdir", "/tmp"},
+               {"groups", {{{"role", "worker"}, {"gpus_per_task", 1}}}}};
+  auto first = Submit(sleeper, alice_);
+  ASSERT_TRUE(first.ok()) << first.status().ToString();
+  const int64_t first_id = (*first)["id"];
+  ASSERT_TRUE(WaitState(first_id, "running"));
+
+  CliResult drain = RunCli({"nodes", "drain", node_, "--reason", "disk swap"}, env);
+  ASSERT_EQ(drain.exit_code, 0) << drain.out << drain.err;
+  CliResult nodes = RunCli({"nodes"}, env);
+  EXPECT_NE(nodes.out.find("ready, drained"), std::string::npos) << nodes.out;
+  EXPECT_NE(nodes.out.find("drained by admin: disk swap"), std::string::npos) << nodes.out;
+  sleeper["name"] = "d2";
+  auto second = Submit(sleeper, alice_);
+  ASSERT_TRUE(second.ok()) << second.status().ToString() << ": a drain refuses no submission";
+  const int64_t second_id = (*second)["id"];
+  const std::string why = "waiting for " + node_ + " (drained: disk swap)";
+  ASSERT_TRUE(WaitFor([&] { return Job(second_id).value("reason", "") == why; }, seconds(30)))
+      << Job(second_id).dump();
+
+  // The drain outlives a restart of the server; the running job goes on.
+  const std::string data_dir = server_->data_dir();
+  const uint16_t port = server_->port();
+  EXPECT_EQ(server_->child().Stop(), 0) << server_->child().Log();
+  server_ = std::make_unique<ServerProcess>(data_dir, port);
+  ASSERT_TRUE(server_->Start().ok()) << server_->child().Log();
+  env = server_->CliEnv();
+  ASSERT_TRUE(WaitFor([&] { return NodeReady(*server_, node_); }, seconds(30)));
+  auto node = server_->GetJson("/api/v1/nodes/" + node_);
+  ASSERT_TRUE(node.ok());
+  EXPECT_EQ((*node)["drain"].value("reason", ""), "disk swap") << node->dump();
+  EXPECT_EQ((*node)["drain"].value("by", ""), "admin");
+  ASSERT_TRUE(WaitFor([&] { return Job(second_id).value("reason", "") == why; }, seconds(30)))
+      << Job(second_id).dump();
+  EXPECT_EQ(Job(first_id).value("state", ""), "running");
+  EXPECT_EQ(Job(second_id).value("state", ""), "pending");
+
+  auto status = [&](const std::string& method, const std::string& path, const std::string& body,
+                    const std::string& token) {
+    auto r = server_->CallAs(token, method, path, body);
+    return r.ok() ? r->status : -1;
+  };
+  const std::string admin = server_->admin_token();
+  const std::string path = "/api/v1/nodes/" + node_ + "/drain";
+  EXPECT_EQ(status("PUT", path, "", alice_), 403);
+  EXPECT_EQ(status("DELETE", path, "", alice_), 403);
+  EXPECT_EQ(status("PUT", path, "", ""), 401);
+  EXPECT_EQ(status("PUT", "/api/v1/nodes/nope/drain", "", admin), 404);
+  EXPECT_EQ(status("DELETE", "/api/v1/nodes/nope/drain", "", admin), 404);
+  EXPECT_EQ(status("PUT", path, R"({"bogus":1})", admin), 400);
+  EXPECT_EQ(status("PUT", path, R"({"reason":"a\u0007b"})", admin), 400);
+  EXPECT_EQ(status("PUT", path, R"({"reason":7})", admin), 400);
+  EXPECT_EQ(status("PUT", path, "not json", admin), 400);
+  EXPECT_EQ(Job(second_id).value("reason", ""), why) << "a refused change changed nothing";
+
+  CliResult resume = RunCli({"nodes", "resume", node_}, env);
+  ASSERT_EQ(resume.exit_code, 0) << resume.out << resume.err;
+  EXPECT_TRUE(WaitState(second_id, "running")) << Job(second_id).dump();
+  node = server_->GetJson("/api/v1/nodes/" + node_);
+  ASSERT_TRUE(node.ok());
+  EXPECT_TRUE((*node)["drain"].is_null()) << node->dump();
+  for (int64_t id : {first_id, second_id}) (void)RunCli({"cancel", std::to_string(id)}, env);
+}
+
 // A node whose agent stops answering (frozen, its task still running): the gang
 // restarts elsewhere; when the agent answers again, its task of the superseded
 // launch is stopped, and its GPU is not handed out while that task lives.

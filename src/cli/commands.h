@@ -23,6 +23,9 @@ int Usage(const std::string& message);
 bool ValidOutput(const OutputOptions& out);
 
 int RunNodes(const ClientOptions& client, const OutputOptions& out);
+// rota nodes drain NAME [--reason R] (drain = true) / rota nodes resume NAME.
+int RunNodeDrain(const ClientOptions& client, const OutputOptions& out, const std::string& node,
+                 bool drain, const std::string& reason);
 int RunGpus(const ClientOptions& client, const OutputOptions& out, const std::string& node);
 
 struct TopOptions {

@@ -44,11 +44,36 @@ int RunNodes(const ClientOptions& options, const OutputOptions& out) {
     if (n.value("failed_gpu_count", 0) > 0) gpus += " (" + std::to_string(n.value("failed_gpu_count", 0)) + " failed)";
     std::string note = n.value("gpu_status", "ok") != "ok" ? n.value("gpu_status", "") : "";
     if (n.contains("unreachable_reason")) note = n["unreachable_reason"].get<std::string>();
+    std::string state = Str(n, "state");
+    if (n.contains("drain") && n["drain"].is_object()) {
+      state += ", drained";
+      const std::string why = n["drain"].value("reason", "");
+      const std::string drained = "drained by " + n["drain"].value("by", "") + (why.empty() ? "" : ": " + why);
+      note = note.empty() ? drained : drained + "; " + note;
+    }
     std::string addr = n.contains("addresses") && !n["addresses"].empty() ? n["addresses"][0].get<std::string>() : "-";
-    t.Add({Str(n, "name"), Str(n, "state"), gpus, std::to_string(n.value("cpus", 0)),
+    t.Add({Str(n, "name"), state, gpus, std::to_string(n.value("cpus", 0)),
            Bytes(n["memory_bytes"]), addr, Age(n["last_seen"], now), note});
   }
   std::cout << t.Render();
+  return 0;
+}
+
+int RunNodeDrain(const ClientOptions& options, const OutputOptions& out, const std::string& node,
+                 bool drain, const std::string& reason) {
+  if (!ValidOutput(out)) return 2;
+  auto client = ApiClient::Create(options);
+  if (!client.ok()) return Fail(client.status());
+  const std::string path = "/api/v1/nodes/" + net::PercentEncode(node) + "/drain";
+  auto body = drain ? client->Call("PUT", path, api::Json{{"reason", reason}}.dump()) : client->Delete(path);
+  if (!body.ok()) return Fail(body.status());
+  if (out.format == "json") {
+    std::cout << body->dump(2) << "\n";
+    return 0;
+  }
+  std::cout << (drain ? "drained " : "resumed ") << node
+            << (drain ? ": no new job starts there; running jobs go on" : ": jobs may start there again")
+            << "\n";
   return 0;
 }
 

@@ -45,4 +45,32 @@ bool ContainsIgnoringCase(std::string_view text, std::string_view needle) {
   return it != text.end() || needle.empty();
 }
 
+Status CheckText(const std::string& field, const std::string& text, size_t max_chars,
+                 bool allow_newlines) {
+  size_t chars = 0;
+  for (size_t i = 0; i < text.size();) {
+    auto c = static_cast<unsigned char>(text[i]);
+    size_t len = c < 0x80 ? 1 : (c >> 5) == 0x6 ? 2 : (c >> 4) == 0xE ? 3 : (c >> 3) == 0x1E ? 4 : 0;
+    if (len == 0 || i + len > text.size()) {
+      return Status::InvalidArgument(field + ": not valid UTF-8 (byte " + std::to_string(i) + ")");
+    }
+    for (size_t k = 1; k < len; ++k) {
+      if ((static_cast<unsigned char>(text[i + k]) & 0xC0) != 0x80) {
+        return Status::InvalidArgument(field + ": not valid UTF-8 (byte " + std::to_string(i) + ")");
+      }
+    }
+    bool newline = c == '\n' || c == '\t';
+    if ((c < 0x20 && !(allow_newlines && (newline || c == '\r'))) || c == 0x7F) {
+      return Status::InvalidArgument(field + ": control characters are not allowed");
+    }
+    i += len;
+    ++chars;
+  }
+  if (chars > max_chars) {
+    return Status::InvalidArgument(field + ": " + std::to_string(chars) + " characters; at most " +
+                                   std::to_string(max_chars) + " allowed");
+  }
+  return Status::Ok();
+}
+
 }  // namespace rota

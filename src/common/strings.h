@@ -5,6 +5,8 @@
 #include <string_view>
 #include <vector>
 
+#include "common/status.h"
+
 namespace rota {
 
 std::vector<std::string> Split(std::string_view text, char sep, bool skip_empty = false);
@@ -14,4 +16,9 @@ bool StartsWith(std::string_view text, std::string_view prefix);
 // True when `needle` occurs in `text`, ASCII letters compared without case
 // ("a100" in "NVIDIA A100-SXM4-80GB"). An empty needle occurs everywhere.
 bool ContainsIgnoringCase(std::string_view text, std::string_view needle);
+// OK when `text` is valid UTF-8 of at most `max_chars` code points without
+// control characters (newlines, tabs and CR allowed when `allow_newlines`);
+// else InvalidArgument naming `field`.
+Status CheckText(const std::string& field, const std::string& text, size_t max_chars,
+                 bool allow_newlines);
 }  // namespace rota

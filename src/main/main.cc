@@ -73,8 +73,16 @@ int main(int argc, char** argv) {
     cmd->add_option("--server", client.server, "Server URL (or ROTA_SERVER)");
     cmd->add_option("-o,--output", output.format, "Output format: table or json");
   };
-  auto* nodes = app.add_subcommand("nodes", "List nodes and their state");
+  auto* nodes = app.add_subcommand("nodes", "List nodes and their state; drain or resume one (admin)");
   add_client_flags(nodes);
+  std::string drain_node, drain_reason;
+  auto* nodes_drain = nodes->add_subcommand("drain", "Start no new job on a node; running jobs go on (admin)");
+  auto* nodes_resume = nodes->add_subcommand("resume", "Let jobs start on a drained node again (admin)");
+  for (auto* cmd : {nodes_drain, nodes_resume}) {
+    add_client_flags(cmd);
+    cmd->add_option("name", drain_node, "Node name")->required();
+  }
+  nodes_drain->add_option("--reason", drain_reason, "Why, shown to users whose jobs wait for it");
   std::string gpus_node;
   auto* gpus = app.add_subcommand("gpus", "List GPUs: utilisation, memory, temperature, power, users, processes");
   add_client_flags(gpus);
@@ -409,6 +417,9 @@ int main(int argc, char** argv) {
   if (server->parsed()) return rota::server::RunServer(server_flags);
   if (agent->parsed()) return rota::agent::RunAgent(agent_flags);
   if (dev->parsed()) return rota::dev::RunDev(dev_options);
+  if (nodes_drain->parsed() || nodes_resume->parsed()) {
+    return rota::cli::RunNodeDrain(client, output, drain_node, nodes_drain->parsed(), drain_reason);
+  }
   if (nodes->parsed()) return rota::cli::RunNodes(client, output);
   if (gpus->parsed()) return rota::cli::RunGpus(client, output, gpus_node);
   if (top->parsed()) return rota::cli::RunTop(client, output, top_options);

@@ -1,5 +1,7 @@
 #include "sched/scheduler.h"
 
+#include <algorithm>
+
 #include "common/time_util.h"
 #include "sched/pass.h"
 
@@ -112,6 +114,25 @@ Decisions Pass::Run() {
 
 std::string Pass::WhyNot(const PendingJob& job, Shape& shape) {
   const uint32_t need = shape.need;
+  // A task group whose matching nodes all take no jobs now (drained, unreachable).
+  const auto& matching = EligibleNodes(job, shape);
+  for (size_t d = 0; d < job.demands.size(); ++d) {
+    if (std::find(matching[d].begin(), matching[d].end(), 1) != matching[d].end()) continue;
+    std::string closed;
+    size_t more = 0;
+    for (size_t n = 0; n < free_.size(); ++n) {
+      const Node& node = free_.node(n);
+      if (node.schedulable || !Eligible(node, job.demands[d])) continue;
+      if (closed.empty()) {
+        closed = node.name + (node.unschedulable_reason.empty() ? "" : " (" + node.unschedulable_reason + ")");
+      } else {
+        ++more;
+      }
+    }
+    if (!closed.empty()) {
+      return "waiting for " + closed + (more > 0 ? " or " + std::to_string(more) + " more" : "");
+    }
+  }
   if (need > free_.TotalFree()) {
     return "waiting for " + Plural(need, "GPU") + " (" + std::to_string(free_.TotalFree()) +
            " free)";

@@ -73,6 +73,31 @@ TEST(ScheduleTest, HandUsedFailedAndUnschedulableGpusAreNotGiven) {
   EXPECT_EQ(WaitOf(d, 2)->reason, "waiting for 1 GPU (0 free)");
 }
 
+// A job whose matching nodes all take no new jobs names them, whatever is free
+// elsewhere; one that may go elsewhere is placed there.
+TEST(ScheduleTest, AJobForDrainedNodesOnlySaysSo) {
+  Snapshot s = Base({MakeNode("a", 2), MakeNode("b", 2), MakeNode("c", 2)});
+  s.nodes[0].schedulable = false;
+  s.nodes[0].unschedulable_reason = "drained: disk swap";
+  s.nodes[1].schedulable = false;
+  s.nodes[1].unschedulable_reason = "unreachable";
+  TaskDemand on_a = Demand(1, 1);
+  on_a.nodes = {"a"};
+  TaskDemand on_ab = Demand(1, 1);
+  on_ab.nodes = {"a", "b"};
+  TaskDemand anywhere = Demand(1, 2);
+  s.pending.push_back(Pending(1, "u", {on_a}));
+  s.pending.push_back(Pending(2, "u", {on_ab}));
+  s.pending.push_back(Pending(3, "u", {anywhere}));
+  Decisions d = Schedule(s);
+  ASSERT_EQ(d.starts.size(), 1u);
+  EXPECT_EQ(d.starts[0].id, 3);
+  EXPECT_EQ(d.starts[0].tasks[0], On("c", {0, 1}));
+  EXPECT_EQ(WaitOf(d, 1)->reason, "waiting for a (drained: disk swap)");
+  EXPECT_EQ(WaitOf(d, 2)->reason,
+            "waiting for a (drained: disk swap) or 1 more; behind 1 earlier job in queue default");
+}
+
 TEST(ScheduleTest, StrictFifoStartsNothingBehindTheHead) {
   Snapshot s = Base({MakeNode("a", 4)});
   s.policy.order = Order::kFifo;

@@ -35,6 +35,8 @@ struct Node {
   std::string port_pool;  // "": the node's own
   // False when the node is unreachable or drained: nothing new starts there.
   bool schedulable = true;
+  // Why it is not, for people: "drained: disk swap", "unreachable".
+  std::string unschedulable_reason;
 };
 
 // What one task of a job holds: GPUs on one node.

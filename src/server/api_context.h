@@ -22,6 +22,7 @@ class AgentGateway;
 class AuditLog;
 class Reservations;
 class JobService;
+class NodeDrains;
 class Queues;
 class Quotas;
 class SshNodes;
@@ -42,6 +43,7 @@ struct ApiContext {
   Reservations* reservations = nullptr;
   JobService* jobs = nullptr;
   Queues* queues = nullptr;
+  NodeDrains* drains = nullptr;
   Quotas* quotas = nullptr;
   int64_t quota_period_ms = 0;  // window of max_gpu_hours quotas
   SshNodes* ssh_nodes = nullptr;

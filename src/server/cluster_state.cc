@@ -46,6 +46,19 @@ Status ClusterState::Connect(const api::NodeInfo& info, uint64_t session, int64_
   return Status::Ok();
 }
 
+Status ClusterState::SetDrain(const std::string& name, std::optional<NodeDrain> drain) {
+  NodeView copy;
+  {
+    MutexLock lock(&mu_);
+    auto it = nodes_.find(name);
+    if (it == nodes_.end()) return Status::NotFound("node '" + name + "' not found");
+    it->second.view.drain = std::move(drain);
+    copy = it->second.view;
+  }
+  Notify("node", copy);
+  return Status::Ok();
+}
+
 void ClusterState::Disconnect(const std::string& name, uint64_t session, int64_t now_ms) {
   NodeView copy;
   {

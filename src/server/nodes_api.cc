@@ -1,10 +1,20 @@
-// Nodes and GPUs: GET /api/v1/nodes, /api/v1/nodes/{name}, /api/v1/gpus.
+// Nodes and GPUs:
+//
+//   GET    /api/v1/nodes                ?state=ready|unreachable            reader
+//   GET    /api/v1/nodes/{name}         with its latest sample              reader
+//   PUT    /api/v1/nodes/{name}/drain   {reason?}: no new job starts there  admin
+//   DELETE /api/v1/nodes/{name}/drain   jobs may start there again          admin
+//   GET    /api/v1/gpus                 ?node, offset, limit                reader
 
 #include <algorithm>
 
+#include "common/strings.h"
+
 #include "net/http_server.h"
+#include "reserve/json_fields.h"
 #include "server/api_context.h"
 #include "server/auth.h"
+#include "server/nodes/node_drains.h"
 #include "server/request_params.h"
 #include "server/views.h"
 
@@ -28,6 +38,33 @@ Status RegisterNodeRoutes(net::HttpServer& http, ApiContext& ctx) {
     auto node = ctx.cluster->Node(name);
     if (!node.has_value()) return net::HttpResponse::Error(404, "node '" + name + "' not found");
     return net::HttpResponse::Json(200, NodeJson(*node, /*with_latest=*/true).dump());
+  }));
+
+  if (ctx.drains == nullptr) return Status::Internal("node routes need node drains");
+  RETURN_IF_ERROR(http.Route("PUT", "/api/v1/nodes/{name}/drain", [&ctx](const net::HttpRequest& req) {
+    auto who = RequireAdmin(ctx, req);
+    if (!who.ok()) return net::HttpResponse::FromStatus(who.status());
+    std::string reason;
+    if (!Trim(req.body).empty()) {
+      auto body = api::ParseJson(req.body);
+      if (!body.ok()) return net::HttpResponse::FromStatus(body.status().WithContext("request body"));
+      if (!body->is_object()) return net::HttpResponse::FromStatus(Status::InvalidArgument("drain: must be an object"));
+      reserve::JsonFields f(*body, "drain");
+      Status st = f.Only({"reason"});
+      if (st.ok()) st = f.Str("reason", &reason, false, 4 * kMaxDrainReasonChars);
+      if (!st.ok()) return net::HttpResponse::FromStatus(st);
+    }
+    auto node = ctx.drains->Drain(req.Param("name"), reason, who->username);
+    if (!node.ok()) return net::HttpResponse::FromStatus(node.status());
+    return net::HttpResponse::Json(200, NodeJson(*node, /*with_latest=*/false).dump());
+  }));
+
+  RETURN_IF_ERROR(http.Route("DELETE", "/api/v1/nodes/{name}/drain", [&ctx](const net::HttpRequest& req) {
+    auto who = RequireAdmin(ctx, req);
+    if (!who.ok()) return net::HttpResponse::FromStatus(who.status());
+    auto node = ctx.drains->Resume(req.Param("name"));
+    if (!node.ok()) return net::HttpResponse::FromStatus(node.status());
+    return net::HttpResponse::Json(200, NodeJson(*node, /*with_latest=*/false).dump());
   }));
 
   // GPUs in node order, then index order; offset and limit count GPUs, and

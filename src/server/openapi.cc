@@ -128,6 +128,7 @@ Json BuildSpec() {
        {"state", Enum({"ready", "unreachable"})}, {"connected", T("boolean")},
        {"last_seen", Nullable(Time())}, {"state_since", Nullable(Time())},
        {"unreachable_reason", T("string")}, {"gpu_count", T("integer")}, {"failed_gpu_count", T("integer")},
+       {"drain", Nullable(Closed({{"reason", T("string")}, {"by", T("string")}, {"since", Time()}}))},
        {"latest", latest}},
       {"cpu_energy_status", "unreachable_reason", "latest"});
 
@@ -143,6 +144,14 @@ Json BuildSpec() {
       {"/api/v1/nodes/{name}",
        {{"get", Op("A node with its latest sample (null before the first)", Ref("Node"), {404},
                    Json::array({PathParam("name", "string", "node name")}))}}},
+      {"/api/v1/nodes/{name}/drain",
+       {{"put", WithBody(Op("Drain a node (admin): no new job starts there, running jobs go on; draining a "
+                            "drained node replaces the reason and keeps since when",
+                            Ref("Node"), {400, 401, 403, 404},
+                            Json::array({PathParam("name", "string", "node name")})),
+                         Body({{"reason", T("string")}}))},
+        {"delete", Op("End a node's drain (admin); no error when it has none", Ref("Node"), {401, 403, 404},
+                      Json::array({PathParam("name", "string", "node name")}))}}},
       {"/api/v1/gpus",
        {{"get", Op("List GPUs with current processes and users, in node then index order; `total` counts "
                    "every GPU (of the node, with `node`), so a large cluster can be read a page at a time",

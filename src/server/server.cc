@@ -22,6 +22,7 @@
 #include "server/enforcement_binding.h"
 #include "server/enforcement_service.h"
 #include "server/jobs.h"
+#include "server/nodes/node_drains.h"
 #include "server/queues/queues.h"
 #include "server/quotas/quotas.h"
 #include "server/reservations.h"
@@ -51,6 +52,7 @@ struct Server::Impl {
   std::unique_ptr<EnforcementRunner> enforcement_runner;
   std::unique_ptr<SshNodes> ssh_nodes;
   std::unique_ptr<TaskRouter> task_router;
+  std::unique_ptr<NodeDrains> drains;
   std::unique_ptr<Queues> queues;
   std::unique_ptr<Quotas> quotas;
   std::unique_ptr<JobService> jobs;
@@ -203,6 +205,8 @@ Result<std::unique_ptr<Server>> Server::Start(const ServerConfig& config, Clock&
   std::vector<api::NodeInfo> infos;
   for (auto& rec : known) infos.push_back(std::move(rec.info));
   impl->cluster->LoadKnown(infos);
+  impl->drains = std::make_unique<NodeDrains>(impl->store.get(), impl->cluster.get(), &clock);
+  RETURN_IF_ERROR(impl->drains->Start().WithContext("node drains"));
 
   impl->ctx.config = &impl->config;
   impl->ctx.store = impl->store.get();
@@ -307,6 +311,7 @@ Result<std::unique_ptr<Server>> Server::Start(const ServerConfig& config, Clock&
   impl->ctx.reservations = impl->reservations.get();
   impl->ctx.jobs = impl->jobs.get();
   impl->ctx.queues = impl->queues.get();
+  impl->ctx.drains = impl->drains.get();
   impl->ctx.quotas = impl->quotas.get();
   impl->ctx.quota_period_ms = config.quota_period_ms;
   impl->ctx.ssh_nodes = impl->ssh_nodes.get();

@@ -17,6 +17,10 @@ api::Json NodeJson(const NodeView& node, bool with_latest) {
   j["state_since"] =
       node.state_since_ms > 0 ? api::Json(FormatRfc3339Ms(node.state_since_ms)) : api::Json();
   if (!node.unreachable_reason.empty()) j["unreachable_reason"] = node.unreachable_reason;
+  j["drain"] = node.drain ? api::Json{{"reason", node.drain->reason},
+                                      {"by", node.drain->by},
+                                      {"since", FormatRfc3339Ms(node.drain->since_ms)}}
+                          : api::Json();
   size_t failed = 0;
   if (node.latest != nullptr) {
     for (const auto& g : node.latest->gpus) failed += g.failed ? 1 : 0;

@@ -129,6 +129,28 @@ describe('rota web UI: node and GPU detail, job templates', { timeout: 15 * 60_0
     checkClean('node detail');
   });
 
+  step('a drained node says so on its page and its card, live, until resumed', async () => {
+    const admin = await login('admin');
+    await navigate('#/nodes/gpu-b');
+    await page.locator('h1', { hasText: 'gpu-b' }).waitFor();
+    let r = await apiCall(api, 'PUT', '/api/v1/nodes/gpu-b/drain', admin, { reason: 'new fans' });
+    assert.equal(r.status, 200, r.text);
+    assert.equal(r.json.drain.reason, 'new fans');
+    assert.equal(r.json.drain.by, 'admin');
+    const drain = page.getByTestId('node-drain');
+    await eventually('the drain on the node page', async () => (await drain.count()) === 1);
+    assert.match(await drain.textContent(), /Drained by admin since .+: new fans\. No new job starts here/);
+    await navigate('#/');
+    const card = page.locator('[data-testid="node-card"][data-node="gpu-b"] [data-testid="node-drain"]');
+    await eventually('the drain on the node card', async () => (await card.count()) === 1);
+    assert.match(await card.textContent(), /Drained by admin: new fans/);
+    r = await apiCall(api, 'DELETE', '/api/v1/nodes/gpu-b/drain', admin);
+    assert.equal(r.status, 200, r.text);
+    assert.equal(r.json.drain, null);
+    await eventually('no drain after the resume', async () => (await page.getByTestId('node-drain').count()) === 0);
+    checkClean('node drain');
+  });
+
   step('alice previews a PyTorch DDP job from the template (MASTER_ADDR, WORLD_SIZE=2) and submits it', async () => {
     const adminToken = await login('admin');
     if (process.getuid?.() === 0) {

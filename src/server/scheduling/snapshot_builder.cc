@@ -181,7 +181,12 @@ sched::Snapshot BuildSnapshot(const SchedulingInput& in) {
       n.task_slots = ports->second.slots;
       n.port_pool = ports->second.pool;
     }
-    n.schedulable = view.state == NodeState::kReady && view.connected;
+    n.schedulable = view.state == NodeState::kReady && view.connected && !view.drain;
+    if (view.drain) {
+      n.unschedulable_reason = view.drain->reason.empty() ? "drained" : "drained: " + view.drain->reason;
+    } else if (!n.schedulable) {
+      n.unschedulable_reason = "unreachable";
+    }
     if (!view.info->gpus.empty()) n.gpu_model = view.info->gpus.front().name;
     std::set<uint32_t> present;
     for (const auto& g : view.info->gpus) {

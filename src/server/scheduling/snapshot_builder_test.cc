@@ -151,7 +151,17 @@ TEST(SnapshotBuilder, NodesSayWhatIsUnusable) {
   EXPECT_EQ(s.nodes[0].unusable_gpus, (std::vector<uint32_t>{0, 1, 2}));
   EXPECT_TRUE(s.nodes[0].schedulable);
   EXPECT_FALSE(s.nodes[1].schedulable);
+  EXPECT_EQ(s.nodes[1].unschedulable_reason, "unreachable");
   EXPECT_EQ(s.nodes[1].unusable_gpus, std::vector<uint32_t>{0});
+
+  // A drained node, ready or not, takes no new job and says why.
+  in.nodes[0].drain = NodeDrain{"disk swap", "admin", 1};
+  in.nodes[1].drain = NodeDrain{"", "admin", 1};
+  s = BuildSnapshot(in);
+  EXPECT_FALSE(s.nodes[0].schedulable);
+  EXPECT_EQ(s.nodes[0].unschedulable_reason, "drained: disk swap");
+  EXPECT_EQ(s.nodes[1].unschedulable_reason, "drained");
+  EXPECT_EQ(s.nodes[0].unusable_gpus, (std::vector<uint32_t>{0, 1, 2})) << "the readings still count";
 
   // A sample taken well after the release: carol's process is someone's by hand.
   Sample(a, 12'000, {{3, "carol"}});

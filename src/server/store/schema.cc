@@ -403,8 +403,19 @@ ALTER TABLE node_gpu_samples ADD COLUMN mem_total INTEGER;
 ALTER TABLE node_gpu_samples ADD COLUMN load1 REAL;
 )sql";
 
-constexpr std::array<Migration, 12> kAll = {
-    {{kV1}, {kV2}, {kV3}, {kV4}, {kV5}, {kV6}, {kV7}, {kV8}, {kV9}, {kV10}, {kV11}, {kV12}}};
+// Version 13: node drains. An admin takes a node out of scheduling (no new job
+// starts there; running ones go on) with a reason; server/nodes/node_drains.h.
+constexpr const char* kV13 = R"sql(
+CREATE TABLE node_drains (
+  node      TEXT PRIMARY KEY,
+  reason    TEXT NOT NULL,
+  by_user   TEXT NOT NULL,
+  since_ms  INTEGER NOT NULL
+) WITHOUT ROWID;
+)sql";
+
+constexpr std::array<Migration, 13> kAll = {{{kV1}, {kV2}, {kV3}, {kV4}, {kV5}, {kV6}, {kV7}, {kV8},
+                                             {kV9}, {kV10}, {kV11}, {kV12}, {kV13}}};
 
 std::string Hex(int64_t v) {
   char buf[32];
