@@ -642,6 +642,14 @@ void JobService::Run() {
   }
 }
 
+void JobService::OnPolicyChange() {
+  {
+    MutexLock lock(&mu_);
+    reread_ = wake_ = dirty_ = true;
+  }
+  cv_.NotifyAll();
+}
+
 void JobService::Step(bool full) {
   MutexLock lock(&mu_);
   wake_ = false;

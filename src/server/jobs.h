@@ -184,6 +184,9 @@ class JobService {
   // full = false: a round between full ticks (after an event), without the
   // tick's checks.
   void Step(bool full = true) ROTA_EXCLUDES(mu_);
+  // A reservation, queue or quota changed: a pass runs now (coalesced like a
+  // submission), with reservations read again, not at the next full tick.
+  void OnPolicyChange() ROTA_EXCLUDES(mu_);
 
   // Validates and stores the job (pending) and returns it. InvalidArgument for a
   // job that can never be placed (names the largest node), an unknown queue or
@@ -295,7 +298,8 @@ class JobService {
   std::map<int64_t, Job> active_ ROTA_GUARDED_BY(mu_);  // unfinished jobs
   std::deque<std::pair<std::string, api::TaskReport>> reports_ ROTA_GUARDED_BY(mu_);
   bool stop_ ROTA_GUARDED_BY(mu_) = false;
-  bool wake_ ROTA_GUARDED_BY(mu_) = false;  // a job was submitted; tick now
+  bool wake_ ROTA_GUARDED_BY(mu_) = false;
+  bool reread_ ROTA_GUARDED_BY(mu_) = false;  // the pass cache is stale: read it again  // a job was submitted; tick now
   bool dirty_ ROTA_GUARDED_BY(mu_) = true;  // something changed since the last pass
   // What passes share, refreshed on full ticks.
   struct PassCache {

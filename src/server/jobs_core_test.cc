@@ -399,6 +399,46 @@ TEST_F(JobsCoreTest, ADrainedNodeKeepsItsJobsAndItsResumeStartsTheWaitingOne) {
   jobs_.reset();  // its thread ends before the fixture's transport
 }
 
+// A reservation's change reaches the scheduler at once (the change hook, as the
+// server wires it), read again, not at the next full tick or cache refresh.
+TEST_F(JobsCoreTest, AReservationChangeWakesAPassThatReadsItAgain) {
+  UserPatch bob;
+  bob.username = "bob";
+  bob.role = Role::kUser;
+  bob.password = "bob-password";
+  auto b = accounts_->CreateUser(bob, clock_.NowMs());
+  ASSERT_TRUE(b.ok()) << b.status().ToString();
+  reserve::CreateRequest req;
+  req.node = "gpu-a";
+  req.gpus = {0, 1};
+  req.start_ms = clock_.NowMs();
+  req.end_ms = clock_.NowMs() + 3'600'000;
+  req.title = "experiments";
+  auto r = reservations_->Create(reserve::Requester{b->id, "bob", {}, true}, req);
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+
+  JobServiceOptions options;
+  options.tick_ms = 3'600'000;
+  jobs_.reset();
+  jobs_ = std::make_unique<JobService>(store_.get(), &cluster_, &transport_, reservations_.get(),
+                                       accounts_.get(), queues_.get(), quotas_.get(), &clock_,
+                                       options);
+  ASSERT_TRUE(jobs_->Start().ok());
+  reservations_->SetChangeHook([this] { jobs_->OnPolicyChange(); });
+  auto wait_for = [&](auto done) {
+    for (int i = 0; i < 400 && !done(); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    return done();
+  };
+  const int64_t id = Submit();
+  ASSERT_TRUE(wait_for([&] { return Get(id).position > 0; })) << "no pass after the submission";
+  EXPECT_NE(Get(id).wait_reason.find("gpu-a reserved by bob"), std::string::npos) << Get(id).wait_reason;
+  clock_.AdvanceMs(1000);  // a running reservation cancelled ends now
+  ASSERT_TRUE(reservations_->Cancel(reserve::Requester{b->id, "bob", {}, false}, r->id).ok());
+  EXPECT_TRUE(wait_for([&] { return Get(id).state == JobState::kStarting; })) << Get(id).wait_reason;
+  reservations_->SetChangeHook(nullptr);
+  jobs_.reset();  // its thread ends before the fixture's transport
+}
+
 // When the node answers again, the lost task's process may still run: it is
 // stopped (TERM, then KILL after the grace), and its GPU is not given to
 // another job until then, although no sample shows the process yet.

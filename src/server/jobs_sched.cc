@@ -113,7 +113,10 @@ void JobService::SchedulePass(int64_t now_ms, bool full) {
   dirty_ = false;
   if (active_.empty()) return;
   const int64_t pass_begin_ns = MonotonicNs();
-  if (full || now_ms - pass_cache_.refreshed_ms > kPassCacheMs) RefreshPassCache(now_ms);
+  if (full || reread_ || now_ms - pass_cache_.refreshed_ms > kPassCacheMs) {
+    RefreshPassCache(now_ms);
+    reread_ = false;
+  }
 
   // Fair share: decay everyone's usage, then add what ran since the last pass.
   const int64_t dt = usage_at_ms_ > 0 ? std::max<int64_t>(0, now_ms - usage_at_ms_) : 0;

@@ -235,6 +235,7 @@ void Reservations::TrackReservation(const Reservation& r, const std::vector<Poli
   t.idle_rules = reserve::IdleRulesFor(policies, r.owner, groups, r.node, Select(NodeGpus(r.node), r.gpus));
   t.idle_notified = r.idle_notified_ms.has_value();
   tracker_.Track(t);
+  if (change_hook_) change_hook_();
 }
 
 Result<Reservation> Reservations::Create(const Requester& who, const reserve::CreateRequest& req) {
@@ -350,6 +351,7 @@ Result<Reservation> Reservations::Cancel(const Requester& who, int64_t id) {
   if (out.cancelled_ms) {
     version_.fetch_add(1, std::memory_order_acq_rel);
     tracker_.Forget(id);
+    if (change_hook_) change_hook_();
   } else {
     TrackReservation(out, {});  // ended now: finalized by the next Tick
   }

@@ -82,6 +82,10 @@ class Reservations {
   void SetIdleHook(IdleHook hook) { idle_hook_ = std::move(hook); }
   // Set before serving requests.
   void SetEnforcementCheck(EnforcementCheck check) { enforcement_check_ = std::move(check); }
+  // Called after a reservation is created, edited, cancelled or released, on the
+  // thread that changed it, with no lock of this object held (the scheduler
+  // plans around reservations: it passes at once). Set before serving requests.
+  void SetChangeHook(std::function<void()> hook) { change_hook_ = std::move(hook); }
   // Loads running and upcoming reservations (and those that ended unfinalized
   // in the last day) for utilisation tracking, and listens to ClusterState.
   Status Start();
@@ -148,6 +152,7 @@ class Reservations {
   UsageTracker tracker_;
   int listener_ = 0;
   std::atomic<uint64_t> version_{0};
+  std::function<void()> change_hook_;
 };
 
 // ---- store helpers shared by reservations*.cc (internal) ----

@@ -254,6 +254,8 @@ void Reservations::HandleIdle(const IdleDue& due, int64_t now_ms) {
     }
     t.end_ms = now_ms;
     tracker_.Track(t);  // finalized by the next Tick
+    version_.fetch_add(1, std::memory_order_acq_rel);
+    if (change_hook_) change_hook_();
   }
   if (idle_hook_) idle_hook_(notice);
 }

@@ -273,6 +273,13 @@ Result<std::unique_ptr<Server>> Server::Start(const ServerConfig& config, Clock&
                                             impl->accounts.get(), impl->queues.get(), impl->quotas.get(), &clock,
                                             job_options);
   RETURN_IF_ERROR(impl->jobs->Start().WithContext("jobs"));
+  {
+    // What the scheduler plans around changed: a pass now, not at the next tick.
+    JobService* jobs = impl->jobs.get();
+    impl->reservations->SetChangeHook([jobs] { jobs->OnPolicyChange(); });
+    impl->queues->SetChangeHook([jobs] { jobs->OnPolicyChange(); });
+    impl->quotas->SetChangeHook([jobs] { jobs->OnPolicyChange(); });
+  }
   RETURN_IF_ERROR(impl->ssh_nodes->Start().WithContext("ssh nodes"));
   AccountingOptions accounting_options;
   accounting_options.flush_interval_ms = config.accounting_flush_ms;
@@ -391,6 +398,9 @@ void Server::Stop() {
   impl_->enforcement_runner.reset();
   impl_->enforcement.reset();
   impl_->ssh_nodes->Stop();  // no more task reports into the job service
+  impl_->reservations->SetChangeHook(nullptr);  // they call the job service
+  impl_->queues->SetChangeHook(nullptr);
+  impl_->quotas->SetChangeHook(nullptr);
   impl_->jobs.reset();
   impl_->ssh_nodes.reset();
   impl_->notifier.reset();  // drains queued mail for a moment

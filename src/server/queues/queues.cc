@@ -171,8 +171,11 @@ Result<QueueDef> Queues::Create(const QueueDef& q) {
   }
   // Two creates of one name: the store's primary key refuses the second.
   RETURN_IF_ERROR(Store(d, true));
-  MutexLock lock(&mu_);
-  queues_[d.queue.name] = d;
+  {
+    MutexLock lock(&mu_);
+    queues_[d.queue.name] = d;
+  }
+  if (change_hook_) change_hook_();
   return d;
 }
 
@@ -187,8 +190,11 @@ Result<QueueDef> Queues::Replace(const QueueDef& q) {
   d.updated_ms = clock_->NowMs();
   if (d.created_ms == 0) d.created_ms = d.updated_ms;  // the built-in default, stored from now on
   RETURN_IF_ERROR(Store(d, false));
-  MutexLock lock(&mu_);
-  queues_[d.queue.name] = d;
+  {
+    MutexLock lock(&mu_);
+    queues_[d.queue.name] = d;
+  }
+  if (change_hook_) change_hook_();
   return d;
 }
 
@@ -202,8 +208,11 @@ Status Queues::Delete(const std::string& name) {
     ASSIGN_OR_RETURN(Stmt s, db.Prepare("DELETE FROM queues WHERE name = ?1"));
     return s.Bind(1, name).Run();
   }));
-  MutexLock lock(&mu_);
-  queues_.erase(name);
+  {
+    MutexLock lock(&mu_);
+    queues_.erase(name);
+  }
+  if (change_hook_) change_hook_();
   return Status::Ok();
 }
 

@@ -13,6 +13,7 @@
 // cached in memory; writes go through the store.
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <string>
 #include <vector>
@@ -69,6 +70,9 @@ class Queues {
   // the queue does not admit the user.
   Status Admit(const std::string& user, const std::vector<std::string>& groups, bool admin,
                jobs::JobSpec* spec) const;
+  // Called after a change, on the thread that made it, with no lock of this
+  // object held (the scheduler passes at once). Set before serving requests.
+  void SetChangeHook(std::function<void()> hook) { change_hook_ = std::move(hook); }
 
  private:
   Status Store(const QueueDef& q, bool create);
@@ -77,6 +81,7 @@ class Queues {
   const Clock* const clock_;
   mutable Mutex mu_;
   std::map<std::string, QueueDef> queues_ ROTA_GUARDED_BY(mu_);  // "default" always present
+  std::function<void()> change_hook_;
 };
 
 }  // namespace rota::server

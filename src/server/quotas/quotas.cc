@@ -127,8 +127,11 @@ Result<QuotaDef> Quotas::Set(const QuotaDef& in) {
     j.erase("updated");
     return s.Bind(1, q.kind).Bind(2, q.name).Bind(3, j.dump()).Bind(4, q.updated_ms).Run();
   }));
-  MutexLock lock(&mu_);
-  quotas_[{q.kind, q.name}] = q;
+  {
+    MutexLock lock(&mu_);
+    quotas_[{q.kind, q.name}] = q;
+  }
+  if (change_hook_) change_hook_();
   return q;
 }
 
@@ -138,8 +141,11 @@ Status Quotas::Delete(const std::string& kind, const std::string& name) {
     ASSIGN_OR_RETURN(Stmt s, db.Prepare("DELETE FROM quotas WHERE kind = ?1 AND name = ?2"));
     return s.Bind(1, kind).Bind(2, name).Run();
   }));
-  MutexLock lock(&mu_);
-  quotas_.erase({kind, name});
+  {
+    MutexLock lock(&mu_);
+    quotas_.erase({kind, name});
+  }
+  if (change_hook_) change_hook_();
   return Status::Ok();
 }
 

@@ -13,6 +13,7 @@
 // memory; writes go through the store.
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <string>
 #include <vector>
@@ -66,12 +67,16 @@ class Quotas {
   Result<QuotaDef> Set(const QuotaDef& q);
   // NotFound when there is none.
   Status Delete(const std::string& kind, const std::string& name);
+  // Called after a change, on the thread that made it, with no lock of this
+  // object held (the scheduler passes at once). Set before serving requests.
+  void SetChangeHook(std::function<void()> hook) { change_hook_ = std::move(hook); }
 
  private:
   store::Store* const store_;
   const Clock* const clock_;
   mutable Mutex mu_;
   std::map<std::pair<std::string, std::string>, QuotaDef> quotas_ ROTA_GUARDED_BY(mu_);
+  std::function<void()> change_hook_;
 };
 
 }  // namespace rota::server
