@@ -7,8 +7,7 @@
 #   (default libnvidia-ml.so.1), PY (a python3 with PyTorch; default python3), LOAD
 #   (torch: a matrix-product loop on the GPU; sleep: for the simulated NVML, whose GPU
 #   processes are those with CUDA_VISIBLE_DEVICES and ROTA_SIM_NODE=$NODE), NODE (default
-#   gpu-check), PORT (default: a free one), HOLD_SECONDS (30: the process started by hand),
-#   JOB_SECONDS (12), SIM (the simulated libnvidia-ml.so.1: one simulated H100 instead of
+#   gpu-check), PORT (default: a free one), JOB_SECONDS (12), SIM (the simulated libnvidia-ml.so.1: one simulated H100 instead of
 #   the machine's GPUs, LOAD=sleep; how the test suite runs this script). Exit 77 when not
 #   root.
 # What it checks, on GPU 0, each line PASS or FAIL (exit 1 if any failed):
@@ -27,7 +26,6 @@ NVML_LIB=${NVML_LIB:-libnvidia-ml.so.1}
 PY=${PY:-$(command -v python3)}
 LOAD=${LOAD:-torch}
 NODE=${NODE:-gpu-check}
-HOLD_SECONDS=${HOLD_SECONDS:-30}
 JOB_SECONDS=${JOB_SECONDS:-12}
 [ "$(id -u)" = 0 ] || { echo "gpu-check.sh: needs root (it adds Unix users and sets power limits)" >&2; exit 77; }
 PORT=${PORT:-$("$PY" -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')}
@@ -141,9 +139,9 @@ fi
 echo "GPU 0 as rota reports it:"; json "$work/g.json" "json.dumps(($gpus_expr)[0], indent=1)"
 
 log "2. a process started by hand"
-gpu_load rotabob "$HOLD_SECONDS"; bob_pid=$!; pids+=($bob_pid)
+gpu_load rotabob 600; bob_pid=$!; pids+=($bob_pid)  # until the job has been seen waiting
 seen=""
-for _ in $(seq 40); do
+for _ in $(seq 120); do
   sleep 0.5
   "$BIN/rota" gpus -o json >"$work/g.json" 2>/dev/null || continue
   seen=$(json "$work/g.json" "[p.get('user') for g in ($gpus_expr) for p in g.get('processes', [])]")
@@ -169,11 +167,11 @@ ROTA_TOKEN=$alice_token "$BIN/rota" job show "$job" -o json >"$OUT/job-waiting.j
 state=$(json "$OUT/job-waiting.json" "d.get('state')")
 reason=$(json "$OUT/job-waiting.json" "d.get('wait_reason') or d.get('reason')")
 [ "$state" = pending ] && pass "job $job waits while rotabob holds the GPU: $reason" || fail "job $job is '$state' while the GPU is busy (reason: $reason)"
-wait "$bob_pid" 2>/dev/null
+kill "$bob_pid"; wait "$bob_pid" 2>/dev/null  # runuser passes the SIGTERM on
 t0=$(date +%s.%N)
 elapsed() { "$PY" -c "import time; print(round(time.time() - $1, 1))"; }
 seen=""
-for _ in $(seq 60); do
+for _ in $(seq 120); do
   sleep 0.5
   "$BIN/rota" gpus -o json >"$work/g.json" 2>/dev/null || continue
   seen=$(json "$work/g.json" "[(p.get('user'), p.get('cgroup')) for g in ($gpus_expr) for p in g.get('processes', [])]")
@@ -182,7 +180,7 @@ done
 cp "$work/g.json" "$OUT/gpus-job.json"
 echo "GPU processes while the job runs: $seen (seen $(elapsed "$t0") s after the hand process ended)"
 case "$seen" in *rotacheck*".job-$job."*) pass "job's process seen as rotacheck in job $job's cgroup" ;; *) fail "job's process not seen with its user and job: $seen" ;; esac
-for _ in $(seq 60); do
+for _ in $(seq 120); do
   ROTA_TOKEN=$alice_token "$BIN/rota" job show "$job" -o json >"$OUT/job-done.json" 2>/dev/null
   state=$(json "$OUT/job-done.json" "d.get('state')")
   case "$state" in succeeded|failed|cancelled|lost) break ;; esac
@@ -220,9 +218,9 @@ for _ in $(seq 40); do got=$(in_force); [ "$got" = "$want" ] && break; sleep 0.2
 log "5. enforcement of a reservation"
 ROTA_TOKEN=$alice_token "$BIN/rota" reserve --node "$NODE" --gpus 0 --duration 30m --title gpu-check >/dev/null \
   && pass "alice reserved GPU 0" || fail "alice could not reserve GPU 0"
-gpu_load rotabob 60; bob_pid=$!; pids+=($bob_pid)
+gpu_load rotabob 600; bob_pid=$!; pids+=($bob_pid)
 t0=$(date +%s)
-for _ in $(seq 60); do kill -0 "$bob_pid" 2>/dev/null || break; sleep 0.5; done
+for _ in $(seq 120); do kill -0 "$bob_pid" 2>/dev/null || break; sleep 0.5; done
 if kill -0 "$bob_pid" 2>/dev/null; then fail "rotabob's process still runs on alice's GPU after $(( $(date +%s) - t0 )) s"; kill "$bob_pid"
 else pass "rotabob's process on alice's GPU was stopped after $(( $(date +%s) - t0 )) s"; fi
 "$BIN/rota" violations -o json >"$OUT/violations.json"; "$BIN/rota" violations

@@ -17,6 +17,7 @@
 #include <utility>
 #include <vector>
 
+#include "common/clock.h"
 #include "common/file_util.h"
 #include "common/log.h"
 #include "common/time_util.h"
@@ -273,7 +274,7 @@ Status WriteToTerminal(const std::string& path, uint32_t uid, const std::string&
 }
 
 std::string LocalTime() {
-  std::time_t now = std::time(nullptr);
+  std::time_t now = static_cast<std::time_t>(RealClock::Get().NowMs() / 1000);
   std::tm tm{};
   ::localtime_r(&now, &tm);
   char buf[64];

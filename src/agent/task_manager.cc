@@ -168,9 +168,7 @@ void TaskManager::Start(const api::TaskSpec& spec) {
     r.state = "exited";
     r.exit_code = 127;
     r.error = why;
-    r.ended_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
-                     std::chrono::system_clock::now().time_since_epoch())
-                     .count();
+    r.ended_ms = RealClock::Get().NowMs();
     failed_[spec.id] = r;
   };
   for (uint16_t port : spec.ports) {

@@ -12,6 +12,7 @@
 #include <cstring>
 
 #include "agent/task_cgroup.h"
+#include "common/clock.h"
 #include "common/file_util.h"
 
 namespace rota::agent {
@@ -43,11 +44,7 @@ void Complain(const std::string& what) {
   (void)ignored;
 }
 
-int64_t NowMs() {
-  timespec ts{};
-  ::clock_gettime(CLOCK_REALTIME, &ts);
-  return static_cast<int64_t>(ts.tv_sec) * 1000 + ts.tv_nsec / 1'000'000;
-}
+int64_t NowMs() { return RealClock::Get().NowMs(); }
 
 Result<int> OpenLog(const std::string& path, const ShimSpec& s) {
   int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC | O_NOFOLLOW, 0640);

@@ -19,6 +19,8 @@ int64_t MonotonicNs() {
   return duration_cast<nanoseconds>(steady_clock::now().time_since_epoch()).count();
 }
 
+SteadyTime SteadyNow() { return std::chrono::steady_clock::now(); }
+
 RealClock& RealClock::Get() {
   static RealClock clock;
   return clock;

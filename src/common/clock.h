@@ -3,6 +3,7 @@
 // FakeClock and advance it instead of sleeping.
 
 #include <atomic>
+#include <chrono>
 #include <cstdint>
 
 namespace rota {
@@ -19,6 +20,13 @@ class Clock {
 // Monotonic nanoseconds from an arbitrary origin, for measuring how long code
 // runs (benchmarks, the simulator's scheduler pass latency). Not a seam.
 int64_t MonotonicNs();
+
+// Now on the steady clock, for the deadlines of waits and timers (condition
+// variables, poll loops, stuck-connection checks): plumbing, not decisions,
+// which take a Clock. With MonotonicNs and RealClock, the only reads of the
+// system's clocks (test `no_direct_clock_reads` keeps it so).
+using SteadyTime = std::chrono::steady_clock::time_point;
+SteadyTime SteadyNow();
 
 // The system clock. Thread-safe.
 class RealClock final : public Clock {

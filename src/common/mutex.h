@@ -24,6 +24,8 @@
 #include <condition_variable>
 #include <mutex>
 
+#include "common/clock.h"
+
 #if defined(__clang__)
 #define ROTA_THREAD_ANNOTATION(x) __attribute__((x))
 #else
@@ -127,7 +129,7 @@ class CondVar {
   template <class Rep, class Period, class Pred>
   bool WaitFor(Mutex* mu, std::chrono::duration<Rep, Period> timeout, Pred pred)
       ROTA_REQUIRES(mu) ROTA_NO_THREAD_SAFETY_ANALYSIS {
-    return WaitUntil(mu, std::chrono::steady_clock::now() + timeout, std::move(pred));
+    return WaitUntil(mu, SteadyNow() + timeout, std::move(pred));
   }
   // Blocks until pred() is true or `deadline` passed. Returns pred().
   template <class Clock, class Duration, class Pred>

@@ -12,6 +12,8 @@
 #include <cstring>
 #include <thread>
 
+#include "common/clock.h"
+
 extern char** environ;
 
 namespace rota {
@@ -168,7 +170,7 @@ void InitChildSpawnAttr(posix_spawnattr_t* attr, bool new_process_group) {
 }
 
 Result<int> WaitProcess(pid_t pid, int timeout_ms) {
-  auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);
+  auto deadline = SteadyNow() + std::chrono::milliseconds(timeout_ms);
   while (true) {
     int status = 0;
     pid_t r = ::waitpid(pid, &status, timeout_ms < 0 ? 0 : WNOHANG);
@@ -177,7 +179,7 @@ Result<int> WaitProcess(pid_t pid, int timeout_ms) {
       if (errno == EINTR) continue;
       return Status::NotFound("no child " + std::to_string(pid) + ": " + std::strerror(errno));
     }
-    if (timeout_ms >= 0 && std::chrono::steady_clock::now() >= deadline) {
+    if (timeout_ms >= 0 && SteadyNow() >= deadline) {
       return Status::Unavailable("process " + std::to_string(pid) + " still running");
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(10));

@@ -12,6 +12,7 @@
 #include <chrono>
 #include <cstring>
 
+#include "common/clock.h"
 #include "common/process.h"
 
 extern char** environ;
@@ -32,11 +33,7 @@ struct Pipe {
   }
 };
 
-int64_t NowMs() {
-  return std::chrono::duration_cast<std::chrono::milliseconds>(
-             std::chrono::steady_clock::now().time_since_epoch())
-      .count();
-}
+int64_t NowMs() { return MonotonicNs() / 1'000'000; }
 
 // write(2) to a pipe whose reader may be gone, without a process-wide SIGPIPE:
 // the signal is blocked on this thread and a pending one is consumed.

@@ -25,6 +25,7 @@
 #include <optional>
 #include <thread>
 
+#include "common/clock.h"
 #include "common/log.h"
 #include "common/mutex.h"
 #include "net/server_internal.h"
@@ -152,7 +153,7 @@ class StreamSession final : public Session, public std::enable_shared_from_this<
   template <class Then>
   void StartWrite(Then then) {
     writing_ = true;
-    write_started_ = std::chrono::steady_clock::now();
+    write_started_ = SteadyNow();
     asio::async_write(socket_, asio::buffer(current_),
                       [self = shared_from_this(), then](beast::error_code ec, size_t) {
                         self->writing_ = false;
@@ -179,7 +180,7 @@ class StreamSession final : public Session, public std::enable_shared_from_this<
     timer_.expires_after(state_->options.sse_keepalive_interval);
     timer_.async_wait([self = shared_from_this()](beast::error_code ec) {
       if (ec || self->finished_) return;
-      auto stuck = std::chrono::steady_clock::now() - self->write_started_;
+      auto stuck = SteadyNow() - self->write_started_;
       if (self->writing_ && stuck > self->state_->options.request_timeout) {
         ROTA_LOG(WARNING) << "dropping event-stream client " << self->request_.remote_addr
                           << ": a write has not completed for "
@@ -325,7 +326,7 @@ class HttpSession final : public Session, public std::enable_shared_from_this<Ht
   void SendError(int status, const std::string& message) {
     request_ = HttpRequest{};
     request_.remote_addr = remote_;
-    request_time_ = std::chrono::steady_clock::now();
+    request_time_ = SteadyNow();
     version_ = 11;
     if (parser_ && parser_->is_header_done()) {
       (void)FillHeader(parser_->get(), &request_);
@@ -337,7 +338,7 @@ class HttpSession final : public Session, public std::enable_shared_from_this<Ht
 
   void OnRequest() {
     phase_ = Phase::kHandling;
-    request_time_ = std::chrono::steady_clock::now();
+    request_time_ = SteadyNow();
     http::request<http::string_body> req = parser_->release();
     parser_.reset();
     version_ = req.version();
@@ -615,7 +616,7 @@ class Listener : public std::enable_shared_from_this<Listener> {
 
   // Best effort, without blocking: the reply fits in an empty socket buffer.
   void Reject(tcp::socket& socket) {
-    auto now = std::chrono::steady_clock::now();
+    auto now = SteadyNow();
     if (now - last_reject_log_ > std::chrono::seconds(10)) {
       last_reject_log_ = now;
       ROTA_LOG(WARNING) << "refusing connection from " << RemoteAddress(socket) << ": "

@@ -1,5 +1,6 @@
 #include "net/server_state.h"
 
+#include "common/clock.h"
 #include "common/log.h"
 #include "common/mutex.h"
 
@@ -7,7 +8,7 @@ namespace rota::net::internal {
 
 void ServerState::Observe(const HttpRequest& request, int status, SteadyTime since) const {
   if (!observer) return;
-  double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - since).count();
+  double seconds = std::chrono::duration<double>(SteadyNow() - since).count();
   try {
     observer(request, status, seconds);
   } catch (const std::exception& e) {

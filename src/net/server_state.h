@@ -13,6 +13,7 @@
 #include <utility>
 #include <vector>
 
+#include "common/clock.h"
 #include "common/mutex.h"
 #include "net/http_server.h"
 #include "net/outbox.h"
@@ -20,7 +21,7 @@
 
 namespace rota::net::internal {
 
-using SteadyTime = std::chrono::steady_clock::time_point;
+using rota::SteadyTime;
 
 // A live connection that Stop() can reach.
 class Session {

@@ -5,6 +5,7 @@
 #include <future>
 #include <utility>
 
+#include "common/clock.h"
 #include "common/log.h"
 #include "common/mutex.h"
 #include "server/store/gpu_pack.h"
@@ -254,7 +255,7 @@ void Writer::Loop() {
     if (dirty_.empty()) {
       cv_.Wait(&mu_, ready);
     } else {  // minutes close with time too
-      cv_.WaitUntil(&mu_, std::chrono::steady_clock::now() + std::chrono::seconds(1), ready);
+      cv_.WaitUntil(&mu_, SteadyNow() + std::chrono::seconds(1), ready);
     }
     const bool have_jobs = !queue_.empty();
     if (!have_jobs && stop_) break;
@@ -479,7 +480,7 @@ void Writer::WriteBatch(bool aggregate_all) {
     // Lets a waiting RESTART checkpoint take the write lock (at most 100 ms).
     MutexLock lk(&ckpt_mu_);
     ckpt_cv_.WaitUntil(&ckpt_mu_,
-                       std::chrono::steady_clock::now() + std::chrono::milliseconds(100),
+                       SteadyNow() + std::chrono::milliseconds(100),
                        [&]() ROTA_REQUIRES(ckpt_mu_) { return !restart_waiting_; });
   }
   Status begin = db_.Exec("BEGIN IMMEDIATE");
@@ -487,7 +488,7 @@ void Writer::WriteBatch(bool aggregate_all) {
   bool urgent = false;  // a caller is blocked on this transaction (Flush, UpsertNode)
   std::vector<size_t> aggregate_waiters;  // results of AggregateMinutes calls
   const auto linger_until =
-      std::chrono::steady_clock::now() + std::chrono::milliseconds(opt_.linger_ms);
+      SteadyNow() + std::chrono::milliseconds(opt_.linger_ms);
   while (true) {
     Job job;
     {
