@@ -107,6 +107,24 @@ class JobsCoreTest : public ::testing::Test {
     ASSERT_TRUE(jobs_->Start().ok());
   }
 
+  // (Re)starts the service on its own thread, with a full tick that never comes
+  // (the fake clock stands still): a pass runs only when an event wakes it.
+  void StartThreadedService() {
+    JobServiceOptions options;
+    options.tick_ms = 3'600'000;
+    jobs_.reset();
+    jobs_ = std::make_unique<JobService>(store_.get(), &cluster_, &transport_, reservations_.get(),
+                                         accounts_.get(), queues_.get(), quotas_.get(), &clock_,
+                                         options);
+    ASSERT_TRUE(jobs_->Start().ok());
+  }
+  // Polls `done` for up to 2 s (the threaded service's passes).
+  template <typename F>
+  static bool WaitFor(F done) {
+    for (int i = 0; i < 400 && !done(); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    return done();
+  }
+
   int64_t Submit(Json extra = Json::object()) {
     Json spec{{"name", "train"},
               {"command", {"sleep", "600"}},
@@ -353,49 +371,29 @@ TEST_F(JobsCoreTest, ATaskOnANodeUnreachableForTenSecondsIsLost) {
 // clock that never reaches the next full tick, still starts the waiting job.
 TEST_F(JobsCoreTest, ANodeThatComesBackIsUsedWithoutWaitingForATick) {
   cluster_.Disconnect("gpu-a", 1, clock_.NowMs());
-  JobServiceOptions options;
-  options.tick_ms = 3'600'000;
-  jobs_.reset();
-  jobs_ = std::make_unique<JobService>(store_.get(), &cluster_, &transport_, reservations_.get(),
-                                       accounts_.get(), queues_.get(), quotas_.get(), &clock_,
-                                       options);
-  ASSERT_TRUE(jobs_->Start().ok());
+  StartThreadedService();
   const int64_t id = Submit();
-  auto wait_for = [&](auto done) {
-    for (int i = 0; i < 400 && !done(); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(5));
-    return done();
-  };
-  ASSERT_TRUE(wait_for([&] { return Get(id).position > 0; })) << "no pass after the submission";
+  ASSERT_TRUE(WaitFor([&] { return Get(id).position > 0; })) << "no pass after the submission";
   EXPECT_EQ(Get(id).state, JobState::kPending);
   ASSERT_TRUE(cluster_.Connect(node_, 2, clock_.NowMs()).ok());
-  EXPECT_TRUE(wait_for([&] { return Get(id).state == JobState::kStarting; })) << Get(id).wait_reason;
+  EXPECT_TRUE(WaitFor([&] { return Get(id).state == JobState::kStarting; })) << Get(id).wait_reason;
   jobs_.reset();  // its thread ends before the fixture's transport
 }
 
 // A drained node starts no new job, keeps its running one, and says so in the
 // waiting job's reason; its resume wakes a pass at once (a node event).
 TEST_F(JobsCoreTest, ADrainedNodeKeepsItsJobsAndItsResumeStartsTheWaitingOne) {
-  JobServiceOptions options;
-  options.tick_ms = 3'600'000;
-  jobs_.reset();
-  jobs_ = std::make_unique<JobService>(store_.get(), &cluster_, &transport_, reservations_.get(),
-                                       accounts_.get(), queues_.get(), quotas_.get(), &clock_,
-                                       options);
-  ASSERT_TRUE(jobs_->Start().ok());
-  auto wait_for = [&](auto done) {
-    for (int i = 0; i < 400 && !done(); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(5));
-    return done();
-  };
+  StartThreadedService();
   const int64_t first = Submit();
-  ASSERT_TRUE(wait_for([&] { return Get(first).state == JobState::kStarting; }));
+  ASSERT_TRUE(WaitFor([&] { return Get(first).state == JobState::kStarting; }));
   ASSERT_TRUE(cluster_.SetDrain("gpu-a", NodeDrain{"disk swap", "admin", clock_.NowMs()}).ok());
   const int64_t second = Submit();
-  ASSERT_TRUE(wait_for([&] { return Get(second).position > 0; })) << "no pass after the submission";
+  ASSERT_TRUE(WaitFor([&] { return Get(second).position > 0; })) << "no pass after the submission";
   EXPECT_EQ(Get(second).state, JobState::kPending);
   EXPECT_NE(Get(second).wait_reason.find("drained: disk swap"), std::string::npos) << Get(second).wait_reason;
   EXPECT_EQ(Get(first).state, JobState::kStarting) << "a drain stops nothing";
   ASSERT_TRUE(cluster_.SetDrain("gpu-a", std::nullopt).ok());
-  EXPECT_TRUE(wait_for([&] { return Get(second).state == JobState::kStarting; })) << Get(second).wait_reason;
+  EXPECT_TRUE(WaitFor([&] { return Get(second).state == JobState::kStarting; })) << Get(second).wait_reason;
   jobs_.reset();  // its thread ends before the fixture's transport
 }
 
@@ -417,24 +415,14 @@ TEST_F(JobsCoreTest, AReservationChangeWakesAPassThatReadsItAgain) {
   auto r = reservations_->Create(reserve::Requester{b->id, "bob", {}, true}, req);
   ASSERT_TRUE(r.ok()) << r.status().ToString();
 
-  JobServiceOptions options;
-  options.tick_ms = 3'600'000;
-  jobs_.reset();
-  jobs_ = std::make_unique<JobService>(store_.get(), &cluster_, &transport_, reservations_.get(),
-                                       accounts_.get(), queues_.get(), quotas_.get(), &clock_,
-                                       options);
-  ASSERT_TRUE(jobs_->Start().ok());
+  StartThreadedService();
   reservations_->SetChangeHook([this] { jobs_->OnPolicyChange(); });
-  auto wait_for = [&](auto done) {
-    for (int i = 0; i < 400 && !done(); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(5));
-    return done();
-  };
   const int64_t id = Submit();
-  ASSERT_TRUE(wait_for([&] { return Get(id).position > 0; })) << "no pass after the submission";
+  ASSERT_TRUE(WaitFor([&] { return Get(id).position > 0; })) << "no pass after the submission";
   EXPECT_NE(Get(id).wait_reason.find("gpu-a reserved by bob"), std::string::npos) << Get(id).wait_reason;
   clock_.AdvanceMs(1000);  // a running reservation cancelled ends now
   ASSERT_TRUE(reservations_->Cancel(reserve::Requester{b->id, "bob", {}, false}, r->id).ok());
-  EXPECT_TRUE(wait_for([&] { return Get(id).state == JobState::kStarting; })) << Get(id).wait_reason;
+  EXPECT_TRUE(WaitFor([&] { return Get(id).state == JobState::kStarting; })) << Get(id).wait_reason;
   reservations_->SetChangeHook(nullptr);
   jobs_.reset();  // its thread ends before the fixture's transport
 }

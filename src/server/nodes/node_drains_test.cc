@@ -33,6 +33,15 @@ class NodeDrainsTest : public ::testing::Test {
     ASSERT_TRUE(drains_->Start().ok());
   }
 
+  std::vector<store::NodeDrainRow> StoredDrains() {
+    std::vector<store::NodeDrainRow> rows;
+    EXPECT_TRUE(store_->Read([&](store::Db& db) -> Status {
+      ASSIGN_OR_RETURN(rows, store::LoadNodeDrains(db));
+      return Status::Ok();
+    }).ok());
+    return rows;
+  }
+
   store::testing::TempDir dir_;
   FakeClock clock_;
   std::unique_ptr<store::Store> store_;
@@ -78,12 +87,7 @@ TEST_F(NodeDrainsTest, BadInputIsRefusedAndNothingIsStored) {
   auto long_reason = drains_->Drain("gpu-a", std::string(kMaxDrainReasonChars + 1, 'x'), "admin");
   EXPECT_EQ(long_reason.status().code(), StatusCode::kInvalidArgument);
   EXPECT_FALSE(cluster_->Node("gpu-a")->drain.has_value());
-  std::vector<store::NodeDrainRow> rows;
-  ASSERT_TRUE(store_->Read([&](store::Db& db) -> Status {
-    ASSIGN_OR_RETURN(rows, store::LoadNodeDrains(db));
-    return Status::Ok();
-  }).ok());
-  EXPECT_TRUE(rows.empty());
+  EXPECT_TRUE(StoredDrains().empty());
 }
 
 TEST_F(NodeDrainsTest, TheStoredDrainOfANodeNoLongerKnownIsRemovedAtStart) {
@@ -91,12 +95,7 @@ TEST_F(NodeDrainsTest, TheStoredDrainOfANodeNoLongerKnownIsRemovedAtStart) {
     return store::PutNodeDrain(db, {"gone", "old", "admin", 1});
   }).ok());
   Open();
-  std::vector<store::NodeDrainRow> rows;
-  ASSERT_TRUE(store_->Read([&](store::Db& db) -> Status {
-    ASSIGN_OR_RETURN(rows, store::LoadNodeDrains(db));
-    return Status::Ok();
-  }).ok());
-  EXPECT_TRUE(rows.empty());
+  EXPECT_TRUE(StoredDrains().empty());
 }
 
 }  // namespace
