@@ -50,7 +50,14 @@ Agent::~Agent() {
   }
   cmd_cv_.NotifyAll();
   cmd_thread_.join();
-  tasks_.reset();  // before the connection it sends on goes away
+  // The task manager goes before the connection it sends on. It is taken out
+  // under mu_: the network thread reads tasks_ under mu_ until then.
+  std::unique_ptr<TaskManager> tasks;
+  {
+    MutexLock lock(&mu_);
+    tasks = std::move(tasks_);
+  }
+  tasks.reset();
   std::unique_ptr<net::WsClient> client;
   {
     MutexLock lock(&mu_);
