@@ -14,9 +14,11 @@
 //   - with --queued N (0: skipped), a full cluster with N one-GPU jobs queued behind it:
 //     every GPU gets an "occupant" job, then N jobs are submitted by --clients clients
 //     (submit latency while the queue grows); GET /api/v1/jobs and GET /api/v1/queue
-//     latency with the queue full; then --fills of the occupants end on their own, one
-//     a second, and the time from an occupant's last output line (its process ends right
-//     after) to the first line of the job that took its GPU is the fill latency. Every
+//     latency with the queue full (until the response is received; parsing it is not
+//     timed); then --fills of the occupants end, one at a time, when the bench writes to
+//     the FIFO each waits on, and the time from an occupant's last output line (its
+//     process ends right after) to the first line of the job that took its GPU is the
+//     fill latency. Every
 //     job prints `date +%s.%N`; occupants and queued jobs then sleep for an hour and are
 //     all cancelled at the end.
 //
@@ -35,15 +37,18 @@
 #include <algorithm>
 #include <atomic>
 #include <cctype>
+#include <cerrno>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <cstring>
 #include <functional>
 #include <iostream>
 #include <map>
 #include <mutex>
 #include <optional>
 #include <set>
+#include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #include <string>
@@ -171,6 +176,14 @@ class Api {
   // every call opens its own.
   Result<Json> Call(const std::string& method, const std::string& path, const std::string& body,
                     int want_status) const {
+    ASSIGN_OR_RETURN(std::string text, Fetch(method, path, body, want_status));
+    return rota::api::ParseJson(text);
+  }
+  Result<Json> Get(const std::string& path) const { return Call("GET", path, "", 200); }
+  // The response body unparsed: what a read costs the server and the wire, without
+  // this client's JSON parsing (a full queue's body is megabytes).
+  Result<std::string> Fetch(const std::string& method, const std::string& path, const std::string& body,
+                            int want_status) const {
     std::vector<std::string> headers = {"Authorization: Bearer " + token_};
     if (!body.empty()) headers.push_back("Content-Type: application/json");
     thread_local rota::net::HttpConnection connection;
@@ -181,9 +194,8 @@ class Api {
       return Status::Internal(method + " " + path + " -> " + std::to_string(r.status) + ": " +
                               r.body);
     }
-    return rota::api::ParseJson(r.body);
+    return std::move(r.body);
   }
-  Result<Json> Get(const std::string& path) const { return Call("GET", path, "", 200); }
   const std::string& server() const { return server_; }
 
  private:
@@ -208,6 +220,23 @@ Result<std::string> BenchUserToken(const Api& admin, const std::string& unix_use
   if (!login.contains("token") || !login["token"].is_string())
     return Status::Internal("login: no token");
   return login["token"].get<std::string>();
+}
+
+// Ends an occupant's wait: writes a line to the FIFO it reads, once it has it open.
+Status Release(const std::string& fifo, int timeout_s) {
+  const auto deadline = Steady::now() + std::chrono::seconds(timeout_s);
+  while (true) {
+    const int fd = ::open(fifo.c_str(), O_WRONLY | O_NONBLOCK | O_CLOEXEC);
+    if (fd >= 0) {
+      const bool written = ::write(fd, "\n", 1) == 1;
+      ::close(fd);
+      if (written) return Status::Ok();
+      return Status::Internal("write " + fifo + ": " + std::strerror(errno));
+    }
+    if (errno != ENXIO) return Status::Internal("open " + fifo + ": " + std::strerror(errno));
+    if (Steady::now() > deadline) return Status::DeadlineExceeded("no occupant reads " + fifo);
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));  // its reader is not there yet
+  }
 }
 
 Json JobSpec(const std::string& name, int tasks, int gpus, std::vector<std::string> argv) {
@@ -428,7 +457,13 @@ Result<QueuedResult> MeasureQueued(const Api& api, const Options& o) {
   for (int i = 0; i < out.gpus; ++i) {
     std::string script = "date +%s.%N; exec sleep 3600";
     if (i < o.fills) {
-      script = "date +%s.%N; while [ ! -e " + dir + "/go-" + std::to_string(i) + " ]; do sleep 0.02; done; date +%s.%N";
+      // It waits on a FIFO, not by polling for a file: a polling loop's process
+      // starts would load the machine the measure runs on.
+      const std::string fifo = dir + "/go-" + std::to_string(i);
+      if (::mkfifo(fifo.c_str(), 0666) != 0 || ::chmod(fifo.c_str(), 0666) != 0) {
+        return Status::Internal("mkfifo " + fifo + ": " + std::strerror(errno));
+      }
+      script = "date +%s.%N; read line < " + fifo + "; date +%s.%N";
     }
     ASSIGN_OR_RETURN(Json job, api.Call("POST", "/api/v1/jobs",
                                         JobSpec("occupant-" + std::to_string(i), 1, 1, {"sh", "-c", script}).dump(),
@@ -474,16 +509,15 @@ Result<QueuedResult> MeasureQueued(const Api& api, const Options& o) {
   // Reads with the queue full.
   Status read_error;
   for (int i = 0; i < 30; ++i) {
-    out.list_ms.push_back(TimedMs([&] { read_error = api.Get("/api/v1/jobs").status(); }));
+    out.list_ms.push_back(TimedMs([&] { read_error = api.Fetch("GET", "/api/v1/jobs", "", 200).status(); }));
     RETURN_IF_ERROR(read_error.WithContext("GET /api/v1/jobs"));
-    out.queue_ms.push_back(TimedMs([&] { read_error = api.Get("/api/v1/queue").status(); }));
+    out.queue_ms.push_back(TimedMs([&] { read_error = api.Fetch("GET", "/api/v1/queue", "", 200).status(); }));
     RETURN_IF_ERROR(read_error.WithContext("GET /api/v1/queue"));
   }
   // Fills: end one occupant, wait for it, then find the job that took its GPU.
   std::set<int64_t> seen(occupants.begin(), occupants.end());
   for (int f = 0; f < o.fills; ++f) {
-    const std::string go = dir + "/go-" + std::to_string(f);
-    RETURN_IF_ERROR(rota::WriteFileAtomic(go, ""));
+    RETURN_IF_ERROR(Release(dir + "/go-" + std::to_string(f), o.timeout_s));
     ASSIGN_OR_RETURN(Json ended, PollJob(api, occupants[f], 20, o.timeout_s,
                                          [](const Json& j) { return IsFinal(j.value("state", "")); }));
     auto end = LoggedTime(api, occupants[f], "worker-0", 1);

@@ -143,14 +143,15 @@ jq -n --argjson n "$JOBS" --argjson submitted "$submitted" --argjson started "$s
 
 # Full cluster (QUEUED > 0): the same scenario as rota_job_launch --queued: every GPU
 # busy, QUEUED one-GPU jobs behind them, then FILLS occupants end one at a time (each
-# waits for a file); fill = the occupant's last line -> the first line of the job that
+# waits on a FIFO); fill = the occupant's last line -> the first line of the job that
 # took its GPU (both the jobs' own `date`).
 if [ "$QUEUED" -gt 0 ]; then
   trig="$out/go"; mkdir -p "$trig"
   : >"$work/slurm-occ-ids"
   for i in $(seq 0 15); do
     if [ "$i" -lt "$FILLS" ]; then
-      script="date +%s.%N; while [ ! -e $trig/go-$i ]; do sleep 0.02; done; date +%s.%N"
+      mkfifo -m 0666 "$trig/go-$i"  # a blocking read, not a polling loop that loads the machine
+      script="date +%s.%N; read line < $trig/go-$i; date +%s.%N"
     else
       script='date +%s.%N; exec sleep 3600'
     fi
@@ -163,7 +164,7 @@ if [ "$QUEUED" -gt 0 ]; then
   tq1=$(now)
   : >"$work/slurm-fill"; : >"$work/slurm-seen"
   for f in $(seq 0 $((FILLS - 1))); do
-    touch "$trig/go-$f"
+    timeout 600 sh -c "echo > $trig/go-$f"
     until [ "$(wc -l <"$out/occ-$f.out")" -ge 2 ]; do sleep 0.01; done
     end=$(tail -1 "$out/occ-$f.out")
     new=""
