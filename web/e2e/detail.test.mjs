@@ -129,25 +129,43 @@ describe('rota web UI: node and GPU detail, job templates', { timeout: 15 * 60_0
     checkClean('node detail');
   });
 
-  step('a drained node says so on its page and its card, live, until resumed', async () => {
-    const admin = await login('admin');
+  step('an admin drains a node from its page: it says so there and on its card, its idle GPUs are not free, until resumed', async () => {
     await navigate('#/nodes/gpu-b');
     await page.locator('h1', { hasText: 'gpu-b' }).waitFor();
-    let r = await apiCall(api, 'PUT', '/api/v1/nodes/gpu-b/drain', admin, { reason: 'new fans' });
-    assert.equal(r.status, 200, r.text);
-    assert.equal(r.json.drain.reason, 'new fans');
-    assert.equal(r.json.drain.by, 'admin');
+    await eventually('gpu-b tiles free', async () => (await page.locator('[data-testid="gpu-tile"][data-state="free"]').count()) === 4);
+    await page.getByTestId('node-drain-reason').fill('new fans');
+    await page.getByTestId('node-drain-button').click();
     const drain = page.getByTestId('node-drain');
     await eventually('the drain on the node page', async () => (await drain.count()) === 1);
     assert.match(await drain.textContent(), /Drained by admin since .+: new fans\. No new job starts here/);
+    await eventually(
+      "gpu-b's idle GPUs drained",
+      async () => (await page.locator('[data-testid="gpu-tile"][data-state="drained"]').count()) === 4,
+    );
+    assert.match(await page.locator('[data-testid="gpu-tile"]').first().textContent(), /Drained/);
+    await page.getByTestId('node-resume').waitFor();
+    await checkScreen('node-drained');
+    // The server holds it: the API says the same.
+    const admin = await login('admin');
+    let r = await apiCall(api, 'GET', '/api/v1/nodes/gpu-b', admin);
+    assert.equal(r.status, 200, r.text);
+    assert.equal(r.json.drain.reason, 'new fans');
+    assert.equal(r.json.drain.by, 'admin');
     await navigate('#/');
     const card = page.locator('[data-testid="node-card"][data-node="gpu-b"] [data-testid="node-drain"]');
     await eventually('the drain on the node card', async () => (await card.count()) === 1);
     assert.match(await card.textContent(), /Drained by admin: new fans/);
-    r = await apiCall(api, 'DELETE', '/api/v1/nodes/gpu-b/drain', admin);
-    assert.equal(r.status, 200, r.text);
-    assert.equal(r.json.drain, null);
+    await eventually('the totals count the drained GPUs apart', async () =>
+      /and 4 idle on drained nodes/.test((await page.getByTestId('total-drained').textContent().catch(() => '')) ?? ''),
+    );
+    // Resumed from its page.
+    await navigate('#/nodes/gpu-b');
+    await page.getByTestId('node-resume').click();
     await eventually('no drain after the resume', async () => (await page.getByTestId('node-drain').count()) === 0);
+    await page.getByTestId('node-drain-form').waitFor();
+    await eventually('gpu-b tiles free again', async () => (await page.locator('[data-testid="gpu-tile"][data-state="free"]').count()) === 4);
+    r = await apiCall(api, 'GET', '/api/v1/nodes/gpu-b', admin);
+    assert.equal(r.json.drain, null);
     checkClean('node drain');
   });
 
@@ -162,6 +180,10 @@ describe('rota web UI: node and GPU detail, job templates', { timeout: 15 * 60_0
     await page.getByTestId('signin-form').waitFor();
     await signIn('alice', accounts.alice);
     await page.getByTestId('current-user').waitFor();
+    // Only admins drain nodes: alice's node page has no control for it.
+    await navigate('#/nodes/gpu-b');
+    await page.locator('h1', { hasText: 'gpu-b' }).waitFor();
+    assert.equal(await page.getByTestId('node-drain-form').count(), 0);
     await navigate('#/submit');
     await page.getByTestId('submit-form').waitFor();
     await page.getByTestId('submit-template').selectOption('pytorch-ddp');

@@ -102,6 +102,7 @@ export async function api<T>(method: string, path: string, body?: unknown, opts:
 
 export const get = <T>(path: string, opts?: CallOptions) => api<T>('GET', path, undefined, opts);
 export const post = <T>(path: string, body?: unknown, opts?: CallOptions) => api<T>('POST', path, body, opts);
+export const put = <T>(path: string, body?: unknown, opts?: CallOptions) => api<T>('PUT', path, body, opts);
 export const patch = <T>(path: string, body?: unknown, opts?: CallOptions) => api<T>('PATCH', path, body, opts);
 export const del = <T>(path: string, opts?: CallOptions) => api<T>('DELETE', path, undefined, opts);
 

@@ -8,7 +8,18 @@ import { ApiError, get, query } from '../api/client';
 import { openStream, type SseEvent, type StreamStatus } from '../api/stream';
 import type { Gpu, Job, Node, Reservation, SampleEvent } from '../api/types';
 
-export type TileState = 'free' | 'job' | 'hand' | 'reserved' | 'failed' | 'unreachable';
+export type TileState = 'free' | 'job' | 'hand' | 'drained' | 'reserved' | 'failed' | 'unreachable';
+
+/** A tile state in words, for badges. */
+export const TILE_STATE_TEXT: Record<TileState, string> = {
+  free: 'Free',
+  job: 'Job',
+  hand: 'In use',
+  drained: 'Drained',
+  reserved: 'Reserved',
+  failed: 'Failed',
+  unreachable: 'Unreachable',
+};
 
 export interface Hold {
   job?: { id: number; name: string; owner: string; task: string; unix_user: string; pid: number };
@@ -29,12 +40,16 @@ export class NodeLive {
   }
 }
 
-/** A GPU tile's state: the first that applies of unreachable, failed, job, hand (processes), reserved, free. */
+/**
+ * A GPU tile's state: the first that applies of unreachable, failed, job, hand
+ * (processes), drained (its node takes no new job), reserved, free.
+ */
 export function tileState(node: Node, gpu: Gpu | undefined, hold: Hold | undefined): TileState {
   if (node.state !== 'ready' || gpu?.state === 'unreachable') return 'unreachable';
   if (gpu?.state === 'failed' || gpu?.failed) return 'failed';
   if (hold?.job) return 'job';
   if (gpu && gpu.processes && gpu.processes.length > 0) return 'hand';
+  if (node.drain) return 'drained';
   if (hold?.reservation) return 'reserved';
   return 'free';
 }
@@ -47,6 +62,8 @@ export interface Totals {
   busyJob: number;
   busyHand: number;
   reservedIdle: number;
+  /** Idle GPUs of drained nodes: not free for jobs. */
+  drained: number;
   free: number;
   failed: number;
   unreachable: number;
@@ -84,6 +101,7 @@ class Cluster {
       busyJob: 0,
       busyHand: 0,
       reservedIdle: 0,
+      drained: 0,
       free: 0,
       failed: 0,
       unreachable: 0,
@@ -105,6 +123,7 @@ class Cluster {
         if (st === 'job') t.busyJob++;
         else if (st === 'hand') t.busyHand++;
         else if (st === 'reserved') t.reservedIdle++;
+        else if (st === 'drained') t.drained++;
         else if (st === 'free') t.free++;
         else if (st === 'failed') t.failed++;
         else t.unreachable++;
