@@ -137,6 +137,9 @@ struct Shape {
   uint64_t fits_version = ~0ULL;   // free_version_ at which it was seen to fit (blocks ignored)
   uint64_t block_version = ~0ULL;  // free_version_ of largest_block
   std::string largest_block;       // WhyNot's text for "no node holds a task"
+  // WhyNot's text when a task group's matching nodes all take no jobs ("" when
+  // every group has one); set at the first WhyNot: nodes do not change in a pass.
+  std::optional<std::string> closed;
   // What Plan found for jobs of the shape in this pass, in order (one-demand
   // shapes only): the earliest start of a later job that is kept off at
   // least as much (PlanBound).
@@ -334,6 +337,9 @@ class Pass {
 
   // Why `job` does not fit now, for people.
   std::string WhyNot(const PendingJob& job, Shape& shape);
+  // "waiting for NODE (why) or N more" when a task group of the job matches only
+  // nodes that take no jobs now (drained, unreachable); "" otherwise.
+  std::string ClosedReason(const PendingJob& job, Shape& shape);
 
   std::string QuotaReason(const PendingJob& job, uint32_t need) const;
 

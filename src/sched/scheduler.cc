@@ -112,9 +112,7 @@ Decisions Pass::Run() {
   return std::move(out_);
 }
 
-std::string Pass::WhyNot(const PendingJob& job, Shape& shape) {
-  const uint32_t need = shape.need;
-  // A task group whose matching nodes all take no jobs now (drained, unreachable).
+std::string Pass::ClosedReason(const PendingJob& job, Shape& shape) {
   const auto& matching = EligibleNodes(job, shape);
   for (size_t d = 0; d < job.demands.size(); ++d) {
     if (std::find(matching[d].begin(), matching[d].end(), 1) != matching[d].end()) continue;
@@ -133,6 +131,13 @@ std::string Pass::WhyNot(const PendingJob& job, Shape& shape) {
       return "waiting for " + closed + (more > 0 ? " or " + std::to_string(more) + " more" : "");
     }
   }
+  return "";
+}
+
+std::string Pass::WhyNot(const PendingJob& job, Shape& shape) {
+  const uint32_t need = shape.need;
+  if (!shape.closed) shape.closed = ClosedReason(job, shape);
+  if (!shape.closed->empty()) return *shape.closed;
   if (need > free_.TotalFree()) {
     return "waiting for " + Plural(need, "GPU") + " (" + std::to_string(free_.TotalFree()) +
            " free)";
