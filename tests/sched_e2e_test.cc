@@ -723,5 +723,50 @@ TEST(NodeLossE2E, ANodeWhoseServerFrozeStopsTheJobsThatOptedIn) {
   CutOffStopsTheJobsThatOptedIn(true);
 }
 
+// `rota simulate --queues`: the trace's queue column with the queues of a
+// GET /api/v1/queues answer; a bad queue file is refused naming the entry.
+TEST(SimulateCli, TheTracesQueuesComeFromAQueuesFile) {
+  TempDir dir;
+  const std::string trace = dir.path() + "/trace.csv";
+  ASSERT_TRUE(WriteFileAtomic(trace,
+                              "submit_time,duration_s,num_gpus,user,queue\n"
+                              "0,3600,1,ann,batch\n0,3600,1,bob,batch\n0,3600,1,cy,urgent\n")
+                  .ok());
+  const std::string queues = dir.path() + "/queues.json";
+  ASSERT_TRUE(WriteFileAtomic(queues, R"({"queues": [
+      {"name": "default", "priority": 0, "min_priority": -100, "max_priority": 0, "built_in": true,
+       "pending": 0, "unfinished": 0},
+      {"name": "urgent", "priority": 10, "max_gpus": 1, "pending": 3, "unfinished": 4}]})")
+                  .ok());
+  CliResult r = RunCli({"simulate", "--trace", trace, "--pooled", "1", "--policy", "rota", "--queues", queues,
+                        "-o", "json"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  Json out = Json::parse(r.out);
+  const Json& by_queue = out["results"][0]["by_queue"];
+  ASSERT_EQ(by_queue.size(), 2u) << out.dump();
+  EXPECT_EQ(by_queue[1]["queue"], "urgent");
+  EXPECT_NEAR(by_queue[1]["jct_hours"]["avg"].get<double>(), 1.0, 1e-6);
+  EXPECT_EQ(by_queue[0]["queue"], "batch");
+  EXPECT_EQ(by_queue[0]["jobs"], 2);
+  // The table says the same.
+  r = RunCli({"simulate", "--trace", trace, "--pooled", "1", "--policy", "rota", "--queues", queues});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("by queue:"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("urgent"), std::string::npos) << r.out;
+
+  ASSERT_TRUE(WriteFileAtomic(queues, R"([{"name": "urgent", "max_gpus": -1}])").ok());
+  r = RunCli({"simulate", "--trace", trace, "--pooled", "1", "--queues", queues});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("queues[0]"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("max_gpus"), std::string::npos) << r.err;
+  ASSERT_TRUE(WriteFileAtomic(queues, R"([{"name": "urgent"}, {"name": "urgent"}])").ok());
+  r = RunCli({"simulate", "--trace", trace, "--pooled", "1", "--queues", queues});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("given twice"), std::string::npos) << r.err;
+  r = RunCli({"simulate", "--trace", trace, "--pooled", "1", "--queues", dir.path() + "/none.json"});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("--queues"), std::string::npos) << r.err;
+}
+
 }  // namespace
 }  // namespace rota::testing

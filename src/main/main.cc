@@ -8,6 +8,7 @@
 #include "agent/task_shim.h"
 #include "cli/commands.h"
 #include "dev/dev_cluster.h"
+#include "server/queues/queues.h"
 #include "server/server_main.h"
 #include "sim/simulate.h"
 
@@ -400,6 +401,9 @@ int main(int argc, char** argv) {
   simulate->add_flag("--skip-bad-rows", sim.skip_bad_rows, "Skip bad rows (reported) instead of refusing the trace");
   simulate->add_option("-o,--output", sim.output, "table (default) or json");
   simulate->add_option("--plot", sim.plot, "Write an SVG picture (JCT CDF, utilisation) to this file");
+  std::string sim_queues;
+  simulate->add_option("--queues", sim_queues,
+                       "JSON file of the queues the trace's queue column names (as GET /api/v1/queues gives)");
 
   // The agent's per-task supervisor (not for users: the agent starts it).
   std::string shim_spec;
@@ -413,7 +417,17 @@ int main(int argc, char** argv) {
   }
 
   if (shim->parsed()) return rota::agent::RunTaskShim(shim_spec);
-  if (simulate->parsed()) return rota::sim::RunSimulate(sim);
+  if (simulate->parsed()) {
+    if (!sim_queues.empty()) {
+      auto queues = rota::server::QueuesFromJsonFile(sim_queues);
+      if (!queues.ok()) {
+        std::cerr << "rota: --queues: " << queues.status().message() << "\n";
+        return 2;
+      }
+      sim.queues = std::move(*queues);
+    }
+    return rota::sim::RunSimulate(sim);
+  }
   if (server->parsed()) return rota::server::RunServer(server_flags);
   if (agent->parsed()) return rota::agent::RunAgent(agent_flags);
   if (dev->parsed()) return rota::dev::RunDev(dev_options);

@@ -56,7 +56,11 @@ class Replayer {
       : spec_(spec), o_(o) {
     s_.policy = spec.policy;
     s_.policy.explain = false;
-    s_.queues.push_back(sched::Queue{});
+    s_.queues = o.queues;
+    auto known = [this](const std::string& name) {
+      return std::any_of(s_.queues.begin(), s_.queues.end(), [&](const sched::Queue& q) { return q.name == name; });
+    };
+    if (!known("default")) s_.queues.insert(s_.queues.begin(), sched::Queue{});
     if (o.pooled_gpus > 0) {
       s_.nodes.push_back(sched::Node{.name = "pool", .gpus = o.pooled_gpus});
       total_gpus_ = o.pooled_gpus;
@@ -71,6 +75,12 @@ class Replayer {
       if (t.gpus > total_gpus_) {
         ++dropped_;
         continue;
+      }
+      if (!t.queue.empty() && !known(t.queue)) {
+        sched::Queue q = *std::find_if(s_.queues.begin(), s_.queues.end(),
+                                       [](const sched::Queue& d) { return d.name == "default"; });
+        q.name = t.queue;
+        s_.queues.push_back(std::move(q));
       }
       SimJob j;
       j.trace = &t;
@@ -112,6 +122,7 @@ class Replayer {
     m.id = static_cast<sched::JobId>(index + 1);
     m.user = j.trace->user;
     m.group = j.trace->group;
+    if (!j.trace->queue.empty()) m.queue = j.trace->queue;
     m.submitted_ms = j.trace->submit_ms;
     m.queued_ms = j.trace->submit_ms;
     m.preemptible = true;
@@ -319,6 +330,18 @@ class Replayer {
     }
     r.jct_h = Summarise(jct);
     r.wait_h = Summarise(wait);
+    std::map<std::string, std::pair<std::vector<double>, std::vector<double>>> per_queue;  // jct, wait
+    for (size_t i = 0; i < jobs_.size(); ++i) {
+      const std::string& q = jobs_[i].trace->queue;
+      auto& [qj, qw] = per_queue[q.empty() ? "default" : q];
+      qj.push_back(jct[i]);
+      qw.push_back(wait[i]);
+    }
+    if (per_queue.size() > 1) {
+      for (auto& [name, v] : per_queue) {
+        r.by_queue.push_back({name, v.first.size(), Summarise(v.first), Summarise(std::move(v.second))});
+      }
+    }
     r.bounded_slowdown = Summarise(slowdown);
     r.jct_sorted_h = jct;
     std::sort(r.jct_sorted_h.begin(), r.jct_sorted_h.end());

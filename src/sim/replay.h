@@ -41,6 +41,12 @@ struct ReplayOptions {
   int64_t from_ms = 0, to_ms = 0;  // window of submissions [from, to); 0 0: all
   int64_t preempt_cost_ms = 30'000;
   int64_t fairshare_half_life_ms = 7LL * 24 * 3600 * 1000;
+  // The queues jobs name in the trace's `queue` column (none or empty: the
+  // job's queue is "default"). Empty: the built-in default only. A queue the
+  // trace names that is not here runs with the default queue's settings.
+  // Queue priority and max_gpus apply; jobs stay preemptible and get no time
+  // limit from their queue (the trace has neither).
+  std::vector<sched::Queue> queues;
 };
 
 struct Percentiles {
@@ -77,6 +83,13 @@ struct ReplayResult {
     Percentiles ms;
   };
   std::vector<PassBucket> pass_ms_by_queue;
+  // Per queue of the trace, by name (filled only when jobs name more than one).
+  struct QueueResult {
+    std::string queue;
+    size_t jobs = 0;
+    Percentiles jct_h, wait_h;
+  };
+  std::vector<QueueResult> by_queue;
   size_t passes = 0, max_queue = 0;
   double replay_s = 0;        // wall time of the whole replay
   std::vector<double> jct_sorted_h;  // for the CDF picture

@@ -114,6 +114,44 @@ TEST(ReplayTest, NodeLayoutSplitsBigJobsAndDropsTooBigOnes) {
   EXPECT_NEAR(r.jct_h.avg, 60.0 / 3600, 1e-9);
 }
 
+TraceJob InQueue(TraceJob j, const std::string& queue) {
+  j.queue = queue;
+  return j;
+}
+
+TEST(ReplayTest, QueuesOfTheTraceOrderJobsAndCapTheirGpus) {
+  // One GPU; at once: two jobs of queue "batch", then one of "urgent" (priority 10).
+  std::vector<TraceJob> jobs = {InQueue(Job(0, 3600, 1), "batch"), InQueue(Job(0, 3600, 1), "batch"),
+                                InQueue(Job(0, 3600, 1), "urgent")};
+  ReplayOptions o;
+  o.pooled_gpus = 1;
+  o.queues = {sched::Queue{.name = "urgent", .priority = 10}};
+  ReplayResult r = RunPolicy(jobs, "rota", o);
+  ASSERT_EQ(r.by_queue.size(), 2u);
+  EXPECT_EQ(r.by_queue[0].queue, "batch");  // "batch": not in the list, the default's settings
+  EXPECT_EQ(r.by_queue[0].jobs, 2u);
+  EXPECT_EQ(r.by_queue[1].queue, "urgent");
+  EXPECT_NEAR(r.by_queue[1].jct_h.avg, 1.0, 1e-6);  // it went first
+  EXPECT_GE(r.by_queue[0].jct_h.avg, (2 + 3) / 2.0 - 1e-6);  // after it (preemptions may add)
+  // Without the queue list both queues are equal: the urgent job is not first.
+  ReplayResult equal = RunPolicy(jobs, "rota", ReplayOptions{.pooled_gpus = 1});
+  ASSERT_EQ(equal.by_queue.size(), 2u);
+  EXPECT_GT(equal.by_queue[1].jct_h.avg, 1.5);
+
+  // A queue capped at 1 GPU on 2 free GPUs: its jobs run one after the other.
+  std::vector<TraceJob> capped = {InQueue(Job(0, 3600, 1), "small"), InQueue(Job(0, 3600, 1), "small"),
+                                  Job(0, 60, 1)};
+  o = ReplayOptions{.pooled_gpus = 2};
+  o.queues = {sched::Queue{.name = "small", .max_gpus = 1}};
+  r = RunPolicy(capped, "rota", o);
+  ASSERT_EQ(r.by_queue.size(), 2u);
+  EXPECT_EQ(r.by_queue[1].queue, "small");
+  EXPECT_NEAR(r.by_queue[1].wait_h.avg, 0.5, 1e-6);
+  EXPECT_NEAR(r.by_queue[0].jct_h.avg, 60.0 / 3600, 1e-6);  // "default" ran beside it
+  // One queue only: no breakdown.
+  EXPECT_TRUE(RunPolicy({Job(0, 60, 1)}, "rota", ReplayOptions{.pooled_gpus = 1}).by_queue.empty());
+}
+
 TEST(ReplayTest, SameTraceSameResults) {
   std::vector<TraceJob> jobs;
   for (int i = 0; i < 300; ++i) jobs.push_back(Job(i * 37, 100 + (i * 7919) % 5000, 1 + (i % 9 == 0 ? 7 : 0), "u" + std::to_string(i % 5)));

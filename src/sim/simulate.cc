@@ -39,6 +39,17 @@ Json PassBucketsJson(const std::vector<ReplayResult::PassBucket>& buckets) {
   return out;
 }
 
+Json ByQueueJson(const std::vector<ReplayResult::QueueResult>& queues) {
+  Json out = Json::array();
+  for (const auto& q : queues) {
+    out.push_back({{"queue", q.queue},
+                   {"jobs", q.jobs},
+                   {"jct_hours", PercentilesJson(q.jct_h)},
+                   {"wait_hours", PercentilesJson(q.wait_h)}});
+  }
+  return out;
+}
+
 Json ToJson(const ReplayResult& r) {
   return {{"policy", r.policy},
           {"jobs", r.jobs},
@@ -55,6 +66,7 @@ Json ToJson(const ReplayResult& r) {
           {"fairness_jain", r.fairness_jain},
           {"pass_ms", PercentilesJson(r.pass_ms)},
           {"pass_ms_by_queue", PassBucketsJson(r.pass_ms_by_queue)},
+          {"by_queue", ByQueueJson(r.by_queue)},
           {"passes", r.passes},
           {"max_queue", r.max_queue},
           {"replay_seconds", r.replay_s}};
@@ -75,6 +87,15 @@ void PrintTable(const std::vector<ReplayResult>& rs) {
                 r.policy.c_str(), r.jct_h.avg, r.jct_h.p50, r.jct_h.p95, r.jct_h.p99, r.wait_h.avg, r.wait_h.p99,
                 r.utilisation, r.utilisation_while_waiting, r.idle_while_waiting, r.bounded_slowdown.avg, r.preemptions_per_job, r.lost_gpu_hours, r.fairness_jain, r.pass_ms.p50,
                 r.pass_ms.p99, r.pass_ms.max);
+  }
+  if (rs.empty() || rs.front().by_queue.empty()) return;
+  std::printf("\nby queue:\n%-6s %-12s %7s %8s %8s %8s %8s\n", "policy", "queue", "jobs", "avgJCTh", "p99JCTh",
+              "avgWaith", "p99Waith");
+  for (const auto& r : rs) {
+    for (const auto& q : r.by_queue) {
+      std::printf("%-6s %-12s %7zu %8.3f %8.3f %8.3f %8.3f\n", r.policy.c_str(), q.queue.c_str(), q.jobs,
+                  q.jct_h.avg, q.jct_h.p99, q.wait_h.avg, q.wait_h.p99);
+    }
   }
 }
 
@@ -168,6 +189,7 @@ int RunSimulate(const SimulateOptions& o) {
   ro.gpus_per_node = o.gpus_per_node;
   ro.pooled_gpus = o.pooled_gpus;
   ro.preempt_cost_ms = *cost;
+  ro.queues = o.queues;
   if (!o.from.empty()) {
     auto t = ParseWhen(o.from);
     if (!t.ok()) return usage("--from: " + t.status().message());

@@ -23,6 +23,7 @@ struct SimulateOptions {
   bool skip_bad_rows = false;
   std::string output = "table";       // table | json
   std::string plot;                   // SVG file
+  std::vector<sched::Queue> queues;   // the trace's queues (ReplayOptions::queues)
 };
 
 int RunSimulate(const SimulateOptions& options);

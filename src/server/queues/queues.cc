@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "common/file_util.h"
 #include "common/mutex.h"
 #include "common/time_util.h"
 #include "reserve/json_fields.h"
@@ -94,6 +95,35 @@ Json ToJson(const QueueDef& d) {
   if (q.default_time_limit_ms > 0) j["default_time_limit"] = FormatDurationMs(q.default_time_limit_ms);
   if (q.max_time_limit_ms > 0) j["max_time_limit"] = FormatDurationMs(q.max_time_limit_ms);
   return j;
+}
+
+Result<std::vector<sched::Queue>> QueuesFromJsonFile(const std::string& path) {
+  ASSIGN_OR_RETURN(std::string text, ReadFile(path));
+  auto parsed = api::ParseJson(text);
+  if (!parsed.ok()) return Status::InvalidArgument(path + ": " + parsed.status().message());
+  const Json* list = &*parsed;
+  if (list->is_object() && list->contains("queues")) list = &(*list)["queues"];
+  if (!list->is_array()) {
+    return Status::InvalidArgument(path + ": expected an array of queues or {\"queues\": [...]}");
+  }
+  if (list->size() > kMaxQueues) {
+    return Status::InvalidArgument(path + ": at most " + std::to_string(kMaxQueues) + " queues");
+  }
+  std::vector<sched::Queue> out;
+  for (size_t i = 0; i < list->size(); ++i) {
+    Json entry = (*list)[i];
+    if (entry.is_object()) {
+      for (const char* key : {"built_in", "pending", "unfinished"}) entry.erase(key);  // GET's extras
+    }
+    auto def = QueueFromJson(entry);
+    const std::string where = path + ": queues[" + std::to_string(i) + "]";
+    if (!def.ok()) return Status::InvalidArgument(where + ": " + def.status().message());
+    for (const auto& q : out) {
+      if (q.name == def->queue.name) return Status::InvalidArgument(where + ": '" + q.name + "' is given twice");
+    }
+    out.push_back(std::move(def->queue));
+  }
+  return out;
 }
 
 Queues::Queues(store::Store* store, const Clock* clock) : store_(store), clock_(clock) {

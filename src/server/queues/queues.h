@@ -43,6 +43,12 @@ struct QueueDef {
 Result<QueueDef> QueueFromJson(const api::Json& j);
 api::Json ToJson(const QueueDef& q);
 
+// The queues of a JSON file, for `rota simulate --queues`: an array of queues
+// as QueueFromJson reads them, or GET /api/v1/queues's answer ({"queues": [...]},
+// whose built_in, pending and unfinished are ignored). InvalidArgument names the
+// entry ("queues[2].max_gpus: ...") or a name given twice; NotFound/IoError for the file.
+Result<std::vector<sched::Queue>> QueuesFromJsonFile(const std::string& path);
+
 class Queues {
  public:
   // Borrowed; they must outlive this.
