@@ -447,12 +447,21 @@ Result<QueuedResult> MeasureQueued(const Api& api, const Options& o) {
     return Status::InvalidArgument("the cluster has " + std::to_string(out.gpus) + " GPUs; --fills " +
                                       std::to_string(o.fills) + " needs at least as many");
   }
-  // Occupants: the first --fills end when a file appears in a directory the bench
-  // owns (the moment they print last is the end); the others sleep.
+  // Occupants: the first --fills end when the bench writes a line to the FIFO
+  // each reads, in a directory the bench owns (the moment they print last is
+  // the end); the others sleep.
   char dir_template[] = "/tmp/rota-fill-XXXXXX";
   if (!mkdtemp(dir_template)) return Status::Internal("mkdtemp failed");
   const std::string dir = dir_template;
   chmod(dir.c_str(), 0755);  // tasks run as another user
+  struct RemoveFifos {  // on every return
+    const std::string& dir;
+    int fills;
+    ~RemoveFifos() {
+      for (int f = 0; f < fills; ++f) unlink((dir + "/go-" + std::to_string(f)).c_str());
+      rmdir(dir.c_str());
+    }
+  } remove_fifos{dir, o.fills};
   std::vector<int64_t> occupants;
   for (int i = 0; i < out.gpus; ++i) {
     std::string script = "date +%s.%N; exec sleep 3600";
@@ -541,8 +550,6 @@ Result<QueuedResult> MeasureQueued(const Api& api, const Options& o) {
     if (!start) return Status::DeadlineExceeded("no job took the GPU occupant " + std::to_string(occupants[f]) + " freed");
     out.fill_ms.push_back((*start - *end) * 1000);
   }
-  for (int f = 0; f < o.fills; ++f) unlink((dir + "/go-" + std::to_string(f)).c_str());
-  rmdir(dir.c_str());
   // Cancel everything, the queue first, and wait for what runs to end: tasks
   // outlive a server that stops.
   for (int64_t id : queued_ids) (void)api.Call("POST", "/api/v1/jobs/" + std::to_string(id) + "/cancel", "", 200);

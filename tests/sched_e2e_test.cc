@@ -741,6 +741,8 @@ TEST(SimulateCli, TheTracesQueuesComeFromAQueuesFile) {
   CliResult r = RunCli({"simulate", "--trace", trace, "--pooled", "1", "--policy", "rota", "--queues", queues,
                         "-o", "json"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
+  // "batch" is not in the file: said, and run with the default's settings.
+  EXPECT_NE(r.err.find("queue 'batch' is not in --queues"), std::string::npos) << r.err;
   Json out = Json::parse(r.out);
   const Json& by_queue = out["results"][0]["by_queue"];
   ASSERT_EQ(by_queue.size(), 2u) << out.dump();

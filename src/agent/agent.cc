@@ -56,13 +56,13 @@ Agent::~Agent() {
   {
     MutexLock lock(&mu_);
     tasks = std::move(tasks_);
+    ++attempt_;  // callbacks of the last connection are ignored from now on
   }
   tasks.reset();
   std::unique_ptr<net::WsClient> client;
   {
     MutexLock lock(&mu_);
     client = std::move(client_);
-    ++attempt_;  // callbacks of the last connection are ignored from now on
   }
   client.reset();  // closes; no callback runs after this
   loop_.reset();  // joins the network thread

@@ -126,7 +126,8 @@ class Agent {
   std::deque<std::pair<uint64_t, api::CommandMsg>> commands_ ROTA_GUARDED_BY(cmd_mu_);  // (attempt, command)
   bool cmd_stop_ ROTA_GUARDED_BY(cmd_mu_) = false;
   // Null when options_.task_state_dir is empty. Read by the network thread under
-  // mu_; the destructor takes it out under mu_.
+  // mu_, and by Run() without it (Run returns before the destructor starts); the
+  // destructor takes it out under mu_.
   std::unique_ptr<TaskManager> tasks_;
   std::thread cmd_thread_;  // started last, joined first
 };

@@ -60,7 +60,7 @@ class Replayer {
     auto known = [this](const std::string& name) {
       return std::any_of(s_.queues.begin(), s_.queues.end(), [&](const sched::Queue& q) { return q.name == name; });
     };
-    if (!known("default")) s_.queues.insert(s_.queues.begin(), sched::Queue{});
+    if (!known(kDefault)) s_.queues.insert(s_.queues.begin(), sched::Queue{});
     if (o.pooled_gpus > 0) {
       s_.nodes.push_back(sched::Node{.name = "pool", .gpus = o.pooled_gpus});
       total_gpus_ = o.pooled_gpus;
@@ -76,11 +76,16 @@ class Replayer {
         ++dropped_;
         continue;
       }
-      if (!t.queue.empty() && !known(t.queue)) {
-        sched::Queue q = *std::find_if(s_.queues.begin(), s_.queues.end(),
-                                       [](const sched::Queue& d) { return d.name == "default"; });
-        q.name = t.queue;
+      const std::string& name = t.queue.empty() ? kDefault : t.queue;
+      if (!known(name)) {
+        sched::Queue q = *QueueNamed(kDefault);
+        q.name = name;
         s_.queues.push_back(std::move(q));
+      }
+      // More GPUs than its queue may hold at once: it would wait for ever.
+      if (const uint32_t cap = QueueNamed(name)->max_gpus; cap > 0 && t.gpus > cap) {
+        ++dropped_;
+        continue;
       }
       SimJob j;
       j.trace = &t;
@@ -117,6 +122,13 @@ class Replayer {
   }
 
  private:
+  static inline const std::string kDefault = "default";
+
+  const sched::Queue* QueueNamed(const std::string& name) const {
+    auto it = std::find_if(s_.queues.begin(), s_.queues.end(), [&](const sched::Queue& q) { return q.name == name; });
+    return it == s_.queues.end() ? nullptr : &*it;
+  }
+
   sched::JobMeta Meta(const SimJob& j, size_t index) const {
     sched::JobMeta m;
     m.id = static_cast<sched::JobId>(index + 1);

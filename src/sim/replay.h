@@ -43,7 +43,9 @@ struct ReplayOptions {
   int64_t fairshare_half_life_ms = 7LL * 24 * 3600 * 1000;
   // The queues jobs name in the trace's `queue` column (none or empty: the
   // job's queue is "default"). Empty: the built-in default only. A queue the
-  // trace names that is not here runs with the default queue's settings.
+  // trace names that is not here runs with the default queue's settings (its
+  // own copy: max_gpus is not shared with the default). A job of more GPUs than
+  // its queue's max_gpus is dropped (counted in ReplayResult::dropped).
   // Queue priority and max_gpus apply; jobs stay preemptible and get no time
   // limit from their queue (the trace has neither).
   std::vector<sched::Queue> queues;
@@ -55,7 +57,8 @@ struct Percentiles {
 
 struct ReplayResult {
   std::string policy;
-  size_t jobs = 0, dropped = 0;  // dropped: more GPUs than the cluster has
+  // dropped: more GPUs than the cluster has, or than their queue's max_gpus
+  size_t jobs = 0, dropped = 0;
   uint32_t gpus = 0;
   Percentiles jct_h, wait_h, bounded_slowdown;
   double utilisation = 0;  // busy GPU-time / (GPUs x window) over the submission window

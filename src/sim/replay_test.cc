@@ -148,6 +148,11 @@ TEST(ReplayTest, QueuesOfTheTraceOrderJobsAndCapTheirGpus) {
   EXPECT_EQ(r.by_queue[1].queue, "small");
   EXPECT_NEAR(r.by_queue[1].wait_h.avg, 0.5, 1e-6);
   EXPECT_NEAR(r.by_queue[0].jct_h.avg, 60.0 / 3600, 1e-6);  // "default" ran beside it
+  // A job of more GPUs than its queue may hold would wait for ever: dropped, counted.
+  capped.push_back(InQueue(Job(0, 60, 2), "small"));
+  r = RunPolicy(capped, "rota", o);
+  EXPECT_EQ(r.jobs, 3u);
+  EXPECT_EQ(r.dropped, 1u);
   // One queue only: no breakdown.
   EXPECT_TRUE(RunPolicy({Job(0, 60, 1)}, "rota", ReplayOptions{.pooled_gpus = 1}).by_queue.empty());
 }

@@ -3,6 +3,7 @@
 #include <cmath>
 #include <cstdio>
 #include <iostream>
+#include <set>
 #include <nlohmann/json.hpp>
 #include <sstream>
 
@@ -220,6 +221,17 @@ int RunSimulate(const SimulateOptions& o) {
   if (trace->bad_rows > trace->warnings.size()) {
     std::cerr << "rota: skipped " << trace->bad_rows - trace->warnings.size() << " more bad row(s)\n";
   }
+  if (!o.queues.empty()) {
+    std::set<std::string> named;
+    for (const auto& j : trace->jobs) {
+      if (!j.queue.empty() && j.queue != "default") named.insert(j.queue);
+    }
+    for (const auto& q : o.queues) named.erase(q.name);
+    for (const auto& name : named) {
+      std::cerr << "rota: the trace's queue '" << name
+                << "' is not in --queues: it runs with the default queue's settings\n";
+    }
+  }
   ro.nodes = o.nodes > 0 ? o.nodes : NodesForLoad(trace->jobs, ro.from_ms, ro.to_ms, o.load, o.gpus_per_node);
   std::vector<ReplayResult> results;
   for (const auto& spec : specs) {
@@ -239,7 +251,8 @@ int RunSimulate(const SimulateOptions& o) {
     for (const auto& r : results) j["results"].push_back(ToJson(r));
     std::cout << j.dump(2) << "\n";
   } else {
-    std::printf("%s, %zu jobs (%zu dropped: larger than the cluster), preemption cost %s\n", cluster.c_str(),
+    std::printf("%s, %zu jobs (%zu dropped: larger than the cluster or their queue's cap), preemption cost %s\n",
+                cluster.c_str(),
                 results.front().jobs, results.front().dropped, o.preempt_cost.c_str());
     PrintTable(results);
   }
