@@ -13,7 +13,7 @@
 // submission phase: "run 1,000 jobs to completion".
 //   - with --queued N (0: skipped), a full cluster with N one-GPU jobs queued behind it:
 //     every GPU gets an "occupant" job, then N jobs are submitted by --clients clients
-//     (submit latency while the queue grows); GET /api/v1/jobs and GET /api/v1/queue
+//     (submit latency while the queue grows); GET /api/v1/jobs, GET /api/v1/queue and GET /api/v1/queues
 //     latency with the queue full (until the response is received; parsing it is not
 //     timed); then --fills of the occupants end, one at a time, when the bench writes to
 //     the FIFO each waits on, and the time from an occupant's last output line (its
@@ -415,6 +415,7 @@ struct QueuedResult {
   double submit_s = 0;
   std::vector<double> list_ms;   // GET /api/v1/jobs (default page) with the queue full
   std::vector<double> queue_ms;  // GET /api/v1/queue (every pending job, with reasons)
+  std::vector<double> queues_ms;  // GET /api/v1/queues (the queues with their counts: the UI's poll)
   std::vector<double> fill_ms;   // occupant's last line -> the next job's first line
 };
 
@@ -522,6 +523,8 @@ Result<QueuedResult> MeasureQueued(const Api& api, const Options& o) {
     RETURN_IF_ERROR(read_error.WithContext("GET /api/v1/jobs"));
     out.queue_ms.push_back(TimedMs([&] { read_error = api.Fetch("GET", "/api/v1/queue", "", 200).status(); }));
     RETURN_IF_ERROR(read_error.WithContext("GET /api/v1/queue"));
+    out.queues_ms.push_back(TimedMs([&] { read_error = api.Fetch("GET", "/api/v1/queues", "", 200).status(); }));
+    RETURN_IF_ERROR(read_error.WithContext("GET /api/v1/queues"));
   }
   // Fills: end one occupant, wait for it, then find the job that took its GPU.
   std::set<int64_t> seen(occupants.begin(), occupants.end());
@@ -674,7 +677,8 @@ int main(int argc, char** argv) {
               << Fixed(p(q->submit_ms, 0.99), 1) << " ms); GET /api/v1/jobs p50 " << Fixed(p(q->list_ms, 0.5), 1)
               << " ms, p99 " << Fixed(p(q->list_ms, 0.99), 1) << " ms; GET /api/v1/queue p50 "
               << Fixed(p(q->queue_ms, 0.5), 1) << " ms, p99 " << Fixed(p(q->queue_ms, 0.99), 1)
-              << " ms; freed GPU filled in p50 " << Fixed(p(q->fill_ms, 0.5), 1) << " ms, max "
+              << " ms; GET /api/v1/queues p50 " << Fixed(p(q->queues_ms, 0.5), 1) << " ms, p99 "
+              << Fixed(p(q->queues_ms, 0.99), 1) << " ms; freed GPU filled in p50 " << Fixed(p(q->fill_ms, 0.5), 1) << " ms, max "
               << Fixed(p(q->fill_ms, 1), 1) << " ms (" << q->fill_ms.size() << " fills)\n";
     out["queued"] = Json{{"jobs", o->queued},
                          {"gpus", q->gpus},
@@ -685,6 +689,8 @@ int main(int argc, char** argv) {
                          {"list_ms_p99", p(q->list_ms, 0.99)},
                          {"queue_ms_p50", p(q->queue_ms, 0.5)},
                          {"queue_ms_p99", p(q->queue_ms, 0.99)},
+                         {"queues_ms_p50", p(q->queues_ms, 0.5)},
+                         {"queues_ms_p99", p(q->queues_ms, 0.99)},
                          {"fill_ms", q->fill_ms},
                          {"fill_ms_p50", p(q->fill_ms, 0.5)},
                          {"fill_ms_max", p(q->fill_ms, 1)}};

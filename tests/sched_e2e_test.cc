@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <map>
 
 #include "common/clock.h"
 #include "common/file_util.h"
@@ -135,6 +136,15 @@ TEST_F(SchedE2E, AHigherQueuePreemptsAPreemptibleJobWhichIsToldRequeuedAndRunsAg
   ASSERT_TRUE(page.ok());
   EXPECT_TRUE((*page)["jobs"].empty()) << page->dump(2);
   EXPECT_EQ((*page).value("total", 0), 1) << page->dump(2);
+  // The queues count their jobs: the preempted one waits, the urgent one runs.
+  auto queues = server_->GetJson("/api/v1/queues");
+  ASSERT_TRUE(queues.ok());
+  std::map<std::string, std::pair<int, int>> counts;  // name -> (pending, unfinished)
+  for (const auto& q : (*queues)["queues"]) {
+    counts[q.value("name", "")] = {q.value("pending", -1), q.value("unfinished", -1)};
+  }
+  EXPECT_EQ(counts["default"], std::make_pair(1, 1)) << queues->dump(2);
+  EXPECT_EQ(counts["urgent"], std::make_pair(0, 1)) << queues->dump(2);
 
   // Bob's job ends; alice's runs again and succeeds.
   Json high_end = WaitJobEnd(*server_, high_id, seconds(60));

@@ -193,8 +193,12 @@ class JobService {
   // a priority outside the queue's bounds; PermissionDenied when the queue does
   // not admit the owner. The queue's defaults are filled in (Queues::Admit).
   Result<Job> Submit(int64_t owner_id, const std::string& owner, const jobs::JobSpec& spec);
-  // Unfinished jobs that name `queue`.
-  int UnfinishedIn(const std::string& queue) const;
+  // Jobs that name `queue` ("" counts as "default"): pending ones, and all not
+  // finished. One scan, no copies.
+  struct QueueCounts {
+    int pending = 0, unfinished = 0;
+  };
+  QueueCounts CountsIn(const std::string& queue) const;
   // Pending jobs in the scheduler's order (position 1 first), with why they
   // wait: `limit` of them from `offset` on; *total (optional) gets how many
   // there are. queue "": every queue.

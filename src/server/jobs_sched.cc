@@ -312,11 +312,13 @@ void JobService::CloseRun(Job& job, int64_t now_ms) {
   }
 }
 
-int JobService::UnfinishedIn(const std::string& queue) const {
+JobService::QueueCounts JobService::CountsIn(const std::string& queue) const {
   MutexLock lock(&mu_);
-  int n = 0;
+  QueueCounts n;
   for (const auto& [id, job] : active_) {
-    if (!job.Final() && (job.spec.queue.empty() ? "default" : job.spec.queue) == queue) ++n;
+    if (job.Final() || (job.spec.queue.empty() ? "default" : job.spec.queue) != queue) continue;
+    ++n.unfinished;
+    if (job.state == jobs::JobState::kPending) ++n.pending;
   }
   return n;
 }

@@ -25,9 +25,9 @@ HttpResponse Fail(const Status& st) { return HttpResponse::FromStatus(st); }
 
 api::Json WithCounts(ApiContext& ctx, const QueueDef& q) {
   api::Json j = ToJson(q);
-  const int pending = static_cast<int>(ctx.jobs->Queue(q.queue.name).size());
-  j["pending"] = pending;
-  j["unfinished"] = ctx.jobs->UnfinishedIn(q.queue.name);
+  const JobService::QueueCounts n = ctx.jobs->CountsIn(q.queue.name);
+  j["pending"] = n.pending;
+  j["unfinished"] = n.unfinished;
   return j;
 }
 
@@ -92,7 +92,7 @@ Status RegisterQueueRoutes(net::HttpServer& http, ApiContext& ctx) {
     if (!who.ok()) return Fail(who.status());
     const std::string name = req.Param("name");
     if (auto q = ctx.queues->Get(name); !q.ok()) return Fail(q.status());
-    if (int n = ctx.jobs->UnfinishedIn(name); n > 0) {
+    if (int n = ctx.jobs->CountsIn(name).unfinished; n > 0) {
       return Fail(Status::Conflict("queue '" + name + "' still has " + std::to_string(n) + " unfinished job(s)"));
     }
     if (Status st = ctx.queues->Delete(name); !st.ok()) return Fail(st);
