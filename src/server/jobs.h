@@ -18,6 +18,7 @@
 #include <cstdint>
 #include <atomic>
 #include <deque>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -200,10 +201,11 @@ class JobService {
   };
   QueueCounts CountsIn(const std::string& queue) const;
   // Pending jobs in the scheduler's order (position 1 first), with why they
-  // wait: `limit` of them from `offset` on; *total (optional) gets how many
+  // wait: calls `visit` with `limit` of them from `offset` on, under the jobs
+  // lock (no copies; `visit` must not call this service); returns how many
   // there are. queue "": every queue.
-  std::vector<Job> Queue(const std::string& queue, size_t offset = 0, size_t limit = SIZE_MAX,
-                         size_t* total = nullptr) const;
+  size_t VisitQueue(const std::string& queue, size_t offset, size_t limit,
+                    const std::function<void(const Job&)>& visit) const;
   // Cancels a job: PermissionDenied unless owner or admin; Conflict when it ended.
   Result<Job> Cancel(int64_t user_id, bool admin, int64_t id);
   Result<Job> Get(int64_t id, std::vector<JobEvent>* events = nullptr);

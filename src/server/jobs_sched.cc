@@ -323,7 +323,8 @@ JobService::QueueCounts JobService::CountsIn(const std::string& queue) const {
   return n;
 }
 
-std::vector<Job> JobService::Queue(const std::string& queue, size_t offset, size_t limit, size_t* total) const {
+size_t JobService::VisitQueue(const std::string& queue, size_t offset, size_t limit,
+                              const std::function<void(const Job&)>& visit) const {
   std::vector<const Job*> pending;
   MutexLock lock(&mu_);
   for (const auto& [id, job] : active_) {
@@ -335,10 +336,8 @@ std::vector<Job> JobService::Queue(const std::string& queue, size_t offset, size
     const uint32_t pa = a->position == 0 ? UINT32_MAX : a->position, pb = b->position == 0 ? UINT32_MAX : b->position;
     return pa != pb ? pa < pb : a->id < b->id;
   });
-  if (total != nullptr) *total = pending.size();
-  std::vector<Job> out;
-  for (size_t i = offset; i < pending.size() && out.size() < limit; ++i) out.push_back(*pending[i]);
-  return out;
+  for (size_t i = offset, n = 0; i < pending.size() && n < limit; ++i, ++n) visit(*pending[i]);
+  return pending.size();
 }
 
 }  // namespace rota::server

@@ -112,15 +112,13 @@ Status RegisterQueueRoutes(net::HttpServer& http, ApiContext& ctx) {
     auto limit = UintParam(req, "limit", 1'000'000'000, 1'000'000'000);
     if (!limit.ok()) return Fail(limit.status());
     if (*limit == 0) return Fail(Status::InvalidArgument("limit: must be at least 1"));
-    size_t total = 0;
-    const std::vector<Job> jobs = ctx.jobs->Queue(queue, *offset, *limit, &total);
     std::string body;
-    body.reserve(256 * jobs.size() + 32);
     api::JsonWriter w(&body);
     w.BeginObject();
     w.Key("jobs");
     w.BeginArray();
-    for (const auto& j : jobs) AppendQueueRow(w, j);
+    // The rows are written under the jobs lock: no job is copied.
+    const size_t total = ctx.jobs->VisitQueue(queue, *offset, *limit, [&w](const Job& j) { AppendQueueRow(w, j); });
     w.EndArray();
     w.Key("total");
     w.Int(total);
