@@ -271,6 +271,11 @@ Status Validate(const JobSpec& s) {
   return Status::Ok();
 }
 
+const std::string& JobSpec::QueueName() const {
+  static const std::string kDefault = "default";
+  return queue.empty() ? kDefault : queue;
+}
+
 bool ValidQueueName(const std::string& name) {
   if (name.empty() || name.size() > 32 || name[0] < 'a' || name[0] > 'z') return false;
   for (char c : name) {

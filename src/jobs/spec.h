@@ -115,6 +115,8 @@ struct JobSpec {
   bool operator==(const JobSpec&) const = default;
   uint32_t TaskCount() const;
   uint32_t GpuCount() const;
+  // The queue the job is in: `queue`, or "default" when it names none.
+  const std::string& QueueName() const;
 };
 
 // Checks every field and the framework's rules (roles; tensorflow: at most one

@@ -104,7 +104,7 @@ Json ToJson(const Job& j, const std::vector<JobEvent>* events) {
            {"updated", FormatRfc3339(j.updated_ms)}};
   if (j.ended_ms) out["ended"] = FormatRfc3339(*j.ended_ms);
   if (j.Stopping()) out["stopping"] = true;
-  out["queue"] = j.spec.queue.empty() ? "default" : j.spec.queue;
+  out["queue"] = j.spec.QueueName();
   out["priority"] = j.spec.priority;
   out["preemptible"] = j.spec.preemptible.value_or(false);
   out["preemptions"] = j.preemptions;
@@ -166,7 +166,7 @@ void AppendQueueRow(api::JsonWriter& w, const Job& j) {
   w.Key("priority");
   w.Int(j.spec.priority);
   w.Key("queue");
-  w.String(j.spec.queue.empty() ? "default" : j.spec.queue);
+  w.String(j.spec.QueueName());
   w.Key("reason");
   w.String(waits ? j.wait_reason : j.reason);
   w.Key("restart_count");

@@ -316,7 +316,7 @@ JobService::QueueCounts JobService::CountsIn(const std::string& queue) const {
   MutexLock lock(&mu_);
   QueueCounts n;
   for (const auto& [id, job] : active_) {
-    if (job.Final() || (job.spec.queue.empty() ? "default" : job.spec.queue) != queue) continue;
+    if (job.Final() || job.spec.QueueName() != queue) continue;
     ++n.unfinished;
     if (job.state == jobs::JobState::kPending) ++n.pending;
   }
@@ -329,7 +329,7 @@ size_t JobService::VisitQueue(const std::string& queue, size_t offset, size_t li
   MutexLock lock(&mu_);
   for (const auto& [id, job] : active_) {
     if (job.state != jobs::JobState::kPending || job.Final()) continue;
-    if (!queue.empty() && (job.spec.queue.empty() ? "default" : job.spec.queue) != queue) continue;
+    if (!queue.empty() && job.spec.QueueName() != queue) continue;
     pending.push_back(&job);
   }
   std::sort(pending.begin(), pending.end(), [](const Job* a, const Job* b) {

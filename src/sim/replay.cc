@@ -57,10 +57,7 @@ class Replayer {
     s_.policy = spec.policy;
     s_.policy.explain = false;
     s_.queues = o.queues;
-    auto known = [this](const std::string& name) {
-      return std::any_of(s_.queues.begin(), s_.queues.end(), [&](const sched::Queue& q) { return q.name == name; });
-    };
-    if (!known(kDefault)) s_.queues.insert(s_.queues.begin(), sched::Queue{});
+    if (!QueueNamed(kDefault)) s_.queues.insert(s_.queues.begin(), sched::Queue{});
     if (o.pooled_gpus > 0) {
       s_.nodes.push_back(sched::Node{.name = "pool", .gpus = o.pooled_gpus});
       total_gpus_ = o.pooled_gpus;
@@ -77,7 +74,7 @@ class Replayer {
         continue;
       }
       const std::string& name = t.queue.empty() ? kDefault : t.queue;
-      if (!known(name)) {
+      if (!QueueNamed(name)) {
         sched::Queue q = *QueueNamed(kDefault);
         q.name = name;
         s_.queues.push_back(std::move(q));
@@ -345,7 +342,7 @@ class Replayer {
     std::map<std::string, std::pair<std::vector<double>, std::vector<double>>> per_queue;  // jct, wait
     for (size_t i = 0; i < jobs_.size(); ++i) {
       const std::string& q = jobs_[i].trace->queue;
-      auto& [qj, qw] = per_queue[q.empty() ? "default" : q];
+      auto& [qj, qw] = per_queue[q.empty() ? kDefault : q];
       qj.push_back(jct[i]);
       qw.push_back(wait[i]);
     }

@@ -20,7 +20,7 @@ sched::JobMeta MetaOf(const Job& job, const SchedulingInput& in) {
   m.id = job.id;
   m.user = job.owner;
   if (auto g = in.group_of.find(job.owner); g != in.group_of.end()) m.group = g->second;
-  m.queue = job.spec.queue.empty() ? "default" : job.spec.queue;
+  m.queue = job.spec.QueueName();
   m.priority = job.spec.priority;
   m.submitted_ms = job.created_ms;
   m.queued_ms = job.queued_ms > 0 ? job.queued_ms : job.created_ms;
