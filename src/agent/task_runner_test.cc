@@ -5,6 +5,7 @@
 #include "agent/task_runner.h"
 
 #include <pwd.h>
+#include <sys/mount.h>
 #include <signal.h>
 #include <unistd.h>
 
@@ -378,6 +379,74 @@ TEST(TaskRunnerTest, TaskWithoutLimitsHasOneCgroupThatCancelStillReachesWhole) {
       << seen << " is not " << cgroups[0];
   ASSERT_TRUE(r.Signal("plain", SIGTERM).ok());
   ASSERT_EQ(WaitEnded(r, "plain").state, TaskState::kExited);
+  EXPECT_TRUE(testutil::WaitFor([&] { return !AliveNotZombie(bg); })) << "the escaped child survived";
+  EXPECT_TRUE(testutil::WaitFor([&] { return ::access(cgroups[0].c_str(), F_OK) != 0; }));
+}
+
+// A cgroup v2 hierarchy for a test: the host's when it has one, else a private
+// cgroup2 mount on a temporary directory (a v1 host; empty, no controllers), unmounted
+// at the end. path() is empty when neither is possible (not root, no mount rights).
+class Cgroup2Root {
+ public:
+  Cgroup2Root() {
+    if (::geteuid() != 0) return;
+    if (::access("/sys/fs/cgroup/cgroup.controllers", W_OK) == 0) {
+      path_ = "/sys/fs/cgroup";
+      return;
+    }
+    std::string tmpl = (fs::temp_directory_path() / "rota-cgroup2-XXXXXX").string();
+    if (::mkdtemp(tmpl.data()) == nullptr) return;
+    if (::mount("none", tmpl.c_str(), "cgroup2", 0, nullptr) != 0) {
+      ::rmdir(tmpl.c_str());
+      return;
+    }
+    path_ = mounted_ = tmpl;
+  }
+  ~Cgroup2Root() {
+    if (mounted_.empty()) return;
+    ::rmdir((mounted_ + "/rota/plain").c_str());
+    ::rmdir((mounted_ + "/rota").c_str());
+    ::umount2(mounted_.c_str(), MNT_DETACH);
+    ::rmdir(mounted_.c_str());
+  }
+  const std::string& path() const { return path_; }
+
+ private:
+  std::string path_, mounted_;
+};
+
+// On cgroup v2 the shim creates the task's process inside its cgroup (clone3 with
+// CLONE_INTO_CGROUP) instead of having it join after the fork; either way the task
+// runs in its own cgroup from its first instruction, and the cgroup ends with it.
+TEST(TaskRunnerTest, OnCgroupV2TheTaskStartsInItsOwnCgroup) {
+  Cgroup2Root root;
+  if (root.path().empty()) GTEST_SKIP() << "needs root and a cgroup v2 hierarchy (or the right to mount one)";
+  TempDir dir;
+  TaskRunner r = MakeRunner(dir.path());
+  r.set_cgroup_root(root.path());
+  TaskRequest req = EscapingTask("v2", dir.path());
+  req.argv = {"/bin/sh", "-c", "cat /proc/self/cgroup > " + dir.path() + "/cg.txt; " + req.argv[2]};
+  auto st = r.Start(req);
+  ASSERT_TRUE(st.ok()) << st.status().ToString();
+  const std::vector<std::string> cgroups = r.Cgroups("v2");
+  ASSERT_EQ(cgroups.size(), 1u);
+  ASSERT_EQ(cgroups[0].rfind(root.path() + "/rota/plain/", 0), 0u) << cgroups[0];
+  ASSERT_TRUE(testutil::WaitFor([&] {
+    auto t = ReadFile(dir.path() + "/cg.txt");
+    return t.ok() && !t->empty() && t->back() == '\n';
+  }));
+  // The v2 line of its /proc/PID/cgroup names its own cgroup (relative to the root).
+  const std::string own = "0::" + cgroups[0].substr(root.path().size()) + "\n";
+  EXPECT_NE(ReadFile(dir.path() + "/cg.txt")->find(own), std::string::npos)
+      << *ReadFile(dir.path() + "/cg.txt") << " does not hold " << own;
+  pid_t bg = WaitPidFile(dir.path() + "/bg");
+  ASSERT_GT(bg, 1);
+  EXPECT_TRUE(testutil::WaitFor([&] {
+    auto procs = CgroupProcesses(cgroups[0]);
+    return std::find(procs.begin(), procs.end(), bg) != procs.end();
+  }));
+  ASSERT_TRUE(r.Signal("v2", SIGTERM).ok());
+  ASSERT_EQ(WaitEnded(r, "v2").state, TaskState::kExited);
   EXPECT_TRUE(testutil::WaitFor([&] { return !AliveNotZombie(bg); })) << "the escaped child survived";
   EXPECT_TRUE(testutil::WaitFor([&] { return ::access(cgroups[0].c_str(), F_OK) != 0; }));
 }
