@@ -49,7 +49,10 @@
 #include <optional>
 #include <set>
 #include <fcntl.h>
+#include <signal.h>
+#include <spawn.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 #include <string>
 #include <thread>
@@ -323,6 +326,70 @@ Result<LatencyResult> MeasureLatency(const Api& api, const Options& o, int tasks
     if (auto start = TaskStartTime(api, job)) out.task_ms.push_back((*start - t0) * 1000);
   }
   return out;
+}
+
+// The machine's own cost of what a latency job's tasks do, with no scheduler at all:
+// `tasks` copies of the same command (`sh -c 'date +%s.%N; exec sleep HOLD'`), started at
+// once with posix_spawn from this process; the time until the last one printed its start.
+// Whatever a launcher measures above this floor is its own. One sample per latency job.
+Result<std::vector<double>> MeasureSpawnFloor(const Options& o, int tasks) {
+  char hold[32];
+  std::snprintf(hold, sizeof hold, "%.3f", o.hold_ms / 1000.0);
+  const std::string script = std::string("date +%s.%N; exec sleep ") + hold;
+  std::vector<char*> args = {const_cast<char*>("sh"), const_cast<char*>("-c"),
+                             const_cast<char*>(script.c_str()), nullptr};
+  std::vector<double> out;
+  for (int i = 0; i < o.latency_jobs; ++i) {
+    int fds[2];
+    if (::pipe2(fds, O_CLOEXEC) != 0) return Status::IoError("pipe: " + std::string(std::strerror(errno)));
+    posix_spawn_file_actions_t actions;
+    posix_spawn_file_actions_init(&actions);
+    posix_spawn_file_actions_adddup2(&actions, fds[1], STDOUT_FILENO);
+    std::vector<pid_t> pids;
+    const double t0 = NowUnixS();
+    for (int t = 0; t < tasks; ++t) {
+      pid_t pid = 0;
+      if (::posix_spawn(&pid, "/bin/sh", &actions, nullptr, args.data(), environ) == 0) pids.push_back(pid);
+    }
+    posix_spawn_file_actions_destroy(&actions);
+    ::close(fds[1]);
+    // Each `date` line is one write, shorter than PIPE_BUF: lines never interleave.
+    std::string text;
+    char buf[4096];
+    while (std::count(text.begin(), text.end(), '\n') < static_cast<long>(pids.size())) {
+      const ssize_t n = ::read(fds[0], buf, sizeof buf);
+      if (n <= 0) break;
+      text.append(buf, static_cast<size_t>(n));
+    }
+    ::close(fds[0]);
+    for (pid_t pid : pids) ::kill(pid, SIGTERM);
+    for (pid_t pid : pids) ::waitpid(pid, nullptr, 0);
+    double latest = 0;
+    size_t lines = 0;
+    for (size_t at = 0; at < text.size();) {
+      const size_t nl = text.find('\n', at);
+      const double s = std::strtod(text.c_str() + at, nullptr);
+      if (s > 1e9) latest = std::max(latest, s), ++lines;
+      at = nl == std::string::npos ? text.size() : nl + 1;
+    }
+    if (static_cast<int>(lines) != tasks) {
+      return Status::Internal("spawn floor: " + std::to_string(lines) + " of " +
+                              std::to_string(tasks) + " processes printed their start");
+    }
+    out.push_back((latest - t0) * 1000);
+  }
+  return out;
+}
+
+// The machine's process-creation cost: mean ms for posix_spawn + exit + wait of /bin/true.
+double SpawnTrueMs(int runs) {
+  char* args[] = {const_cast<char*>("true"), nullptr};
+  const auto s0 = Steady::now();
+  for (int i = 0; i < runs; ++i) {
+    pid_t pid = 0;
+    if (::posix_spawn(&pid, "/bin/true", nullptr, nullptr, args, environ) == 0) ::waitpid(pid, nullptr, 0);
+  }
+  return std::chrono::duration<double, std::milli>(Steady::now() - s0).count() / runs;
 }
 
 struct ThroughputResult {
@@ -641,6 +708,21 @@ int main(int argc, char** argv) {
       out["latency_gang"] = LatencyJson(*gang);
       out["latency_gang"]["tasks"] = o->gang_tasks;
     }
+    // The floor under both latencies, measured right after them on the same machine.
+    Json spawn_floor{{"spawn_true_ms", SpawnTrueMs(200)}};
+    for (int tasks : {1, o->gang_tasks}) {
+      if (tasks == 0) continue;
+      auto f = MeasureSpawnFloor(*o, tasks);
+      if (!f.ok()) return fail(f.status());
+      spawn_floor[tasks == 1 ? "task_1_ms_p50" : "gang_ms_p50"] = Percentile(*f, 0.5);
+      if (tasks != 1) spawn_floor["gang_tasks"] = tasks;
+    }
+    std::cerr << "machine floor (the same commands started by posix_spawn, no scheduler): 1 task p50 "
+              << Fixed(spawn_floor.value("task_1_ms_p50", NAN), 1) << " ms, " << o->gang_tasks
+              << " tasks p50 " << Fixed(spawn_floor.value("gang_ms_p50", NAN), 1)
+              << " ms; /bin/true spawned and reaped " << Fixed(spawn_floor["spawn_true_ms"].get<double>(), 2)
+              << " ms\n";
+    out["spawn_floor"] = spawn_floor;
   }
   if (o->jobs > 0) {
     auto tp = MeasureThroughput(api, *o);

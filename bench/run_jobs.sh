@@ -104,7 +104,7 @@ slurm_latency() {  # $1 tasks; prints submit -> (last) task start, ms, one per l
       f="$out/lat1-$id.out"
     else
       id=$(sbatch --parsable -n "$tasks" --gres=gpu:"$tasks" -o "$out/gang-%j.out" \
-             --wrap "srun -n $tasks date +%s.%N; sleep 0.5")
+             --wrap "srun -n $tasks sh -c 'date +%s.%N; exec sleep 0.5'")
       f="$out/gang-$id.out"
     fi
     slurm_drain
@@ -192,6 +192,7 @@ echo "slurm: $(jq -c . "$work/slurm.json")"
 # ---------------------------------------------------------------- table -------
 jq -rn --slurpfile r "$work/rota.json" --slurpfile s "$work/slurm.json" '
   def f: if . == null then "-" else (. * 10 | round / 10 | tostring) end;
+  def minus(a; b): if a and b then a - b else null end;
   def row(name; a; b; better): "\(name)\t\(a | f)\t\(b | f)\t\(if a and b and a > 0 and b > 0 then
         ((if better == "lower" then b / a else a / b end) * 10 | round / 10 | tostring) + "x" else "-" end)";
   ($r[0]) as $r | ($s[0]) as $s |
@@ -200,6 +201,10 @@ jq -rn --slurpfile r "$work/rota.json" --slurpfile s "$work/slurm.json" '
   row("1-task submit->process start p50 ms"; $r.latency_1_task.task_start_ms_p50; $s.latency_1_task.task_start_ms_p50; "lower"),
   row("gang submit->running p50 ms (rota: API state)"; $r.latency_gang.running_ms_p50; $s.latency_gang.task_start_ms_p50; "lower"),
   row("gang submit->all processes started p50 ms"; $r.latency_gang.task_start_ms_p50; $s.latency_gang.task_start_ms_p50; "lower"),
+  row("gang above the machine floor p50 ms (minus the row below)"; minus($r.latency_gang.task_start_ms_p50; $r.spawn_floor.gang_ms_p50); minus($s.latency_gang.task_start_ms_p50; $r.spawn_floor.gang_ms_p50); "lower"),
+  "machine floor, gang: the same commands by posix_spawn p50 ms\t\($r.spawn_floor.gang_ms_p50 | f)\t\t",
+  "machine floor, 1 task p50 ms\t\($r.spawn_floor.task_1_ms_p50 | f)\t\t",
+  "machine: /bin/true spawned and reaped ms\t\(if $r.spawn_floor then $r.spawn_floor.spawn_true_ms * 100 | round / 100 else "-" end)\t\t",
   row("submitted jobs/s"; $r.throughput.submitted_per_s; $s.throughput.submitted_per_s; "higher"),
   row("started jobs/s"; $r.throughput.started_per_s; $s.throughput.started_per_s; "higher"),
   row("finished jobs/s"; $r.throughput.finished_per_s; $s.throughput.finished_per_s; "higher"),
