@@ -292,14 +292,20 @@ struct LatencyResult {
   int failed = 0;
 };
 
+// What every task of a latency job runs (and the spawn floor runs without rota): say
+// when it started, then hold its GPU for --hold-ms.
+std::vector<std::string> LatencyCommand(const Options& o) {
+  char hold[32];
+  std::snprintf(hold, sizeof hold, "%.3f", o.hold_ms / 1000.0);
+  return {"sh", "-c", std::string("date +%s.%N; exec sleep ") + hold};
+}
+
 // One job at a time on an idle cluster: submit, wait for running, wait for its end.
 Result<LatencyResult> MeasureLatency(const Api& api, const Options& o, int tasks, int gpus) {
   LatencyResult out;
-  char hold[32];
-  std::snprintf(hold, sizeof hold, "%.3f", o.hold_ms / 1000.0);
   for (int i = 0; i < o.latency_jobs; ++i) {
     Json spec = JobSpec("lat-" + std::to_string(tasks) + "-" + std::to_string(i), tasks, gpus,
-                        {"sh", "-c", std::string("date +%s.%N; exec sleep ") + hold});
+                        LatencyCommand(o));
     const double t0 = NowUnixS();
     const auto s0 = Steady::now();
     ASSIGN_OR_RETURN(Json job, api.Call("POST", "/api/v1/jobs", spec.dump(), 201));
@@ -329,15 +335,15 @@ Result<LatencyResult> MeasureLatency(const Api& api, const Options& o, int tasks
 }
 
 // The machine's own cost of what a latency job's tasks do, with no scheduler at all:
-// `tasks` copies of the same command (`sh -c 'date +%s.%N; exec sleep HOLD'`), started at
-// once with posix_spawn from this process; the time until the last one printed its start.
-// Whatever a launcher measures above this floor is its own. One sample per latency job.
+// `tasks` copies of LatencyCommand started at once with posix_spawn from this process
+// (their output to one pipe, which SpawnProcess does not offer); the time until the last
+// one printed its start. Whatever a launcher measures above this floor is its own. One
+// sample per latency job.
 Result<std::vector<double>> MeasureSpawnFloor(const Options& o, int tasks) {
-  char hold[32];
-  std::snprintf(hold, sizeof hold, "%.3f", o.hold_ms / 1000.0);
-  const std::string script = std::string("date +%s.%N; exec sleep ") + hold;
-  std::vector<char*> args = {const_cast<char*>("sh"), const_cast<char*>("-c"),
-                             const_cast<char*>(script.c_str()), nullptr};
+  std::vector<std::string> command = LatencyCommand(o);
+  std::vector<char*> args;
+  for (auto& a : command) args.push_back(a.data());
+  args.push_back(nullptr);
   std::vector<double> out;
   for (int i = 0; i < o.latency_jobs; ++i) {
     int fds[2];
@@ -349,7 +355,7 @@ Result<std::vector<double>> MeasureSpawnFloor(const Options& o, int tasks) {
     const double t0 = NowUnixS();
     for (int t = 0; t < tasks; ++t) {
       pid_t pid = 0;
-      if (::posix_spawn(&pid, "/bin/sh", &actions, nullptr, args.data(), environ) == 0) pids.push_back(pid);
+      if (::posix_spawnp(&pid, args[0], &actions, nullptr, args.data(), environ) == 0) pids.push_back(pid);
     }
     posix_spawn_file_actions_destroy(&actions);
     ::close(fds[1]);

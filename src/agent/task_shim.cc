@@ -99,9 +99,9 @@ struct ChildPlan {
   ::dup2(p.stdin_fd, STDIN_FILENO);
   ::dup2(p.stdout_fd, STDOUT_FILENO);
   ::dup2(p.stderr_fd, STDERR_FILENO);
-  for (const auto& procs : p.join_files) {  // "0": the writing thread (process)
-    if (!join_cgroups) break;
-    int fd = ::open(procs.c_str(), O_WRONLY | O_CLOEXEC);
+  for (size_t i = 0; join_cgroups && i < p.join_files.size(); ++i) {
+    // "0": the writing thread (the child's only one)
+    int fd = ::open(p.join_files[i].c_str(), O_WRONLY | O_CLOEXEC);
     if (fd < 0 || ::write(fd, "0", 1) != 1) fail(kStageCgroup);
     ::close(fd);
   }
@@ -131,21 +131,21 @@ struct ChildPlan {
 // benchmarks with both cores busy; Linux 6.18). On v2 (where the
 // clone into the cgroup was refused) it is `cgroup.procs`: v2's `cgroup.threads` is
 // only for threaded cgroups.
-std::string JoinFile(const std::string& dir) {
+// 1 or 2: the version of the cgroup hierarchy `dir` is in (2 when it is neither).
+int CgroupVersion(const std::string& dir) {
   constexpr long kCgroup1Magic = 0x27e0eb;  // CGROUP_SUPER_MAGIC
   struct statfs fs {};
-  const bool v1 = ::statfs(dir.c_str(), &fs) == 0 && static_cast<long>(fs.f_type) == kCgroup1Magic;
-  return dir + (v1 ? "/tasks" : "/cgroup.procs");
+  return ::statfs(dir.c_str(), &fs) == 0 && static_cast<long>(fs.f_type) == kCgroup1Magic ? 1 : 2;
 }
 
-// A directory of the cgroup v2 hierarchy, opened for clone3's CLONE_INTO_CGROUP; -1
-// when `cgroups` is not exactly one v2 directory (v1 hierarchies cannot be joined at
-// clone) or it cannot be opened.
-int OpenCgroup2(const std::vector<std::string>& cgroups) {
-  constexpr long kCgroup2Magic = 0x63677270;  // CGROUP2_SUPER_MAGIC
-  if (cgroups.size() != 1) return -1;
-  struct statfs fs {};
-  if (::statfs(cgroups[0].c_str(), &fs) != 0 || static_cast<long>(fs.f_type) != kCgroup2Magic) return -1;
+std::string JoinFile(const std::string& dir, int version) {
+  return dir + (version == 1 ? "/tasks" : "/cgroup.procs");
+}
+
+// The one v2 cgroup directory of a task, opened for clone3's CLONE_INTO_CGROUP; -1 when
+// it has v1 cgroups (they cannot be entered at clone), none, or it cannot be opened.
+int OpenCgroup2(const std::vector<std::string>& cgroups, const std::vector<int>& versions) {
+  if (cgroups.size() != 1 || versions[0] != 2) return -1;
   return ::open(cgroups[0].c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 }
 
@@ -310,7 +310,11 @@ int RunTaskShim(const std::string& spec_file) {
       start = end + 1;
     }
   }
-  for (const auto& c : s.cgroups) plan.join_files.push_back(JoinFile(c));
+  std::vector<int> versions;
+  for (const auto& c : s.cgroups) {
+    versions.push_back(CgroupVersion(c));
+    plan.join_files.push_back(JoinFile(c, versions.back()));
+  }
   plan.switch_user = s.uid.has_value();
   plan.uid = s.uid.value_or(0);
   plan.gid = s.gid.value_or(0);
@@ -334,7 +338,7 @@ int RunTaskShim(const std::string& spec_file) {
   // is suspended meanwhile. See ExecTask for what the child may do.
   // On cgroup v2 the child is created inside its cgroup (CloneIntoCgroup); where the
   // kernel cannot (older than 5.7, v1), it joins after a vfork.
-  const int cgroup_fd = OpenCgroup2(s.cgroups);
+  const int cgroup_fd = OpenCgroup2(s.cgroups, versions);
   sigset_t all, old;
   sigfillset(&all);
   ::sigprocmask(SIG_SETMASK, &all, &old);
