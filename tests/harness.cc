@@ -467,7 +467,8 @@ void AgentProcess::UseNetns(const std::string& netns, const std::string& server_
 Status AgentProcess::SetFaults(const api::Json& faults) {
   api::Json gpus = api::Json::array();
   for (int i = 0; i < node_.gpus; ++i) {
-    gpus.push_back({{"model", node_.model},
+    const size_t k = static_cast<size_t>(i);
+    gpus.push_back({{"model", k < node_.models.size() ? node_.models[k] : node_.model},
                     {"memory_mib", node_.memory_mib},
                     {"power_limit_w", 400},
                     {"idle_power_w", 50}});

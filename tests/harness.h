@@ -160,6 +160,7 @@ struct SimGpuNode {
   std::string name;
   int gpus = 2;
   std::string model = "NVIDIA A100-SXM4-80GB";
+  std::vector<std::string> models;  // per GPU index when they differ (else `model`)
   int memory_mib = 81920;
   bool default_node = false;
 };

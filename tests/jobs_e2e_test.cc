@@ -376,5 +376,62 @@ TEST_F(JobsE2E, CliRunWaitsAndExitsWithTheJobsStatus) {
   EXPECT_NE(usage.err.find("unknown framework"), std::string::npos) << usage.err;
 }
 
+// A workstation with two kinds of cards (GPUs 0 and 2: RTX 2080 Ti; 1 and 3:
+// GTX 1080 Ti): a job asking a model runs on that model's GPUs only, one
+// naming none gets GPUs of one model, and one asking more of a model than the
+// node has is refused at submission.
+TEST(MixedModelsE2E, AJobAskingAModelGetsOnlyThatModelsGpus) {
+  TempDir dir;
+  ServerProcess server(dir.path() + "/server");
+  server.SetEnv("ROTA_JOB_PORTS", "31500-31599");  // apart from other tests running at once
+  ASSERT_TRUE(server.Start().ok()) << server.child().Log();
+  const std::string node = "ws-" + std::to_string(::getpid());
+  SimGpuNode ws{.name = node, .gpus = 4};
+  ws.models = {"NVIDIA GeForce RTX 2080 Ti", "NVIDIA GeForce GTX 1080 Ti",
+               "NVIDIA GeForce RTX 2080 Ti", "NVIDIA GeForce GTX 1080 Ti"};
+  AgentProcess agent(dir.path(), ws, server);
+  ASSERT_TRUE(agent.Start().ok());
+  ASSERT_TRUE(WaitFor([&] { return NodeReady(server, node); }, seconds(20)));
+  Json extra = Json::object();
+  extra["unix_user"] = ::geteuid() == 0 ? "nobody" : ::getpwuid(::geteuid())->pw_name;
+  auto alice = server.CreateUser("alice", "user", extra);
+  ASSERT_TRUE(alice.ok()) << alice.status().ToString();
+  auto env = server.CliEnv();
+  env["ROTA_TOKEN"] = *alice;
+  ::chmod(dir.path().c_str(), 0755);
+
+  // Runs `rota run` with `args` printing the task's GPUs; the GPUs the job got
+  // (from the API) and what the task saw, or "" when the run failed.
+  auto run = [&](std::vector<std::string> args) -> std::pair<std::string, std::string> {
+    std::vector<std::string> argv = {"run", "--workdir", "/tmp"};
+    argv.insert(argv.end(), args.begin(), args.end());
+    for (const char* a : {"--", "sh", "-c", "echo gpus=$CUDA_VISIBLE_DEVICES"}) argv.push_back(a);
+    CliResult r = RunCli(argv, env);
+    const size_t at = r.out.find("Submitted job ");
+    if (r.exit_code != 0 || at == std::string::npos) return {"", r.out + r.err};
+    const std::string id = std::to_string(std::stoll(r.out.substr(at + 14)));
+    const Json job = WaitJobEnd(server, std::stoll(id), seconds(30));
+    if (job.value("state", "") != "succeeded") return {"", job.dump()};
+    CliResult logs = RunCli({"logs", id}, env);
+    return {job["tasks"][0]["gpus"].dump(), logs.out};
+  };
+  auto [got, seen] = run({"--gpus-per-task", "2", "--gpu-model", "1080"});
+  EXPECT_EQ(got, "[1,3]") << seen;
+  EXPECT_NE(seen.find("gpus=1,3"), std::string::npos) << seen;
+  std::tie(got, seen) = run({"--gpus-per-task", "1", "--gpu-model", "rtx 2080"});
+  EXPECT_EQ(got, "[0]") << seen;
+  std::tie(got, seen) = run({"--gpus-per-task", "2"});  // any model: one model's pair
+  EXPECT_EQ(got, "[0,2]") << seen;
+  EXPECT_NE(seen.find("gpus=0,2"), std::string::npos) << seen;
+
+  CliResult never = RunCli({"run", "--workdir", "/tmp", "--gpus-per-task", "3", "--gpu-model",
+                            "1080", "--", "true"},
+                           env);
+  EXPECT_NE(never.exit_code, 0);
+  EXPECT_NE((never.out + never.err).find("needs 3 1080 GPUs; the largest node, " + node + ", has 2"),
+            std::string::npos)
+      << never.out << never.err;
+}
+
 }  // namespace
 }  // namespace rota::testing

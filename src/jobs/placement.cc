@@ -15,17 +15,42 @@ bool LabelsMatch(const NodeOffer& n, const TaskGroup& g) {
   return true;
 }
 
+// Whether a task of `g` may use GPU `gpu` of `n` (by its model).
+bool ModelFits(const NodeOffer& n, const TaskGroup& g, uint32_t gpu) {
+  const std::string& model = gpu < n.gpu_models.size() ? n.gpu_models[gpu] : n.gpu_model;
+  return ContainsIgnoringCase(model, g.gpu_model);
+}
+
+// GPUs of `n` among `gpus` a task of `g` may use.
+std::vector<uint32_t> Usable(const NodeOffer& n, const TaskGroup& g, const std::vector<uint32_t>& gpus) {
+  if (g.gpu_model.empty()) return gpus;
+  std::vector<uint32_t> out;
+  for (uint32_t gpu : gpus) {
+    if (ModelFits(n, g, gpu)) out.push_back(gpu);
+  }
+  return out;
+}
+
+// GPUs of `n`, busy or not, a task of `g` may use.
+uint32_t UsableTotal(const NodeOffer& n, const TaskGroup& g) {
+  if (g.gpu_model.empty()) return n.total_gpus;
+  if (n.gpu_models.empty()) return ContainsIgnoringCase(n.gpu_model, g.gpu_model) ? n.total_gpus : 0;
+  uint32_t k = 0;
+  for (uint32_t gpu = 0; gpu < n.gpu_models.size(); ++gpu) k += ModelFits(n, g, gpu);
+  return k;
+}
+
 bool Allowed(const NodeOffer& n, const TaskGroup& g) {
   if (!g.nodes.empty() && std::find(g.nodes.begin(), g.nodes.end(), n.name) == g.nodes.end()) {
     return false;
   }
-  if (g.gpus_per_task > 0 && !ContainsIgnoringCase(n.gpu_model, g.gpu_model)) return false;
+  if (g.gpus_per_task > 0 && UsableTotal(n, g) == 0) return false;
   return LabelsMatch(n, g);
 }
 
 // Could a task of `g` ever run on `n` (were the node idle)?
 bool CouldFit(const NodeOffer& n, const TaskGroup& g) {
-  return Allowed(n, g) && g.gpus_per_task <= n.total_gpus &&
+  return Allowed(n, g) && g.gpus_per_task <= UsableTotal(n, g) &&
          (n.cpus == 0 || g.cpus_per_task <= n.cpus) &&
          (n.memory_bytes == 0 || g.memory_bytes_per_task <= n.memory_bytes);
 }
@@ -44,7 +69,7 @@ Status CheckFeasible(const JobSpec& spec, const std::vector<NodeOffer>& nodes) {
       if (!Allowed(n, g)) continue;
       any_allowed = true;
       if (CouldFit(n, g)) return Status::Ok();
-      if (largest == nullptr || n.total_gpus > largest->total_gpus) largest = &n;
+      if (largest == nullptr || UsableTotal(n, g) > UsableTotal(*largest, g)) largest = &n;
     }
     if (!any_allowed) {
       std::vector<std::string> wanted;
@@ -55,12 +80,14 @@ Status CheckFeasible(const JobSpec& spec, const std::vector<NodeOffer>& nodes) {
       if (!g.gpu_model.empty()) wanted.push_back("GPU model " + g.gpu_model);
       return Status::InvalidArgument("no node matches the " + g.role + " tasks' " + Join(wanted, " and "));
     }
-    if (largest != nullptr && g.gpus_per_task > largest->total_gpus) {
+    if (largest != nullptr && g.gpus_per_task > UsableTotal(*largest, g)) {
+      const std::string model = g.gpu_model.empty() ? "" : g.gpu_model + " ";
       return Status::InvalidArgument("a " + g.role + " task needs " +
-                                     std::to_string(g.gpus_per_task) + " GPUs; the largest node" +
+                                     std::to_string(g.gpus_per_task) + " " + model +
+                                     "GPUs; the largest node" +
                                      (g.nodes.empty() && g.node_labels.empty() ? "" : " allowed") +
                                      ", " + largest->name + ", has " +
-                                     std::to_string(largest->total_gpus));
+                                     std::to_string(UsableTotal(*largest, g)));
     }
     return Status::InvalidArgument("a " + g.role + " task needs more CPUs or memory than any node has");
   }
@@ -96,7 +123,7 @@ Result<std::vector<PlacedTask>> PlaceJob(const JobSpec& spec, const std::vector<
       NodeLeft* chosen = nullptr;
       for (size_t k = 0; k < left.size(); ++k) {
         NodeLeft& n = left[(options.spread ? next_node + k : k) % left.size()];
-        if (!Allowed(*n.offer, g) || n.gpus.size() < g.gpus_per_task) continue;
+        if (!Allowed(*n.offer, g) || Usable(*n.offer, g, n.gpus).size() < g.gpus_per_task) continue;
         if (n.offer->cpus != 0 && g.cpus_per_task > n.cpus) continue;
         if (n.offer->memory_bytes != 0 && g.memory_bytes_per_task > n.memory) continue;
         chosen = &n;
@@ -106,7 +133,8 @@ Result<std::vector<PlacedTask>> PlaceJob(const JobSpec& spec, const std::vector<
       if (chosen == nullptr) {
         uint32_t free = 0;
         for (const auto& n : left) {
-          if (Allowed(*n.offer, g)) free = std::max<uint32_t>(free, static_cast<uint32_t>(n.gpus.size()));
+          if (Allowed(*n.offer, g))
+            free = std::max<uint32_t>(free, static_cast<uint32_t>(Usable(*n.offer, g, n.gpus).size()));
         }
         return Status::ResourceExhausted(
             "not enough free GPUs: " + g.role + "-" + std::to_string(i) + " needs " +
@@ -119,8 +147,11 @@ Result<std::vector<PlacedTask>> PlaceJob(const JobSpec& spec, const std::vector<
       t.index = i;
       t.node = chosen->offer->name;
       t.address = chosen->offer->address.empty() ? chosen->offer->name : chosen->offer->address;
-      t.gpus.assign(chosen->gpus.begin(), chosen->gpus.begin() + g.gpus_per_task);
-      chosen->gpus.erase(chosen->gpus.begin(), chosen->gpus.begin() + g.gpus_per_task);
+      const std::vector<uint32_t> usable = Usable(*chosen->offer, g, chosen->gpus);
+      t.gpus.assign(usable.begin(), usable.begin() + g.gpus_per_task);
+      std::erase_if(chosen->gpus, [&](uint32_t gpu) {
+        return std::find(t.gpus.begin(), t.gpus.end(), gpu) != t.gpus.end();
+      });
       if (chosen->offer->cpus != 0) chosen->cpus -= g.cpus_per_task;
       if (chosen->offer->memory_bytes != 0) chosen->memory -= g.memory_bytes_per_task;
       out.push_back(std::move(t));

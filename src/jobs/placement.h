@@ -27,6 +27,9 @@ struct NodeOffer {
   uint64_t memory_bytes = 0;        // 0: unknown (not checked)
   bool ready = true;                // unreachable nodes are not offered
   std::string gpu_model;            // the NVML name of its GPUs ("" unknown)
+  // The NVML name of each GPU (by index) when they are not all one model;
+  // empty: every GPU is gpu_model. A task asking a model gets only its GPUs.
+  std::vector<std::string> gpu_models;
 };
 
 // Ports handed out: [first, last], skipping `used` per address (other jobs'

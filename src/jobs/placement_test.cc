@@ -117,6 +117,40 @@ TEST(PlaceJobTest, AGpuModelRestrictsPlacementAndNamesItWhenNoNodeHasIt) {
       << none.status().message();
 }
 
+// A workstation with two 2080 Tis (GPUs 0 and 2) and two 1080 Tis (1 and 3).
+TEST(PlaceJobTest, OnANodeOfMixedModelsATaskGetsOnlyItsModelsGpus) {
+  NodeOffer ws = Node("ws", {0, 1, 2, 3}, 4);
+  ws.gpu_model = "NVIDIA GeForce RTX 2080 Ti";
+  ws.gpu_models = {"NVIDIA GeForce RTX 2080 Ti", "NVIDIA GeForce GTX 1080 Ti",
+                   "NVIDIA GeForce RTX 2080 Ti", "NVIDIA GeForce GTX 1080 Ti"};
+  TaskGroup g = Group("worker", 1, 2);
+  g.gpu_model = "1080";
+  auto placed = PlaceJob(Job({g}), {ws});
+  ASSERT_TRUE(placed.ok()) << placed.status().ToString();
+  EXPECT_EQ((*placed)[0].gpus, (std::vector<uint32_t>{1, 3}));
+  // A second group takes what the first left of its own model.
+  TaskGroup h = Group("ps", 2, 1);
+  h.gpu_model = "2080";
+  placed = PlaceJob(Job({g, h}), {ws});
+  ASSERT_TRUE(placed.ok()) << placed.status().ToString();
+  EXPECT_EQ((*placed)[1].gpus, std::vector<uint32_t>{0});
+  EXPECT_EQ((*placed)[2].gpus, std::vector<uint32_t>{2});
+  // Three of one model can never run there: refused, naming what it has.
+  g.gpus_per_task = 3;
+  auto never = PlaceJob(Job({g}), {ws});
+  EXPECT_EQ(never.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(never.status().message().find("needs 3 1080 GPUs; the largest node, ws, has 2"),
+            std::string::npos)
+      << never.status().message();
+  g.gpu_model = "A100";
+  EXPECT_NE(PlaceJob(Job({g}), {ws}).status().message().find("GPU model A100"), std::string::npos);
+  // Two of a model, one of them busy: not now, but not never.
+  g.gpu_model = "1080";
+  g.gpus_per_task = 2;
+  ws.free_gpus = {0, 1, 2};
+  EXPECT_EQ(PlaceJob(Job({g}), {ws}).status().code(), StatusCode::kResourceExhausted);
+}
+
 TEST(PlaceJobTest, TooManyGpusPerTaskNamesTheLargestNode) {
   auto placed = PlaceJob(Job({Group("worker", 1, 16)}),
                          {Node("small", {0, 1}, 2), Node("big", {}, 8), Node("mid", {0}, 4)});

@@ -240,7 +240,7 @@ int main(int argc, char** argv) {
   run->add_option("--label", run_options.labels, "Only on nodes with KEY=VALUE (repeatable)")
       ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
   run->add_option("--gpu-model", run_options.gpu_model,
-                  "Only on nodes whose GPU model contains this, any case (e.g. A100)");
+                  "Only GPUs whose model contains this, any case (e.g. A100)");
   run->add_option("--env", run_options.env, "NAME=VALUE for every task (repeatable)")
       ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
   run->add_option("--workdir", run_options.workdir, "Working directory (default: your home on the node)");

@@ -93,8 +93,29 @@ void FreeMap::Give(size_t n, const TaskAlloc& t) {
   ++slots_[nodes_[n].pool];
 }
 
+const std::string& GpuModel(const Node& n, uint32_t gpu) {
+  return gpu < n.gpu_models.size() ? n.gpu_models[gpu] : n.gpu_model;
+}
+
+bool ModelMatches(const Node& n, uint32_t gpu, const std::string& model) {
+  return model.empty() || ContainsIgnoringCase(GpuModel(n, gpu), model);
+}
+
+uint32_t FreeMap::FreeFor(size_t n, const TaskDemand& d) const {
+  const NodeFree& f = nodes_[n];
+  if (f.node->gpu_models.empty() || d.gpu_model.empty()) return f.free_gpus;
+  uint32_t k = 0;
+  for (uint32_t g = 0; g < f.node->gpus; ++g)
+    k += gpu_free_[f.offset + g] && ModelMatches(*f.node, g, d.gpu_model);
+  return k;
+}
+
 bool Eligible(const Node& n, const TaskDemand& d) {
-  if (d.gpus_per_task > 0 && !ContainsIgnoringCase(n.gpu_model, d.gpu_model)) return false;
+  if (d.gpus_per_task > 0 && !d.gpu_model.empty()) {
+    bool any = n.gpu_models.empty() && ContainsIgnoringCase(n.gpu_model, d.gpu_model);
+    for (uint32_t g = 0; g < n.gpu_models.size() && !any; ++g) any = ModelMatches(n, g, d.gpu_model);
+    if (!any) return false;
+  }
   if (!d.nodes.empty() && std::find(d.nodes.begin(), d.nodes.end(), n.name) == d.nodes.end())
     return false;
   for (const auto& [k, v] : d.labels) {
@@ -103,6 +124,45 @@ bool Eligible(const Node& n, const TaskDemand& d) {
   }
   return true;
 }
+
+namespace {
+
+// Hands out the GPUs of one task of `d` from `pool` (GPUs of `node` still
+// usable, ascending) onto `out`: the lowest of the demand's model; for a demand
+// naming none, the lowest of the first model (by lowest index) with enough,
+// else the lowest. REQUIRES: the pool holds enough (PlaceGang counted).
+void HandOut(const Node& node, const TaskDemand& d, std::vector<uint32_t>& pool,
+             std::vector<uint32_t>& out) {
+  const std::string* same = nullptr;  // a task naming no model: one model with enough
+  if (d.gpu_model.empty()) {
+    for (uint32_t g : pool) {
+      const std::string& m = GpuModel(node, g);
+      const auto n = std::count_if(pool.begin(), pool.end(),
+                                   [&](uint32_t x) { return GpuModel(node, x) == m; });
+      if (n >= static_cast<ptrdiff_t>(d.gpus_per_task)) {
+        same = &m;
+        break;
+      }
+    }
+  }
+  auto usable = [&](uint32_t g) {
+    if (!d.gpu_model.empty()) return ModelMatches(node, g, d.gpu_model);
+    return same == nullptr || GpuModel(node, g) == *same;
+  };
+  uint32_t taken = 0;
+  auto keep = pool.begin();
+  for (auto it = pool.begin(); it != pool.end(); ++it) {
+    if (taken < d.gpus_per_task && usable(*it)) {
+      out.push_back(*it);
+      ++taken;
+    } else {
+      *keep++ = *it;
+    }
+  }
+  pool.erase(keep, pool.end());
+}
+
+}  // namespace
 
 std::optional<std::vector<TaskAlloc>> PlaceGang(const FreeMap& map,
                                                 const std::vector<TaskDemand>& demands, bool spread,
@@ -124,15 +184,34 @@ std::optional<std::vector<TaskAlloc>> PlaceGang(const FreeMap& map,
     uint32_t cursor = 0;  // next GPU index to look at when GPUs are handed out
     bool used = false;
     int64_t cpus, memory;
+    // A node of mixed models: its GPUs are handed out as tasks are chosen,
+    // from mixed[model_pool] (the usable ones not handed out yet, ascending).
+    int32_t model_pool = -1;
   };
   std::vector<Left> left;
+  std::vector<std::vector<uint32_t>> mixed;
   for (size_t i = 0; i < map.size(); ++i) {
     const auto& f = map.nodes_[i];
     if (f.free_gpus < min_gpus) continue;
     const uint32_t avail = blocked ? map.FreeUnblocked(i, *blocked) : f.free_gpus;
     if (avail < min_gpus) continue;
     left.push_back({static_cast<uint32_t>(i), avail, 0, false, f.free_cpus, f.free_memory});
+    if (!f.node->gpu_models.empty()) {
+      left.back().model_pool = static_cast<int32_t>(mixed.size());
+      auto& pool = mixed.emplace_back();
+      for (uint32_t g = 0; g < f.node->gpus; ++g) {
+        const uint32_t flat = f.offset + g;
+        if (map.gpu_free_[flat] && !(blocked && (*blocked)[flat])) pool.push_back(g);
+      }
+    }
   }
+  // GPUs of a mixed-model pool a task of d may use.
+  auto matching = [&](const Left& l, const TaskDemand& d) -> uint32_t {
+    const Node& node = *map.nodes_[l.node].node;
+    uint32_t k = 0;
+    for (uint32_t g : mixed[l.model_pool]) k += ModelMatches(node, g, d.gpu_model);
+    return k;
+  };
   std::vector<int64_t> slots = map.slots_;
   constexpr uint64_t kInf = std::numeric_limits<uint32_t>::max();
   // How many tasks of demand di left[k] can take now.
@@ -143,7 +222,9 @@ std::optional<std::vector<TaskAlloc>> PlaceGang(const FreeMap& map,
     const auto& f = map.nodes_[l.node];
     if (eligible ? !(*eligible)[di][l.node] : (!f.node->schedulable || !Eligible(*f.node, d)))
       return 0;
-    uint64_t cap = d.gpus_per_task > 0 ? l.avail / d.gpus_per_task : kInf;
+    uint64_t cap = d.gpus_per_task == 0 ? kInf
+                   : l.model_pool >= 0 && !d.gpu_model.empty() ? matching(l, d) / d.gpus_per_task
+                                                          : l.avail / d.gpus_per_task;
     if (d.cpus_per_task > 0 && f.node->cpus > 0) {
       cap = std::min<uint64_t>(cap,
                                l.cpus <= 0 ? 0 : static_cast<uint64_t>(l.cpus) / d.cpus_per_task);
@@ -164,8 +245,15 @@ std::optional<std::vector<TaskAlloc>> PlaceGang(const FreeMap& map,
   std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
     return demands[a].gpus_per_task > demands[b].gpus_per_task;
   });
-  // (index in left, tasks) per demand, then GPU indices at the end.
-  std::vector<std::vector<std::pair<size_t, uint32_t>>> chosen(demands.size());
+  // Tasks taken from a node per demand, GPU indices at the end (but from a
+  // mixed-model pool, handed out at once into `handed` from `begin`).
+  struct Chosen {
+    size_t k;  // index in left
+    uint32_t tasks;
+    size_t begin = 0;
+  };
+  std::vector<std::vector<Chosen>> chosen(demands.size());
+  std::vector<uint32_t> handed;
   std::vector<uint32_t> candidates;  // indices in left that can take a task of the demand
   const size_t none = left.size();
   for (size_t di : order) {
@@ -220,7 +308,10 @@ std::optional<std::vector<TaskAlloc>> PlaceGang(const FreeMap& map,
       l.memory -= static_cast<int64_t>(take * d.memory_per_task);
       slots[map.nodes_[l.node].pool] -= static_cast<int64_t>(take);
       l.used = true;
-      chosen[di].emplace_back(pick, static_cast<uint32_t>(take));
+      chosen[di].push_back({pick, static_cast<uint32_t>(take), handed.size()});
+      if (l.model_pool >= 0) {
+        for (uint64_t t = 0; t < take; ++t) HandOut(*map.nodes_[l.node].node, d, mixed[l.model_pool], handed);
+      }
       remaining -= take;
     }
   }
@@ -228,13 +319,20 @@ std::optional<std::vector<TaskAlloc>> PlaceGang(const FreeMap& map,
   std::vector<TaskAlloc> out;
   for (size_t di = 0; di < demands.size(); ++di) {
     const TaskDemand& d = demands[di];
-    for (const auto& [k, tasks] : chosen[di]) {
+    for (const auto& [k, tasks, begin] : chosen[di]) {
       const auto& f = map.nodes_[left[k].node];
       for (uint32_t t = 0; t < tasks; ++t) {
         TaskAlloc a;
         a.node = f.node->name;
         a.cpus = d.cpus_per_task;
         a.memory_bytes = d.memory_per_task;
+        if (left[k].model_pool >= 0) {
+          const auto from = handed.begin() + static_cast<ptrdiff_t>(begin + size_t{t} * d.gpus_per_task);
+          a.gpus.assign(from, from + d.gpus_per_task);
+          std::sort(a.gpus.begin(), a.gpus.end());
+          out.push_back(std::move(a));
+          continue;
+        }
         a.gpus.reserve(d.gpus_per_task);
         uint32_t& c = left[k].cursor;
         while (a.gpus.size() < d.gpus_per_task && c < f.node->gpus) {

@@ -12,7 +12,9 @@
 //  - spread: each task goes to the node with the most free GPUs;
 //  - a node must be schedulable and match the demand's model, labels and nodes,
 //    and have the CPUs, memory and task slots (Node::task_slots) the tasks ask;
-//  - within a node the lowest free GPU indices are taken.
+//  - within a node the lowest free GPU indices are taken; on a node of mixed
+//    models (Node::gpu_models) only GPUs of the demand's model, and a task
+//    that names none gets GPUs of one model when the node has enough of one.
 //
 // GPUs are also numbered flat: node i's GPU g is Offset(i) + g, in
 // [0, FlatSize()). A GpuMask uses that numbering.
@@ -59,6 +61,9 @@ class FreeMap {
     return k;
   }
   uint32_t TotalFree() const { return total_free_; }
+  // Free GPUs of node n a task of `d` may use: FreeGpus(n) but on a node of
+  // mixed models, where only the demand's model counts.
+  uint32_t FreeFor(size_t n, const TaskDemand& d) const;
   // Tasks the node can still take (Node::task_slots); INT64_MAX when not counted.
   int64_t FreeSlots(size_t n) const {
     return nodes_[n].node->task_slots ? slots_[nodes_[n].pool] : INT64_MAX;
@@ -117,8 +122,13 @@ class FreeMap {
   uint32_t total_free_ = 0;
 };
 
-// Whether a demand may ever use a node (schedulable aside).
+// Whether a demand may ever use a node (schedulable aside). A node of mixed
+// models matches a demand's model when one of its GPUs does.
 bool Eligible(const Node& n, const TaskDemand& d);
+
+// The model of GPU `gpu` of `n`; whether a task asking `model` ("": any) may use it.
+const std::string& GpuModel(const Node& n, uint32_t gpu);
+bool ModelMatches(const Node& n, uint32_t gpu, const std::string& model);
 
 // Places every task of `demands` on the free GPUs of `map`; `blocked` (may be
 // null; else FlatSize() bytes) removes GPUs this job may not use

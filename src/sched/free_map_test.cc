@@ -176,5 +176,78 @@ TEST(PlaceGangTest, BlockedGpusAreSkipped) {
   EXPECT_FALSE(PlaceGang(m, {Demand(1, 3)}, false, &blocked));
 }
 
+// A workstation with two kinds of cards: GPUs 0 and 2 are 2080 Tis, 1 and 3
+// are 1080 Tis (as NVML names them).
+Node Workstation(const std::string& name) {
+  Node n = MakeNode(name, 4);
+  n.gpu_model = "";
+  n.gpu_models = {"NVIDIA GeForce RTX 2080 Ti", "NVIDIA GeForce GTX 1080 Ti",
+                  "NVIDIA GeForce RTX 2080 Ti", "NVIDIA GeForce GTX 1080 Ti"};
+  return n;
+}
+
+TEST(PlaceGangTest, OnANodeOfMixedModelsATaskGetsOnlyGpusOfItsModel) {
+  std::vector<Node> nodes = {Workstation("ws")};
+  EXPECT_TRUE(Eligible(nodes[0], [] { TaskDemand d = Demand(1, 1); d.gpu_model = "1080"; return d; }()));
+  EXPECT_FALSE(Eligible(nodes[0], [] { TaskDemand d = Demand(1, 1); d.gpu_model = "A100"; return d; }()));
+  FreeMap m(nodes);
+  TaskDemand d = Demand(1, 2);
+  d.gpu_model = "1080 ti";
+  auto p = PlaceGang(m, {d}, false, nullptr);
+  ASSERT_TRUE(p);
+  EXPECT_EQ((*p)[0].gpus, (std::vector<uint32_t>{1, 3}));
+  d.gpu_model = "2080";
+  p = PlaceGang(m, {d}, false, nullptr);
+  ASSERT_TRUE(p);
+  EXPECT_EQ((*p)[0].gpus, (std::vector<uint32_t>{0, 2}));
+  EXPECT_EQ(m.FreeFor(0, d), 4u - 2u);  // free 2080s: 2 of 4 GPUs
+  // Three of one model: never, though four GPUs are free.
+  d.tasks = 1;
+  d.gpus_per_task = 3;
+  EXPECT_FALSE(PlaceGang(m, {d}, false, nullptr));
+  // Two one-GPU tasks of each model in one gang: each gets its own model.
+  TaskDemand a = Demand(2, 1), b = Demand(2, 1);
+  a.gpu_model = "2080";
+  b.gpu_model = "1080";
+  p = PlaceGang(m, {a, b}, false, nullptr);
+  ASSERT_TRUE(p);
+  ASSERT_EQ(p->size(), 4u);
+  EXPECT_EQ((*p)[0].gpus, std::vector<uint32_t>{0});
+  EXPECT_EQ((*p)[1].gpus, std::vector<uint32_t>{2});
+  EXPECT_EQ((*p)[2].gpus, std::vector<uint32_t>{1});
+  EXPECT_EQ((*p)[3].gpus, std::vector<uint32_t>{3});
+  a.tasks = 3;  // a third 2080: no
+  EXPECT_FALSE(PlaceGang(m, {a, b}, false, nullptr));
+}
+
+TEST(PlaceGangTest, OnANodeOfMixedModelsATaskNamingNoneGetsOneModelWhenItCan) {
+  std::vector<Node> nodes = {Workstation("ws")};
+  FreeMap m(nodes);
+  // Two GPUs naming no model: both 2080s (the model of the lowest free GPU
+  // with enough), not GPUs 0 and 1.
+  auto p = PlaceGang(m, {Demand(1, 2)}, false, nullptr);
+  ASSERT_TRUE(p);
+  EXPECT_EQ((*p)[0].gpus, (std::vector<uint32_t>{0, 2}));
+  // With GPU 2 taken, the two 1080s.
+  m.TakeGpu(0, 2);
+  p = PlaceGang(m, {Demand(1, 2)}, false, nullptr);
+  ASSERT_TRUE(p);
+  EXPECT_EQ((*p)[0].gpus, (std::vector<uint32_t>{1, 3}));
+  // Three: no model has three free; any three.
+  p = PlaceGang(m, {Demand(1, 3)}, false, nullptr);
+  ASSERT_TRUE(p);
+  EXPECT_EQ((*p)[0].gpus, (std::vector<uint32_t>{0, 1, 3}));
+  // Blocked GPUs are not handed out on such a node either.
+  GpuMask blocked(m.FlatSize(), 0);
+  blocked[1] = 1;
+  TaskDemand d = Demand(1, 2);
+  d.gpu_model = "1080";
+  EXPECT_FALSE(PlaceGang(m, {d}, false, &blocked));
+  d.gpus_per_task = 1;
+  p = PlaceGang(m, {d}, false, &blocked);
+  ASSERT_TRUE(p);
+  EXPECT_EQ((*p)[0].gpus, std::vector<uint32_t>{3});
+}
+
 }  // namespace
 }  // namespace rota::sched

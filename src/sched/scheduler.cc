@@ -154,14 +154,14 @@ std::string Pass::WhyNot(const PendingJob& job, Shape& shape) {
       const auto& eligible = EligibleNodes(job, shape)[big];
       size_t best = free_.size();
       for (size_t n = 0; n < free_.size(); ++n) {
-        if (eligible[n] && (best == free_.size() || free_.FreeGpus(n) > free_.FreeGpus(best)))
+        if (eligible[n] && (best == free_.size() || free_.FreeFor(n, b) > free_.FreeFor(best, b)))
           best = n;
       }
-      const uint32_t block = best == free_.size() ? 0 : free_.FreeGpus(best);
+      const uint32_t block = best == free_.size() ? 0 : free_.FreeFor(best, b);
       // A node with the GPUs but too few job ports left (every task takes one).
       std::string portless;
       for (size_t n = 0; n < free_.size() && portless.empty(); ++n) {
-        if (eligible[n] && free_.FreeGpus(n) >= b.gpus_per_task && free_.FreeSlots(n) < b.tasks)
+        if (eligible[n] && free_.FreeFor(n, b) >= b.gpus_per_task && free_.FreeSlots(n) < b.tasks)
           portless = free_.node(n).name;
       }
       shape.largest_block =
@@ -169,7 +169,9 @@ std::string Pass::WhyNot(const PendingJob& job, Shape& shape) {
               ? "waiting for a job port (" + portless + " runs as many tasks as it has job ports)"
           : b.gpus_per_task == 0
               ? "waiting for CPUs or memory on a matching node"
-              : "waiting for " + Plural(b.gpus_per_task, "free GPU") +
+              : "waiting for " +
+                    Plural(b.gpus_per_task,
+                           "free " + (b.gpu_model.empty() ? "" : b.gpu_model + " ") + "GPU") +
                     " on one node (largest free block: " + std::to_string(block) +
                     (best == free_.size() ? "" : " on " + free_.node(best).name) + ")";
     }

@@ -252,6 +252,49 @@ TEST(ScheduleTest, PreemptsWorstOrderedJobsAfterTheThreshold) {
   EXPECT_TRUE(Schedule(s).preemptions.empty());
 }
 
+// A workstation with two kinds of cards: GPUs 0 and 2 are 2080 Tis, 1 and 3
+// are 1080 Tis.
+Node Workstation() {
+  Node n = MakeNode("ws", 4);
+  n.gpu_model = "";
+  n.gpu_models = {"NVIDIA GeForce RTX 2080 Ti", "NVIDIA GeForce GTX 1080 Ti",
+                  "NVIDIA GeForce RTX 2080 Ti", "NVIDIA GeForce GTX 1080 Ti"};
+  return n;
+}
+
+TEST(ScheduleTest, OnANodeOfMixedModelsJobsWaitPlanAndPreemptForTheirModel) {
+  Snapshot s = Base({Workstation()});
+  TaskDemand two_2080 = Demand(1, 2), one_1080 = Demand(1, 1);
+  two_2080.gpu_model = "2080";
+  one_1080.gpu_model = "1080";
+  // A 2080 in use until an hour from now: two are free in all, one a 2080.
+  s.running.push_back(Running(1, "bob", {On("ws", {0})}, kNow - kHour, kNow + kHour));
+  s.pending.push_back(Pending(2, "alice", {two_2080}));
+  s.pending.push_back(Pending(3, "alice", {one_1080}));
+  Decisions d = Schedule(s);
+  ASSERT_EQ(d.starts.size(), 1u);
+  EXPECT_EQ(d.starts[0].id, 3);
+  EXPECT_EQ(d.starts[0].tasks[0], On("ws", {1}));
+  const Wait* w = WaitOf(d, 2);
+  ASSERT_NE(w, nullptr);
+  EXPECT_EQ(w->reason, "waiting for 2 free 2080 GPUs on one node (largest free block: 1 on ws)");
+  EXPECT_EQ(w->estimated_start_ms, kNow + kHour);
+
+  // Preemption frees GPUs of the model asked: job 6 ran longest (the first
+  // victim) but holds the 1080s; job 7 holds the 2080 the waiting job needs.
+  s = Base({Workstation()});
+  s.policy.preempt_after_ms = kMin;
+  auto r6 = Running(6, "bob", {On("ws", {1, 3})}, kNow - 5 * kHour);
+  auto r7 = Running(7, "bob", {On("ws", {0})}, kNow - 2 * kHour);
+  r6.meta.preemptible = r7.meta.preemptible = true;
+  s.running = {r6, r7};
+  s.pending = {Pending(2, "alice", {two_2080}, kNow - 10 * kMin)};
+  d = Schedule(s);
+  ASSERT_EQ(d.preemptions.size(), 1u);
+  EXPECT_EQ(d.preemptions[0].id, 7);
+  EXPECT_TRUE(d.starts.empty());
+}
+
 // A GPU that two running jobs claim (a snapshot should not hold one, but the
 // server's view can lag) is free only when both have let go: preempting or
 // ending one of them does not give it to anyone.

@@ -20,6 +20,9 @@ using JobId = int64_t;
 struct Node {
   std::string name;
   std::string gpu_model;  // "A100", "" when unknown
+  // The model of each GPU (by index) when they are not all one model (a
+  // workstation with two kinds of cards); empty: every GPU is gpu_model.
+  std::vector<std::string> gpu_models;
   std::map<std::string, std::string> labels;
   uint32_t gpus = 0;  // GPU indices are 0..gpus-1
   // GPUs no job may get: failed, or running a process that is not a rota job
@@ -54,7 +57,10 @@ struct TaskDemand {
   uint32_t gpus_per_task = 0;
   uint32_t cpus_per_task = 0;          // 0: none asked
   uint64_t memory_per_task = 0;        // 0: none asked
-  std::string gpu_model;               // "": any; else a part of the node's model, any case
+  // "": any; else a part of the model of every GPU of a task, any case. On a
+  // node of mixed models a task without one still gets GPUs of one model when
+  // the node has enough free of one.
+  std::string gpu_model;
   std::map<std::string, std::string> labels;  // every one must match
   std::vector<std::string> nodes;      // non-empty: only these nodes
   bool operator==(const TaskDemand&) const = default;

@@ -1,11 +1,25 @@
 #include "server/cluster_state.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <utility>
 
 #include "common/mutex.h"
 
 namespace rota::server {
+
+std::vector<std::string> GpuModelsIfMixed(const api::NodeInfo& info) {
+  const auto& gpus = info.gpus;
+  if (std::all_of(gpus.begin(), gpus.end(),
+                  [&](const api::GpuInfo& g) { return g.name == gpus.front().name; }))
+    return {};
+  std::vector<std::string> models;
+  for (const auto& g : gpus) {
+    if (g.index >= models.size()) models.resize(g.index + 1);
+    models[g.index] = g.name;
+  }
+  return models;
+}
 
 const char* NodeStateName(NodeState state) {
   return state == NodeState::kReady ? "ready" : "unreachable";

@@ -43,6 +43,10 @@ struct NodeView {
   std::optional<NodeDrain> drain;                  // set while drained
 };
 
+// The model of each GPU of `info` by index ("" for a missing index) when they
+// are not all one model; empty when they are (or there are none).
+std::vector<std::string> GpuModelsIfMixed(const api::NodeInfo& info);
+
 class ClusterState {
  public:
   // Called after a node's state or sample changed: (event, node view).

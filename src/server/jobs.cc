@@ -76,6 +76,7 @@ jobs::NodeOffer OfferOf(const NodeView& view) {
   if (n.address.empty()) n.address = n.name;
   n.labels = view.info->labels;
   if (!view.info->gpus.empty()) n.gpu_model = view.info->gpus.front().name;
+  n.gpu_models = GpuModelsIfMixed(*view.info);
   n.total_gpus = static_cast<uint32_t>(view.info->gpus.size());
   n.cpus = view.info->cpus;
   n.memory_bytes = view.info->memory_bytes;

@@ -189,6 +189,7 @@ sched::Snapshot BuildSnapshot(const SchedulingInput& in) {
     }
     if (!view.info->gpus.empty()) n.gpu_model = view.info->gpus.front().name;
     std::set<uint32_t> present;
+    n.gpu_models = GpuModelsIfMixed(*view.info);
     for (const auto& g : view.info->gpus) {
       present.insert(g.index);
       n.gpus = std::max(n.gpus, g.index + 1);

@@ -148,6 +148,7 @@ TEST(SnapshotBuilder, NodesSayWhatIsUnusable) {
   ASSERT_EQ(s.nodes.size(), 2u);
   EXPECT_EQ(s.nodes[0].gpus, 4u);
   EXPECT_EQ(s.nodes[0].gpu_model, "A100");
+  EXPECT_TRUE(s.nodes[0].gpu_models.empty()) << "one model: no per-GPU list";
   EXPECT_EQ(s.nodes[0].unusable_gpus, (std::vector<uint32_t>{0, 1, 2}));
   EXPECT_TRUE(s.nodes[0].schedulable);
   EXPECT_FALSE(s.nodes[1].schedulable);
@@ -174,6 +175,24 @@ TEST(SnapshotBuilder, NodesSayWhatIsUnusable) {
   in.unconfirmed_gpus = {{"a", {2, 9}}};
   s = BuildSnapshot(in);
   EXPECT_EQ(s.nodes[0].unusable_gpus, (std::vector<uint32_t>{2, 3}));
+}
+
+TEST(SnapshotBuilder, ANodeOfMixedModelsNamesEachGpusModel) {
+  std::map<int64_t, Job> jobs;
+  NodeView ws = Node("ws", 0);
+  auto info = std::make_shared<api::NodeInfo>(*ws.info);
+  info->gpus = {{.index = 0, .name = "NVIDIA GeForce RTX 2080 Ti"},
+                {.index = 2, .name = "NVIDIA GeForce GTX 1080 Ti"}};  // 1 is missing
+  ws.info = info;
+  SchedulingInput in;
+  in.nodes = {ws};
+  in.jobs = &jobs;
+  sched::Snapshot s = BuildSnapshot(in);
+  ASSERT_EQ(s.nodes.size(), 1u);
+  EXPECT_EQ(s.nodes[0].gpus, 3u);
+  EXPECT_EQ(s.nodes[0].gpu_models,
+            (std::vector<std::string>{"NVIDIA GeForce RTX 2080 Ti", "", "NVIDIA GeForce GTX 1080 Ti"}));
+  EXPECT_EQ(s.nodes[0].unusable_gpus, std::vector<uint32_t>{1});
 }
 
 TEST(SnapshotBuilder, AnOwnerUsesReservedGpusUnlessOnlyOthersJobsRunThere) {
