@@ -181,12 +181,13 @@ std::optional<std::vector<TaskAlloc>> PlaceGang(const FreeMap& map,
   struct Left {
     uint32_t node;
     uint32_t avail;
-    uint32_t cursor = 0;  // next GPU index to look at when GPUs are handed out
+    // Next GPU index to look at when GPUs are handed out; on a node of mixed
+    // models (`pooled`) its index in `mixed` instead, the usable GPUs not
+    // handed out yet (ascending), handed out as tasks are chosen.
+    uint32_t cursor = 0;
     bool used = false;
+    bool pooled = false;
     int64_t cpus, memory;
-    // A node of mixed models: its GPUs are handed out as tasks are chosen,
-    // from mixed[model_pool] (the usable ones not handed out yet, ascending).
-    int32_t model_pool = -1;
   };
   std::vector<Left> left;
   std::vector<std::vector<uint32_t>> mixed;
@@ -195,9 +196,10 @@ std::optional<std::vector<TaskAlloc>> PlaceGang(const FreeMap& map,
     if (f.free_gpus < min_gpus) continue;
     const uint32_t avail = blocked ? map.FreeUnblocked(i, *blocked) : f.free_gpus;
     if (avail < min_gpus) continue;
-    left.push_back({static_cast<uint32_t>(i), avail, 0, false, f.free_cpus, f.free_memory});
+    left.push_back({static_cast<uint32_t>(i), avail, 0, false, false, f.free_cpus, f.free_memory});
     if (!f.node->gpu_models.empty()) {
-      left.back().model_pool = static_cast<int32_t>(mixed.size());
+      left.back().cursor = static_cast<uint32_t>(mixed.size());
+      left.back().pooled = true;
       auto& pool = mixed.emplace_back();
       for (uint32_t g = 0; g < f.node->gpus; ++g) {
         const uint32_t flat = f.offset + g;
@@ -209,7 +211,7 @@ std::optional<std::vector<TaskAlloc>> PlaceGang(const FreeMap& map,
   auto matching = [&](const Left& l, const TaskDemand& d) -> uint32_t {
     const Node& node = *map.nodes_[l.node].node;
     uint32_t k = 0;
-    for (uint32_t g : mixed[l.model_pool]) k += ModelMatches(node, g, d.gpu_model);
+    for (uint32_t g : mixed[l.cursor]) k += ModelMatches(node, g, d.gpu_model);
     return k;
   };
   std::vector<int64_t> slots = map.slots_;
@@ -223,7 +225,7 @@ std::optional<std::vector<TaskAlloc>> PlaceGang(const FreeMap& map,
     if (eligible ? !(*eligible)[di][l.node] : (!f.node->schedulable || !Eligible(*f.node, d)))
       return 0;
     uint64_t cap = d.gpus_per_task == 0 ? kInf
-                   : l.model_pool >= 0 && !d.gpu_model.empty() ? matching(l, d) / d.gpus_per_task
+                   : l.pooled && !d.gpu_model.empty() ? matching(l, d) / d.gpus_per_task
                                                           : l.avail / d.gpus_per_task;
     if (d.cpus_per_task > 0 && f.node->cpus > 0) {
       cap = std::min<uint64_t>(cap,
@@ -248,9 +250,9 @@ std::optional<std::vector<TaskAlloc>> PlaceGang(const FreeMap& map,
   // Tasks taken from a node per demand, GPU indices at the end (but from a
   // mixed-model pool, handed out at once into `handed` from `begin`).
   struct Chosen {
-    size_t k;  // index in left
+    uint32_t k;  // index in left
     uint32_t tasks;
-    size_t begin = 0;
+    uint32_t begin = 0;
   };
   std::vector<std::vector<Chosen>> chosen(demands.size());
   std::vector<uint32_t> handed;
@@ -308,9 +310,10 @@ std::optional<std::vector<TaskAlloc>> PlaceGang(const FreeMap& map,
       l.memory -= static_cast<int64_t>(take * d.memory_per_task);
       slots[map.nodes_[l.node].pool] -= static_cast<int64_t>(take);
       l.used = true;
-      chosen[di].push_back({pick, static_cast<uint32_t>(take), handed.size()});
-      if (l.model_pool >= 0) {
-        for (uint64_t t = 0; t < take; ++t) HandOut(*map.nodes_[l.node].node, d, mixed[l.model_pool], handed);
+      chosen[di].push_back({static_cast<uint32_t>(pick), static_cast<uint32_t>(take),
+                            static_cast<uint32_t>(handed.size())});
+      if (l.pooled) {
+        for (uint64_t t = 0; t < take; ++t) HandOut(*map.nodes_[l.node].node, d, mixed[l.cursor], handed);
       }
       remaining -= take;
     }
@@ -326,7 +329,7 @@ std::optional<std::vector<TaskAlloc>> PlaceGang(const FreeMap& map,
         a.node = f.node->name;
         a.cpus = d.cpus_per_task;
         a.memory_bytes = d.memory_per_task;
-        if (left[k].model_pool >= 0) {
+        if (left[k].pooled) {
           const auto from = handed.begin() + static_cast<ptrdiff_t>(begin + size_t{t} * d.gpus_per_task);
           a.gpus.assign(from, from + d.gpus_per_task);
           std::sort(a.gpus.begin(), a.gpus.end());

@@ -7,6 +7,7 @@
 #include "common/time_util.h"
 #include "reserve/json_fields.h"
 #include "reserve/reservation.h"
+#include "server/store/sched_settings.h"
 
 namespace rota::server {
 namespace {
@@ -15,7 +16,6 @@ using api::Json;
 using reserve::FormatDurationMs;
 using reserve::JsonFields;
 using store::Db;
-using store::Stmt;
 
 QueueDef BuiltInDefault() {
   QueueDef d;
@@ -132,21 +132,20 @@ Queues::Queues(store::Store* store, const Clock* clock) : store_(store), clock_(
 
 Status Queues::Start() {
   std::vector<QueueDef> loaded;
+  std::vector<store::QueueRow> rows;
   RETURN_IF_ERROR(store_->Read([&](Db& db) -> Status {
-    ASSIGN_OR_RETURN(Stmt s, db.Prepare("SELECT name, spec_json, created_ms, updated_ms FROM queues"));
-    while (true) {
-      ASSIGN_OR_RETURN(bool row, s.Step());
-      if (!row) break;
-      auto json = api::ParseJson(s.Text(1));
-      if (!json.ok()) return json.status().WithContext("stored queue " + s.Text(0));
-      auto def = QueueFromJson(*json);
-      if (!def.ok()) return def.status().WithContext("stored queue " + s.Text(0));
-      def->created_ms = s.Int(2);
-      def->updated_ms = s.Int(3);
-      loaded.push_back(std::move(*def));
-    }
+    ASSIGN_OR_RETURN(rows, store::LoadQueues(db));
     return Status::Ok();
   }));
+  for (const auto& r : rows) {
+    auto json = api::ParseJson(r.spec_json);
+    if (!json.ok()) return json.status().WithContext("stored queue " + r.name);
+    auto def = QueueFromJson(*json);
+    if (!def.ok()) return def.status().WithContext("stored queue " + r.name);
+    def->created_ms = r.created_ms;
+    def->updated_ms = r.updated_ms;
+    loaded.push_back(std::move(*def));
+  }
   MutexLock lock(&mu_);
   for (auto& d : loaded) queues_[d.queue.name] = std::move(d);
   return Status::Ok();
@@ -177,16 +176,10 @@ Result<QueueDef> Queues::Get(const std::string& name) const {
 }
 
 Status Queues::Store(const QueueDef& d, bool create) {
-  return store_->Write([&](Db& db) -> Status {
-    ASSIGN_OR_RETURN(Stmt s, db.Prepare(create ? "INSERT INTO queues (name, spec_json, created_ms, updated_ms) "
-                                                 "VALUES (?1, ?2, ?3, ?4)"
-                                               : "INSERT INTO queues (name, spec_json, created_ms, updated_ms) "
-                                                 "VALUES (?1, ?2, ?3, ?4) ON CONFLICT(name) DO UPDATE SET "
-                                                 "spec_json = ?2, updated_ms = ?4"));
-    Json j = ToJson(d);
-    j.erase("built_in");
-    return s.Bind(1, d.queue.name).Bind(2, j.dump()).Bind(3, d.created_ms).Bind(4, d.updated_ms).Run();
-  });
+  Json j = ToJson(d);
+  j.erase("built_in");
+  const store::QueueRow row{d.queue.name, j.dump(), d.created_ms, d.updated_ms};
+  return store_->Write([&](Db& db) { return create ? store::InsertQueue(db, row) : store::PutQueue(db, row); });
 }
 
 Result<QueueDef> Queues::Create(const QueueDef& q) {
@@ -234,10 +227,7 @@ Status Queues::Delete(const std::string& name) {
     MutexLock lock(&mu_);
     if (!queues_.count(name)) return Status::NotFound("no queue '" + name + "'");
   }
-  RETURN_IF_ERROR(store_->Write([&](Db& db) -> Status {
-    ASSIGN_OR_RETURN(Stmt s, db.Prepare("DELETE FROM queues WHERE name = ?1"));
-    return s.Bind(1, name).Run();
-  }));
+  RETURN_IF_ERROR(store_->Write([&](Db& db) { return store::DeleteQueue(db, name); }));
   {
     MutexLock lock(&mu_);
     queues_.erase(name);

@@ -5,6 +5,7 @@
 #include "common/time_util.h"
 #include "reserve/json_fields.h"
 #include "server/accounts.h"
+#include "server/store/sched_settings.h"
 
 namespace rota::server {
 namespace {
@@ -12,7 +13,6 @@ namespace {
 using api::Json;
 using reserve::JsonFields;
 using store::Db;
-using store::Stmt;
 
 Status ValidName(const std::string& kind, const std::string& name) {
   if (kind == "user") return ValidateUsername(name);
@@ -61,21 +61,20 @@ Quotas::Quotas(store::Store* store, const Clock* clock) : store_(store), clock_(
 
 Status Quotas::Start() {
   std::vector<QuotaDef> loaded;
+  std::vector<store::QuotaRow> rows;
   RETURN_IF_ERROR(store_->Read([&](Db& db) -> Status {
-    ASSIGN_OR_RETURN(Stmt s, db.Prepare("SELECT kind, name, spec_json, updated_ms FROM quotas"));
-    while (true) {
-      ASSIGN_OR_RETURN(bool row, s.Step());
-      if (!row) break;
-      const std::string what = "stored quota " + s.Text(0) + " " + s.Text(1);
-      auto json = api::ParseJson(s.Text(2));
-      if (!json.ok()) return json.status().WithContext(what);
-      auto q = QuotaFromJson(s.Text(0), s.Text(1), *json);
-      if (!q.ok()) return q.status().WithContext(what);
-      q->updated_ms = s.Int(3);
-      loaded.push_back(std::move(*q));
-    }
+    ASSIGN_OR_RETURN(rows, store::LoadQuotas(db));
     return Status::Ok();
   }));
+  for (const auto& r : rows) {
+    const std::string what = "stored quota " + r.kind + " " + r.name;
+    auto json = api::ParseJson(r.spec_json);
+    if (!json.ok()) return json.status().WithContext(what);
+    auto q = QuotaFromJson(r.kind, r.name, *json);
+    if (!q.ok()) return q.status().WithContext(what);
+    q->updated_ms = r.updated_ms;
+    loaded.push_back(std::move(*q));
+  }
   MutexLock lock(&mu_);
   for (auto& q : loaded) quotas_[{q.kind, q.name}] = std::move(q);
   return Status::Ok();
@@ -119,14 +118,10 @@ Result<QuotaDef> Quotas::Set(const QuotaDef& in) {
       return Status::ResourceExhausted("at most " + std::to_string(kMaxQuotas) + " quotas");
     }
   }
-  RETURN_IF_ERROR(store_->Write([&](Db& db) -> Status {
-    ASSIGN_OR_RETURN(Stmt s, db.Prepare("INSERT INTO quotas (kind, name, spec_json, updated_ms) "
-                                        "VALUES (?1, ?2, ?3, ?4) ON CONFLICT(kind, name) DO UPDATE "
-                                        "SET spec_json = ?3, updated_ms = ?4"));
-    Json j = ToJson(q);
-    j.erase("updated");
-    return s.Bind(1, q.kind).Bind(2, q.name).Bind(3, j.dump()).Bind(4, q.updated_ms).Run();
-  }));
+  Json j = ToJson(q);
+  j.erase("updated");
+  const store::QuotaRow row{q.kind, q.name, j.dump(), q.updated_ms};
+  RETURN_IF_ERROR(store_->Write([&](Db& db) { return store::PutQuota(db, row); }));
   {
     MutexLock lock(&mu_);
     quotas_[{q.kind, q.name}] = q;
@@ -137,10 +132,7 @@ Result<QuotaDef> Quotas::Set(const QuotaDef& in) {
 
 Status Quotas::Delete(const std::string& kind, const std::string& name) {
   RETURN_IF_ERROR(Get(kind, name).status());
-  RETURN_IF_ERROR(store_->Write([&](Db& db) -> Status {
-    ASSIGN_OR_RETURN(Stmt s, db.Prepare("DELETE FROM quotas WHERE kind = ?1 AND name = ?2"));
-    return s.Bind(1, kind).Bind(2, name).Run();
-  }));
+  RETURN_IF_ERROR(store_->Write([&](Db& db) { return store::DeleteQuota(db, kind, name); }));
   {
     MutexLock lock(&mu_);
     quotas_.erase({kind, name});
