@@ -1,6 +1,5 @@
 #include "server/jobs.h"
 
-#include <sqlite3.h>
 
 #include <algorithm>
 #include <chrono>
@@ -22,7 +21,6 @@ namespace {
 
 using api::Json;
 using store::Db;
-using store::Stmt;
 using jobs::JobState;
 using jobs::StateName;
 using jobs::TaskState;
@@ -126,26 +124,21 @@ JobService::~JobService() {
 Status JobService::Start() {
   started_at_ms_ = clock_->NowMs();
   std::vector<Job> loaded;
+  std::vector<store::JobRow> rows;
+  store::FairShareUsage usage;
   RETURN_IF_ERROR(store_->Read([&](Db& db) -> Status {
-    ASSIGN_OR_RETURN(Stmt s, db.Prepare(std::string(kJobSelect) +
-                                        "WHERE j.state NOT IN ('succeeded', 'failed', 'cancelled')"));
-    while (true) {
-      ASSIGN_OR_RETURN(bool row, s.Step());
-      if (!row) break;
-      auto job = JobFromRow(s);
-      if (!job.ok()) {
-        ROTA_LOG(WARNING) << "jobs: skipping a stored job: " << job.status().message();
-        continue;
-      }
-      loaded.push_back(std::move(*job));
+    ASSIGN_OR_RETURN(rows, store::UnfinishedJobs(db));
+    ASSIGN_OR_RETURN(usage, store::LoadFairShareUsage(db));
+    return Status::Ok();
+  }));
+  for (const auto& r : rows) {
+    auto job = JobFromRow(r);
+    if (!job.ok()) {
+      ROTA_LOG(WARNING) << "jobs: skipping a stored job: " << job.status().message();
+      continue;
     }
-    return Status::Ok();
-  }));
-  StoredUsage usage;
-  RETURN_IF_ERROR(store_->Read([&](Db& db) -> Status {
-    ASSIGN_OR_RETURN(usage, LoadFairShareUsage(db));
-    return Status::Ok();
-  }));
+    loaded.push_back(std::move(*job));
+  }
   {
     MutexLock lock(&mu_);
     // Fair-share usage decays from when it was stored.
@@ -224,16 +217,12 @@ Result<Job> JobService::Submit(int64_t owner_id, const std::string& owner, const
   job.spec = spec;
   job.created_ms = job.updated_ms = job.queued_ms = clock_->NowMs();
   job.reason = "submitted";
+  store::JobRow row = RowOf(job);
+  row.name = spec.name;
+  row.spec_json = jobs::ToJson(spec).dump();
   RETURN_IF_ERROR(store_->Write([&](Db& db) -> Status {
-    ASSIGN_OR_RETURN(Stmt ins, db.Prepare("INSERT INTO jobs (owner_id, name, spec_json, state, reason, "
-                                          "created_ms, updated_ms) VALUES (?1, ?2, ?3, 'pending', "
-                                          "'submitted', ?4, ?4)"));
-    RETURN_IF_ERROR(ins.Bind(1, owner_id).Bind(2, spec.name).Bind(3, jobs::ToJson(spec).dump())
-                        .Bind(4, job.created_ms).Run());
-    job.id = sqlite3_last_insert_rowid(db.raw());
-    ASSIGN_OR_RETURN(Stmt ev, db.Prepare("INSERT INTO job_events (job_id, t_ms, state, reason) "
-                                         "VALUES (?1, ?2, 'pending', 'submitted')"));
-    return ev.Bind(1, job.id).Bind(2, job.created_ms).Run();
+    ASSIGN_OR_RETURN(job.id, store::InsertJob(db, row));
+    return Status::Ok();
   }));
   {
     MutexLock lock(&mu_);

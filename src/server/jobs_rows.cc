@@ -13,13 +13,6 @@ namespace rota::server {
 
 using api::Json;
 using store::Db;
-using store::Stmt;
-
-const char* const kJobSelect =
-    "SELECT j.id, j.owner_id, coalesce(u.username, ''), j.spec_json, j.state, j.reason, "
-    "j.restart_count, j.tasks_json, j.created_ms, j.updated_ms, j.ended_ms, "
-    "j.queued_ms, j.attained_gpu_ms, j.preemptions, j.lost_gpu_ms "
-    "FROM jobs j LEFT JOIN users u ON u.id = j.owner_id ";
 
 api::Json TaskJson(const JobTask& t) {
   Json j{{"id", t.id},     {"name", t.name},   {"role", t.role},   {"index", t.index},
@@ -57,33 +50,54 @@ JobTask TaskFromJson(const api::Json& j) {
 
 }  // namespace
 
-Result<Job> JobFromRow(store::Stmt& s) {
+Result<Job> JobFromRow(const store::JobRow& row) {
   Job job;
-  job.id = s.Int(0);
-  job.owner_id = s.Int(1);
-  job.owner = s.Text(2);
-  auto spec_json = api::ParseJson(s.Text(3));
+  job.id = row.id;
+  job.owner_id = row.owner_id;
+  job.owner = row.owner;
+  auto spec_json = api::ParseJson(row.spec_json);
   if (!spec_json.ok()) return spec_json.status().WithContext("job " + std::to_string(job.id));
   auto spec = jobs::JobSpecFromJson(*spec_json);
   if (!spec.ok()) return spec.status().WithContext("job " + std::to_string(job.id));
   job.spec = *spec;
-  auto state = jobs::ParseJobState(s.Text(4));
-  if (!state) return Status::InvalidArgument("job " + std::to_string(job.id) + ": unknown state '" + s.Text(4) + "'");
+  auto state = jobs::ParseJobState(row.state);
+  if (!state) return Status::InvalidArgument("job " + std::to_string(job.id) + ": unknown state '" + row.state + "'");
   job.state = *state;
-  job.reason = s.Text(5);
-  job.restart_count = static_cast<uint32_t>(s.Int(6));
-  auto tasks = api::ParseJson(s.Text(7));
+  job.reason = row.reason;
+  job.restart_count = static_cast<uint32_t>(row.restart_count);
+  auto tasks = api::ParseJson(row.tasks_json);
   if (tasks.ok() && tasks->is_array()) {
     for (const auto& t : *tasks) job.tasks.push_back(TaskFromJson(t));
   }
-  job.created_ms = s.Int(8);
-  job.updated_ms = s.Int(9);
-  if (!s.IsNull(10)) job.ended_ms = s.Int(10);
-  job.queued_ms = s.Int(11);
-  job.attained_gpu_ms = static_cast<double>(s.Int(12));
-  job.preemptions = static_cast<uint32_t>(s.Int(13));
-  job.lost_gpu_ms = static_cast<double>(s.Int(14));
+  job.created_ms = row.created_ms;
+  job.updated_ms = row.updated_ms;
+  job.ended_ms = row.ended_ms;
+  job.queued_ms = row.queued_ms;
+  job.attained_gpu_ms = static_cast<double>(row.attained_gpu_ms);
+  job.preemptions = static_cast<uint32_t>(row.preemptions);
+  job.lost_gpu_ms = static_cast<double>(row.lost_gpu_ms);
   return job;
+}
+
+store::JobRow RowOf(const Job& job) {
+  Json tasks = Json::array();
+  for (const auto& t : job.tasks) tasks.push_back(TaskJson(t));
+  store::JobRow r;
+  r.id = job.id;
+  r.owner_id = job.owner_id;
+  r.owner = job.owner;
+  r.state = jobs::StateName(job.state);
+  r.reason = job.reason;
+  r.restart_count = job.restart_count;
+  r.tasks_json = tasks.dump();
+  r.created_ms = job.created_ms;
+  r.updated_ms = job.updated_ms;
+  r.ended_ms = job.ended_ms;
+  r.queued_ms = job.queued_ms;
+  r.attained_gpu_ms = static_cast<int64_t>(job.attained_gpu_ms);
+  r.preemptions = job.preemptions;
+  r.lost_gpu_ms = static_cast<int64_t>(job.lost_gpu_ms);
+  return r;
 }
 
 // "job-12.r0.worker-1" -> 12.
@@ -183,29 +197,11 @@ void AppendQueueRow(api::JsonWriter& w, const Job& j) {
 }
 
 void JobService::Persist(const Job& job, std::optional<jobs::JobState> event, const std::string& reason) {
-  Json tasks = Json::array();
-  for (const auto& t : job.tasks) tasks.push_back(TaskJson(t));
-  const std::string event_state = event ? jobs::StateName(*event) : "";
-  auto write = [id = job.id, state = std::string(jobs::StateName(job.state)), job_reason = job.reason,
-                restart_count = int64_t{job.restart_count}, tasks = tasks.dump(),
-                updated_ms = job.updated_ms, ended_ms = job.ended_ms, event_state,
-                queued_ms = job.queued_ms, attained = static_cast<int64_t>(job.attained_gpu_ms),
-                preemptions = int64_t{job.preemptions}, lost = static_cast<int64_t>(job.lost_gpu_ms),
-                reason](Db& db) -> Status {
-    ASSIGN_OR_RETURN(Stmt up, db.Prepare("UPDATE jobs SET state = ?2, reason = ?3, restart_count = ?4, "
-                                         "tasks_json = ?5, updated_ms = ?6, ended_ms = ?7, queued_ms = ?8, "
-                                         "attained_gpu_ms = ?9, preemptions = ?10, lost_gpu_ms = ?11 "
-                                         "WHERE id = ?1"));
-    up.Bind(1, id).Bind(2, state).Bind(3, job_reason).Bind(4, restart_count);
-    up.Bind(5, tasks).Bind(6, updated_ms).Bind(8, queued_ms).Bind(9, attained).Bind(10, preemptions);
-    up.Bind(11, lost);
-    if (ended_ms) up.Bind(7, *ended_ms);
-    else up.BindNull(7);
-    RETURN_IF_ERROR(up.Run());
-    if (event_state.empty()) return Status::Ok();
-    ASSIGN_OR_RETURN(Stmt ev, db.Prepare("INSERT INTO job_events (job_id, t_ms, state, reason) "
-                                         "VALUES (?1, ?2, ?3, ?4)"));
-    return ev.Bind(1, id).Bind(2, updated_ms).Bind(3, event_state).Bind(4, reason).Run();
+  store::JobRow row = RowOf(job);
+  std::optional<store::JobEventRow> ev;
+  if (event) ev = store::JobEventRow{job.updated_ms, jobs::StateName(*event), reason};
+  auto write = [row = std::move(row), ev = std::move(ev)](Db& db) {
+    return store::UpdateJob(db, row, ev ? &*ev : nullptr);
   };
   // Changes are queued and commit together (a crash may lose the last few ms of
   // them: agents re-report their tasks). The end of a job is committed before the
@@ -229,97 +225,48 @@ Result<Job> JobService::Get(int64_t id, std::vector<JobEvent>* events) {
     auto it = active_.find(id);
     if (it != active_.end() && events == nullptr) return it->second;
   }
-  std::optional<Job> out;
+  std::optional<store::JobRow> row;
+  std::vector<store::JobEventRow> history;
   RETURN_IF_ERROR(store_->Read([&](Db& db) -> Status {
-    ASSIGN_OR_RETURN(Stmt s, db.Prepare(std::string(kJobSelect) + "WHERE j.id = ?1"));
-    s.Bind(1, id);
-    ASSIGN_OR_RETURN(bool row, s.Step());
-    if (!row) return Status::NotFound("job " + std::to_string(id) + " not found");
-    ASSIGN_OR_RETURN(Job job, JobFromRow(s));
-    out = std::move(job);
-    if (events == nullptr) return Status::Ok();
-    ASSIGN_OR_RETURN(Stmt e, db.Prepare("SELECT t_ms, state, reason FROM job_events WHERE job_id = ?1 "
-                                        "ORDER BY t_ms, id"));
-    e.Bind(1, id);
-    while (true) {
-      ASSIGN_OR_RETURN(bool more, e.Step());
-      if (!more) break;
-      auto state = jobs::ParseJobState(e.Text(1));
-      if (!state) continue;  // written by this code only; never expected
-      events->push_back(JobEvent{e.Int(0), *state, e.Text(2)});
+    ASSIGN_OR_RETURN(row, store::GetJob(db, id));
+    if (row && events != nullptr) {
+      ASSIGN_OR_RETURN(history, store::JobEvents(db, id));
     }
     return Status::Ok();
   }));
+  if (!row) return Status::NotFound("job " + std::to_string(id) + " not found");
+  ASSIGN_OR_RETURN(Job stored, JobFromRow(*row));
+  for (const auto& e : history) {
+    auto state = jobs::ParseJobState(e.state);
+    if (!state) continue;  // written by this code only; never expected
+    events->push_back(JobEvent{e.t_ms, *state, e.reason});
+  }
   MutexLock lock(&mu_);
   auto it = active_.find(id);
   if (it != active_.end()) return it->second;  // fresher than the store
-  return *out;
+  return stored;
 }
 
 Result<std::vector<Job>> JobService::List(int64_t owner_id, std::optional<jobs::JobState> state_filter,
                                           int limit) {
   if (limit < 1 || limit > 1000) return Status::InvalidArgument("limit: must be 1..1000");
   const std::string state = state_filter ? jobs::StateName(*state_filter) : "";
-  std::vector<Job> out;
+  std::vector<store::JobRow> rows;
   RETURN_IF_ERROR(store_->Read([&](Db& db) -> Status {
-    ASSIGN_OR_RETURN(Stmt s, db.Prepare(std::string(kJobSelect) +
-                                        "WHERE (?1 = 0 OR j.owner_id = ?1) AND (?2 = '' OR j.state = ?2) "
-                                        "ORDER BY j.id DESC LIMIT ?3"));
-    s.Bind(1, owner_id).Bind(2, state).Bind(3, int64_t{limit});
-    while (true) {
-      ASSIGN_OR_RETURN(bool row, s.Step());
-      if (!row) break;
-      auto job = JobFromRow(s);
-      if (job.ok()) out.push_back(std::move(*job));
-    }
+    ASSIGN_OR_RETURN(rows, store::ListJobs(db, owner_id, state, limit));
     return Status::Ok();
   }));
+  std::vector<Job> out;
+  for (const auto& r : rows) {
+    auto job = JobFromRow(r);
+    if (job.ok()) out.push_back(std::move(*job));
+  }
   MutexLock lock(&mu_);
   for (auto& j : out) {
     auto it = active_.find(j.id);
     if (it != active_.end()) j = it->second;
   }
   return out;
-}
-
-Result<std::map<std::string, double>> EndedGpuMsByOwner(store::Db& db, int64_t since_ms) {
-  ASSIGN_OR_RETURN(store::Stmt s, db.Prepare("SELECT u.username, SUM(j.attained_gpu_ms) FROM jobs j "
-                                             "JOIN users u ON u.id = j.owner_id "
-                                             "WHERE j.ended_ms >= ?1 GROUP BY u.username"));
-  s.Bind(1, since_ms);
-  std::map<std::string, double> out;
-  while (true) {
-    ASSIGN_OR_RETURN(bool row, s.Step());
-    if (!row) break;
-    out[s.Text(0)] = static_cast<double>(s.Int(1));
-  }
-  return out;
-}
-
-Result<StoredUsage> LoadFairShareUsage(store::Db& db) {
-  ASSIGN_OR_RETURN(store::Stmt s, db.Prepare("SELECT kind, name, gpu_ms, at_ms FROM fairshare_usage"));
-  StoredUsage out;
-  while (true) {
-    ASSIGN_OR_RETURN(bool row, s.Step());
-    if (!row) break;
-    (s.Text(0) == "group" ? out.group : out.user)[s.Text(1)] = s.Double(2);
-    out.at_ms = std::max(out.at_ms, s.Int(3));
-  }
-  return out;
-}
-
-Status SaveFairShareUsage(store::Db& db, const StoredUsage& usage) {
-  RETURN_IF_ERROR(db.Exec("DELETE FROM fairshare_usage"));
-  ASSIGN_OR_RETURN(store::Stmt s, db.Prepare("INSERT INTO fairshare_usage (kind, name, gpu_ms, at_ms) "
-                                             "VALUES (?1, ?2, ?3, ?4)"));
-  for (const auto& [kind, m] : {std::pair<std::string, const std::map<std::string, double>*>{"user", &usage.user},
-                                {"group", &usage.group}}) {
-    for (const auto& [name, ms] : *m) {
-      s.Reset();
-      RETURN_IF_ERROR(s.Bind(1, kind).Bind(2, name).Bind(3, ms).Bind(4, usage.at_ms).Run());
-    }
-  }
-  return Status::Ok();
 }
 
 }  // namespace rota::server

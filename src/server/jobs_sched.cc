@@ -58,7 +58,7 @@ void JobService::RefreshEndedUsage(int64_t now_ms) {
   c.ended_usage_ms = now_ms;
   std::map<std::string, double> ended;
   Status st = store_->Read([&](store::Db& db) -> Status {
-    ASSIGN_OR_RETURN(ended, EndedGpuMsByOwner(db, now_ms - options_.quota_period_ms));
+    ASSIGN_OR_RETURN(ended, store::EndedGpuMsByOwner(db, now_ms - options_.quota_period_ms));
     return Status::Ok();
   });
   if (!st.ok()) {
@@ -85,8 +85,8 @@ void JobService::PeriodGpuHours(int64_t now_ms, std::map<std::string, double>* u
 
 void JobService::SaveUsage(int64_t now_ms, bool wait) {
   usage_saved_ms_ = now_ms;
-  StoredUsage usage{user_usage_, group_usage_, now_ms};
-  auto save = [usage](store::Db& db) { return SaveFairShareUsage(db, usage); };
+  store::FairShareUsage usage{user_usage_, group_usage_, now_ms};
+  auto save = [usage](store::Db& db) { return store::SaveFairShareUsage(db, usage); };
   if (wait) {
     if (Status st = store_->Write(save); !st.ok()) ROTA_LOG(WARNING) << "jobs: cannot store fair-share usage: " << st.message();
     return;

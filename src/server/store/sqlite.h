@@ -116,6 +116,8 @@ class Db {
 
   // Rows changed by the last INSERT/UPDATE/DELETE.
   int64_t Changes() const { return sqlite3_changes64(db_); }
+  // The rowid of the last row inserted.
+  int64_t LastInsertRowid() const { return sqlite3_last_insert_rowid(db_); }
   const std::string& path() const { return path_; }
   sqlite3* raw() const { return db_; }
 

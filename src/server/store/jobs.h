@@ -1,0 +1,67 @@
+#pragma once
+// SQL of jobs (tables jobs and job_events) and of fair-share usage (table
+// fairshare_usage). A job's spec and tasks are JSON text, its states names:
+// the job service (server/jobs_rows.cc) maps rows to jobs and back. Called
+// inside Store::Write / Store::Read tasks.
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "common/status.h"
+#include "server/store/sqlite.h"
+
+namespace rota::store {
+
+struct JobRow {
+  int64_t id = 0;  // set by InsertJob
+  int64_t owner_id = 0;
+  std::string owner;  // the owner's username, read only ("" once the user is gone)
+  std::string name;   // written by InsertJob only (it is in the spec)
+  std::string spec_json;
+  std::string state;
+  std::string reason;
+  int64_t restart_count = 0;
+  std::string tasks_json = "[]";
+  int64_t created_ms = 0, updated_ms = 0;
+  std::optional<int64_t> ended_ms;
+  int64_t queued_ms = 0;
+  int64_t attained_gpu_ms = 0, preemptions = 0, lost_gpu_ms = 0;
+};
+
+// One step of a job's history.
+struct JobEventRow {
+  int64_t t_ms = 0;
+  std::string state, reason;
+};
+
+// Inserts a new job and its first event (its state and reason at created_ms);
+// returns its id.
+Result<int64_t> InsertJob(Db& db, const JobRow& row);
+// Writes what changes over a job's life (state, reason, restarts, tasks,
+// times, usage) to job row.id; with `event`, appends it to its history.
+Status UpdateJob(Db& db, const JobRow& row, const JobEventRow* event);
+// The job, or nullopt when there is none with that id.
+Result<std::optional<JobRow>> GetJob(Db& db, int64_t id);
+// Its history, oldest first.
+Result<std::vector<JobEventRow>> JobEvents(Db& db, int64_t id);
+// Newest first, at most `limit`; owner_id 0: anyone's; state "": any.
+Result<std::vector<JobRow>> ListJobs(Db& db, int64_t owner_id, const std::string& state, int limit);
+// Jobs that have not ended (succeeded, failed or cancelled).
+Result<std::vector<JobRow>> UnfinishedJobs(Db& db);
+// GPU-milliseconds attained by the jobs that ended at or after `since_ms`, by
+// owner's username (quota periods).
+Result<std::map<std::string, double>> EndedGpuMsByOwner(Db& db, int64_t since_ms);
+
+// Fair-share usage (decayed GPU-ms) by user and by group, as of at_ms.
+struct FairShareUsage {
+  std::map<std::string, double> user, group;
+  int64_t at_ms = 0;  // 0: none stored
+};
+Result<FairShareUsage> LoadFairShareUsage(Db& db);
+// Replaces the stored usage.
+Status SaveFairShareUsage(Db& db, const FairShareUsage& usage);
+
+}  // namespace rota::store
