@@ -13,13 +13,13 @@
 #include "common/mutex.h"
 #include "common/run_command.h"
 #include "reserve/json_fields.h"
+#include "server/store/ssh_nodes.h"
 #include "ssh/remote_scripts.h"
 
 namespace rota::server {
 namespace {
 
 using store::Db;
-using store::Stmt;
 
 constexpr size_t kMaxDoneTasks = 4096;  // finished tasks remembered for their logs
 
@@ -364,10 +364,7 @@ class SshNodes::Worker {
   }
 
   void Forget(const std::string& id) {
-    Status st = owner_->store_->Write([&](Db& db) -> Status {
-      ASSIGN_OR_RETURN(Stmt s, db.Prepare("DELETE FROM ssh_tasks WHERE id = ?1"));
-      return s.Bind(1, id).Run();
-    });
+    Status st = owner_->store_->Write([&](Db& db) { return store::DeleteSshTask(db, id); });
     if (!st.ok()) ROTA_LOG(WARNING) << "ssh node " << spec_.name << ": " << st.message();
   }
 
@@ -387,11 +384,8 @@ class SshNodes::Worker {
     if (!script.ok()) return failed(script.status().message());
     auto remote = ssh::RemoteShell(target_.user, t.user);
     if (!remote.ok()) return failed(remote.status().message());
-    Status st = owner_->store_->Write([&](Db& db) -> Status {
-      ASSIGN_OR_RETURN(Stmt s, db.Prepare("INSERT OR REPLACE INTO ssh_tasks (id, node, unix_user, "
-                                          "created_ms) VALUES (?1, ?2, ?3, ?4)"));
-      return s.Bind(1, t.id).Bind(2, spec_.name).Bind(3, t.user).Bind(4, owner_->clock_->NowMs()).Run();
-    });
+    const store::SshTaskRow row{t.id, spec_.name, t.user, owner_->clock_->NowMs()};
+    Status st = owner_->store_->Write([&](Db& db) { return store::PutSshTask(db, row); });
     if (!st.ok()) return failed(st.message());
     auto out = Ssh(*remote, *script);
     if (!out.ok()) {
@@ -528,32 +522,25 @@ Status SshNodes::Start() {
 
   std::vector<SshNodeSpec> specs;
   std::multimap<std::string, std::pair<std::string, std::string>> tasks;  // node -> (id, user)
+  std::vector<store::SshNodeRow> node_rows;
+  std::vector<store::SshTaskRow> task_rows;
   RETURN_IF_ERROR(store_->Read([&](Db& db) -> Status {
-    ASSIGN_OR_RETURN(Stmt s, db.Prepare("SELECT name, url, gpus, gpu_model, labels_json, created_ms "
-                                        "FROM ssh_nodes ORDER BY name"));
-    while (true) {
-      ASSIGN_OR_RETURN(bool row, s.Step());
-      if (!row) break;
-      SshNodeSpec spec;
-      spec.name = s.Text(0);
-      spec.url = s.Text(1);
-      spec.gpus = static_cast<uint32_t>(s.Int(2));
-      spec.gpu_model = s.Text(3);
-      auto labels = api::ParseJson(s.Text(4));
-      if (labels.ok() && labels->is_object()) {
-        spec.labels = labels->get<std::map<std::string, std::string>>();
-      }
-      spec.created_ms = s.Int(5);
-      specs.push_back(std::move(spec));
-    }
-    ASSIGN_OR_RETURN(Stmt t, db.Prepare("SELECT node, id, unix_user FROM ssh_tasks"));
-    while (true) {
-      ASSIGN_OR_RETURN(bool row, t.Step());
-      if (!row) break;
-      tasks.emplace(t.Text(0), std::make_pair(t.Text(1), t.Text(2)));
-    }
+    ASSIGN_OR_RETURN(node_rows, store::LoadSshNodes(db));
+    ASSIGN_OR_RETURN(task_rows, store::LoadSshTasks(db));
     return Status::Ok();
   }));
+  for (const auto& r : node_rows) {
+    SshNodeSpec spec;
+    spec.name = r.name;
+    spec.url = r.url;
+    spec.gpus = static_cast<uint32_t>(r.gpus);
+    spec.gpu_model = r.gpu_model;
+    auto labels = api::ParseJson(r.labels_json);
+    if (labels.ok() && labels->is_object()) spec.labels = labels->get<std::map<std::string, std::string>>();
+    spec.created_ms = r.created_ms;
+    specs.push_back(std::move(spec));
+  }
+  for (const auto& t : task_rows) tasks.emplace(t.node, std::make_pair(t.id, t.unix_user));
   for (const auto& spec : specs) {
     std::vector<std::pair<std::string, std::string>> mine;
     auto [b, e] = tasks.equal_range(spec.name);
@@ -590,12 +577,9 @@ Result<SshNodeSpec> SshNodes::Add(SshNodeSpec spec) {
   if (Has(spec.name) || (known && known->info->node_id.rfind("ssh:", 0) != 0)) {
     return Status::Conflict("a node named '" + spec.name + "' already exists");
   }
-  RETURN_IF_ERROR(store_->Write([&](Db& db) -> Status {
-    ASSIGN_OR_RETURN(Stmt s, db.Prepare("INSERT INTO ssh_nodes (name, url, gpus, gpu_model, "
-                                        "labels_json, created_ms) VALUES (?1, ?2, ?3, ?4, ?5, ?6)"));
-    return s.Bind(1, spec.name).Bind(2, spec.url).Bind(3, int64_t{spec.gpus}).Bind(4, spec.gpu_model)
-        .Bind(5, api::Json(spec.labels).dump()).Bind(6, spec.created_ms).Run();
-  }));
+  const store::SshNodeRow row{spec.name, spec.url, spec.gpus, spec.gpu_model,
+                              api::Json(spec.labels).dump(), spec.created_ms};
+  RETURN_IF_ERROR(store_->Write([&](Db& db) { return store::InsertSshNode(db, row); }));
   RETURN_IF_ERROR(StartWorker(spec, {}));
   ROTA_LOG(INFO) << "ssh node " << spec.name << " declared: " << spec.url;
   return spec;
@@ -608,10 +592,7 @@ Status SshNodes::Remove(const std::string& name) {
     return Status::Conflict("ssh node '" + name + "' still runs " + std::to_string(n) +
                             " task(s); cancel their jobs first");
   }
-  RETURN_IF_ERROR(store_->Write([&](Db& db) -> Status {
-    ASSIGN_OR_RETURN(Stmt s, db.Prepare("DELETE FROM ssh_nodes WHERE name = ?1"));
-    return s.Bind(1, name).Run();
-  }));
+  RETURN_IF_ERROR(store_->Write([&](Db& db) { return store::DeleteSshNode(db, name); }));
   {
     MutexLock lock(&mu_);
     workers_.erase(name);
