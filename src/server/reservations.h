@@ -155,14 +155,5 @@ class Reservations {
   std::function<void()> change_hook_;
 };
 
-// ---- store helpers shared by reservations*.cc (internal) ----
-namespace reservations_internal {
-// Reservation rows; `where` is SQL over alias r (and rg is not joined).
-Result<std::vector<Reservation>> Query(store::Db& db, const std::string& where_and_order,
-                                       const std::function<void(store::Stmt&)>& bind);
-Result<std::vector<reserve::Policy>> LoadPolicies(store::Db& db);
-// The groups of user `user_id`, by name.
-Result<std::vector<std::string>> UserGroups(store::Db& db, int64_t user_id);
-}  // namespace reservations_internal
 
 }  // namespace rota::server
