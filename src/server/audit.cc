@@ -1,11 +1,10 @@
 #include "server/audit.h"
 
-#include <sqlite3.h>
-
 #include <set>
 #include <utility>
 
 #include "common/time_util.h"
+#include "server/store/violations.h"
 
 namespace rota::server {
 namespace {
@@ -13,7 +12,6 @@ namespace {
 using api::Json;
 using enforce::OffendingProcess;
 using store::Db;
-using store::Stmt;
 
 // Stored JSON is ours, but a damaged row must not make the log unreadable:
 // entries that do not parse are skipped.
@@ -91,77 +89,42 @@ std::string OpenDetail(const enforce::Offence& o) {
   return s + ": pids " + PidList(o.processes);
 }
 
-constexpr const char* kSelect = R"sql(
-SELECT v.id, v.node, v.gpu, v.gpu_uuid, v.uid, v.unix_user, v.user_id, coalesce(u.username, ''),
-       coalesce(v.reservation_id, 0), coalesce(v.reservation_owner_id, 0), coalesce(o.username, ''),
-       v.mode, v.dry_run, v.state, v.opened_ms, v.closed_ms, v.processes_json, v.resolution,
-       coalesce((SELECT e.action FROM violation_events e WHERE e.violation_id = v.id
-                 ORDER BY e.t_ms DESC, e.id DESC LIMIT 1), '')
-FROM violations v
-LEFT JOIN users u ON u.id = v.user_id
-LEFT JOIN users o ON o.id = v.reservation_owner_id
-)sql";
-
-ViolationRecord ReadRecord(const Stmt& s) {
+ViolationRecord RecordOf(const store::ViolationRow& row) {
   ViolationRecord r;
-  r.id = s.Int(0);
-  r.node = s.Text(1);
-  r.gpu = static_cast<uint32_t>(s.Int(2));
-  r.gpu_uuid = s.Text(3);
-  if (!s.IsNull(4)) r.uid = static_cast<uint32_t>(s.Int(4));
-  r.unix_user = s.Text(5);
-  r.user_id = s.OptInt(6);
-  r.username = s.Text(7);
-  r.reservation_id = s.Int(8);
-  r.reservation_owner_id = s.Int(9);
-  r.reservation_owner = s.Text(10);
-  r.mode = s.Text(11);
-  r.dry_run = s.Int(12) != 0;
-  r.state = s.Text(13);
-  r.opened_ms = s.Int(14);
-  r.closed_ms = s.OptInt(15);
-  r.processes = ProcessesFrom(s.Text(16));
-  r.resolution = s.Text(17);
-  r.last_action = s.Text(18);
+  r.id = row.id;
+  r.node = row.node;
+  r.gpu = static_cast<uint32_t>(row.gpu);
+  r.gpu_uuid = row.gpu_uuid;
+  if (row.uid) r.uid = static_cast<uint32_t>(*row.uid);
+  r.unix_user = row.unix_user;
+  r.user_id = row.user_id;
+  r.username = row.username;
+  r.reservation_id = row.reservation_id;
+  r.reservation_owner_id = row.reservation_owner_id;
+  r.reservation_owner = row.reservation_owner;
+  r.mode = row.mode;
+  r.dry_run = row.dry_run;
+  r.state = row.state;
+  r.opened_ms = row.opened_ms;
+  r.closed_ms = row.closed_ms;
+  r.processes = ProcessesFrom(row.processes_json);
+  r.resolution = row.resolution;
+  r.last_action = row.last_action;
   return r;
 }
 
 Status LoadEvents(Db& db, ViolationRecord& r) {
-  ASSIGN_OR_RETURN(Stmt s, db.Prepare("SELECT id, t_ms, action, outcome, detail, pids_json "
-                                      "FROM violation_events WHERE violation_id = ?1 "
-                                      "ORDER BY t_ms, id"));
-  s.Bind(1, r.id);
-  while (true) {
-    ASSIGN_OR_RETURN(bool row, s.Step());
-    if (!row) break;
-    r.events.push_back(
-        {s.Int(0), s.Int(1), s.Text(2), s.Text(3), s.Text(4), EventPidsFrom(s.Text(5))});
+  ASSIGN_OR_RETURN(auto rows, store::ViolationEvents(db, r.id));
+  for (const auto& e : rows) {
+    r.events.push_back({e.id, e.t_ms, e.action, e.outcome, e.detail, EventPidsFrom(e.pids_json)});
   }
   return Status::Ok();
-}
-
-// NotFound unless violation `id` exists; returns its state.
-Result<std::string> StateOf(Db& db, int64_t id) {
-  ASSIGN_OR_RETURN(Stmt s, db.Prepare("SELECT state FROM violations WHERE id = ?1"));
-  s.Bind(1, id);
-  ASSIGN_OR_RETURN(bool row, s.Step());
-  if (!row) return Status::NotFound("violation " + std::to_string(id) + " not found");
-  return s.Text(0);
 }
 
 Status InsertEvent(Db& db, int64_t id, int64_t t_ms, const std::string& action,
                    const std::string& outcome, const std::string& detail,
                    const std::vector<EventPid>& pids) {
-  ASSIGN_OR_RETURN(Stmt s, db.Prepare("INSERT INTO violation_events "
-                                      "(violation_id, t_ms, action, outcome, detail, pids_json) "
-                                      "VALUES (?1, ?2, ?3, ?4, ?5, ?6)"));
-  s.Bind(1, id)
-      .Bind(2, t_ms)
-      .Bind(3, action)
-      .Bind(4, outcome)
-      .Bind(5, detail)
-      .Bind(6, EventPidsJson(pids).dump());
-  return s.Run();
+  return store::InsertViolationEvent(db, id, {0, t_ms, action, outcome, detail, EventPidsJson(pids).dump()});
 }
 
 std::vector<EventPid> ToEventPids(const std::vector<OffendingProcess>& ps) {
@@ -249,30 +212,21 @@ Result<int64_t> AuditLog::OpenViolation(const enforce::Offence& offence, const s
                                         bool dry_run, int64_t now_ms,
                                         std::optional<int64_t> offender_user_id) {
   int64_t id = 0;
+  store::ViolationRow row;
+  row.node = offence.node;
+  row.gpu = offence.gpu;
+  row.gpu_uuid = offence.gpu_uuid;
+  row.uid = offence.uid;
+  row.unix_user = offence.unix_user;
+  row.user_id = offender_user_id;
+  row.reservation_id = offence.reservation_id;
+  row.reservation_owner_id = offence.reservation_owner_id;
+  row.mode = mode;
+  row.dry_run = dry_run;
+  row.opened_ms = now_ms;
+  row.processes_json = ProcessesJson(offence.processes).dump();
   RETURN_IF_ERROR(store_->Write([&](Db& db) -> Status {
-    ASSIGN_OR_RETURN(
-        Stmt s,
-        db.Prepare(
-            "INSERT INTO violations (node, gpu, gpu_uuid, uid, unix_user, user_id, reservation_id, "
-            "reservation_owner_id, mode, dry_run, state, opened_ms, processes_json) VALUES "
-            "(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, 'open', ?11, ?12)"));
-    std::optional<int64_t> rid, owner;
-    if (offence.reservation_id != 0) rid = offence.reservation_id;
-    if (offence.reservation_owner_id != 0) owner = offence.reservation_owner_id;
-    s.Bind(1, offence.node)
-        .Bind(2, int64_t{offence.gpu})
-        .Bind(3, offence.gpu_uuid)
-        .Bind(4, int64_t{offence.uid})
-        .Bind(5, offence.unix_user)
-        .Bind(6, offender_user_id)
-        .Bind(7, rid)
-        .Bind(8, owner)
-        .Bind(9, mode)
-        .Bind(10, int64_t{dry_run ? 1 : 0})
-        .Bind(11, now_ms)
-        .Bind(12, ProcessesJson(offence.processes).dump());
-    RETURN_IF_ERROR(s.Run());
-    id = sqlite3_last_insert_rowid(db.raw());
+    ASSIGN_OR_RETURN(id, store::InsertViolation(db, row));
     return InsertEvent(db, id, now_ms, "open", dry_run ? "dry_run" : "", OpenDetail(offence),
                        ToEventPids(offence.processes));
   }));
@@ -283,7 +237,7 @@ Status AuditLog::AddEvent(int64_t violation_id, int64_t t_ms, const std::string&
                           const std::string& outcome, const std::string& detail,
                           const std::vector<EventPid>& pids) {
   return store_->Write([&](Db& db) -> Status {
-    RETURN_IF_ERROR(StateOf(db, violation_id).status());
+    RETURN_IF_ERROR(store::GetViolation(db, violation_id).status());
     return InsertEvent(db, violation_id, t_ms, action, outcome, detail, pids);
   });
 }
@@ -291,19 +245,14 @@ Status AuditLog::AddEvent(int64_t violation_id, int64_t t_ms, const std::string&
 Status AuditLog::UpdateProcesses(int64_t violation_id, int64_t t_ms,
                                  const std::vector<OffendingProcess>& current) {
   return store_->Write([&](Db& db) -> Status {
-    ASSIGN_OR_RETURN(Stmt s, db.Prepare("SELECT processes_json FROM violations WHERE id = ?1"));
-    s.Bind(1, violation_id);
-    ASSIGN_OR_RETURN(bool row, s.Step());
-    if (!row) return Status::NotFound("violation " + std::to_string(violation_id) + " not found");
-    std::vector<OffendingProcess> all = ProcessesFrom(s.Text(0));
+    ASSIGN_OR_RETURN(store::ViolationRow row, store::GetViolation(db, violation_id));
+    std::vector<OffendingProcess> all = ProcessesFrom(row.processes_json);
     std::set<std::pair<uint32_t, int64_t>> known;
     for (const auto& p : all) known.insert({p.pid, p.start_time_ms});
     for (const auto& p : current) {
       if (known.insert({p.pid, p.start_time_ms}).second) all.push_back(p);
     }
-    ASSIGN_OR_RETURN(Stmt u, db.Prepare("UPDATE violations SET processes_json = ?2 WHERE id = ?1"));
-    u.Bind(1, violation_id).Bind(2, ProcessesJson(all).dump());
-    RETURN_IF_ERROR(u.Run());
+    RETURN_IF_ERROR(store::SetViolationProcesses(db, violation_id, ProcessesJson(all).dump()));
     return InsertEvent(db, violation_id, t_ms, "update", "", "processes now: " + PidList(current),
                        ToEventPids(current));
   });
@@ -311,66 +260,46 @@ Status AuditLog::UpdateProcesses(int64_t violation_id, int64_t t_ms,
 
 Status AuditLog::Resolve(int64_t violation_id, int64_t t_ms, const std::string& reason) {
   return store_->Write([&](Db& db) -> Status {
-    ASSIGN_OR_RETURN(std::string state, StateOf(db, violation_id));
-    if (state != "open") {
+    ASSIGN_OR_RETURN(store::ViolationRow row, store::GetViolation(db, violation_id));
+    if (row.state != "open") {
       return Status::Conflict("violation " + std::to_string(violation_id) + " is resolved already");
     }
-    ASSIGN_OR_RETURN(Stmt u, db.Prepare("UPDATE violations SET state = 'resolved', closed_ms = ?2, "
-                                        "resolution = ?3 WHERE id = ?1"));
-    u.Bind(1, violation_id).Bind(2, t_ms).Bind(3, reason);
-    RETURN_IF_ERROR(u.Run());
+    RETURN_IF_ERROR(store::ResolveViolation(db, violation_id, t_ms, reason));
     return InsertEvent(db, violation_id, t_ms, "resolve", "", reason, {});
   });
 }
 
 Result<std::vector<ViolationRecord>> AuditLog::List(const ViolationQuery& q) {
   RETURN_IF_ERROR(ValidateViolationQuery(q));
-  std::vector<ViolationRecord> out;
+  const store::ViolationFilter f{q.node, q.user, q.state, q.from_ms, q.to_ms, q.limit, q.offset};
+  std::vector<store::ViolationRow> rows;
   RETURN_IF_ERROR(store_->Read([&](Db& db) -> Status {
-    ASSIGN_OR_RETURN(Stmt s, db.Prepare(std::string(kSelect) + R"sql(
-WHERE (?1 = '' OR v.node = ?1)
-  AND (?2 = '' OR v.unix_user = ?2 OR u.username = ?2)
-  AND (?3 = '' OR v.state = ?3)
-  AND (?4 IS NULL OR coalesce(v.closed_ms, 9223372036854775807) >= ?4)
-  AND (?5 IS NULL OR v.opened_ms < ?5)
-ORDER BY v.opened_ms DESC, v.id DESC
-LIMIT ?6 OFFSET ?7)sql"));
-    s.Bind(1, q.node).Bind(2, q.user).Bind(3, q.state).Bind(4, q.from_ms).Bind(5, q.to_ms);
-    s.Bind(6, int64_t{q.limit}).Bind(7, int64_t{q.offset});
-    while (true) {
-      ASSIGN_OR_RETURN(bool row, s.Step());
-      if (!row) break;
-      out.push_back(ReadRecord(s));
-    }
+    ASSIGN_OR_RETURN(rows, store::ListViolations(db, f));
     return Status::Ok();
   }));
+  std::vector<ViolationRecord> out;
+  for (const auto& r : rows) out.push_back(RecordOf(r));
   return out;
 }
 
 Result<ViolationRecord> AuditLog::Get(int64_t id) {
-  std::optional<ViolationRecord> out;
+  ViolationRecord out;
   RETURN_IF_ERROR(store_->Read([&](Db& db) -> Status {
-    ASSIGN_OR_RETURN(Stmt s, db.Prepare(std::string(kSelect) + "WHERE v.id = ?1"));
-    s.Bind(1, id);
-    ASSIGN_OR_RETURN(bool row, s.Step());
-    if (!row) return Status::NotFound("violation " + std::to_string(id) + " not found");
-    out = ReadRecord(s);
-    return LoadEvents(db, *out);
+    ASSIGN_OR_RETURN(store::ViolationRow row, store::GetViolation(db, id));
+    out = RecordOf(row);
+    return LoadEvents(db, out);
   }));
-  return std::move(*out);
+  return out;
 }
 
 Result<std::vector<ViolationRecord>> AuditLog::ListOpen() {
   std::vector<ViolationRecord> out;
   RETURN_IF_ERROR(store_->Read([&](Db& db) -> Status {
-    ASSIGN_OR_RETURN(Stmt s, db.Prepare(std::string(kSelect) +
-                                        "WHERE v.state = 'open' ORDER BY v.opened_ms, v.id"));
-    while (true) {
-      ASSIGN_OR_RETURN(bool row, s.Step());
-      if (!row) break;
-      out.push_back(ReadRecord(s));
+    ASSIGN_OR_RETURN(auto rows, store::OpenViolations(db));
+    for (const auto& r : rows) {
+      out.push_back(RecordOf(r));
+      RETURN_IF_ERROR(LoadEvents(db, out.back()));
     }
-    for (auto& r : out) RETURN_IF_ERROR(LoadEvents(db, r));
     return Status::Ok();
   }));
   return out;
