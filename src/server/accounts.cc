@@ -11,12 +11,12 @@
 #include "common/log.h"
 #include "common/mutex.h"
 #include "common/strings.h"
+#include "server/store/accounts.h"
 
 namespace rota::server {
 namespace {
 
 using store::Db;
-using store::Stmt;
 
 constexpr size_t kMaxDisplayName = 200;
 constexpr size_t kMaxEmail = 254;
@@ -48,47 +48,33 @@ bool IsHex(std::string_view s) {
                      [](char c) { return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'); });
 }
 
-const char* kUserColumns =
-    "id, username, display_name, email, unix_user, unix_users_json, role, "
-    "password_hash IS NOT NULL, disabled, created_ms, updated_ms";
-
-Result<User> ReadUser(Db& db, Stmt& s) {
+Result<User> UserFromRow(const store::UserRow& r) {
   User u;
-  u.id = s.Int(0);
-  u.username = s.Text(1);
-  u.display_name = s.Text(2);
-  u.email = s.Text(3);
-  u.unix_user = s.Text(4);
+  u.id = r.id;
+  u.username = r.username;
+  u.display_name = r.display_name;
+  u.email = r.email;
+  u.unix_user = r.unix_user;
   try {
-    auto j = nlohmann::json::parse(s.Text(5));
+    auto j = nlohmann::json::parse(r.unix_users_json);
     for (auto& [node, name] : j.items()) u.unix_users[node] = name.get<std::string>();
   } catch (const std::exception& e) {
     return Status::IoError("user " + u.username + ": stored unix_users is unreadable: " + e.what());
   }
-  ASSIGN_OR_RETURN(u.role, ParseRole(s.Text(6)));
-  u.has_password = s.Int(7) != 0;
-  u.disabled = s.Int(8) != 0;
-  u.created_ms = s.Int(9);
-  u.updated_ms = s.Int(10);
-  ASSIGN_OR_RETURN(Stmt g, db.Prepare("SELECT g.name FROM groups g JOIN group_members m ON "
-                                      "m.group_id = g.id WHERE m.user_id = ?1 ORDER BY g.name"));
-  g.Bind(1, u.id);
-  while (true) {
-    ASSIGN_OR_RETURN(bool row, g.Step());
-    if (!row) break;
-    u.groups.push_back(g.Text(0));
-  }
+  ASSIGN_OR_RETURN(u.role, ParseRole(r.role));
+  u.has_password = r.has_password;
+  u.disabled = r.disabled;
+  u.created_ms = r.created_ms;
+  u.updated_ms = r.updated_ms;
+  u.groups = r.groups;
   return u;
 }
 
-Result<User> QueryOneUser(Db& db, const std::string& where, const std::string& arg,
-                          const std::string& what) {
-  ASSIGN_OR_RETURN(Stmt s, db.Prepare(std::string("SELECT ") + kUserColumns +
-                                      " FROM users WHERE " + where));
-  s.Bind(1, arg);
-  ASSIGN_OR_RETURN(bool row, s.Step());
-  if (!row) return Status::NotFound(what + " not found");
-  return ReadUser(db, s);
+// User `id`; NotFound naming it.
+Result<User> UserById(Db& db, int64_t id) {
+  ASSIGN_OR_RETURN(auto row, store::FindUserById(db, id));
+  if (!row) return Status::NotFound("user " + std::to_string(id) + " not found");
+  return UserFromRow(*row);
 }
 
 Status ValidatePatch(const UserPatch& p) {
@@ -111,23 +97,6 @@ Status ValidatePatch(const UserPatch& p) {
   }
   if (p.password && (p.password->size() < kMinPassword || p.password->size() > kMaxPassword)) {
     return Status::InvalidArgument("password must be 8 to 1024 bytes long");
-  }
-  return Status::Ok();
-}
-
-// Replaces the user's group memberships. NotFound naming an unknown group.
-Status SetGroups(Db& db, int64_t user_id, const std::vector<std::string>& groups) {
-  ASSIGN_OR_RETURN(Stmt del, db.Prepare("DELETE FROM group_members WHERE user_id = ?1"));
-  RETURN_IF_ERROR(del.Bind(1, user_id).Run());
-  for (const auto& name : groups) {
-    ASSIGN_OR_RETURN(Stmt find, db.Prepare("SELECT id FROM groups WHERE name = ?1"));
-    find.Bind(1, name);
-    ASSIGN_OR_RETURN(bool row, find.Step());
-    if (!row) return Status::NotFound("group '" + name + "' not found");
-    const int64_t gid = find.Int(0);
-    ASSIGN_OR_RETURN(Stmt ins, db.Prepare("INSERT OR IGNORE INTO group_members (group_id, "
-                                          "user_id) VALUES (?1, ?2)"));
-    RETURN_IF_ERROR(ins.Bind(1, gid).Bind(2, user_id).Run());
   }
   return Status::Ok();
 }
@@ -243,30 +212,21 @@ Result<User> Accounts::CreateUser(const UserPatch& patch, int64_t now_ms) {
     hash = std::move(h);
   }
   int64_t id = 0;
+  store::UserRow row;
+  row.username = *patch.username;
+  row.display_name = patch.display_name.value_or("");
+  row.email = patch.email.value_or("");
+  row.unix_user = patch.unix_user.value_or("");
+  row.unix_users_json = UnixUsersJson(patch.unix_users.value_or(std::map<std::string, std::string>{}));
+  row.role = RoleName(patch.role.value_or(Role::kUser));
+  row.password_hash = hash;
+  row.disabled = patch.disabled.value_or(false);
+  row.created_ms = row.updated_ms = now_ms;
   RETURN_IF_ERROR(store_->Write([&](Db& db) -> Status {
-    ASSIGN_OR_RETURN(Stmt dup, db.Prepare("SELECT 1 FROM users WHERE username = ?1"));
-    dup.Bind(1, *patch.username);
-    ASSIGN_OR_RETURN(bool exists, dup.Step());
-    if (exists) return Status::Conflict("user '" + *patch.username + "' already exists");
-    ASSIGN_OR_RETURN(
-        Stmt ins,
-        db.Prepare("INSERT INTO users (username, display_name, email, unix_user, "
-                   "unix_users_json, role, password_hash, disabled, created_ms, updated_ms) "
-                   "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?9) RETURNING id"));
-    ins.Bind(1, *patch.username)
-        .Bind(2, patch.display_name.value_or(""))
-        .Bind(3, patch.email.value_or(""))
-        .Bind(4, patch.unix_user.value_or(""))
-        .Bind(5, UnixUsersJson(patch.unix_users.value_or(std::map<std::string, std::string>{})))
-        .Bind(6, std::string(RoleName(patch.role.value_or(Role::kUser))))
-        .Bind(7, hash)
-        .Bind(8, int64_t{patch.disabled.value_or(false) ? 1 : 0})
-        .Bind(9, now_ms);
-    ASSIGN_OR_RETURN(bool row, ins.Step());
-    if (!row) return Status::Internal("insert of user returned no id");
-    id = ins.Int(0);
-    RETURN_IF_ERROR(ins.Run());
-    if (patch.groups) RETURN_IF_ERROR(SetGroups(db, id, *patch.groups));
+    ASSIGN_OR_RETURN(auto dup, store::FindUserByName(db, row.username));
+    if (dup) return Status::Conflict("user '" + row.username + "' already exists");
+    ASSIGN_OR_RETURN(id, store::InsertUser(db, row));
+    if (patch.groups) RETURN_IF_ERROR(store::SetUserGroups(db, id, *patch.groups));
     return Status::Ok();
   }));
   return GetUser(id);
@@ -281,39 +241,29 @@ Result<User> Accounts::UpdateUser(int64_t id, const UserPatch& patch, int64_t no
     hash = std::move(h);
   }
   RETURN_IF_ERROR(store_->Write([&](Db& db) -> Status {
-    ASSIGN_OR_RETURN(User cur, QueryOneUser(db, "id = ?1", std::to_string(id),
-                                            "user " + std::to_string(id)));
+    ASSIGN_OR_RETURN(User cur, UserById(db, id));
     const Role new_role = patch.role.value_or(cur.role);
     const bool new_disabled = patch.disabled.value_or(cur.disabled);
     if (cur.role == Role::kAdmin && (new_role != Role::kAdmin || new_disabled)) {
-      ASSIGN_OR_RETURN(int64_t admins,
-                       db.QueryInt("SELECT count(*) FROM users WHERE role = 'admin' AND "
-                                   "disabled = 0"));
+      ASSIGN_OR_RETURN(int64_t admins, store::CountEnabledAdmins(db));
       if (admins <= 1) {
         return Status::Conflict("cannot demote or disable the last enabled admin");
       }
     }
-    ASSIGN_OR_RETURN(
-        Stmt up, db.Prepare("UPDATE users SET display_name = ?2, email = ?3, unix_user = ?4, "
-                            "unix_users_json = ?5, role = ?6, disabled = ?7, updated_ms = ?8, "
-                            "password_hash = coalesce(?9, password_hash) WHERE id = ?1"));
-    up.Bind(1, id)
-        .Bind(2, patch.display_name.value_or(cur.display_name))
-        .Bind(3, patch.email.value_or(cur.email))
-        .Bind(4, patch.unix_user.value_or(cur.unix_user))
-        .Bind(5, UnixUsersJson(patch.unix_users.value_or(cur.unix_users)))
-        .Bind(6, std::string(RoleName(new_role)))
-        .Bind(7, int64_t{new_disabled ? 1 : 0})
-        .Bind(8, now_ms)
-        .Bind(9, hash);
-    RETURN_IF_ERROR(up.Run());
-    if (patch.groups) RETURN_IF_ERROR(SetGroups(db, id, *patch.groups));
-    if (new_disabled || patch.password) {
-      // A disabled user or a changed password ends every session.
-      ASSIGN_OR_RETURN(Stmt del, db.Prepare("DELETE FROM tokens WHERE user_id = ?1 AND kind = "
-                                            "'session'"));
-      RETURN_IF_ERROR(del.Bind(1, id).Run());
-    }
+    store::UserRow row;
+    row.id = id;
+    row.display_name = patch.display_name.value_or(cur.display_name);
+    row.email = patch.email.value_or(cur.email);
+    row.unix_user = patch.unix_user.value_or(cur.unix_user);
+    row.unix_users_json = UnixUsersJson(patch.unix_users.value_or(cur.unix_users));
+    row.role = RoleName(new_role);
+    row.disabled = new_disabled;
+    row.updated_ms = now_ms;
+    row.password_hash = hash;
+    RETURN_IF_ERROR(store::UpdateUser(db, row));
+    if (patch.groups) RETURN_IF_ERROR(store::SetUserGroups(db, id, *patch.groups));
+    // A disabled user or a changed password ends every session.
+    if (new_disabled || patch.password) RETURN_IF_ERROR(store::DeleteSessions(db, id));
     return Status::Ok();
   }));
   InvalidateTokenCache();
@@ -322,23 +272,17 @@ Result<User> Accounts::UpdateUser(int64_t id, const UserPatch& patch, int64_t no
 
 Status Accounts::DeleteUser(int64_t id) {
   Status st = store_->Write([&](Db& db) -> Status {
-    ASSIGN_OR_RETURN(User cur, QueryOneUser(db, "id = ?1", std::to_string(id),
-                                            "user " + std::to_string(id)));
-    ASSIGN_OR_RETURN(Stmt owns, db.Prepare("SELECT count(*) FROM reservations WHERE owner_id = ?1"));
-    owns.Bind(1, id);
-    ASSIGN_OR_RETURN(bool row, owns.Step());
-    if (row && owns.Int(0) > 0) {
+    ASSIGN_OR_RETURN(User cur, UserById(db, id));
+    ASSIGN_OR_RETURN(int64_t owns, store::CountReservationsOf(db, id));
+    if (owns > 0) {
       return Status::Conflict("user '" + cur.username +
                                         "' owns reservations; disable the account instead");
     }
     if (cur.role == Role::kAdmin && !cur.disabled) {
-      ASSIGN_OR_RETURN(int64_t admins,
-                       db.QueryInt("SELECT count(*) FROM users WHERE role = 'admin' AND "
-                                   "disabled = 0"));
+      ASSIGN_OR_RETURN(int64_t admins, store::CountEnabledAdmins(db));
       if (admins <= 1) return Status::Conflict("cannot delete the last enabled admin");
     }
-    ASSIGN_OR_RETURN(Stmt del, db.Prepare("DELETE FROM users WHERE id = ?1"));
-    return del.Bind(1, id).Run();
+    return store::DeleteUser(db, id);
   });
   InvalidateTokenCache();
   return st;
@@ -347,7 +291,7 @@ Status Accounts::DeleteUser(int64_t id) {
 Result<User> Accounts::GetUser(int64_t id) {
   Result<User> out = Status::Internal("unset");
   RETURN_IF_ERROR(store_->Read([&](Db& db) -> Status {
-    out = QueryOneUser(db, "id = ?1", std::to_string(id), "user " + std::to_string(id));
+    out = UserById(db, id);
     return Status::Ok();
   }));
   return out;
@@ -356,7 +300,8 @@ Result<User> Accounts::GetUser(int64_t id) {
 Result<User> Accounts::FindUser(const std::string& username) {
   Result<User> out = Status::Internal("unset");
   RETURN_IF_ERROR(store_->Read([&](Db& db) -> Status {
-    out = QueryOneUser(db, "username = ?1", username, "user '" + username + "'");
+    ASSIGN_OR_RETURN(auto row, store::FindUserByName(db, username));
+    out = row ? UserFromRow(*row) : Status::NotFound("user '" + username + "' not found");
     return Status::Ok();
   }));
   return out;
@@ -365,14 +310,7 @@ Result<User> Accounts::FindUser(const std::string& username) {
 Result<std::map<std::string, std::string>> Accounts::PrimaryGroups() {
   std::map<std::string, std::string> out;
   RETURN_IF_ERROR(store_->Read([&](Db& db) -> Status {
-    ASSIGN_OR_RETURN(Stmt s, db.Prepare("SELECT u.username, min(g.name) FROM users u "
-                                        "JOIN group_members m ON m.user_id = u.id "
-                                        "JOIN groups g ON g.id = m.group_id GROUP BY u.id"));
-    while (true) {
-      ASSIGN_OR_RETURN(bool row, s.Step());
-      if (!row) break;
-      out[s.Text(0)] = s.Text(1);
-    }
+    ASSIGN_OR_RETURN(out, store::PrimaryGroups(db));
     return Status::Ok();
   }));
   return out;
@@ -389,12 +327,9 @@ Result<User> Accounts::FindByUnixUser(const std::string& node, const std::string
 Result<std::vector<User>> Accounts::ListUsers() {
   std::vector<User> out;
   RETURN_IF_ERROR(store_->Read([&](Db& db) -> Status {
-    ASSIGN_OR_RETURN(Stmt s, db.Prepare(std::string("SELECT ") + kUserColumns +
-                                        " FROM users ORDER BY username"));
-    while (true) {
-      ASSIGN_OR_RETURN(bool row, s.Step());
-      if (!row) break;
-      ASSIGN_OR_RETURN(User u, ReadUser(db, s));
+    ASSIGN_OR_RETURN(auto rows, store::ListUserRows(db));
+    for (const auto& r : rows) {
+      ASSIGN_OR_RETURN(User u, UserFromRow(r));
       out.push_back(std::move(u));
     }
     return Status::Ok();
@@ -405,7 +340,7 @@ Result<std::vector<User>> Accounts::ListUsers() {
 Result<int64_t> Accounts::CountUsers() {
   int64_t n = 0;
   RETURN_IF_ERROR(store_->Read([&](Db& db) -> Status {
-    ASSIGN_OR_RETURN(n, db.QueryInt("SELECT count(*) FROM users"));
+    ASSIGN_OR_RETURN(n, store::CountUsers(db));
     return Status::Ok();
   }));
   return n;
@@ -418,14 +353,11 @@ Result<User> Accounts::CheckPassword(const std::string& username, const std::str
   int64_t id = 0;
   bool disabled = false;
   RETURN_IF_ERROR(store_->Read([&](Db& db) -> Status {
-    ASSIGN_OR_RETURN(Stmt s, db.Prepare("SELECT id, coalesce(password_hash, ''), disabled FROM "
-                                        "users WHERE username = ?1"));
-    s.Bind(1, username);
-    ASSIGN_OR_RETURN(bool row, s.Step());
+    ASSIGN_OR_RETURN(auto row, store::PasswordOf(db, username));
     if (row) {
-      id = s.Int(0);
-      hash = s.Text(1);
-      disabled = s.Int(2) != 0;
+      id = row->user_id;
+      hash = row->hash;
+      disabled = row->disabled;
     }
     return Status::Ok();
   }));
@@ -454,17 +386,10 @@ Result<Group> Accounts::CreateGroup(const std::string& name, const std::string& 
   }
   Group g;
   RETURN_IF_ERROR(store_->Write([&](Db& db) -> Status {
-    ASSIGN_OR_RETURN(Stmt dup, db.Prepare("SELECT 1 FROM groups WHERE name = ?1"));
-    dup.Bind(1, name);
-    ASSIGN_OR_RETURN(bool exists, dup.Step());
+    ASSIGN_OR_RETURN(bool exists, store::GroupExists(db, name));
     if (exists) return Status::Conflict("group '" + name + "' already exists");
-    ASSIGN_OR_RETURN(Stmt ins, db.Prepare("INSERT INTO groups (name, description, created_ms) "
-                                          "VALUES (?1, ?2, ?3) RETURNING id"));
-    ins.Bind(1, name).Bind(2, description).Bind(3, now_ms);
-    ASSIGN_OR_RETURN(bool row, ins.Step());
-    if (!row) return Status::Internal("insert of group returned no id");
-    g.id = ins.Int(0);
-    return ins.Run();
+    ASSIGN_OR_RETURN(g.id, store::InsertGroup(db, name, description, now_ms));
+    return Status::Ok();
   }));
   g.name = name;
   g.description = description;
@@ -474,9 +399,8 @@ Result<Group> Accounts::CreateGroup(const std::string& name, const std::string& 
 
 Status Accounts::DeleteGroup(const std::string& name) {
   Status st = store_->Write([&](Db& db) -> Status {
-    ASSIGN_OR_RETURN(Stmt del, db.Prepare("DELETE FROM groups WHERE name = ?1"));
-    RETURN_IF_ERROR(del.Bind(1, name).Run());
-    if (db.Changes() == 0) return Status::NotFound("group '" + name + "' not found");
+    ASSIGN_OR_RETURN(bool deleted, store::DeleteGroup(db, name));
+    if (!deleted) return Status::NotFound("group '" + name + "' not found");
     return Status::Ok();
   });
   InvalidateTokenCache();
@@ -486,23 +410,8 @@ Status Accounts::DeleteGroup(const std::string& name) {
 Result<std::vector<Group>> Accounts::ListGroups() {
   std::vector<Group> out;
   RETURN_IF_ERROR(store_->Read([&](Db& db) -> Status {
-    ASSIGN_OR_RETURN(Stmt s, db.Prepare("SELECT id, name, description, created_ms FROM groups "
-                                        "ORDER BY name"));
-    while (true) {
-      ASSIGN_OR_RETURN(bool row, s.Step());
-      if (!row) break;
-      Group g{s.Int(0), s.Text(1), s.Text(2), {}, s.Int(3)};
-      ASSIGN_OR_RETURN(Stmt m, db.Prepare("SELECT u.username FROM users u JOIN group_members gm "
-                                          "ON gm.user_id = u.id WHERE gm.group_id = ?1 ORDER BY "
-                                          "u.username"));
-      m.Bind(1, g.id);
-      while (true) {
-        ASSIGN_OR_RETURN(bool mrow, m.Step());
-        if (!mrow) break;
-        g.members.push_back(m.Text(0));
-      }
-      out.push_back(std::move(g));
-    }
+    ASSIGN_OR_RETURN(auto rows, store::ListGroupRows(db));
+    for (auto& r : rows) out.push_back(Group{r.id, r.name, r.description, std::move(r.members), r.created_ms});
     return Status::Ok();
   }));
   return out;
@@ -529,14 +438,8 @@ Result<std::pair<std::string, TokenInfo>> Accounts::IssueToken(int64_t user_id,
   info.name = name;
   info.created_ms = now_ms;
   if (ttl_ms > 0) info.expires_ms = now_ms + ttl_ms;
-  RETURN_IF_ERROR(store_->Write([&](Db& db) -> Status {
-    ASSIGN_OR_RETURN(Stmt ins, db.Prepare("INSERT INTO tokens (id, user_id, kind, name, "
-                                          "secret_mac, created_ms, expires_ms) VALUES (?1, ?2, "
-                                          "?3, ?4, ?5, ?6, ?7)"));
-    ins.Bind(1, id).Bind(2, user_id).Bind(3, kind).Bind(4, name).Bind(5, Mac(secret));
-    ins.Bind(6, now_ms).Bind(7, info.expires_ms);
-    return ins.Run();
-  }));
+  const store::TokenRow row{id, user_id, kind, name, Mac(secret), now_ms, info.expires_ms, std::nullopt};
+  RETURN_IF_ERROR(store_->Write([&](Db& db) { return store::InsertToken(db, row); }));
   return std::make_pair(std::string(kTokenPrefix) + id + "_" + secret, info);
 }
 
@@ -573,15 +476,13 @@ Result<User> Accounts::VerifyToken(const std::string& token, int64_t now_ms) {
   if (!cached) {
     bool found = false;
     RETURN_IF_ERROR(store_->Read([&](Db& db) -> Status {
-      ASSIGN_OR_RETURN(Stmt s, db.Prepare("SELECT user_id, secret_mac, expires_ms, last_used_ms "
-                                          "FROM tokens WHERE id = ?1"));
-      s.Bind(1, id);
-      ASSIGN_OR_RETURN(found, s.Step());
+      ASSIGN_OR_RETURN(auto row, store::GetToken(db, id));
+      found = row.has_value();
       if (found) {
-        entry.user.id = s.Int(0);
-        entry.mac = s.Text(1);
-        entry.expires_ms = s.OptInt(2);
-        entry.last_used_ms = s.OptInt(3).value_or(0);
+        entry.user.id = row->user_id;
+        entry.mac = row->secret_mac;
+        entry.expires_ms = row->expires_ms;
+        entry.last_used_ms = row->last_used_ms.value_or(0);
       }
       return Status::Ok();
     }));
@@ -599,10 +500,7 @@ Result<User> Accounts::VerifyToken(const std::string& token, int64_t now_ms) {
   if (entry.user.disabled) return refused;
   const bool record_use = now_ms - entry.last_used_ms >= 60'000;
   if (record_use) {
-    Status st = store_->Write([&](Db& db) -> Status {
-      ASSIGN_OR_RETURN(Stmt up, db.Prepare("UPDATE tokens SET last_used_ms = ?2 WHERE id = ?1"));
-      return up.Bind(1, id).Bind(2, now_ms).Run();
-    });
+    Status st = store_->Write([&](Db& db) { return store::TouchToken(db, id, now_ms); });
     if (!st.ok()) ROTA_LOG(WARNING) << "cannot record token use: " << st.message();
     entry.last_used_ms = now_ms;
   }
@@ -620,15 +518,9 @@ Result<User> Accounts::VerifyToken(const std::string& token, int64_t now_ms) {
 Result<std::vector<TokenInfo>> Accounts::ListTokens(int64_t user_id) {
   std::vector<TokenInfo> out;
   RETURN_IF_ERROR(store_->Read([&](Db& db) -> Status {
-    ASSIGN_OR_RETURN(Stmt s, db.Prepare("SELECT id, user_id, kind, name, created_ms, expires_ms, "
-                                        "last_used_ms FROM tokens WHERE user_id = ?1 ORDER BY "
-                                        "created_ms"));
-    s.Bind(1, user_id);
-    while (true) {
-      ASSIGN_OR_RETURN(bool row, s.Step());
-      if (!row) break;
-      out.push_back(TokenInfo{s.Text(0), s.Int(1), s.Text(2), s.Text(3), s.Int(4), s.OptInt(5),
-                              s.OptInt(6)});
+    ASSIGN_OR_RETURN(auto rows, store::ListTokenRows(db, user_id));
+    for (auto& r : rows) {
+      out.push_back(TokenInfo{r.id, r.user_id, r.kind, r.name, r.created_ms, r.expires_ms, r.last_used_ms});
     }
     return Status::Ok();
   }));
@@ -637,10 +529,8 @@ Result<std::vector<TokenInfo>> Accounts::ListTokens(int64_t user_id) {
 
 Status Accounts::RevokeToken(int64_t user_id, const std::string& token_id) {
   Status st = store_->Write([&](Db& db) -> Status {
-    ASSIGN_OR_RETURN(Stmt del, db.Prepare("DELETE FROM tokens WHERE id = ?1 AND (?2 = 0 OR "
-                                          "user_id = ?2)"));
-    RETURN_IF_ERROR(del.Bind(1, token_id).Bind(2, user_id).Run());
-    if (db.Changes() == 0) return Status::NotFound("token '" + token_id + "' not found");
+    ASSIGN_OR_RETURN(bool deleted, store::DeleteToken(db, token_id, user_id));
+    if (!deleted) return Status::NotFound("token '" + token_id + "' not found");
     return Status::Ok();
   });
   InvalidateTokenCache();

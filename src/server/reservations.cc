@@ -5,6 +5,7 @@
 #include "common/log.h"
 #include "common/strings.h"
 #include "common/time_util.h"
+#include "server/store/accounts.h"
 #include "server/store/reservations.h"
 
 namespace rota::server {

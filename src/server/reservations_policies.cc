@@ -9,6 +9,7 @@
 #include "common/strings.h"
 #include "common/time_util.h"
 #include "server/reservations.h"
+#include "server/store/accounts.h"
 #include "server/store/reservations.h"
 
 namespace rota::server {

@@ -310,24 +310,4 @@ Status DeleteReservationPolicy(Db& db, int64_t id) {
   return Status::Ok();
 }
 
-Result<std::vector<std::string>> UserGroups(Db& db, int64_t user_id) {
-  ASSIGN_OR_RETURN(Stmt s, db.Prepare("SELECT g.name FROM group_members m JOIN groups g ON "
-                                      "g.id = m.group_id WHERE m.user_id = ?1 ORDER BY g.name"));
-  s.Bind(1, user_id);
-  std::vector<std::string> out;
-  while (true) {
-    ASSIGN_OR_RETURN(bool row, s.Step());
-    if (!row) break;
-    out.push_back(s.Text(0));
-  }
-  return out;
-}
-
-Result<std::string> UserEmail(Db& db, int64_t user_id) {
-  ASSIGN_OR_RETURN(Stmt u, db.Prepare("SELECT email FROM users WHERE id = ?1"));
-  u.Bind(1, user_id);
-  ASSIGN_OR_RETURN(bool row, u.Step());
-  return row ? u.Text(0) : std::string();
-}
-
 }  // namespace rota::store

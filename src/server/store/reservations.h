@@ -80,11 +80,4 @@ Result<reserve::Policy> UpdateReservationPolicy(Db& db, int64_t id, const reserv
 // NotFound for an unknown id.
 Status DeleteReservationPolicy(Db& db, int64_t id);
 
-// ---- users, as reservations need them ----
-
-// The groups of a user, by name.
-Result<std::vector<std::string>> UserGroups(Db& db, int64_t user_id);
-// A user's email ("" when none or no such user).
-Result<std::string> UserEmail(Db& db, int64_t user_id);
-
 }  // namespace rota::store
