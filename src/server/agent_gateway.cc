@@ -359,7 +359,7 @@ net::WsAcceptor AgentGateway::Acceptor() {
       stats_->auth_failures++;
       ROTA_LOG(WARNING) << "agent connection from " << req.remote_addr
                         << " refused: missing or wrong join token";
-      return net::HttpResponse::Error(401, "missing or wrong join token");
+      return net::HttpResponse::FromStatus(Status::Unauthenticated("missing or wrong join token"));
     }
     stats_->agent_connections_total++;
     return std::shared_ptr<net::WsHandler>(

@@ -11,7 +11,7 @@ Status RegisterHealthRoutes(net::HttpServer& http, ApiContext& ctx) {
     return net::HttpResponse::Json(200, R"({"status":"ok"})");
   }));
   RETURN_IF_ERROR(http.Route("GET", "/readyz", [&ctx](const net::HttpRequest&) {
-    if (!ctx.ready->load()) return net::HttpResponse::Error(503, "server is starting");
+    if (!ctx.ready->load()) return net::HttpResponse::FromStatus(Status::Unavailable("server is starting"));
     api::Json j{{"status", "ready"},
                 {"nodes", ctx.cluster->Nodes().size()},
                 {"connected_agents", ctx.cluster->ConnectedCount()}};

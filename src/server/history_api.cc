@@ -85,8 +85,8 @@ Status RegisterHistoryRoutes(net::HttpServer& http, ApiContext& ctx) {
         for (char c : index_text) ok = ok && c >= '0' && c <= '9';
         if (ok) index = static_cast<uint32_t>(std::stoul(index_text));
         if (!ok || index >= api::kMaxGpusPerNode) {
-          return net::HttpResponse::Error(400, "GPU index '" + index_text + "' must be a number below " +
-                                                   std::to_string(api::kMaxGpusPerNode));
+          return net::HttpResponse::FromStatus(Status::InvalidArgument(
+              "GPU index '" + index_text + "' must be a number below " + std::to_string(api::kMaxGpusPerNode)));
         }
         auto range = ParseRange(req, ctx.clock->NowMs());
         if (!range.ok()) return net::HttpResponse::FromStatus(range.status());

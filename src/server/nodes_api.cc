@@ -36,7 +36,7 @@ Status RegisterNodeRoutes(net::HttpServer& http, ApiContext& ctx) {
     if (auto who = RequireReader(ctx, req); !who.ok()) return net::HttpResponse::FromStatus(who.status());
     const std::string& name = req.path_params.at("name");
     auto node = ctx.cluster->Node(name);
-    if (!node.has_value()) return net::HttpResponse::Error(404, "node '" + name + "' not found");
+    if (!node.has_value()) return net::HttpResponse::FromStatus(Status::NotFound("node '" + name + "' not found"));
     return net::HttpResponse::Json(200, NodeJson(*node, /*with_latest=*/true).dump());
   }));
 
@@ -100,7 +100,7 @@ Status RegisterNodeRoutes(net::HttpServer& http, ApiContext& ctx) {
       first = false;
     }
     body += "],\"total\":" + std::to_string(total) + "}";
-    if (!only.empty() && !found) return net::HttpResponse::Error(404, "node '" + only + "' not found");
+    if (!only.empty() && !found) return net::HttpResponse::FromStatus(Status::NotFound("node '" + only + "' not found"));
     return net::HttpResponse::Json(200, std::move(body));
   }));
   return Status::Ok();

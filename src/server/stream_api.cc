@@ -48,7 +48,7 @@ Status RegisterStreamRoutes(net::HttpServer& http, ApiContext& ctx) {
         }
         std::string node_filter = req.Query("node");
         if (!node_filter.empty() && !ctx.cluster->Node(node_filter).has_value()) {
-          return net::HttpResponse::Error(404, "node '" + node_filter + "' not found");
+          return net::HttpResponse::FromStatus(Status::NotFound("node '" + node_filter + "' not found"));
         }
         for (const auto& n : ctx.cluster->Nodes()) {
           if (!node_filter.empty() && n.info->name != node_filter) continue;

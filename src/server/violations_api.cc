@@ -14,7 +14,7 @@ Status RegisterViolationRoutes(net::HttpServer& http, ApiContext& ctx) {
     auto who = RequireReader(ctx, req);
     if (!who.ok()) return net::HttpResponse::FromStatus(who.status());
     if (ctx.audit == nullptr)
-      return net::HttpResponse::Error(503, "the violation audit log is not available");
+      return net::HttpResponse::FromStatus(Status::Unavailable("the violation audit log is not available"));
     auto q = ParseViolationQuery(req.query);
     if (!q.ok()) return net::HttpResponse::FromStatus(q.status());
     auto list = ctx.audit->List(*q);
@@ -30,7 +30,7 @@ Status RegisterViolationRoutes(net::HttpServer& http, ApiContext& ctx) {
     auto who = RequireReader(ctx, req);
     if (!who.ok()) return net::HttpResponse::FromStatus(who.status());
     if (ctx.audit == nullptr)
-      return net::HttpResponse::Error(503, "the violation audit log is not available");
+      return net::HttpResponse::FromStatus(Status::Unavailable("the violation audit log is not available"));
     auto id = ParseViolationId(req.Param("id"));
     if (!id.ok()) return net::HttpResponse::FromStatus(id.status());
     auto v = ctx.audit->Get(*id);
