@@ -30,7 +30,7 @@ leftovers() {
     uid=$(awk '/^Uid:/ { print $2 }' "$d/status" 2>/dev/null) || continue
     exe=$(readlink "$d/exe" 2>/dev/null || true)
     exe=${exe% (deleted)}
-    cmd=$(tr '\0' ' ' <"$d/cmdline" 2>/dev/null || true)
+    cmd=$( { tr '\0' ' ' <"$d/cmdline"; } 2>/dev/null || true)  # it may be gone by now
     if grep -qx "$uid" <<<"$test_uids" ||
        { [[ $exe == "$root"/* ]] && [[ ${exe##*/} == rota || ${exe##*/} == rota-task-shim ]]; } ||
        [[ $cmd =~ $temp_dirs ]]; then

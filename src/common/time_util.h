@@ -8,6 +8,12 @@
 
 namespace rota {
 
+// Days since 1970-01-01 of a proleptic Gregorian date (month 1..12, day 1..31).
+int64_t DaysFromCivil(int64_t year, unsigned month, unsigned day);
+bool IsLeapYear(int64_t year);
+// Days of `month` (1..12) in `year`.
+int DaysInMonth(int64_t year, int month);
+
 // "2026-11-22T10:00:00Z" (seconds precision).
 std::string FormatRfc3339(int64_t unix_ms);
 // "2026-11-22T10:00:00.123Z".

@@ -7,22 +7,12 @@
 #include <vector>
 
 #include "common/file_util.h"
+#include "common/time_util.h"
 
 namespace rota::reserve {
 namespace {
 
-int64_t DaysFromCivil(int64_t y, unsigned m, unsigned d) {
-  y -= m <= 2;
-  const int64_t era = (y >= 0 ? y : y - 399) / 400;
-  const unsigned yoe = static_cast<unsigned>(y - era * 400);
-  const unsigned doy = (153 * (m + (m > 2 ? -3 : 9)) + 2) / 5 + d - 1;
-  const unsigned doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-  return era * 146097 + static_cast<int64_t>(doe) - 719468;
-}
-
 int64_t FloorDiv(int64_t a, int64_t b) { return a / b - ((a % b != 0) && ((a < 0) != (b < 0))); }
-
-bool IsLeap(int y) { return (y % 4 == 0 && y % 100 != 0) || y % 400 == 0; }
 
 // One POSIX TZ transition rule: Mm.w.d, Jn or n, at `time` seconds local.
 struct Rule {
@@ -53,7 +43,7 @@ namespace {
 int64_t RuleDaySeconds(const Rule& r, int year) {
   int64_t days;
   if (r.kind == 'J') {
-    days = DaysFromCivil(year, 1, 1) + r.day - 1 + (IsLeap(year) && r.day >= 60 ? 1 : 0);
+    days = DaysFromCivil(year, 1, 1) + r.day - 1 + (IsLeapYear(year) && r.day >= 60 ? 1 : 0);
   } else if (r.kind == 'N') {
     days = DaysFromCivil(year, 1, 1) + r.day;
   } else {
@@ -257,10 +247,6 @@ int WeekdayOf(int64_t s) {
   return static_cast<int>(((days + 3) % 7 + 7) % 7);  // 1970-01-01 was a Thursday (3)
 }
 
-int DaysInMonth(int year, int month) {
-  static const int kDays[] = {31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
-  return month == 2 && IsLeap(year) ? 29 : kDays[month - 1];
-}
 
 TimeZone::TimeZone() {
   static const auto kUtc = [] {

@@ -24,7 +24,6 @@ int64_t SecondsFromCivil(const Civil& c);
 Civil CivilFromSeconds(int64_t s);
 // 0 = Monday ... 6 = Sunday, of the day holding `s` (civil seconds).
 int WeekdayOf(int64_t s);
-int DaysInMonth(int year, int month);
 
 class TimeZone {
  public:
