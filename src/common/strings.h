@@ -13,6 +13,8 @@ std::vector<std::string> Split(std::string_view text, char sep, bool skip_empty 
 std::string Join(const std::vector<std::string>& parts, std::string_view sep);
 std::string_view Trim(std::string_view text);
 bool StartsWith(std::string_view text, std::string_view prefix);
+// `text` with ASCII letters in lower case (other bytes as they are).
+std::string ToLower(std::string_view text);
 // True when `needle` occurs in `text`, ASCII letters compared without case
 // ("a100" in "NVIDIA A100-SXM4-80GB"). An empty needle occurs everywhere.
 bool ContainsIgnoringCase(std::string_view text, std::string_view needle);

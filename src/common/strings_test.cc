@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include "common/gpu_model.h"
+
 namespace rota {
 namespace {
 
@@ -17,6 +19,22 @@ TEST(StringsTest, JoinTrimStartsWith) {
   EXPECT_EQ(Trim("   "), "");
   EXPECT_TRUE(StartsWith("/api/v1/nodes", "/api/"));
   EXPECT_FALSE(StartsWith("/a", "/api"));
+}
+
+TEST(StringsTest, ToLowerChangesOnlyAsciiLetters) {
+  EXPECT_EQ(ToLower("Content-Type: X-Ä 80GB"), "content-type: x-Ä 80gb");
+  EXPECT_EQ(ToLower(""), "");
+}
+
+TEST(GpuModelTest, AGpusModelIsItsOwnElseTheNodesAndAskedAsAPart) {
+  const std::vector<std::string> mixed = {"NVIDIA GeForce RTX 2080 Ti", "NVIDIA GeForce GTX 1080 Ti"};
+  const std::string node = "NVIDIA H100 80GB HBM3";
+  EXPECT_EQ(ModelOfGpu(mixed, node, 1), "NVIDIA GeForce GTX 1080 Ti");
+  EXPECT_EQ(ModelOfGpu({}, node, 1), node);
+  EXPECT_TRUE(ModelWanted(ModelOfGpu(mixed, node, 1), "gtx 1080"));
+  EXPECT_FALSE(ModelWanted(ModelOfGpu(mixed, node, 0), "1080"));
+  EXPECT_TRUE(ModelWanted(node, ""));  // naming none: any model
+  EXPECT_FALSE(ModelWanted("", "h100"));  // an unknown model is not the one asked
 }
 
 TEST(StringsTest, ContainsIgnoringCase) {

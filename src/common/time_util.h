@@ -8,6 +8,12 @@
 
 namespace rota {
 
+// a / b rounded toward minus infinity (the day of a time before 1970).
+// REQUIRES: b != 0.
+inline int64_t FloorDiv(int64_t a, int64_t b) {
+  return a / b - ((a % b != 0) && ((a < 0) != (b < 0)));
+}
+
 // Days since 1970-01-01 of a proleptic Gregorian date (month 1..12, day 1..31).
 int64_t DaysFromCivil(int64_t year, unsigned month, unsigned day);
 bool IsLeapYear(int64_t year);

@@ -5,6 +5,15 @@
 namespace rota {
 namespace {
 
+TEST(TimeUtilTest, FloorDivRoundsTowardMinusInfinity) {
+  EXPECT_EQ(FloorDiv(7, 2), 3);
+  EXPECT_EQ(FloorDiv(-7, 2), -4);
+  EXPECT_EQ(FloorDiv(-8, 2), -4);
+  EXPECT_EQ(FloorDiv(7, -2), -4);
+  EXPECT_EQ(FloorDiv(-1, 86400000), -1);  // the day before 1970-01-01
+  EXPECT_EQ(FloorDiv(0, 86400000), 0);
+}
+
 TEST(TimeUtilTest, FormatsUtc) {
   EXPECT_EQ(FormatRfc3339(0), "1970-01-01T00:00:00Z");
   EXPECT_EQ(FormatRfc3339Ms(1'700'000'000'123), "2023-11-14T22:13:20.123Z");

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "common/gpu_model.h"
 #include "common/strings.h"
 
 namespace rota::jobs {
@@ -17,8 +18,7 @@ bool LabelsMatch(const NodeOffer& n, const TaskGroup& g) {
 
 // Whether a task of `g` may use GPU `gpu` of `n` (by its model).
 bool ModelFits(const NodeOffer& n, const TaskGroup& g, uint32_t gpu) {
-  const std::string& model = gpu < n.gpu_models.size() ? n.gpu_models[gpu] : n.gpu_model;
-  return ContainsIgnoringCase(model, g.gpu_model);
+  return ModelWanted(ModelOfGpu(n.gpu_models, n.gpu_model, gpu), g.gpu_model);
 }
 
 // GPUs of `n` among `gpus` a task of `g` may use.
@@ -34,7 +34,7 @@ std::vector<uint32_t> Usable(const NodeOffer& n, const TaskGroup& g, const std::
 // GPUs of `n`, busy or not, a task of `g` may use.
 uint32_t UsableTotal(const NodeOffer& n, const TaskGroup& g) {
   if (g.gpu_model.empty()) return n.total_gpus;
-  if (n.gpu_models.empty()) return ContainsIgnoringCase(n.gpu_model, g.gpu_model) ? n.total_gpus : 0;
+  if (n.gpu_models.empty()) return ModelWanted(n.gpu_model, g.gpu_model) ? n.total_gpus : 0;
   uint32_t k = 0;
   for (uint32_t gpu = 0; gpu < n.gpu_models.size(); ++gpu) k += ModelFits(n, g, gpu);
   return k;

@@ -27,6 +27,7 @@
 
 #include "common/clock.h"
 #include "common/log.h"
+#include "common/strings.h"
 #include "common/mutex.h"
 #include "net/server_internal.h"
 #include "net/url.h"
@@ -50,12 +51,6 @@ std::string RemoteAddress(const tcp::socket& socket) {
   return addr + ":" + std::to_string(ep.port());
 }
 
-std::string Lower(std::string_view text) {
-  std::string out(text);
-  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return out;
-}
-
 // Fills method, target, path, query and headers from Beast's request header. Returns an error
 // message when the target is unusable.
 template <class Fields>
@@ -63,7 +58,7 @@ std::optional<std::string> FillHeader(const http::request_header<Fields>& req, H
   out->method = std::string(req.method_string());
   out->target = std::string(req.target());
   for (const auto& field : req) {
-    auto [it, inserted] = out->headers.emplace(Lower(field.name_string()), field.value());
+    auto [it, inserted] = out->headers.emplace(ToLower(field.name_string()), field.value());
     if (!inserted) (it->second += ", ").append(field.value());
   }
   if (out->target.empty() || out->target[0] != '/') {

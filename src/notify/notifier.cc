@@ -12,12 +12,6 @@
 namespace rota::notify {
 namespace {
 
-std::string Lower(const std::string& s) {
-  std::string out = s;
-  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return out;
-}
-
 bool ConfigUsable(const SmtpConfig& config) {
   if (config.url.empty()) {
     ROTA_LOG(INFO) << "mail disabled (smtp.url is empty)";
@@ -123,7 +117,7 @@ void Notifier::Enqueue(Email email, DeliveryCallback done) {
       std::vector<std::string> allowed;
       std::set<std::string> seen;
       for (std::string& addr : email.to) {
-        std::string key = Lower(addr);
+        std::string key = ToLower(addr);
         if (!seen.insert(key).second) continue;
         if (limiter_.Allow(key, now)) {
           allowed.push_back(std::move(addr));

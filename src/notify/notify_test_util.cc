@@ -15,6 +15,7 @@
 #include <thread>
 
 #include "common/file_util.h"
+#include "common/strings.h"
 #include "common/process.h"
 
 namespace rota::notify::testing {
@@ -25,11 +26,6 @@ int HexValue(char c) {
   if (c >= 'A' && c <= 'F') return c - 'A' + 10;
   if (c >= 'a' && c <= 'f') return c - 'a' + 10;
   return -1;
-}
-
-std::string Lower(std::string s) {
-  for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return s;
 }
 
 // Splits "headers CRLF CRLF body"; headers unfolded, names lower-cased.
@@ -47,7 +43,7 @@ std::map<std::string, std::string> ParseHeaders(const std::string& head) {
     }
     size_t colon = line.find(':');
     if (colon == std::string::npos) continue;
-    last = Lower(line.substr(0, colon));
+    last = ToLower(line.substr(0, colon));
     size_t v = line.find_first_not_of(' ', colon + 1);
     out[last] = v == std::string::npos ? "" : line.substr(v);
   }
@@ -59,9 +55,9 @@ void AddPart(const std::string& entity, ParsedMessage* msg) {
   if (sep == std::string::npos) return;
   auto headers = ParseHeaders(entity.substr(0, sep));
   std::string type = headers["content-type"];
-  type = Lower(type.substr(0, type.find(';')));
+  type = ToLower(type.substr(0, type.find(';')));
   std::string body = entity.substr(sep + 4);
-  if (Lower(headers["content-transfer-encoding"]) == "quoted-printable") {
+  if (ToLower(headers["content-transfer-encoding"]) == "quoted-printable") {
     body = DecodeQuotedPrintable(body);
   }
   msg->parts[type] = body;

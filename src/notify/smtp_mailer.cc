@@ -13,6 +13,7 @@
 #include <string_view>
 
 #include "common/file_util.h"
+#include "common/strings.h"
 #include "notify/mime.h"
 
 namespace rota::notify {
@@ -230,11 +231,6 @@ Status FailureStatus(const SmtpConfig& config, CURLcode rc, long code, const cha
   return Status::Unavailable(msg);
 }
 
-std::string Lower(std::string s) {
-  for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return s;
-}
-
 }  // namespace
 
 Status Validate(const SmtpConfig& config) {
@@ -331,7 +327,7 @@ Status SmtpMailer::Send(const Email& email) {
   std::vector<std::string> to;
   std::set<std::string> seen;
   for (const std::string& addr : email.to) {
-    if (seen.insert(Lower(addr)).second) to.push_back(addr);
+    if (seen.insert(ToLower(addr)).second) to.push_back(addr);
   }
   ASSIGN_OR_RETURN(std::string unique, RandomHex(12));
   MimeInput mime{from, to, email.subject, email.text, email.html, clock_.NowMs(), unique};

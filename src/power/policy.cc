@@ -6,6 +6,8 @@
 #include <cstdlib>
 
 #include "api/types.h"
+#include "common/gpu_model.h"
+#include "common/strings.h"
 #include "common/time_util.h"
 #include "reserve/json_fields.h"
 
@@ -16,11 +18,6 @@ using api::Json;
 using reserve::JsonFields;
 
 constexpr size_t kMaxListItems = 1000;
-
-std::string Lower(std::string s) {
-  for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return s;
-}
 
 bool ValidName(const std::string& name) {
   if (name.empty() || name.size() > 64) return false;
@@ -83,7 +80,7 @@ Result<double> ParseWatts(const Json& v, const std::string& field) {
   if (v.is_number()) {
     w = v.get<double>();
   } else if (v.is_string()) {
-    std::string s = Lower(v.get<std::string>());
+    std::string s = ToLower(v.get<std::string>());
     s.erase(std::remove(s.begin(), s.end(), ' '), s.end());
     double scale = 1;
     if (s.size() > 2 && s.compare(s.size() - 2, 2, "kw") == 0) {
@@ -115,9 +112,8 @@ bool PowerPolicy::Matches(const std::string& node, const std::map<std::string, s
     if (it == labels.end() || it->second != v) return false;
   }
   if (scope.gpu_models.empty()) return true;
-  const std::string model = Lower(gpu_model);
   return std::any_of(scope.gpu_models.begin(), scope.gpu_models.end(),
-                     [&](const std::string& m) { return model.find(Lower(m)) != std::string::npos; });
+                     [&](const std::string& m) { return ModelWanted(gpu_model, m); });
 }
 
 bool PowerPolicy::ActiveAt(int64_t t_ms) const {

@@ -14,8 +14,6 @@ constexpr const char* kForms =
     "use now, +2h, +30m, today 14:00, tomorrow 09:00, 2026-11-23 14:00 (local time) or "
     "RFC 3339 like 2026-11-23T14:00:00Z";
 
-int64_t FloorDiv(int64_t a, int64_t b) { return a / b - ((a % b != 0) && ((a < 0) != (b < 0))); }
-
 bool Digits(const std::string& s, size_t pos, size_t n, int* out) {
   if (pos + n > s.size()) return false;
   int v = 0;

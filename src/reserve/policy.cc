@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <set>
 
+#include "common/gpu_model.h"
 #include "common/strings.h"
 #include "common/time_util.h"
 #include "reserve/cli_time.h"
@@ -17,13 +18,6 @@ namespace {
 using api::Json;
 
 constexpr size_t kMaxListItems = 1000;
-
-int64_t FloorDiv(int64_t a, int64_t b) { return a / b - ((a % b != 0) && ((a < 0) != (b < 0))); }
-
-std::string Lower(std::string s) {
-  for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return s;
-}
 
 Status CheckNameList(const std::string& field, const std::vector<std::string>& names) {
   for (size_t i = 0; i < names.size(); ++i) {
@@ -143,11 +137,8 @@ bool Policy::Covers(const std::string& username, const std::vector<std::string>&
 bool Policy::Targets(const std::string& node, const std::string& gpu_model) const {
   if (!nodes.empty() && std::find(nodes.begin(), nodes.end(), node) == nodes.end()) return false;
   if (gpu_models.empty()) return true;
-  const std::string model = Lower(gpu_model);
-  for (const auto& m : gpu_models) {
-    if (model.find(Lower(m)) != std::string::npos) return true;
-  }
-  return false;
+  return std::any_of(gpu_models.begin(), gpu_models.end(),
+                     [&](const std::string& m) { return ModelWanted(gpu_model, m); });
 }
 
 Result<Policy> PolicyFromJson(const Json& j) {

@@ -6,6 +6,7 @@
 #include <set>
 
 #include "common/strings.h"
+#include "common/time_util.h"
 #include "reserve/cli_time.h"
 #include "reserve/json_fields.h"
 
@@ -17,16 +18,9 @@ using api::Json;
 constexpr const char* kDayNames[] = {"mon", "tue", "wed", "thu", "fri", "sat", "sun"};
 constexpr size_t kMaxWindows = 100;
 
-int64_t FloorDiv(int64_t a, int64_t b) { return a / b - ((a % b != 0) && ((a < 0) != (b < 0))); }
-
-std::string Lower(std::string s) {
-  for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return s;
-}
-
 int DayIndex(const std::string& name) {
   for (int i = 0; i < 7; ++i) {
-    if (Lower(name) == kDayNames[i]) return i;
+    if (ToLower(name) == kDayNames[i]) return i;
   }
   return -1;
 }
@@ -39,7 +33,7 @@ Status ParseDays(const std::string& field, const Json& v, std::vector<int>* out)
   for (size_t i = 0; i < v.size(); ++i) {
     std::string f = field + "[" + std::to_string(i) + "]";
     if (!v[i].is_string()) return Status::InvalidArgument(f + ": must be a string");
-    std::string s = Lower(v[i].get<std::string>());
+    std::string s = ToLower(v[i].get<std::string>());
     if (s == "*" || s == "all" || s == "daily") {
       for (int d = 0; d < 7; ++d) days.insert(d);
       continue;

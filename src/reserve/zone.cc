@@ -12,8 +12,6 @@
 namespace rota::reserve {
 namespace {
 
-int64_t FloorDiv(int64_t a, int64_t b) { return a / b - ((a % b != 0) && ((a < 0) != (b < 0))); }
-
 // One POSIX TZ transition rule: Mm.w.d, Jn or n, at `time` seconds local.
 struct Rule {
   char kind = 'M';  // 'M', 'J' (1..365, no Feb 29) or 'N' (0..365)

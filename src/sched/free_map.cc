@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <limits>
 
-#include "common/strings.h"
+#include "common/gpu_model.h"
 
 namespace rota::sched {
 
@@ -94,11 +94,11 @@ void FreeMap::Give(size_t n, const TaskAlloc& t) {
 }
 
 const std::string& GpuModel(const Node& n, uint32_t gpu) {
-  return gpu < n.gpu_models.size() ? n.gpu_models[gpu] : n.gpu_model;
+  return ModelOfGpu(n.gpu_models, n.gpu_model, gpu);
 }
 
 bool ModelMatches(const Node& n, uint32_t gpu, const std::string& model) {
-  return model.empty() || ContainsIgnoringCase(GpuModel(n, gpu), model);
+  return ModelWanted(GpuModel(n, gpu), model);
 }
 
 uint32_t FreeMap::FreeFor(size_t n, const TaskDemand& d) const {
@@ -112,7 +112,7 @@ uint32_t FreeMap::FreeFor(size_t n, const TaskDemand& d) const {
 
 bool Eligible(const Node& n, const TaskDemand& d) {
   if (d.gpus_per_task > 0 && !d.gpu_model.empty()) {
-    bool any = n.gpu_models.empty() && ContainsIgnoringCase(n.gpu_model, d.gpu_model);
+    bool any = n.gpu_models.empty() && ModelWanted(n.gpu_model, d.gpu_model);
     for (uint32_t g = 0; g < n.gpu_models.size() && !any; ++g) any = ModelMatches(n, g, d.gpu_model);
     if (!any) return false;
   }
@@ -129,21 +129,27 @@ namespace {
 
 // Hands out the GPUs of one task of `d` from `pool` (GPUs of `node` still
 // usable, ascending) onto `out`: the lowest of the demand's model; for a demand
-// naming none, the lowest of the first model (by lowest index) with enough,
-// else the lowest. REQUIRES: the pool holds enough (PlaceGang counted).
-void HandOut(const Node& node, const TaskDemand& d, std::vector<uint32_t>& pool,
-             std::vector<uint32_t>& out) {
+// naming none, the lowest of one model with enough (the first by lowest index
+// that no later demand of the gang asks for, `wanted_later(model)`, else the
+// first), else the lowest. REQUIRES: the pool holds enough (PlaceGang counted).
+template <typename WantedLater>
+void HandOut(const Node& node, const TaskDemand& d, const WantedLater& wanted_later,
+             std::vector<uint32_t>& pool, std::vector<uint32_t>& out) {
   const std::string* same = nullptr;  // a task naming no model: one model with enough
   if (d.gpu_model.empty()) {
+    const std::string* wanted = nullptr;  // the first with enough that a later demand asks for
     for (uint32_t g : pool) {
       const std::string& m = GpuModel(node, g);
       const auto n = std::count_if(pool.begin(), pool.end(),
                                    [&](uint32_t x) { return GpuModel(node, x) == m; });
-      if (n >= static_cast<ptrdiff_t>(d.gpus_per_task)) {
+      if (n < static_cast<ptrdiff_t>(d.gpus_per_task)) continue;
+      if (!wanted_later(m)) {
         same = &m;
         break;
       }
+      if (wanted == nullptr) wanted = &m;
     }
+    if (same == nullptr) same = wanted;
   }
   auto usable = [&](uint32_t g) {
     if (!d.gpu_model.empty()) return ModelMatches(node, g, d.gpu_model);
@@ -181,25 +187,26 @@ std::optional<std::vector<TaskAlloc>> PlaceGang(const FreeMap& map,
   struct Left {
     uint32_t node;
     uint32_t avail;
-    // Next GPU index to look at when GPUs are handed out; on a node of mixed
-    // models (`pooled`) its index in `mixed` instead, the usable GPUs not
-    // handed out yet (ascending), handed out as tasks are chosen.
-    uint32_t cursor = 0;
+    uint32_t cursor = 0;  // next GPU index to look at when GPUs are handed out
     bool used = false;
-    bool pooled = false;
     int64_t cpus, memory;
   };
   std::vector<Left> left;
+  // Nodes of mixed models hand their GPUs out as tasks are chosen: the usable
+  // GPUs not handed out yet (ascending) of left[k] are mixed[pool_of[k]];
+  // pool_of[k] is kNoPool on other nodes.
+  constexpr uint32_t kNoPool = std::numeric_limits<uint32_t>::max();
+  std::vector<uint32_t> pool_of;
   std::vector<std::vector<uint32_t>> mixed;
   for (size_t i = 0; i < map.size(); ++i) {
     const auto& f = map.nodes_[i];
     if (f.free_gpus < min_gpus) continue;
     const uint32_t avail = blocked ? map.FreeUnblocked(i, *blocked) : f.free_gpus;
     if (avail < min_gpus) continue;
-    left.push_back({static_cast<uint32_t>(i), avail, 0, false, false, f.free_cpus, f.free_memory});
+    left.push_back({static_cast<uint32_t>(i), avail, 0, false, f.free_cpus, f.free_memory});
+    pool_of.push_back(kNoPool);
     if (!f.node->gpu_models.empty()) {
-      left.back().cursor = static_cast<uint32_t>(mixed.size());
-      left.back().pooled = true;
+      pool_of.back() = static_cast<uint32_t>(mixed.size());
       auto& pool = mixed.emplace_back();
       for (uint32_t g = 0; g < f.node->gpus; ++g) {
         const uint32_t flat = f.offset + g;
@@ -207,12 +214,12 @@ std::optional<std::vector<TaskAlloc>> PlaceGang(const FreeMap& map,
       }
     }
   }
-  // GPUs of a mixed-model pool a task of d may use.
-  auto matching = [&](const Left& l, const TaskDemand& d) -> uint32_t {
-    const Node& node = *map.nodes_[l.node].node;
-    uint32_t k = 0;
-    for (uint32_t g : mixed[l.cursor]) k += ModelMatches(node, g, d.gpu_model);
-    return k;
+  // GPUs of the mixed-model pool of left[k] a task of d may use.
+  auto matching = [&](size_t k, const TaskDemand& d) -> uint32_t {
+    const Node& node = *map.nodes_[left[k].node].node;
+    uint32_t n = 0;
+    for (uint32_t g : mixed[pool_of[k]]) n += ModelMatches(node, g, d.gpu_model);
+    return n;
   };
   std::vector<int64_t> slots = map.slots_;
   constexpr uint64_t kInf = std::numeric_limits<uint32_t>::max();
@@ -225,7 +232,7 @@ std::optional<std::vector<TaskAlloc>> PlaceGang(const FreeMap& map,
     if (eligible ? !(*eligible)[di][l.node] : (!f.node->schedulable || !Eligible(*f.node, d)))
       return 0;
     uint64_t cap = d.gpus_per_task == 0 ? kInf
-                   : l.pooled && !d.gpu_model.empty() ? matching(l, d) / d.gpus_per_task
+                   : pool_of[k] != kNoPool && !d.gpu_model.empty() ? matching(k, d) / d.gpus_per_task
                                                           : l.avail / d.gpus_per_task;
     if (d.cpus_per_task > 0 && f.node->cpus > 0) {
       cap = std::min<uint64_t>(cap,
@@ -258,7 +265,17 @@ std::optional<std::vector<TaskAlloc>> PlaceGang(const FreeMap& map,
   std::vector<uint32_t> handed;
   std::vector<uint32_t> candidates;  // indices in left that can take a task of the demand
   const size_t none = left.size();
-  for (size_t di : order) {
+  size_t placing = 0;  // position in `order` of the demand being placed
+  // Whether a demand placed after the current one asks for GPUs of `model`.
+  auto wanted_later = [&](const std::string& model) {
+    for (size_t i = placing + 1; i < order.size(); ++i) {
+      const std::string& w = demands[order[i]].gpu_model;
+      if (!w.empty() && ModelWanted(model, w)) return true;
+    }
+    return false;
+  };
+  for (; placing < order.size(); ++placing) {
+    const size_t di = order[placing];
     const TaskDemand& d = demands[di];
     // What a node can take only shrinks while the demand is placed: the
     // nodes that cannot take a task now are never picked for it.
@@ -312,8 +329,10 @@ std::optional<std::vector<TaskAlloc>> PlaceGang(const FreeMap& map,
       l.used = true;
       chosen[di].push_back({static_cast<uint32_t>(pick), static_cast<uint32_t>(take),
                             static_cast<uint32_t>(handed.size())});
-      if (l.pooled) {
-        for (uint64_t t = 0; t < take; ++t) HandOut(*map.nodes_[l.node].node, d, mixed[l.cursor], handed);
+      if (pool_of[pick] != kNoPool) {
+        for (uint64_t t = 0; t < take; ++t) {
+          HandOut(*map.nodes_[l.node].node, d, wanted_later, mixed[pool_of[pick]], handed);
+        }
       }
       remaining -= take;
     }
@@ -329,7 +348,7 @@ std::optional<std::vector<TaskAlloc>> PlaceGang(const FreeMap& map,
         a.node = f.node->name;
         a.cpus = d.cpus_per_task;
         a.memory_bytes = d.memory_per_task;
-        if (left[k].pooled) {
+        if (pool_of[k] != kNoPool) {
           const auto from = handed.begin() + static_cast<ptrdiff_t>(begin + size_t{t} * d.gpus_per_task);
           a.gpus.assign(from, from + d.gpus_per_task);
           std::sort(a.gpus.begin(), a.gpus.end());

@@ -249,5 +249,31 @@ TEST(PlaceGangTest, OnANodeOfMixedModelsATaskNamingNoneGetsOneModelWhenItCan) {
   EXPECT_EQ((*p)[0].gpus, std::vector<uint32_t>{3});
 }
 
+TEST(PlaceGangTest, OnANodeOfMixedModelsATaskNamingNoneLeavesTheModelALaterDemandAsks) {
+  std::vector<Node> nodes = {Workstation("ws")};
+  FreeMap m(nodes);
+  // The task naming no model is placed first (same GPUs per task, caller's
+  // order); the lowest model with enough is the 2080, which the second
+  // demand asks for: it takes the 1080s, and the gang fits.
+  TaskDemand any = Demand(1, 2), model = Demand(1, 2);
+  model.gpu_model = "2080";
+  auto p = PlaceGang(m, {any, model}, false, nullptr);
+  ASSERT_TRUE(p);
+  ASSERT_EQ(p->size(), 2u);
+  EXPECT_EQ((*p)[0].gpus, (std::vector<uint32_t>{1, 3}));
+  EXPECT_EQ((*p)[1].gpus, (std::vector<uint32_t>{0, 2}));
+  // Asked in the other order, the same GPUs for the same demands.
+  p = PlaceGang(m, {model, any}, false, nullptr);
+  ASSERT_TRUE(p);
+  EXPECT_EQ((*p)[0].gpus, (std::vector<uint32_t>{0, 2}));
+  EXPECT_EQ((*p)[1].gpus, (std::vector<uint32_t>{1, 3}));
+  // The model asked is a part of the name, any case.
+  model.gpu_model = "gtx 1080";
+  p = PlaceGang(m, {any, model}, false, nullptr);
+  ASSERT_TRUE(p);
+  EXPECT_EQ((*p)[0].gpus, (std::vector<uint32_t>{0, 2}));
+  EXPECT_EQ((*p)[1].gpus, (std::vector<uint32_t>{1, 3}));
+}
+
 }  // namespace
 }  // namespace rota::sched
