@@ -63,13 +63,18 @@ Status CheckFeasible(const JobSpec& spec, const std::vector<NodeOffer>& nodes) {
     for (const auto& name : g.nodes) {
       if (!known.count(name)) return Status::InvalidArgument("node '" + name + "' is not known");
     }
-    const NodeOffer* largest = nullptr;
+    const NodeOffer* largest = nullptr;  // the allowed node with most GPUs a task may use
+    uint32_t largest_usable = 0;
     bool any_allowed = false;
     for (const auto& n : nodes) {
       if (!Allowed(n, g)) continue;
       any_allowed = true;
       if (CouldFit(n, g)) return Status::Ok();
-      if (largest == nullptr || UsableTotal(n, g) > UsableTotal(*largest, g)) largest = &n;
+      const uint32_t usable = UsableTotal(n, g);
+      if (largest == nullptr || usable > largest_usable) {
+        largest = &n;
+        largest_usable = usable;
+      }
     }
     if (!any_allowed) {
       std::vector<std::string> wanted;
@@ -80,14 +85,14 @@ Status CheckFeasible(const JobSpec& spec, const std::vector<NodeOffer>& nodes) {
       if (!g.gpu_model.empty()) wanted.push_back("GPU model " + g.gpu_model);
       return Status::InvalidArgument("no node matches the " + g.role + " tasks' " + Join(wanted, " and "));
     }
-    if (largest != nullptr && g.gpus_per_task > UsableTotal(*largest, g)) {
+    if (largest != nullptr && g.gpus_per_task > largest_usable) {
       const std::string model = g.gpu_model.empty() ? "" : g.gpu_model + " ";
       return Status::InvalidArgument("a " + g.role + " task needs " +
                                      std::to_string(g.gpus_per_task) + " " + model +
                                      "GPUs; the largest node" +
                                      (g.nodes.empty() && g.node_labels.empty() ? "" : " allowed") +
                                      ", " + largest->name + ", has " +
-                                     std::to_string(UsableTotal(*largest, g)));
+                                     std::to_string(largest_usable));
     }
     return Status::InvalidArgument("a " + g.role + " task needs more CPUs or memory than any node has");
   }
