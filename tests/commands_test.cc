@@ -20,7 +20,7 @@
 #include "common/file_util.h"
 #include "common/process.h"
 #include "net/http_server.h"
-#include "server/agent_gateway.h"
+#include "server/nodes/agent_gateway.h"
 #include "server/server.h"
 #include "tests/harness.h"
 

@@ -17,7 +17,7 @@
 #include "api/protocol.h"
 #include "common/clock.h"
 #include "common/file_util.h"
-#include "server/agent_gateway.h"
+#include "server/nodes/agent_gateway.h"
 #include "server/server.h"
 #include "tests/harness.h"
 

@@ -15,7 +15,7 @@
 #include "common/file_util.h"
 #include "common/log.h"
 #include "common/process.h"
-#include "server/accounts.h"
+#include "server/accounts/accounts.h"
 #include "server/server.h"
 
 namespace rota::dev {

@@ -5,7 +5,7 @@
 
 #include "common/clock.h"
 #include "enforce/types.h"
-#include "server/cluster_state.h"
+#include "server/nodes/cluster_state.h"
 #include "server/config.h"
 #include "server/ingest_stats.h"
 #include "server/store/store.h"

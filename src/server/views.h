@@ -10,7 +10,7 @@
 #include "api/codec.h"
 #include "api/json_writer.h"
 #include "common/mutex.h"
-#include "server/cluster_state.h"
+#include "server/nodes/cluster_state.h"
 
 namespace rota::server {
 

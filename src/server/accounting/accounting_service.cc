@@ -3,10 +3,10 @@
 #include <utility>
 
 #include "common/log.h"
-#include "server/accounts.h"
-#include "server/cluster_state.h"
-#include "server/jobs.h"
-#include "server/reservations.h"
+#include "server/accounts/accounts.h"
+#include "server/nodes/cluster_state.h"
+#include "server/jobs/jobs.h"
+#include "server/reservations/reservations.h"
 
 namespace rota::server {
 

@@ -15,7 +15,7 @@
 #include "net/http_server.h"
 #include "server/accounting/accounting_service.h"
 #include "server/api_context.h"
-#include "server/auth.h"
+#include "server/accounts/auth.h"
 #include "server/request_params.h"
 
 namespace rota::server {

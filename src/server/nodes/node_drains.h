@@ -12,7 +12,7 @@
 #include "common/clock.h"
 #include "common/mutex.h"
 #include "common/status.h"
-#include "server/cluster_state.h"
+#include "server/nodes/cluster_state.h"
 #include "server/store/store.h"
 
 namespace rota::server {

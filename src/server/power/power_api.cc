@@ -13,7 +13,7 @@
 #include "common/time_util.h"
 #include "net/http_server.h"
 #include "server/api_context.h"
-#include "server/auth.h"
+#include "server/accounts/auth.h"
 #include "server/power/power_service.h"
 #include "server/request_params.h"
 

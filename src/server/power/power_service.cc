@@ -3,8 +3,8 @@
 #include "common/log.h"
 #include "common/strings.h"
 #include "common/time_util.h"
-#include "server/agent_gateway.h"
-#include "server/cluster_state.h"
+#include "server/nodes/agent_gateway.h"
+#include "server/nodes/cluster_state.h"
 
 namespace rota::server {
 namespace {

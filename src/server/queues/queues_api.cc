@@ -10,8 +10,8 @@
 
 #include "net/http_server.h"
 #include "server/api_context.h"
-#include "server/auth.h"
-#include "server/jobs.h"
+#include "server/accounts/auth.h"
+#include "server/jobs/jobs.h"
 #include "server/queues/queues.h"
 #include "server/request_params.h"
 

@@ -4,7 +4,7 @@
 
 #include "common/time_util.h"
 #include "reserve/json_fields.h"
-#include "server/accounts.h"
+#include "server/accounts/accounts.h"
 #include "server/store/sched_settings.h"
 
 namespace rota::server {

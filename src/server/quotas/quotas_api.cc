@@ -12,10 +12,10 @@
 
 #include "net/http_server.h"
 #include "reserve/reservation.h"
-#include "server/accounts.h"
+#include "server/accounts/accounts.h"
 #include "server/api_context.h"
-#include "server/auth.h"
-#include "server/jobs.h"
+#include "server/accounts/auth.h"
+#include "server/jobs/jobs.h"
 #include "server/quotas/quotas.h"
 #include "server/request_params.h"
 

@@ -14,8 +14,8 @@
 
 #include "reserve/reservation.h"
 #include "sched/snapshot.h"
-#include "server/cluster_state.h"
-#include "server/jobs.h"
+#include "server/nodes/cluster_state.h"
+#include "server/jobs/jobs.h"
 
 namespace rota::server::scheduling {
 

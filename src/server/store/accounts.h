@@ -1,7 +1,7 @@
 #pragma once
 // SQL of accounts: users (table users), groups (groups, group_members) and
 // API/session tokens (tokens). Rules (validation, the last admin, password
-// hashing, token MACs) are the account service's (server/accounts.cc). Called
+// hashing, token MACs) are the account service's (server/accounts/accounts.cc). Called
 // inside Store::Write / Store::Read tasks.
 
 #include <cstdint>

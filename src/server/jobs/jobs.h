@@ -1,0 +1,352 @@
+#pragma once
+// JobService: submitted jobs from pending to their end. It places a pending job
+// (jobs::PlaceJob over the ready nodes' free GPUs: GPUs reserved by others and
+// GPUs of other jobs are not free), builds its launch plan (jobs::BuildLaunch),
+// starts every process through the agents (gang: all or none), follows the
+// agents' task reports, restarts the whole gang after a failure when the
+// restart policy allows, and stops it on cancel or time limit (SIGTERM, SIGKILL
+// after a grace period). Every state change is kept in the store with its
+// reason (tables jobs, job_events).
+//
+// States: pending -> starting -> running -> succeeded | failed | cancelled;
+// a failure with restarts left goes back to starting after the backoff.
+// See docs/design-jobs.md.
+//
+// Thread-safe. Task reports are queued and handled on the service's own
+// thread, which also places pending jobs and enforces deadlines.
+
+#include <cstdint>
+#include <atomic>
+#include <deque>
+#include <functional>
+#include <map>
+#include <memory>
+#include <optional>
+#include <set>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "api/codec.h"
+#include "api/json_writer.h"
+#include "api/task_protocol.h"
+#include "common/clock.h"
+#include "common/mutex.h"
+#include "common/status.h"
+#include "jobs/launch_env.h"
+#include "jobs/placement.h"
+#include "jobs/spec.h"
+#include "jobs/states.h"
+#include "server/nodes/cluster_state.h"
+#include "server/scheduling/pass_metrics.h"
+#include "sched/snapshot.h"
+#include "server/reservations/reservations.h"
+#include "accounting/ledger.h"
+#include "server/store/store.h"
+
+namespace rota::server {
+
+class TaskTransport;
+class Accounts;
+struct User;
+class Reservations;
+class Queues;
+class Quotas;
+
+// One process of the current attempt and what its agent last said.
+struct JobTask {
+  std::string id;  // agent task id: "job-<id>.r<attempt>.<process name>"
+  std::string name;
+  std::string role;
+  uint32_t index = 0;
+  std::string node;
+  std::string address;
+  std::vector<uint32_t> gpus;
+  uint16_t port = 0;
+  bool runs = true;                // false: holds GPUs only (MPI workers)
+  std::string unix_user;           // the account it runs as on its node
+  jobs::TaskState state = jobs::TaskState::kCreated;
+  int64_t pid = 0;
+  std::optional<int> exit_code;
+  std::optional<int> signal;
+  std::string error;
+  int64_t ended_ms = 0;  // when it ended, by its node's clock (0: running, or lost)
+};
+
+// What a job whose gang is being stopped becomes once every task ended.
+enum class StopTo { kNone, kRestart, kReplace, kRequeue, kSucceeded, kFailed, kCancelled };
+
+struct Job {
+  int64_t id = 0;
+  int64_t owner_id = 0;
+  std::string owner;  // username
+  jobs::JobSpec spec;
+  jobs::JobState state = jobs::JobState::kPending;
+  std::string reason;
+  uint32_t restart_count = 0;
+  std::vector<JobTask> tasks;
+  int64_t created_ms = 0, updated_ms = 0;
+  std::optional<int64_t> ended_ms;
+  int64_t started_ms = 0;        // current attempt started (time limit)
+  int64_t retry_at_ms = 0;       // restart / placement retry not before
+  int64_t kill_at_ms = 0;        // stopping: SIGKILL at
+  StopTo stop_to = StopTo::kNone;  // being stopped: what it becomes once every task ended
+  std::string stop_reason;
+  // Scheduling (stored).
+  int64_t queued_ms = 0;          // last became pending (submitted, requeued); 0: created_ms
+  double attained_gpu_ms = 0;     // GPU time of its ended runs (least attained service)
+  uint32_t preemptions = 0;
+  double lost_gpu_ms = 0;         // GPU time of the runs preemption cut short
+  bool run_open = false;          // the current run's GPU time is not yet in attained_gpu_ms
+  // The latest preemption was a defragmentation move (not stored: a restarted
+  // server treats a job still stopping as plainly preempted).
+  bool moving = false;
+  // Why it waits, from the latest scheduling pass (pending jobs; not stored).
+  std::string wait_reason;
+  int64_t estimated_start_ms = 0;  // 0: unknown
+  uint32_t position = 0;           // 1-based place among pending jobs
+
+  bool Final() const { return jobs::IsFinal(state); }
+  bool Stopping() const { return stop_to != StopTo::kNone; }
+};
+
+struct JobEvent {
+  int64_t t_ms = 0;
+  jobs::JobState state = jobs::JobState::kPending;
+  std::string reason;
+};
+
+api::Json ToJson(const Job& j, const std::vector<JobEvent>* events = nullptr);
+// A row of GET /api/v1/queue: ToJson(j) without "spec" and "tasks", plus "gpus"
+// (what the job asks for), written as the same text ToJson(...).dump() gives
+// (keys in order) without building a document: the queue can hold 10,000 jobs.
+void AppendQueueRow(api::JsonWriter& w, const Job& j);
+
+struct JobServiceOptions {
+  jobs::PortRange ports;
+  int64_t stop_grace_ms = 10'000;  // SIGTERM -> SIGKILL
+  int64_t tick_ms = 250;
+  // Rounds that follow submissions are at least this far apart, so a burst is
+  // placed in batches (each pass reads nodes and reservations once).
+  int64_t placement_gap_ms = 5;
+  // Rounds are paced by a CPU budget (a pass costs more with more jobs: ~30 ms
+  // with 10,000 queued): it grows by 1/(pass_cost_factor+1) of the time that
+  // passes, up to round_budget_ms, and each round spends what it took; while it
+  // is below zero only task reports start a round (a freed GPU is taken at
+  // once). Under a burst of submissions into a long queue the service so spends
+  // at most about 1/(factor+1) of a core on passes, and the rest on taking the
+  // submissions.
+  int64_t pass_cost_factor = 4;
+  int64_t round_budget_ms = 50;
+  // Task reports wait for the next round up to pass_cost_factor times what the
+  // last one took, while that is at most this long (cheap rounds: a burst of task
+  // ends with a short queue is taken in batches); costlier rounds are not put
+  // off for them.
+  int64_t report_batch_max_ms = 20;
+  int64_t log_timeout_ms = 10'000;
+  // Scheduling (docs/design-sched.md).
+  sched::Policy policy;
+  int64_t fairshare_half_life_ms = 7LL * 24 * 3600 * 1000;
+  // A running reservation whose GPUs had no process of its owner for this long
+  // lends them to others' preemptible jobs (0: never).
+  int64_t reservation_idle_ms = 30 * 60'000;
+  // How far ahead reservations are planned around.
+  int64_t reservation_horizon_ms = 14LL * 24 * 3600 * 1000;
+  // The window of max_gpu_hours quotas: jobs that ended in it, and unfinished ones.
+  int64_t quota_period_ms = 30LL * 24 * 3600 * 1000;
+  // Reasons, positions and estimates of pending jobs are the costly part of
+  // a pass with a long queue, and change no decision: with more pending jobs
+  // than this, only full ticks (every tick_ms) explain them; the rounds
+  // between (after submissions and task reports) keep the last full tick's.
+  size_t explain_every_pass_up_to = 256;
+  // No thread: the owner moves the service with Step() (tests with a fake
+  // clock and a fake transport drive the whole core this way).
+  bool manual = false;
+};
+
+class JobService {
+ public:
+  // All pointers borrowed; they must outlive the service. Registers the
+  // gateway's task listeners.
+  JobService(store::Store* store, ClusterState* cluster, TaskTransport* gateway,
+             Reservations* reservations, Accounts* accounts, Queues* queues, const Quotas* quotas,
+             const Clock* clock, JobServiceOptions options = {});
+  ~JobService();
+  JobService(const JobService&) = delete;
+  JobService& operator=(const JobService&) = delete;
+
+  // Loads unfinished jobs and starts the service thread (none when manual).
+  Status Start();
+  // One round of the service on the caller's thread, at the clock's time: the
+  // queued task reports are applied, jobs react to them (restart, stop, end),
+  // then a full tick — kill deadlines, time limits, lost nodes, orphans — and
+  // a scheduling pass whose starts and stops go out through the transport.
+  // The service thread does exactly this; with options.manual only Step does.
+  // full = false: a round between full ticks (after an event), without the
+  // tick's checks.
+  void Step(bool full = true) ROTA_EXCLUDES(mu_);
+  // A reservation, queue or quota changed: a pass runs now (coalesced like a
+  // submission), with reservations read again, not at the next full tick.
+  void OnPolicyChange() ROTA_EXCLUDES(mu_);
+
+  // Validates and stores the job (pending) and returns it. InvalidArgument for a
+  // job that can never be placed (names the largest node), an unknown queue or
+  // a priority outside the queue's bounds; PermissionDenied when the queue does
+  // not admit the owner. The queue's defaults are filled in (Queues::Admit).
+  Result<Job> Submit(int64_t owner_id, const std::string& owner, const jobs::JobSpec& spec);
+  // Jobs that name `queue` ("" counts as "default"): pending ones, and all not
+  // finished. One scan, no copies.
+  struct QueueCounts {
+    int pending = 0, unfinished = 0;
+  };
+  QueueCounts CountsIn(const std::string& queue) const;
+  // Pending jobs in the scheduler's order (position 1 first), with why they
+  // wait: calls `visit` with `limit` of them from `offset` on, under the jobs
+  // lock (no copies; `visit` must not call this service); returns how many
+  // there are. queue "": every queue.
+  size_t VisitQueue(const std::string& queue, size_t offset, size_t limit,
+                    const std::function<void(const Job&)>& visit) const;
+  // Cancels a job: PermissionDenied unless owner or admin; Conflict when it ended.
+  Result<Job> Cancel(int64_t user_id, bool admin, int64_t id);
+  Result<Job> Get(int64_t id, std::vector<JobEvent>* events = nullptr);
+  // Newest first. owner_id 0: everyone's. state "": any.
+  Result<std::vector<Job>> List(int64_t owner_id, std::optional<jobs::JobState> state, int limit);
+  // Part of a task's log from its node. NotFound for an unknown task;
+  // Unavailable when the node does not answer.
+  Result<api::TaskLogMsg> Logs(int64_t id, const std::string& task, const std::string& stream,
+                               uint64_t offset, uint64_t max_bytes);
+  // The GPUs of running job processes on `node` with their Unix users (enforcement).
+  struct Allocation {
+    std::string job_id;
+    std::vector<uint32_t> gpus;
+    std::string unix_user;
+  };
+  std::vector<Allocation> AllocationsOn(const std::string& node) const;
+  // The GPUs jobs hold, by node (usage accounting): every open run's GPU tasks,
+  // [run started, open), and the runs closed at or after `since_ms` (kept for
+  // an hour: agents replay samples late) with their end.
+  std::map<std::string, std::vector<accounting::Holding>> Holdings(int64_t since_ms) const;
+  // Changes whenever a run opens or closes (Holdings would answer differently).
+  uint64_t HoldingsVersion() const { return holdings_version_.load(std::memory_order_acquire); }
+  // GPU-hours by user and by group: fair-share usage (decayed by the half-life,
+  // kept across restarts) and use in the quota period.
+  struct Usage {
+    std::map<std::string, double> user_fairshare, group_fairshare;
+    std::map<std::string, double> user_period, group_period;
+  };
+  Usage UsageNow() ROTA_EXCLUDES(mu_);
+  // What the scheduling passes cost and decided (GET /metrics).
+  const scheduling::PassMetrics& pass_metrics() const { return pass_metrics_; }
+
+ private:
+  void Run() ROTA_EXCLUDES(mu_);
+  // Step's body; `full`: a full tick (else only what submissions need).
+  void Round(bool full) ROTA_REQUIRES(mu_);
+  // Applies a task report; returns the id of the job whose task changed.
+  std::optional<int64_t> HandleReport(const std::string& node, const api::TaskReport& r) ROTA_REQUIRES(mu_);
+  // Lets each job react to its tasks' changes (restart, stop, end).
+  // `ended`: one of the reports ended a task (a pass may place what it freed).
+  void AfterReports(const std::set<int64_t>& jobs, bool ended) ROTA_REQUIRES(mu_);
+  // Removes from active_ the ended jobs whose end is committed.
+  void DropCommittedEnds() ROTA_REQUIRES(mu_);
+  // A full tick (every tick_ms) enforces SIGKILL deadlines and time limits and
+  // marks tasks on lost nodes; then a scheduling pass runs when anything may
+  // have changed (or on every full tick).
+  void Tick(int64_t now_ms, bool full) ROTA_REQUIRES(mu_);
+  // One scheduling pass (jobs_sched.cc): snapshot -> sched::Schedule -> starts,
+  // preemptions and wait reasons applied.
+  void SchedulePass(int64_t now_ms, bool full) ROTA_REQUIRES(mu_);
+  void RefreshPassCache(int64_t now_ms) ROTA_REQUIRES(mu_);
+  // Reads the GPU time of jobs that ended in the quota period (at most once a minute).
+  void RefreshEndedUsage(int64_t now_ms) ROTA_REQUIRES(mu_);
+  void Start(Job& job, const std::vector<sched::TaskAlloc>& tasks, int64_t now_ms,
+             std::map<std::string, std::set<uint16_t>>& busy_ports) ROTA_REQUIRES(mu_);
+  void Preempt(Job& job, const std::string& reason, int64_t now_ms) ROTA_REQUIRES(mu_);
+  // Adds the current run's GPU time to the job's attained service.
+  void CloseRun(Job& job, int64_t now_ms) ROTA_REQUIRES(mu_);
+  // `owners`: the job owners' accounts read in this pass (by id), added to when missing.
+  void Launch(Job& job, const std::vector<jobs::PlacedTask>& placed, int64_t now_ms,
+              std::map<int64_t, Result<User>>& owners) ROTA_REQUIRES(mu_);
+  // `notice`: told to the tasks before SIGTERM (preemption; ROTA_PREEMPT_NOTICE).
+  void StopGang(Job& job, StopTo to, const std::string& reason, int64_t now_ms,
+                const std::string& notice = "") ROTA_REQUIRES(mu_);
+  void Finish(Job& job, jobs::JobState state, const std::string& reason, int64_t now_ms) ROTA_REQUIRES(mu_);
+  void SetState(Job& job, jobs::JobState state, const std::string& reason, int64_t now_ms) ROTA_REQUIRES(mu_);
+  void AfterTaskChange(Job& job, int64_t now_ms) ROTA_REQUIRES(mu_);
+  // Writes the job's row (and an event when event_state is set); the end of a
+  // job synchronously, anything before asynchronously. Failures are logged.
+  void Persist(const Job& job, std::optional<jobs::JobState> event_state, const std::string& reason)
+      ROTA_REQUIRES(mu_);
+  // Stops the tasks marked lost on nodes that answer again.
+  void StopOrphans(const std::map<std::string, NodeView>& nodes, int64_t now_ms) ROTA_REQUIRES(mu_);
+  // GPU-hours in the quota period: ended jobs (pass cache) and unfinished ones.
+  void PeriodGpuHours(int64_t now_ms, std::map<std::string, double>* user,
+                      std::map<std::string, double>* group) const ROTA_REQUIRES(mu_);
+  // Stores the fair-share usage (asynchronously unless `wait`).
+  void SaveUsage(int64_t now_ms, bool wait) ROTA_REQUIRES(mu_);
+  // Ports held by unfinished jobs and found busy by agents, by address.
+  std::map<std::string, std::set<uint16_t>> BusyPorts(int64_t now_ms) ROTA_REQUIRES(mu_);
+
+  store::Store* const store_;
+  ClusterState* const cluster_;
+  int node_listener_ = 0;  // on cluster_: node changes wake a pass (set in Start)
+  TaskTransport* const gateway_;
+  Reservations* const reservations_;
+  Accounts* const accounts_;
+  Queues* const queues_;
+  const Quotas* const quotas_;
+  const Clock* const clock_;
+  const JobServiceOptions options_;
+  int64_t started_at_ms_ = 0;  // set by Start, before the thread runs
+
+  mutable Mutex mu_;
+  CondVar cv_;
+  std::map<int64_t, Job> active_ ROTA_GUARDED_BY(mu_);  // unfinished jobs
+  std::deque<std::pair<std::string, api::TaskReport>> reports_ ROTA_GUARDED_BY(mu_);
+  bool stop_ ROTA_GUARDED_BY(mu_) = false;
+  bool wake_ ROTA_GUARDED_BY(mu_) = false;
+  bool reread_ ROTA_GUARDED_BY(mu_) = false;  // the pass cache is stale: read it again  // a job was submitted; tick now
+  bool dirty_ ROTA_GUARDED_BY(mu_) = true;  // something changed since the last pass
+  // What passes share, refreshed on full ticks.
+  struct PassCache {
+    int64_t refreshed_ms = -1;
+    std::vector<Reservation> reservations;                 // running and upcoming
+    std::map<std::string, std::string> group_of;           // username -> primary group
+    // GPU-ms of the jobs that ended in the quota period, by owner (read every minute).
+    int64_t ended_usage_ms = -1;
+    std::map<std::string, double> ended_gpu_ms;
+  };
+  PassCache pass_cache_ ROTA_GUARDED_BY(mu_);
+  // Fair share: decayed GPU-ms per user and group.
+  std::map<std::string, double> user_usage_ ROTA_GUARDED_BY(mu_);
+  std::map<std::string, double> group_usage_ ROTA_GUARDED_BY(mu_);
+  int64_t usage_at_ms_ ROTA_GUARDED_BY(mu_) = 0;
+  int64_t usage_saved_ms_ ROTA_GUARDED_BY(mu_) = 0;
+  // Reservation id -> when its owner last used its GPUs.
+  std::map<int64_t, int64_t> reservation_used_ms_ ROTA_GUARDED_BY(mu_);
+  // Tasks marked lost because their node stopped answering, by node: stopped
+  // when it answers again.
+  struct Orphan {
+    int64_t job_id = 0;
+    int64_t kill_at_ms = 0;  // 0: not told yet; else SIGKILL at
+    std::vector<uint32_t> gpus;  // not free for jobs while it is listed
+  };
+  std::map<std::string, std::map<std::string, Orphan>> orphans_ ROTA_GUARDED_BY(mu_);
+  // (node, GPU) -> when a job last let it go.
+  std::map<std::pair<std::string, uint32_t>, int64_t> released_ms_ ROTA_GUARDED_BY(mu_);
+  // Runs closed lately, by node (Holdings), oldest first.
+  std::deque<std::pair<std::string, accounting::Holding>> closed_holdings_ ROTA_GUARDED_BY(mu_);
+  std::atomic<uint64_t> holdings_version_{0};
+  scheduling::PassMetrics pass_metrics_;  // thread-safe on its own
+  // Ports an agent found in use by something else: address -> port -> until (ms).
+  std::map<std::string, std::map<uint16_t, int64_t>> foreign_ports_ ROTA_GUARDED_BY(mu_);
+  // Log requests waiting for their answer.
+  uint64_t next_log_req_ ROTA_GUARDED_BY(mu_) = 1;
+  std::map<uint64_t, std::optional<api::TaskLogMsg>> log_answers_ ROTA_GUARDED_BY(mu_);
+  // Jobs whose end the store committed (filled on the writer thread).
+  Mutex ends_mu_ ROTA_ACQUIRED_AFTER(mu_);  // never held while taking mu_
+  std::vector<int64_t> ends_committed_ ROTA_GUARDED_BY(ends_mu_);
+  std::thread thread_;
+};
+
+}  // namespace rota::server

@@ -1,0 +1,162 @@
+// Jobs API:
+//
+//   POST /api/v1/jobs                 a job spec (jobs/spec.h)          user -> 201 Job
+//   POST /api/v1/jobs/preview         a job spec -> its processes' argv and env (no job made)
+//   GET  /api/v1/jobs                 ?mine=&state=&limit=             reader
+//   GET  /api/v1/jobs/{id}            with its state changes           reader
+//   POST /api/v1/jobs/{id}/cancel                                      owner or admin
+//   GET  /api/v1/jobs/{id}/logs       ?task=worker-0&stream=stdout|stderr&offset=&max_bytes=
+//                                                                      owner or admin
+
+#include "api/codec.h"
+#include "net/http_server.h"
+#include "jobs/launch_env.h"
+#include "jobs/placement.h"
+#include "server/api_context.h"
+#include "server/accounts/auth.h"
+#include "server/request_params.h"
+#include "server/jobs/jobs.h"
+
+namespace rota::server {
+namespace {
+
+using net::HttpRequest;
+using net::HttpResponse;
+
+HttpResponse Fail(const Status& st) { return HttpResponse::FromStatus(st); }
+
+}  // namespace
+
+Status RegisterJobRoutes(net::HttpServer& http, ApiContext& ctx) {
+  if (ctx.jobs == nullptr) return Status::Internal("job routes need ctx.jobs");
+
+  RETURN_IF_ERROR(http.Route("POST", "/api/v1/jobs", [&ctx](const HttpRequest& req) {
+    auto who = RequireUser(ctx, req);
+    if (!who.ok()) return Fail(who.status());
+    auto body = api::ParseJson(req.body);
+    if (!body.ok()) return Fail(body.status().WithContext("request body"));
+    auto spec = jobs::JobSpecFromJson(*body);
+    if (!spec.ok()) return Fail(spec.status());
+    auto job = ctx.jobs->Submit(who->user_id, who->username, *spec);
+    if (!job.ok()) return Fail(job.status());
+    return HttpResponse::Json(201, ToJson(*job).dump());
+  }));
+
+  // What the job's processes would run and see, on an illustrative placement (no job is
+  // made): the submit form shows it before submitting.
+  RETURN_IF_ERROR(http.Route("POST", "/api/v1/jobs/preview", [&ctx](const HttpRequest& req) {
+    auto who = RequireUser(ctx, req);
+    if (!who.ok()) return Fail(who.status());
+    auto body = api::ParseJson(req.body);
+    if (!body.ok()) return Fail(body.status().WithContext("request body"));
+    auto spec = jobs::JobSpecFromJson(*body);
+    if (!spec.ok()) return Fail(spec.status());
+    auto processes = jobs::BuildLaunch(*spec, jobs::ExamplePlacement(*spec), {"0", 0});
+    if (!processes.ok()) return Fail(processes.status());
+    api::Json rows = api::Json::array();
+    for (const auto& p : *processes) {
+      api::Json files = api::Json::array();
+      for (const auto& [name, content] : p.files) files.push_back(name);
+      rows.push_back({{"task", p.task}, {"name", p.name}, {"role", p.role}, {"node", p.node},
+                      {"gpus", p.gpus}, {"runs", p.runs}, {"argv", p.argv}, {"env", p.env},
+                      {"files", std::move(files)}});
+    }
+    return HttpResponse::Json(
+        200, api::Json{{"processes", std::move(rows)},
+                       {"note", "nodes (node-1, node-2, ...), GPU indices and ports are "
+                                "examples: the scheduler decides them at start"}}
+                 .dump());
+  }));
+
+  RETURN_IF_ERROR(http.Route("GET", "/api/v1/jobs", [&ctx](const HttpRequest& req) {
+    auto who = RequireReader(ctx, req);
+    if (!who.ok()) return Fail(who.status());
+    if (Status st = OnlyQueryParams(req, {"mine", "state", "limit"}); !st.ok()) return Fail(st);
+    const std::string mine = req.Query("mine");
+    if (!mine.empty() && mine != "true" && mine != "false") {
+      return Fail(Status::InvalidArgument("mine: must be true or false"));
+    }
+    if (mine == "true" && !who->authenticated()) return Fail(Status::Unauthenticated("mine: sign in first"));
+    auto limit = UintParam(req, "limit", 100, 1000);
+    if (!limit.ok()) return Fail(limit.status());
+    std::optional<jobs::JobState> state;
+    if (const std::string s = req.Query("state"); !s.empty()) {
+      state = jobs::ParseJobState(s);
+      if (!state) {
+        return Fail(Status::InvalidArgument("state '" + s +
+                                            "': use pending, starting, running, succeeded, failed or cancelled"));
+      }
+    }
+    auto list = ctx.jobs->List(mine == "true" ? who->user_id : 0, state, static_cast<int>(*limit));
+    if (!list.ok()) return Fail(list.status());
+    api::Json rows = api::Json::array();
+    for (const auto& j : *list) rows.push_back(ToJson(j));
+    return HttpResponse::Json(200, api::Json{{"jobs", std::move(rows)}}.dump());
+  }));
+
+  RETURN_IF_ERROR(http.Route("GET", "/api/v1/jobs/{id}", [&ctx](const HttpRequest& req) {
+    auto who = RequireReader(ctx, req);
+    if (!who.ok()) return Fail(who.status());
+    auto id = ParsePositiveId("job", req.Param("id"));
+    if (!id.ok()) return Fail(id.status());
+    std::vector<JobEvent> events;
+    auto job = ctx.jobs->Get(*id, &events);
+    if (!job.ok()) return Fail(job.status());
+    return HttpResponse::Json(200, ToJson(*job, &events).dump());
+  }));
+
+  RETURN_IF_ERROR(http.Route("POST", "/api/v1/jobs/{id}/cancel", [&ctx](const HttpRequest& req) {
+    auto who = RequireUser(ctx, req);
+    if (!who.ok()) return Fail(who.status());
+    auto id = ParsePositiveId("job", req.Param("id"));
+    if (!id.ok()) return Fail(id.status());
+    auto job = ctx.jobs->Cancel(who->user_id, who->admin(), *id);
+    if (!job.ok()) return Fail(job.status());
+    return HttpResponse::Json(200, ToJson(*job).dump());
+  }));
+
+  RETURN_IF_ERROR(http.Route("GET", "/api/v1/jobs/{id}/logs", [&ctx](const HttpRequest& req) {
+    auto who = RequireUser(ctx, req);
+    if (!who.ok()) return Fail(who.status());
+    if (Status st = OnlyQueryParams(req, {"task", "stream", "offset", "max_bytes"}); !st.ok()) return Fail(st);
+    auto id = ParsePositiveId("job", req.Param("id"));
+    if (!id.ok()) return Fail(id.status());
+    auto job = ctx.jobs->Get(*id);
+    if (!job.ok()) return Fail(job.status());
+    if (!who->CanModify(job->owner_id)) {
+      return Fail(Status::PermissionDenied("the logs of job " + std::to_string(*id) + " are " +
+                                           job->owner + "'s"));
+    }
+    std::string task = req.Query("task");
+    if (task.empty()) {
+      for (const auto& t : job->tasks) {
+        if (t.runs) {
+          task = t.name;
+          break;
+        }
+      }
+    }
+    const std::string stream = req.Query("stream").empty() ? "stdout" : req.Query("stream");
+    if (stream != "stdout" && stream != "stderr") {
+      return Fail(Status::InvalidArgument("stream: must be stdout or stderr"));
+    }
+    auto offset = UintParam(req, "offset", 0, UINT64_MAX / 2);
+    auto max = UintParam(req, "max_bytes", 65536, api::kMaxLogChunk);
+    if (!offset.ok()) return Fail(offset.status());
+    if (!max.ok()) return Fail(max.status());
+    if (*max == 0) return Fail(Status::InvalidArgument("max_bytes: must be at least 1"));
+    if (Status st = api::ValidateTaskId(task); !st.ok()) return Fail(st.WithContext("task"));
+    auto log = ctx.jobs->Logs(*id, task, stream, *offset, *max);
+    if (!log.ok()) return Fail(log.status());
+    // Where the next read starts, counted in the file's bytes (data is text: invalid UTF-8
+    // in it is replaced, so its length may differ).
+    const uint64_t next =
+        log->next_offset != 0 ? log->next_offset : log->offset + log->data.size();
+    api::Json out{{"task", task},       {"stream", stream}, {"offset", log->offset},
+                  {"next_offset", next}, {"size", log->size}, {"data", log->data}};
+    return HttpResponse::Json(200, out.dump(-1, ' ', false, api::Json::error_handler_t::replace));
+  }));
+  return Status::Ok();
+}
+
+}  // namespace rota::server

@@ -1,0 +1,458 @@
+// The job service's core driven synchronously (JobServiceOptions::manual):
+// a fake clock, a fake transport standing for the agents, real SQLite, real
+// accounts, queues, quotas and reservations. Each Step() is one round of what
+// the service thread does.
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <thread>
+
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "server/accounts/accounts.h"
+#include "server/nodes/cluster_state.h"
+#include "server/jobs/jobs.h"
+#include "server/queues/queues.h"
+#include "server/quotas/quotas.h"
+#include "server/reservations/reservations.h"
+#include "server/store/store_test_util.h"
+#include "server/nodes/task_transport.h"
+
+namespace rota::server {
+namespace {
+
+using api::Json;
+using jobs::JobState;
+using jobs::TaskState;
+
+// Records what the service sends; tests play the agents' reports.
+class FakeTransport : public TaskTransport {
+ public:
+  void SetTaskListeners(TaskStatusListener status, TaskLogListener) override {
+    status_ = std::move(status);
+  }
+  Status SendTask(const std::string& node, const api::TaskStartMsg& m) override {
+    starts.emplace_back(node, m);
+    return Status::Ok();
+  }
+  Status SendTask(const std::string& node, const api::TaskSignalMsg& m) override {
+    signals.emplace_back(node, m);
+    return Status::Ok();
+  }
+  Status SendTask(const std::string&, const api::TaskLogsMsg&) override {
+    return Status::Unavailable("no logs here");
+  }
+  // The agent of `node` reports one task.
+  void Report(const std::string& node, const std::string& id, const std::string& state, int64_t pid,
+              std::optional<int> exit_code = std::nullopt,
+              std::optional<int> signal = std::nullopt) {
+    api::TaskReport r;
+    r.id = id;
+    r.state = state;
+    r.pid = pid;
+    r.exit_code = exit_code;
+    r.signal = signal;
+    api::TaskStatusMsg m;
+    m.tasks.push_back(r);
+    status_(node, m);
+  }
+  std::vector<std::pair<std::string, api::TaskStartMsg>> starts;
+  std::vector<std::pair<std::string, api::TaskSignalMsg>> signals;
+
+ private:
+  TaskStatusListener status_;
+};
+
+class JobsCoreTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    auto s = store::Store::Open(dir_.path(), store::StoreOptions{}, clock_);
+    ASSERT_TRUE(s.ok()) << s.status().ToString();
+    store_ = std::move(*s);
+    accounts_ = std::make_unique<Accounts>(store_.get(), std::string(32, 'k'), "min");
+    UserPatch alice;
+    alice.username = "alice";
+    alice.role = Role::kUser;
+    alice.password = "alice-password";
+    alice.unix_user = "nobody";
+    auto u = accounts_->CreateUser(alice, clock_.NowMs());
+    ASSERT_TRUE(u.ok()) << u.status().ToString();
+    alice_id_ = u->id;
+    reservations_ = std::make_unique<Reservations>(store_.get(), &cluster_, &clock_);
+    ASSERT_TRUE(reservations_->Start().ok());
+    queues_ = std::make_unique<Queues>(store_.get(), &clock_);
+    ASSERT_TRUE(queues_->Start().ok());
+    quotas_ = std::make_unique<Quotas>(store_.get(), &clock_);
+    ASSERT_TRUE(quotas_->Start().ok());
+    api::NodeInfo& node = node_;
+    node.name = "gpu-a";
+    node.node_id = "node-a";
+    node.sample_interval_ms = 1000;
+    for (uint32_t g = 0; g < 2; ++g)
+      node.gpus.push_back(api::GpuInfo{g, "GPU-" + std::to_string(g), "A100", "", {}, {}});
+    ASSERT_TRUE(cluster_.Connect(node, 1, clock_.NowMs()).ok());
+    StartService(JobServiceOptions{});
+  }
+
+  // (Re)starts the service, manual, with these options.
+  void StartService(JobServiceOptions options) {
+    options.manual = true;
+    jobs_.reset();
+    jobs_ = std::make_unique<JobService>(store_.get(), &cluster_, &transport_, reservations_.get(),
+                                         accounts_.get(), queues_.get(), quotas_.get(), &clock_,
+                                         options);
+    ASSERT_TRUE(jobs_->Start().ok());
+  }
+
+  // (Re)starts the service on its own thread, with a full tick that never comes
+  // (the fake clock stands still): a pass runs only when an event wakes it.
+  void StartThreadedService() {
+    JobServiceOptions options;
+    options.tick_ms = 3'600'000;
+    jobs_.reset();
+    jobs_ = std::make_unique<JobService>(store_.get(), &cluster_, &transport_, reservations_.get(),
+                                         accounts_.get(), queues_.get(), quotas_.get(), &clock_,
+                                         options);
+    ASSERT_TRUE(jobs_->Start().ok());
+  }
+  // Polls `done` for up to 2 s (the threaded service's passes).
+  template <typename F>
+  static bool WaitFor(F done) {
+    for (int i = 0; i < 400 && !done(); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    return done();
+  }
+
+  int64_t Submit(Json extra = Json::object()) {
+    Json spec{{"name", "train"},
+              {"command", {"sleep", "600"}},
+              {"workdir", "/tmp"},
+              {"groups", {{{"role", "worker"}, {"replicas", 1}, {"gpus_per_task", 1}}}}};
+    spec.update(extra);
+    auto parsed = jobs::JobSpecFromJson(spec);
+    EXPECT_TRUE(parsed.ok()) << parsed.status().ToString();
+    auto job = jobs_->Submit(alice_id_, "alice", *parsed);
+    EXPECT_TRUE(job.ok()) << job.status().ToString();
+    return job.ok() ? job->id : 0;
+  }
+  Job Get(int64_t id) {
+    auto j = jobs_->Get(id);
+    EXPECT_TRUE(j.ok()) << j.status().ToString();
+    return j.ok() ? *j : Job{};
+  }
+  // Submits, starts and reports running; returns the job id and its task id.
+  std::pair<int64_t, std::string> Running(Json extra = Json::object()) {
+    const int64_t id = Submit(std::move(extra));
+    jobs_->Step();
+    EXPECT_EQ(transport_.starts.size(), 1u);
+    if (transport_.starts.empty()) return {id, ""};
+    const std::string task = transport_.starts.back().second.task.id;
+    transport_.Report("gpu-a", task, "running", 4242);
+    jobs_->Step();
+    EXPECT_EQ(Get(id).state, JobState::kRunning) << Get(id).reason;
+    return {id, task};
+  }
+
+  api::NodeInfo node_;  // gpu-a: 2 GPUs
+  store::testing::TempDir dir_;
+  FakeClock clock_{1'800'000'000'000};
+  std::unique_ptr<store::Store> store_;
+  ClusterState cluster_{3};
+  FakeTransport transport_;
+  std::unique_ptr<Accounts> accounts_;
+  std::unique_ptr<Reservations> reservations_;
+  std::unique_ptr<Queues> queues_;
+  std::unique_ptr<Quotas> quotas_;
+  std::unique_ptr<JobService> jobs_;
+  int64_t alice_id_ = 0;
+};
+
+// GET /api/v1/queue writes its rows directly; they must read as ToJson's
+// document without the spec and the tasks, plus what the job asks for.
+TEST(QueueRowTest, IsTheJobsDocumentWithoutSpecAndTasks) {
+  Job base;
+  base.id = 41;
+  base.owner = "ana";
+  base.spec.name = "train \"big\"\n\tmodel-\u00e9";  // quotes, control bytes, UTF-8
+  base.spec.groups.resize(2);
+  base.spec.groups[0].replicas = 3;
+  base.spec.groups[0].gpus_per_task = 2;
+  base.spec.groups[1].gpus_per_task = 1;
+  base.created_ms = 1'800'000'000'123;
+  base.updated_ms = 1'800'000'100'000;
+  base.reason = "submitted";
+  base.attained_gpu_ms = 7'200'500;
+  base.lost_gpu_ms = 1'999;
+  base.restart_count = 2;
+  base.preemptions = 1;
+  std::vector<Job> cases;
+  Job waiting = base;  // pending with why, where and when
+  waiting.wait_reason = "waiting for 7 free GPUs on one node";
+  waiting.position = 12;
+  waiting.estimated_start_ms = 1'800'003'600'000;
+  cases.push_back(waiting);
+  Job plain = base;  // pending, no pass yet
+  plain.spec.queue = "ml";
+  plain.spec.priority = -3;
+  plain.spec.preemptible = true;
+  cases.push_back(plain);
+  Job stopping = base;
+  stopping.state = JobState::kRunning;
+  stopping.wait_reason = "left from a pass";  // not shown: it runs
+  stopping.stop_to = StopTo::kRequeue;
+  cases.push_back(stopping);
+  Job ended = base;
+  ended.state = JobState::kFailed;
+  ended.ended_ms = 1'800'000'200'000;
+  cases.push_back(ended);
+  for (const Job& j : cases) {
+    std::string text;
+    api::JsonWriter w(&text);
+    AppendQueueRow(w, j);
+    Json expected = ToJson(j);
+    expected.erase("spec");
+    expected.erase("tasks");
+    expected["gpus"] = 7;
+    EXPECT_EQ(text, expected.dump()) << "job in state " << jobs::StateName(j.state);
+  }
+}
+
+TEST_F(JobsCoreTest, AJobGoesFromPendingToSucceededThroughTheTransport) {
+  const int64_t id = Submit();
+  EXPECT_EQ(Get(id).state, JobState::kPending);
+  jobs_->Step();
+  ASSERT_EQ(transport_.starts.size(), 1u);
+  const auto& [node, start] = transport_.starts[0];
+  EXPECT_EQ(node, "gpu-a");
+  EXPECT_EQ(start.task.user, "nobody");
+  EXPECT_EQ(start.task.argv, (std::vector<std::string>{"sleep", "600"}));
+  EXPECT_EQ(Get(id).state, JobState::kStarting);
+  transport_.Report("gpu-a", start.task.id, "running", 4242);
+  jobs_->Step();
+  EXPECT_EQ(Get(id).state, JobState::kRunning);
+  EXPECT_EQ(Get(id).tasks[0].state, TaskState::kRunning);
+  EXPECT_EQ(Get(id).tasks[0].pid, 4242);
+  transport_.Report("gpu-a", start.task.id, "exited", 4242, 0);
+  jobs_->Step();
+  EXPECT_EQ(Get(id).state, JobState::kSucceeded) << Get(id).reason;
+}
+
+// Waits are explained in every pass up to a queue length, beyond it only at
+// full ticks; what starts does not depend on it.
+TEST_F(JobsCoreTest, ALongQueueIsExplainedAtFullTicks) {
+  JobServiceOptions options;
+  options.explain_every_pass_up_to = 2;
+  StartService(options);
+  Running();  // one of the two GPUs
+  const Json two = {{"groups", {{{"role", "worker"}, {"replicas", 1}, {"gpus_per_task", 2}}}}};
+  const int64_t a = Submit(two);
+  const int64_t b = Submit(two);
+  jobs_->Step(/*full=*/false);  // two pending: explained
+  EXPECT_NE(Get(a).wait_reason.find("2 GPUs"), std::string::npos) << Get(a).wait_reason;
+  EXPECT_EQ(Get(b).position, 2u);
+  const int64_t c = Submit(two);
+  const int64_t fits = Submit();
+  jobs_->Step(/*full=*/false);  // four pending: not explained, still placed
+  EXPECT_EQ(Get(c).wait_reason, "");
+  EXPECT_EQ(Get(c).position, 0u);
+  ASSERT_EQ(transport_.starts.size(), 2u);
+  EXPECT_EQ(transport_.starts[1].second.task.job_id, "job-" + std::to_string(fits));
+  jobs_->Step(/*full=*/true);
+  EXPECT_NE(Get(c).wait_reason.find("2 GPUs"), std::string::npos) << Get(c).wait_reason;
+  EXPECT_EQ(Get(c).position, 3u);
+}
+
+// The value of `series` (name and labels, as printed) in Prometheus text; -1 when absent.
+double Sample(const std::string& text, const std::string& series) {
+  const std::string prefix = series + " ";
+  for (size_t at = 0; at < text.size();) {
+    const size_t end = text.find('\n', at);
+    const std::string line = text.substr(at, end == std::string::npos ? std::string::npos : end - at);
+    if (line.rfind(prefix, 0) == 0) return std::stod(line.substr(prefix.size()));
+    if (end == std::string::npos) break;
+    at = end + 1;
+  }
+  return -1;
+}
+
+TEST_F(JobsCoreTest, PassesAreMeasuredForMetrics) {
+  JobServiceOptions options;
+  options.explain_every_pass_up_to = 1;
+  StartService(options);
+  Running();  // one of the two GPUs
+  auto text = [&] {
+    std::string t;
+    jobs_->pass_metrics().AppendText(&t);
+    return t;
+  };
+  const std::string explained = "rota_scheduler_passes_total{explained=\"true\"}";
+  const std::string between = "rota_scheduler_passes_total{explained=\"false\"}";
+  const std::string before = text();
+  ASSERT_GE(Sample(before, explained), 1) << before;
+  const Json two = {{"groups", {{{"role", "worker"}, {"replicas", 1}, {"gpus_per_task", 2}}}}};
+  Submit(two);
+  Submit(two);
+  jobs_->Step(/*full=*/false);  // two waiting, more than explained between full ticks
+  Submit();
+  jobs_->Step(/*full=*/false);  // starts the one-GPU job
+  jobs_->Step(/*full=*/true);
+  const std::string after = text();
+  EXPECT_EQ(Sample(after, "rota_scheduler_starts_total"),
+            Sample(before, "rota_scheduler_starts_total") + 1) << after;
+  EXPECT_EQ(Sample(after, between), Sample(before, between) + 2) << after;
+  EXPECT_EQ(Sample(after, explained), Sample(before, explained) + 1) << after;
+  EXPECT_EQ(Sample(after, "rota_scheduler_pass_duration_seconds_count{explained=\"false\"}"),
+            Sample(after, between));
+  EXPECT_EQ(Sample(after, "rota_scheduler_pass_duration_seconds_bucket{explained=\"true\",le=\"+Inf\"}"),
+            Sample(after, explained));
+  EXPECT_EQ(Sample(after, "rota_scheduler_pending_jobs"), 2) << after;  // as the last pass saw it
+  EXPECT_EQ(Sample(after, "rota_scheduler_running_jobs"), 2) << after;
+  EXPECT_GT(Sample(after, "rota_scheduler_last_pass_seconds{phase=\"decide\"}"), 0) << after;
+}
+
+TEST_F(JobsCoreTest, ATimeLimitSendsTermThenKillOnTheServiceClock) {
+  auto [id, task] = Running(Json{{"time_limit", "1m"}});
+  clock_.AdvanceMs(59'000);
+  jobs_->Step();
+  EXPECT_TRUE(transport_.signals.empty()) << "stopped before its time limit";
+  clock_.AdvanceMs(2'000);
+  jobs_->Step();
+  ASSERT_EQ(transport_.signals.size(), 1u);
+  EXPECT_EQ(transport_.signals[0].second.id, task);
+  EXPECT_EQ(transport_.signals[0].second.signal, "TERM");
+  clock_.AdvanceMs(9'000);  // the grace is 10 s
+  jobs_->Step();
+  EXPECT_EQ(transport_.signals.size(), 1u) << "killed before the grace ended";
+  clock_.AdvanceMs(1'500);
+  jobs_->Step();
+  ASSERT_EQ(transport_.signals.size(), 2u);
+  EXPECT_EQ(transport_.signals[1].second.signal, "KILL");
+  transport_.Report("gpu-a", task, "exited", 4242, std::nullopt, 9);
+  jobs_->Step();
+  const Job j = Get(id);
+  EXPECT_EQ(j.state, JobState::kFailed);
+  EXPECT_NE(j.reason.find("time limit 60 s reached"), std::string::npos) << j.reason;
+}
+
+TEST_F(JobsCoreTest, AFailedGangRestartsOnlyAfterItsBackoff) {
+  auto [id, task] = Running(Json{{"restart", {{"policy", "on-failure"}, {"backoff", "10s"}}}});
+  transport_.Report("gpu-a", task, "exited", 4242, 3);
+  jobs_->Step();
+  Job j = Get(id);
+  EXPECT_EQ(j.state, JobState::kPending) << j.reason;
+  EXPECT_EQ(j.restart_count, 1u);
+  clock_.AdvanceMs(9'000);
+  jobs_->Step();
+  EXPECT_EQ(transport_.starts.size(), 1u) << "restarted before the backoff";
+  clock_.AdvanceMs(1'500);
+  jobs_->Step();
+  ASSERT_EQ(transport_.starts.size(), 2u);
+  EXPECT_NE(transport_.starts[1].second.task.id.find(".r1."), std::string::npos)
+      << transport_.starts[1].second.task.id;
+  EXPECT_EQ(Get(id).state, JobState::kStarting);
+}
+
+TEST_F(JobsCoreTest, ATaskOnANodeUnreachableForTenSecondsIsLost) {
+  auto [id, task] = Running();
+  cluster_.Disconnect("gpu-a", 1, clock_.NowMs());
+  clock_.AdvanceMs(9'000);
+  jobs_->Step();
+  EXPECT_EQ(Get(id).state, JobState::kRunning) << "lost too early";
+  clock_.AdvanceMs(2'000);
+  jobs_->Step();
+  const Job j = Get(id);
+  EXPECT_EQ(j.state, JobState::kFailed) << j.reason;
+  EXPECT_NE(j.reason.find("unreachable"), std::string::npos) << j.reason;
+}
+
+// A node coming back wakes a pass at once: the service's own thread, with a
+// clock that never reaches the next full tick, still starts the waiting job.
+TEST_F(JobsCoreTest, ANodeThatComesBackIsUsedWithoutWaitingForATick) {
+  cluster_.Disconnect("gpu-a", 1, clock_.NowMs());
+  StartThreadedService();
+  const int64_t id = Submit();
+  ASSERT_TRUE(WaitFor([&] { return Get(id).position > 0; })) << "no pass after the submission";
+  EXPECT_EQ(Get(id).state, JobState::kPending);
+  ASSERT_TRUE(cluster_.Connect(node_, 2, clock_.NowMs()).ok());
+  EXPECT_TRUE(WaitFor([&] { return Get(id).state == JobState::kStarting; })) << Get(id).wait_reason;
+  jobs_.reset();  // its thread ends before the fixture's transport
+}
+
+// A drained node starts no new job, keeps its running one, and says so in the
+// waiting job's reason; its resume wakes a pass at once (a node event).
+TEST_F(JobsCoreTest, ADrainedNodeKeepsItsJobsAndItsResumeStartsTheWaitingOne) {
+  StartThreadedService();
+  const int64_t first = Submit();
+  ASSERT_TRUE(WaitFor([&] { return Get(first).state == JobState::kStarting; }));
+  ASSERT_TRUE(cluster_.SetDrain("gpu-a", NodeDrain{"disk swap", "admin", clock_.NowMs()}).ok());
+  const int64_t second = Submit();
+  ASSERT_TRUE(WaitFor([&] { return Get(second).position > 0; })) << "no pass after the submission";
+  EXPECT_EQ(Get(second).state, JobState::kPending);
+  EXPECT_NE(Get(second).wait_reason.find("drained: disk swap"), std::string::npos) << Get(second).wait_reason;
+  EXPECT_EQ(Get(first).state, JobState::kStarting) << "a drain stops nothing";
+  ASSERT_TRUE(cluster_.SetDrain("gpu-a", std::nullopt).ok());
+  EXPECT_TRUE(WaitFor([&] { return Get(second).state == JobState::kStarting; })) << Get(second).wait_reason;
+  jobs_.reset();  // its thread ends before the fixture's transport
+}
+
+// A reservation's change reaches the scheduler at once (the change hook, as the
+// server wires it), read again, not at the next full tick or cache refresh.
+TEST_F(JobsCoreTest, AReservationChangeWakesAPassThatReadsItAgain) {
+  UserPatch bob;
+  bob.username = "bob";
+  bob.role = Role::kUser;
+  bob.password = "bob-password";
+  auto b = accounts_->CreateUser(bob, clock_.NowMs());
+  ASSERT_TRUE(b.ok()) << b.status().ToString();
+  reserve::CreateRequest req;
+  req.node = "gpu-a";
+  req.gpus = {0, 1};
+  req.start_ms = clock_.NowMs();
+  req.end_ms = clock_.NowMs() + 3'600'000;
+  req.title = "experiments";
+  auto r = reservations_->Create(reserve::Requester{b->id, "bob", {}, true}, req);
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+
+  StartThreadedService();
+  reservations_->SetChangeHook([this] { jobs_->OnPolicyChange(); });
+  const int64_t id = Submit();
+  ASSERT_TRUE(WaitFor([&] { return Get(id).position > 0; })) << "no pass after the submission";
+  EXPECT_NE(Get(id).wait_reason.find("gpu-a reserved by bob"), std::string::npos) << Get(id).wait_reason;
+  clock_.AdvanceMs(1000);  // a running reservation cancelled ends now
+  ASSERT_TRUE(reservations_->Cancel(reserve::Requester{b->id, "bob", {}, false}, r->id).ok());
+  EXPECT_TRUE(WaitFor([&] { return Get(id).state == JobState::kStarting; })) << Get(id).wait_reason;
+  reservations_->SetChangeHook(nullptr);
+  jobs_.reset();  // its thread ends before the fixture's transport
+}
+
+// When the node answers again, the lost task's process may still run: it is
+// stopped (TERM, then KILL after the grace), and its GPU is not given to
+// another job until then, although no sample shows the process yet.
+TEST_F(JobsCoreTest, TheGpuOfALostTaskIsNotFreeUntilItsProcessIsStopped) {
+  auto [id, task] = Running();
+  cluster_.Disconnect("gpu-a", 1, clock_.NowMs());
+  clock_.AdvanceMs(11'000);
+  jobs_->Step();
+  ASSERT_EQ(Get(id).state, JobState::kFailed) << Get(id).reason;
+  ASSERT_TRUE(cluster_.Connect(node_, 2, clock_.NowMs()).ok());
+  const Json two = {{"groups", {{{"role", "worker"}, {"replicas", 1}, {"gpus_per_task", 2}}}}};
+  const int64_t next = Submit(two);
+  jobs_->Step();
+  ASSERT_EQ(transport_.signals.size(), 1u);
+  EXPECT_EQ(transport_.signals[0].second.id, task);
+  EXPECT_EQ(transport_.signals[0].second.signal, "TERM");
+  EXPECT_EQ(transport_.starts.size(), 1u) << "placed on the lost task's GPU";
+  EXPECT_EQ(Get(next).state, JobState::kPending);
+  clock_.AdvanceMs(10'500);  // the grace is 10 s
+  jobs_->Step();
+  ASSERT_EQ(transport_.signals.size(), 2u);
+  EXPECT_EQ(transport_.signals[1].second.signal, "KILL");
+  jobs_->Step();
+  ASSERT_EQ(transport_.starts.size(), 2u);
+  EXPECT_EQ(transport_.starts[1].second.task.job_id, "job-" + std::to_string(next));
+}
+
+}  // namespace
+}  // namespace rota::server

@@ -1,0 +1,272 @@
+// The job service's store side: job rows, their JSON, Persist, Get and List.
+#include "server/jobs/jobs_rows.h"
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "common/log.h"
+#include "common/mutex.h"
+#include "common/time_util.h"
+
+namespace rota::server {
+
+using api::Json;
+using store::Db;
+
+api::Json TaskJson(const JobTask& t) {
+  Json j{{"id", t.id},     {"name", t.name},   {"role", t.role},   {"index", t.index},
+         {"node", t.node}, {"address", t.address}, {"gpus", t.gpus}, {"port", t.port},
+         {"runs", t.runs}, {"unix_user", t.unix_user}, {"state", jobs::StateName(t.state)}, {"pid", t.pid}};
+  if (t.exit_code) j["exit_code"] = *t.exit_code;
+  if (t.signal) j["signal"] = *t.signal;
+  if (!t.error.empty()) j["error"] = t.error;
+  if (t.ended_ms > 0) j["ended_ms"] = t.ended_ms;
+  return j;
+}
+
+namespace {
+
+JobTask TaskFromJson(const api::Json& j) {
+  JobTask t;
+  t.id = j.value("id", "");
+  t.name = j.value("name", "");
+  t.role = j.value("role", "");
+  t.index = j.value("index", 0u);
+  t.node = j.value("node", "");
+  t.address = j.value("address", "");
+  t.gpus = j.value("gpus", std::vector<uint32_t>{});
+  t.port = j.value("port", uint16_t{0});
+  t.runs = j.value("runs", true);
+  t.unix_user = j.value("unix_user", "");
+  t.state = jobs::ParseTaskState(j.value("state", "created")).value_or(jobs::TaskState::kLost);
+  t.pid = j.value("pid", int64_t{0});
+  if (j.contains("exit_code")) t.exit_code = j["exit_code"].get<int>();
+  if (j.contains("signal")) t.signal = j["signal"].get<int>();
+  t.error = j.value("error", "");
+  t.ended_ms = j.value("ended_ms", int64_t{0});
+  return t;
+}
+
+}  // namespace
+
+Result<Job> JobFromRow(const store::JobRow& row) {
+  Job job;
+  job.id = row.id;
+  job.owner_id = row.owner_id;
+  job.owner = row.owner;
+  auto spec_json = api::ParseJson(row.spec_json);
+  if (!spec_json.ok()) return spec_json.status().WithContext("job " + std::to_string(job.id));
+  auto spec = jobs::JobSpecFromJson(*spec_json);
+  if (!spec.ok()) return spec.status().WithContext("job " + std::to_string(job.id));
+  job.spec = *spec;
+  auto state = jobs::ParseJobState(row.state);
+  if (!state) return Status::InvalidArgument("job " + std::to_string(job.id) + ": unknown state '" + row.state + "'");
+  job.state = *state;
+  job.reason = row.reason;
+  job.restart_count = static_cast<uint32_t>(row.restart_count);
+  auto tasks = api::ParseJson(row.tasks_json);
+  if (tasks.ok() && tasks->is_array()) {
+    for (const auto& t : *tasks) job.tasks.push_back(TaskFromJson(t));
+  }
+  job.created_ms = row.created_ms;
+  job.updated_ms = row.updated_ms;
+  job.ended_ms = row.ended_ms;
+  job.queued_ms = row.queued_ms;
+  job.attained_gpu_ms = static_cast<double>(row.attained_gpu_ms);
+  job.preemptions = static_cast<uint32_t>(row.preemptions);
+  job.lost_gpu_ms = static_cast<double>(row.lost_gpu_ms);
+  return job;
+}
+
+store::JobRow RowOf(const Job& job) {
+  Json tasks = Json::array();
+  for (const auto& t : job.tasks) tasks.push_back(TaskJson(t));
+  store::JobRow r;
+  r.id = job.id;
+  r.owner_id = job.owner_id;
+  r.owner = job.owner;
+  r.state = jobs::StateName(job.state);
+  r.reason = job.reason;
+  r.restart_count = job.restart_count;
+  r.tasks_json = tasks.dump();
+  r.created_ms = job.created_ms;
+  r.updated_ms = job.updated_ms;
+  r.ended_ms = job.ended_ms;
+  r.queued_ms = job.queued_ms;
+  r.attained_gpu_ms = static_cast<int64_t>(job.attained_gpu_ms);
+  r.preemptions = job.preemptions;
+  r.lost_gpu_ms = static_cast<int64_t>(job.lost_gpu_ms);
+  return r;
+}
+
+// "job-12.r0.worker-1" -> 12.
+
+Json ToJson(const Job& j, const std::vector<JobEvent>* events) {
+  Json tasks = Json::array();
+  for (const auto& t : j.tasks) tasks.push_back(TaskJson(t));
+  Json out{{"id", j.id},
+           {"name", j.spec.name},
+           {"owner", j.owner},
+           {"state", jobs::StateName(j.state)},
+           {"reason", j.reason},
+           {"restart_count", j.restart_count},
+           {"framework", jobs::FrameworkName(j.spec.framework)},
+           {"spec", jobs::ToJson(j.spec)},
+           {"tasks", std::move(tasks)},
+           {"created", FormatRfc3339(j.created_ms)},
+           {"updated", FormatRfc3339(j.updated_ms)}};
+  if (j.ended_ms) out["ended"] = FormatRfc3339(*j.ended_ms);
+  if (j.Stopping()) out["stopping"] = true;
+  out["queue"] = j.spec.QueueName();
+  out["priority"] = j.spec.priority;
+  out["preemptible"] = j.spec.preemptible.value_or(false);
+  out["preemptions"] = j.preemptions;
+  out["lost_gpu_seconds"] = static_cast<int64_t>(j.lost_gpu_ms / 1000);
+  out["gpu_seconds"] = static_cast<int64_t>(j.attained_gpu_ms / 1000);
+  if (j.state == jobs::JobState::kPending && !j.wait_reason.empty()) {
+    out["reason"] = j.wait_reason;
+    if (j.position > 0) out["position"] = j.position;
+    if (j.estimated_start_ms > 0) out["estimated_start"] = FormatRfc3339(j.estimated_start_ms);
+  }
+  if (events != nullptr) {
+    Json ev = Json::array();
+    for (const auto& e : *events) {
+      ev.push_back(Json{{"time", FormatRfc3339(e.t_ms)}, {"state", jobs::StateName(e.state)}, {"reason", e.reason}});
+    }
+    out["events"] = std::move(ev);
+  }
+  return out;
+}
+
+void AppendQueueRow(api::JsonWriter& w, const Job& j) {
+  // Keys in the order a document's dump gives them (sorted).
+  const bool waits = j.state == jobs::JobState::kPending && !j.wait_reason.empty();
+  uint64_t gpus = 0;
+  for (const auto& g : j.spec.groups) gpus += uint64_t{g.replicas} * g.gpus_per_task;
+  w.BeginObject();
+  w.Key("created");
+  w.String(FormatRfc3339(j.created_ms));
+  if (j.ended_ms) {
+    w.Key("ended");
+    w.String(FormatRfc3339(*j.ended_ms));
+  }
+  if (waits && j.estimated_start_ms > 0) {
+    w.Key("estimated_start");
+    w.String(FormatRfc3339(j.estimated_start_ms));
+  }
+  w.Key("framework");
+  w.String(jobs::FrameworkName(j.spec.framework));
+  w.Key("gpu_seconds");
+  w.Int(static_cast<int64_t>(j.attained_gpu_ms / 1000));
+  w.Key("gpus");
+  w.Int(gpus);
+  w.Key("id");
+  w.Int(j.id);
+  w.Key("lost_gpu_seconds");
+  w.Int(static_cast<int64_t>(j.lost_gpu_ms / 1000));
+  w.Key("name");
+  w.String(j.spec.name);
+  w.Key("owner");
+  w.String(j.owner);
+  if (waits && j.position > 0) {
+    w.Key("position");
+    w.Int(j.position);
+  }
+  w.Key("preemptible");
+  w.Bool(j.spec.preemptible.value_or(false));
+  w.Key("preemptions");
+  w.Int(j.preemptions);
+  w.Key("priority");
+  w.Int(j.spec.priority);
+  w.Key("queue");
+  w.String(j.spec.QueueName());
+  w.Key("reason");
+  w.String(waits ? j.wait_reason : j.reason);
+  w.Key("restart_count");
+  w.Int(j.restart_count);
+  w.Key("state");
+  w.String(jobs::StateName(j.state));
+  if (j.Stopping()) {
+    w.Key("stopping");
+    w.Bool(true);
+  }
+  w.Key("updated");
+  w.String(FormatRfc3339(j.updated_ms));
+  w.EndObject();
+}
+
+void JobService::Persist(const Job& job, std::optional<jobs::JobState> event, const std::string& reason) {
+  store::JobRow row = RowOf(job);
+  std::optional<store::JobEventRow> ev;
+  if (event) ev = store::JobEventRow{job.updated_ms, jobs::StateName(*event), reason};
+  auto write = [row = std::move(row), ev = std::move(ev)](Db& db) {
+    return store::UpdateJob(db, row, ev ? &*ev : nullptr);
+  };
+  // Changes are queued and commit together (a crash may lose the last few ms of
+  // them: agents re-report their tasks). The end of a job is committed before the
+  // job leaves the active set (DropCommittedEnds), so it never looks older than it is.
+  if (job.Final()) {
+    store_->WriteAsync(std::move(write), [this, id = job.id](Status st) {
+      if (!st.ok()) ROTA_LOG(WARNING) << "job " << id << ": cannot store its end: " << st.message();
+      MutexLock lock(&ends_mu_);
+      ends_committed_.push_back(id);
+    });
+    return;
+  }
+  store_->WriteAsync(std::move(write), [id = job.id](Status st) {
+    if (!st.ok()) ROTA_LOG(WARNING) << "job " << id << ": cannot store its state: " << st.message();
+  });
+}
+
+Result<Job> JobService::Get(int64_t id, std::vector<JobEvent>* events) {
+  {
+    MutexLock lock(&mu_);
+    auto it = active_.find(id);
+    if (it != active_.end() && events == nullptr) return it->second;
+  }
+  std::optional<store::JobRow> row;
+  std::vector<store::JobEventRow> history;
+  RETURN_IF_ERROR(store_->Read([&](Db& db) -> Status {
+    ASSIGN_OR_RETURN(row, store::GetJob(db, id));
+    if (row && events != nullptr) {
+      ASSIGN_OR_RETURN(history, store::JobEvents(db, id));
+    }
+    return Status::Ok();
+  }));
+  if (!row) return Status::NotFound("job " + std::to_string(id) + " not found");
+  ASSIGN_OR_RETURN(Job stored, JobFromRow(*row));
+  for (const auto& e : history) {
+    auto state = jobs::ParseJobState(e.state);
+    if (!state) continue;  // written by this code only; never expected
+    events->push_back(JobEvent{e.t_ms, *state, e.reason});
+  }
+  MutexLock lock(&mu_);
+  auto it = active_.find(id);
+  if (it != active_.end()) return it->second;  // fresher than the store
+  return stored;
+}
+
+Result<std::vector<Job>> JobService::List(int64_t owner_id, std::optional<jobs::JobState> state_filter,
+                                          int limit) {
+  if (limit < 1 || limit > 1000) return Status::InvalidArgument("limit: must be 1..1000");
+  const std::string state = state_filter ? jobs::StateName(*state_filter) : "";
+  std::vector<store::JobRow> rows;
+  RETURN_IF_ERROR(store_->Read([&](Db& db) -> Status {
+    ASSIGN_OR_RETURN(rows, store::ListJobs(db, owner_id, state, limit));
+    return Status::Ok();
+  }));
+  std::vector<Job> out;
+  for (const auto& r : rows) {
+    auto job = JobFromRow(r);
+    if (job.ok()) out.push_back(std::move(*job));
+  }
+  MutexLock lock(&mu_);
+  for (auto& j : out) {
+    auto it = active_.find(j.id);
+    if (it != active_.end()) j = it->second;
+  }
+  return out;
+}
+
+}  // namespace rota::server
