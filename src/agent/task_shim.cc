@@ -16,6 +16,7 @@
 #include "agent/task_cgroup.h"
 #include "common/clock.h"
 #include "common/file_util.h"
+#include "common/process.h"
 
 namespace rota::agent {
 namespace {
@@ -90,12 +91,7 @@ struct ChildPlan {
     ::_exit(127);
   };
   ::setpgid(0, 0);
-  struct sigaction dfl {};
-  dfl.sa_handler = SIG_DFL;
-  for (int sig = 1; sig < NSIG; ++sig) ::sigaction(sig, &dfl, nullptr);
-  sigset_t empty;  // only now: what arrived since the fork is delivered with default actions
-  sigemptyset(&empty);
-  ::sigprocmask(SIG_SETMASK, &empty, nullptr);
+  ResetSignalsInChild();
   ::dup2(p.stdin_fd, STDIN_FILENO);
   ::dup2(p.stdout_fd, STDOUT_FILENO);
   ::dup2(p.stderr_fd, STDERR_FILENO);

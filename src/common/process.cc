@@ -45,12 +45,7 @@ Result<pid_t> ForkExec(std::vector<char*>& args, std::vector<char*>& envp,
       ::prctl(PR_SET_PDEATHSIG, SIGKILL);
       if (::getppid() != parent) ::_exit(127);  // the parent is already gone
     }
-    sigset_t empty;
-    sigemptyset(&empty);
-    ::sigprocmask(SIG_SETMASK, &empty, nullptr);
-    struct sigaction dfl {};
-    dfl.sa_handler = SIG_DFL;
-    for (int sig = 1; sig < NSIG; ++sig) ::sigaction(sig, &dfl, nullptr);
+    ResetSignalsInChild();
     if (options.new_process_group) ::setpgid(0, 0);
     if (options.nice != 0) {
       errno = 0;
@@ -152,6 +147,15 @@ Result<pid_t> SpawnProcess(const std::vector<std::string>& argv, const SpawnOpti
   posix_spawnattr_destroy(&attr);
   if (rc != 0) return Status::Unavailable("cannot start " + argv[0] + ": " + std::strerror(rc));
   return pid;
+}
+
+void ResetSignalsInChild() {
+  struct sigaction dfl {};
+  dfl.sa_handler = SIG_DFL;
+  for (int sig = 1; sig < NSIG; ++sig) ::sigaction(sig, &dfl, nullptr);
+  sigset_t empty;
+  sigemptyset(&empty);
+  ::sigprocmask(SIG_SETMASK, &empty, nullptr);
 }
 
 void InitChildSpawnAttr(posix_spawnattr_t* attr, bool new_process_group) {

@@ -42,6 +42,11 @@ Result<pid_t> SpawnProcess(const std::vector<std::string>& argv, const SpawnOpti
 // The caller destroys them (posix_spawnattr_destroy).
 void InitChildSpawnAttr(posix_spawnattr_t* attr, bool new_process_group);
 
+// In a forked child before exec: every signal to its default action, then an
+// empty mask (so what arrived since the fork is delivered with default actions,
+// never to a handler of the parent). Async-signal-safe.
+void ResetSignalsInChild();
+
 // Waits for `pid` up to timeout_ms (-1: forever). Returns the wait status, or
 // Unavailable on timeout (the child keeps running).
 Result<int> WaitProcess(pid_t pid, int timeout_ms);
