@@ -110,28 +110,50 @@ Result<int64_t> ParseRfc3339(const std::string& text) {
 Result<int64_t> ParseDurationMs(const std::string& text) {
   auto bad = [&] {
     return Status::InvalidArgument("malformed duration '" + text +
-                                   "': expected a number with unit ms, s, m, h or d (e.g. 2s)");
+                                   "': expected a number with unit ms, s, m, h or d (e.g. 2s, 1h30m)");
   };
   if (text.empty()) return bad();
-  size_t idx = 0;
-  double v;
-  try {
-    v = std::stod(text, &idx);
-  } catch (...) {
-    return bad();
+  double ms = 0;
+  size_t pos = 0, parts = 0;
+  while (pos < text.size()) {
+    if (parts > 0 && text[pos] == ' ') ++pos;  // "1h 30m"
+    // A part: a non-negative number, then its unit (bare seconds only alone).
+    if (pos >= text.size() || !(std::isdigit(static_cast<unsigned char>(text[pos])) || text[pos] == '.'))
+      return bad();
+    size_t idx = 0;
+    double v;
+    try {
+      v = std::stod(text.substr(pos), &idx);
+    } catch (...) {
+      return bad();
+    }
+    if (!std::isfinite(v) || v < 0) return bad();
+    pos += idx;
+    size_t end = pos;
+    while (end < text.size() && std::isalpha(static_cast<unsigned char>(text[end]))) ++end;
+    const std::string unit = text.substr(pos, end - pos);
+    pos = end;
+    double scale;
+    if (unit == "ms") scale = 1;
+    else if (unit == "s") scale = 1000;
+    else if (unit.empty() && parts == 0 && pos == text.size()) scale = 1000;
+    else if (unit == "m") scale = 60'000;
+    else if (unit == "h") scale = 3'600'000;
+    else if (unit == "d") scale = 86'400'000;
+    else return bad();
+    ms += v * scale;
+    if (ms > 1e15) return Status::InvalidArgument("duration '" + text + "' is too large");
+    ++parts;
   }
-  if (!std::isfinite(v) || v < 0) return bad();
-  std::string unit = text.substr(idx);
-  double scale;
-  if (unit == "ms") scale = 1;
-  else if (unit == "s" || unit.empty()) scale = 1000;
-  else if (unit == "m") scale = 60'000;
-  else if (unit == "h") scale = 3'600'000;
-  else if (unit == "d") scale = 86'400'000;
-  else return bad();
-  double ms = v * scale;
-  if (ms > 1e15) return Status::InvalidArgument("duration '" + text + "' is too large");
   return static_cast<int64_t>(std::llround(ms));
+}
+
+std::string FormatExactDuration(int64_t ms) {
+  if (ms != 0 && ms % 86'400'000 == 0) return std::to_string(ms / 86'400'000) + "d";
+  if (ms != 0 && ms % 3'600'000 == 0) return std::to_string(ms / 3'600'000) + "h";
+  if (ms != 0 && ms % 60'000 == 0) return std::to_string(ms / 60'000) + "m";
+  if (ms % 1000 == 0) return std::to_string(ms / 1000) + "s";
+  return std::to_string(ms) + "ms";
 }
 
 }  // namespace rota

@@ -28,8 +28,14 @@ std::string FormatRfc3339Ms(int64_t unix_ms);
 // accepted). Years 1970..9999 only. Returns InvalidArgument naming the text on junk.
 Result<int64_t> ParseRfc3339(const std::string& text);
 
-// Parses a duration: "500ms", "2s", "1.5m", "24h", "30d", or bare seconds "2".
+// Parses a duration: "500ms", "2s", "1.5m", "24h", "30d", bare seconds "2", or
+// parts added up, with or without a space: "1h30m", "1d 4h" (what
+// FormatExactDuration and reserve::FormatDurationMs write).
 // Returns milliseconds; InvalidArgument on junk or negative values.
 Result<int64_t> ParseDurationMs(const std::string& text);
+
+// `ms` in the largest unit that holds it exactly: "90m", "36h", "1500ms", "0s".
+// For what is stored or sent and read back: ParseDurationMs gives `ms` again.
+std::string FormatExactDuration(int64_t ms);
 
 }  // namespace rota

@@ -48,8 +48,27 @@ TEST(TimeUtilTest, ParsesDurations) {
   EXPECT_EQ(*ParseDurationMs("1.5m"), 90'000);
   EXPECT_EQ(*ParseDurationMs("24h"), 86'400'000);
   EXPECT_EQ(*ParseDurationMs("30d"), 2'592'000'000);
-  for (const char* bad : {"", "-1s", "abc", "2x", "nan", "1e300s"}) {
+  // Parts added up, as FormatDurationMs ("1h 30m") and people ("1h30m") write them.
+  EXPECT_EQ(*ParseDurationMs("1h30m"), 5'400'000);
+  EXPECT_EQ(*ParseDurationMs("1h 30m"), 5'400'000);
+  EXPECT_EQ(*ParseDurationMs("1d 1h"), 90'000'000);
+  EXPECT_EQ(*ParseDurationMs("1m30s"), 90'000);
+  EXPECT_EQ(*ParseDurationMs("1s500ms"), 1500);
+  for (const char* bad : {"", "-1s", "abc", "2x", "nan", "1e300s", "inf", "1h30", "1h  30m", "1h -30m",
+                          " 1h", "1h ", "1h,30m", "h"}) {
     EXPECT_FALSE(ParseDurationMs(bad).ok()) << bad;
+  }
+}
+
+TEST(TimeUtilTest, ExactDurationsReadBack) {
+  EXPECT_EQ(FormatExactDuration(5'400'000), "90m");
+  EXPECT_EQ(FormatExactDuration(90'000'000), "25h");
+  EXPECT_EQ(FormatExactDuration(172'800'000), "2d");
+  EXPECT_EQ(FormatExactDuration(1500), "1500ms");
+  EXPECT_EQ(FormatExactDuration(0), "0s");
+  for (int64_t ms : {int64_t{1}, int64_t{999}, int64_t{90'000}, int64_t{5'400'000}, int64_t{90'061'001},
+                     int64_t{86'400'000} * 400}) {
+    EXPECT_EQ(*ParseDurationMs(FormatExactDuration(ms)), ms) << ms;
   }
 }
 

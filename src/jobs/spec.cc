@@ -12,7 +12,6 @@ namespace rota::jobs {
 namespace {
 
 using api::Json;
-using reserve::FormatDurationMs;
 using reserve::JsonFields;
 
 constexpr struct {
@@ -387,15 +386,15 @@ Json ToJson(const JobSpec& s) {
          {"restart",
           {{"policy", RestartKindName(s.restart.kind)},
            {"max_restarts", s.restart.max_restarts},
-           {"backoff", FormatDurationMs(s.restart.backoff_initial_ms)},
-           {"max_backoff", FormatDurationMs(s.restart.backoff_max_ms)}}},
+           {"backoff", FormatExactDuration(s.restart.backoff_initial_ms)},
+           {"max_backoff", FormatExactDuration(s.restart.backoff_max_ms)}}},
          {"process_per_node", s.process_per_node}};
-  if (s.time_limit_ms > 0) j["time_limit"] = FormatDurationMs(s.time_limit_ms);
+  if (s.time_limit_ms > 0) j["time_limit"] = FormatExactDuration(s.time_limit_ms);
   if (!s.queue.empty()) j["queue"] = s.queue;
   if (s.priority != 0) j["priority"] = s.priority;
   if (s.preemptible) j["preemptible"] = *s.preemptible;
   if (s.spread) j["spread"] = true;
-  if (s.stop_after_disconnect_ms > 0) j["stop_after_disconnect"] = FormatDurationMs(s.stop_after_disconnect_ms);
+  if (s.stop_after_disconnect_ms > 0) j["stop_after_disconnect"] = FormatExactDuration(s.stop_after_disconnect_ms);
   return j;
 }
 

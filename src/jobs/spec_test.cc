@@ -37,6 +37,27 @@ TEST(JobSpecTest, DecodesAndRoundTrips) {
   EXPECT_EQ(*again, *s);
 }
 
+TEST(JobSpecTest, DurationsOfAnyLengthRoundTrip) {
+  // 90m, 90s and 25h were once written "1h 30m", "1m 30s" and "1d 1h", which
+  // the spec could not read back: the job vanished from listings.
+  Json j = TfJob();
+  j["time_limit"] = "90m";
+  j["stop_after_disconnect"] = "25h";
+  j["restart"]["backoff"] = "90s";
+  j["restart"]["max_backoff"] = "1h30m";
+  auto s = JobSpecFromJson(j);
+  ASSERT_TRUE(s.ok()) << s.status().ToString();
+  EXPECT_EQ(s->time_limit_ms, 90 * 60'000);
+  EXPECT_EQ(ToJson(*s)["time_limit"], "90m");
+  auto again = JobSpecFromJson(ToJson(*s));
+  ASSERT_TRUE(again.ok()) << again.status().ToString() << "\n" << ToJson(*s).dump();
+  EXPECT_EQ(*again, *s);
+  j["time_limit"] = "1h 30m";  // as older versions stored it
+  s = JobSpecFromJson(j);
+  ASSERT_TRUE(s.ok()) << s.status().ToString();
+  EXPECT_EQ(s->time_limit_ms, 90 * 60'000);
+}
+
 // Each bad spec is refused naming the field. Tried: unknown framework, zero and
 // negative replicas, too many GPUs per task, a role the framework does not know,
 // the same role twice, two chiefs, no command, shell with several strings, a

@@ -82,6 +82,7 @@ Result<int64_t> ParseCliDuration(const std::string& text) {
     if (!std::isfinite(total) || total > 1e14) {
       return Status::InvalidArgument("duration '" + text + "' is too large");
     }
+    if (i + 1 < s.size() && s[i] == ' ') ++i;  // "1d 4h", as FormatDurationMs writes
   }
   auto ms = static_cast<int64_t>(std::llround(total));
   if (ms <= 0) return Status::InvalidArgument("duration '" + text + "' must be positive");

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "common/time_util.h"
+#include "reserve/reservation.h"
 
 namespace rota::reserve {
 namespace {
@@ -68,7 +69,10 @@ TEST(CliTimeTest, ParsesDurations) {
   EXPECT_EQ(*ParseCliDuration("1.5h"), 5'400'000);
   EXPECT_EQ(*ParseCliDuration("1d"), 86'400'000);
   EXPECT_EQ(*ParseCliDuration("45s"), 45'000);
-  for (const char* bad : {"", "0h", "h", "2", "2x", "-1h", "1e300h", "99999999999d"}) {
+  // What FormatDurationMs writes reads back.
+  EXPECT_EQ(*ParseCliDuration("1d 4h"), 100'800'000);
+  EXPECT_EQ(*ParseCliDuration(FormatDurationMs(5'400'000)), 5'400'000);
+  for (const char* bad : {"", "0h", "h", "2", "2x", "-1h", "1e300h", "99999999999d", "1h  30m", "1h 30"}) {
     EXPECT_FALSE(ParseCliDuration(bad).ok()) << bad;
   }
 }

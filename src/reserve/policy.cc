@@ -228,13 +228,13 @@ Json PolicySpecJson(const Policy& p) {
          {"targets", {{"nodes", p.nodes}, {"gpu_models", p.gpu_models}}},
          {"enforcement", p.enforcement}};
   if (!p.windows.empty()) j["windows"] = ToJson(WeeklyWindows{p.zone, p.tz, p.windows});
-  if (p.max_duration_ms) j["max_duration"] = FormatDurationMs(*p.max_duration_ms);
-  if (p.max_ahead_ms) j["max_ahead"] = FormatDurationMs(*p.max_ahead_ms);
+  if (p.max_duration_ms) j["max_duration"] = FormatExactDuration(*p.max_duration_ms);
+  if (p.max_ahead_ms) j["max_ahead"] = FormatExactDuration(*p.max_ahead_ms);
   if (p.max_gpus) j["max_gpus"] = *p.max_gpus;
   if (p.weekly_gpu_hours) j["weekly_gpu_hours"] = *p.weekly_gpu_hours;
   if (p.idle) {
     j["idle"] = {{"threshold_pct", p.idle->threshold_pct},
-                 {"after", FormatDurationMs(p.idle->after_ms)},
+                 {"after", FormatExactDuration(p.idle->after_ms)},
                  {"release", p.idle->release}};
   }
   return j;

@@ -131,13 +131,6 @@ std::string JoinList(const std::vector<std::string>& items) {
   return out;
 }
 
-std::string FormatDuration(int64_t ms) {
-  if (ms % 86'400'000 == 0) return std::to_string(ms / 86'400'000) + "d";
-  if (ms % 3'600'000 == 0) return std::to_string(ms / 3'600'000) + "h";
-  if (ms % 60'000 == 0) return std::to_string(ms / 60'000) + "m";
-  if (ms % 1000 == 0) return std::to_string(ms / 1000) + "s";
-  return std::to_string(ms) + "ms";
-}
 
 }  // namespace
 
@@ -390,9 +383,9 @@ std::string ConfigToYaml(const ServerConfig& c, bool show_secrets) {
   out << YAML::Key << "data_dir" << YAML::Value << c.data_dir;
   out << YAML::Key << "join_token" << YAML::Value
       << (c.join_token.empty() ? "" : (show_secrets ? c.join_token : "<set>"));
-  out << YAML::Key << "raw_retention" << YAML::Value << FormatDuration(c.raw_retention_ms);
-  out << YAML::Key << "aggregate_retention" << YAML::Value << FormatDuration(c.aggregate_retention_ms);
-  out << YAML::Key << "retention_interval" << YAML::Value << FormatDuration(c.retention_interval_ms);
+  out << YAML::Key << "raw_retention" << YAML::Value << FormatExactDuration(c.raw_retention_ms);
+  out << YAML::Key << "aggregate_retention" << YAML::Value << FormatExactDuration(c.aggregate_retention_ms);
+  out << YAML::Key << "retention_interval" << YAML::Value << FormatExactDuration(c.retention_interval_ms);
   out << YAML::Key << "missed_heartbeats" << YAML::Value << c.missed_heartbeats;
   out << YAML::Key << "http_threads" << YAML::Value << c.http_threads;
   out << YAML::Key << "max_connections" << YAML::Value << c.max_connections;
@@ -401,15 +394,15 @@ std::string ConfigToYaml(const ServerConfig& c, bool show_secrets) {
   out << YAML::Key << "log_level" << YAML::Value << c.log_level;
   out << YAML::Key << "job_ports" << YAML::Value
       << std::to_string(c.job_port_first) + "-" + std::to_string(c.job_port_last);
-  out << YAML::Key << "job_stop_grace" << YAML::Value << FormatDuration(c.job_stop_grace_ms);
+  out << YAML::Key << "job_stop_grace" << YAML::Value << FormatExactDuration(c.job_stop_grace_ms);
   out << YAML::Key << "backfill" << YAML::Value << c.backfill;
   out << YAML::Key << "preemption" << YAML::Value << c.preemption;
   out << YAML::Key << "defragment" << YAML::Value << c.defragment;
-  out << YAML::Key << "preempt_after" << YAML::Value << FormatDuration(c.preempt_after_ms);
-  out << YAML::Key << "fairshare_half_life" << YAML::Value << FormatDuration(c.fairshare_half_life_ms);
-  out << YAML::Key << "reservation_idle" << YAML::Value << FormatDuration(c.reservation_idle_ms);
-  out << YAML::Key << "quota_period" << YAML::Value << FormatDuration(c.quota_period_ms);
-  out << YAML::Key << "accounting_flush" << YAML::Value << FormatDuration(c.accounting_flush_ms);
+  out << YAML::Key << "preempt_after" << YAML::Value << FormatExactDuration(c.preempt_after_ms);
+  out << YAML::Key << "fairshare_half_life" << YAML::Value << FormatExactDuration(c.fairshare_half_life_ms);
+  out << YAML::Key << "reservation_idle" << YAML::Value << FormatExactDuration(c.reservation_idle_ms);
+  out << YAML::Key << "quota_period" << YAML::Value << FormatExactDuration(c.quota_period_ms);
+  out << YAML::Key << "accounting_flush" << YAML::Value << FormatExactDuration(c.accounting_flush_ms);
   {
     std::string labels;
     for (const auto& l : c.area_labels) labels += (labels.empty() ? "" : ",") + l;
@@ -421,7 +414,7 @@ std::string ConfigToYaml(const ServerConfig& c, bool show_secrets) {
   out << YAML::Key << "currency" << YAML::Value << c.prices.currency;
   auto secret = [&](const std::string& v) { return v.empty() ? "" : (show_secrets ? v : "<set>"); };
   out << YAML::Key << "anonymous_read" << YAML::Value << c.anonymous_read;
-  out << YAML::Key << "session_ttl" << YAML::Value << FormatDuration(c.session_ttl_ms);
+  out << YAML::Key << "session_ttl" << YAML::Value << FormatExactDuration(c.session_ttl_ms);
   out << YAML::Key << "password_hash_cost" << YAML::Value << c.password_hash_cost;
   out << YAML::Key << "admin_password" << YAML::Value << secret(c.admin_password);
   out << YAML::Key << "public_url" << YAML::Value << c.public_url;
@@ -435,9 +428,9 @@ std::string ConfigToYaml(const ServerConfig& c, bool show_secrets) {
   out << YAML::Key << "smtp_rate_limit_per_hour" << YAML::Value << c.smtp_rate_limit_per_hour;
   out << YAML::Key << "enforcement_mode" << YAML::Value << c.enforcement_mode;
   out << YAML::Key << "enforcement_dry_run" << YAML::Value << c.enforcement_dry_run;
-  out << YAML::Key << "grace_email" << YAML::Value << FormatDuration(c.grace_email_ms);
-  out << YAML::Key << "grace_term" << YAML::Value << FormatDuration(c.grace_term_ms);
-  out << YAML::Key << "grace_kill" << YAML::Value << FormatDuration(c.grace_kill_ms);
+  out << YAML::Key << "grace_email" << YAML::Value << FormatExactDuration(c.grace_email_ms);
+  out << YAML::Key << "grace_term" << YAML::Value << FormatExactDuration(c.grace_term_ms);
+  out << YAML::Key << "grace_kill" << YAML::Value << FormatExactDuration(c.grace_kill_ms);
   out << YAML::Key << "exempt_users" << YAML::Value << JoinList(c.exempt_users);
   out << YAML::Key << "exempt_commands" << YAML::Value << JoinList(c.exempt_commands);
   out << YAML::EndMap;

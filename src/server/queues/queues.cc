@@ -17,9 +17,11 @@ using reserve::FormatDurationMs;
 using reserve::JsonFields;
 using store::Db;
 
+constexpr const char* kDefaultQueue = "default";
+
 QueueDef BuiltInDefault() {
   QueueDef d;
-  d.queue.name = "default";
+  d.queue.name = kDefaultQueue;
   d.queue.min_priority = -100;
   d.queue.max_priority = 0;
   d.description = "built in: everyone's jobs unless they name another queue";
@@ -41,9 +43,11 @@ std::string Join(const std::vector<std::string>& v) {
 Result<QueueDef> QueueFromJson(const Json& j) {
   if (!j.is_object()) return Status::InvalidArgument("queue: must be an object");
   JsonFields f(j, "queue");
+  // built_in, pending and unfinished are what GET adds: read-only, so a queue
+  // as GET gives it may be PUT back (and read by rota simulate --queues).
   RETURN_IF_ERROR(f.Only({"name", "description", "priority", "min_priority", "max_priority", "users",
                           "groups", "max_gpus", "default_time_limit", "max_time_limit",
-                          "preemptible"}));
+                          "preemptible", "built_in", "pending", "unfinished"}));
   QueueDef d;
   sched::Queue& q = d.queue;
   q.name.clear();
@@ -91,9 +95,9 @@ Json ToJson(const QueueDef& d) {
          {"groups", q.groups},
          {"max_gpus", q.max_gpus},
          {"preemptible", q.preemptible_by_default},
-         {"built_in", d.created_ms == 0}};
-  if (q.default_time_limit_ms > 0) j["default_time_limit"] = FormatDurationMs(q.default_time_limit_ms);
-  if (q.max_time_limit_ms > 0) j["max_time_limit"] = FormatDurationMs(q.max_time_limit_ms);
+         {"built_in", q.name == kDefaultQueue}};
+  if (q.default_time_limit_ms > 0) j["default_time_limit"] = FormatExactDuration(q.default_time_limit_ms);
+  if (q.max_time_limit_ms > 0) j["max_time_limit"] = FormatExactDuration(q.max_time_limit_ms);
   return j;
 }
 
@@ -112,9 +116,6 @@ Result<std::vector<sched::Queue>> QueuesFromJsonFile(const std::string& path) {
   std::vector<sched::Queue> out;
   for (size_t i = 0; i < list->size(); ++i) {
     Json entry = (*list)[i];
-    if (entry.is_object()) {
-      for (const char* key : {"built_in", "pending", "unfinished"}) entry.erase(key);  // GET's extras
-    }
     auto def = QueueFromJson(entry);
     const std::string where = path + ": queues[" + std::to_string(i) + "]";
     if (!def.ok()) return Status::InvalidArgument(where + ": " + def.status().message());
@@ -127,7 +128,7 @@ Result<std::vector<sched::Queue>> QueuesFromJsonFile(const std::string& path) {
 }
 
 Queues::Queues(store::Store* store, const Clock* clock) : store_(store), clock_(clock) {
-  queues_["default"] = BuiltInDefault();
+  queues_[kDefaultQueue] = BuiltInDefault();
 }
 
 Status Queues::Start() {
@@ -212,6 +213,7 @@ Result<QueueDef> Queues::Replace(const QueueDef& q) {
   }
   d.updated_ms = clock_->NowMs();
   if (d.created_ms == 0) d.created_ms = d.updated_ms;  // the built-in default, stored from now on
+  if (d.queue.name == kDefaultQueue && d.description.empty()) d.description = BuiltInDefault().description;
   RETURN_IF_ERROR(Store(d, false));
   {
     MutexLock lock(&mu_);
@@ -222,7 +224,7 @@ Result<QueueDef> Queues::Replace(const QueueDef& q) {
 }
 
 Status Queues::Delete(const std::string& name) {
-  if (name == "default") return Status::Conflict("the default queue cannot be deleted");
+  if (name == kDefaultQueue) return Status::Conflict("the default queue cannot be deleted");
   {
     MutexLock lock(&mu_);
     if (!queues_.count(name)) return Status::NotFound("no queue '" + name + "'");
@@ -257,6 +259,9 @@ Status Queues::Admit(const std::string& user, const std::vector<std::string>& gr
                                       (q.groups.empty() ? "" : "groups " + Join(q.groups)) + " only");
     }
   }
+  // A job naming no priority (0) in a queue whose bounds exclude 0 gets the
+  // bound nearest 0.
+  if (spec->priority == 0) spec->priority = std::clamp(0, q.min_priority, q.max_priority);
   if (spec->priority < q.min_priority || spec->priority > q.max_priority) {
     return Status::InvalidArgument("job.priority: " + std::to_string(spec->priority) + " is outside queue '" +
                                    q.name + "' bounds " + std::to_string(q.min_priority) + ".." +

@@ -38,7 +38,8 @@ Result<QueueDef> BodyQueue(const HttpRequest& req, const std::string& path_name)
   if (!path_name.empty() && body->is_object()) {
     if (!body->contains("name")) (*body)["name"] = path_name;
     if ((*body)["name"] != path_name) {
-      return Status::InvalidArgument("queue.name: the body names '" + (*body)["name"].dump() +
+      const api::Json& named = (*body)["name"];
+      return Status::InvalidArgument("queue.name: the body names '" + (named.is_string() ? named.get<std::string>() : named.dump()) +
                                      "', the path '" + path_name + "'");
     }
   }

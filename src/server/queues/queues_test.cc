@@ -92,10 +92,16 @@ TEST_F(QueuesTest, AdmitFillsDefaultsAndChecksBoundsAndMembers) {
   nameless.priority = 1;
   EXPECT_EQ(queues_->Admit("bob", {}, false, &nameless).code(), StatusCode::kInvalidArgument)
       << "the built-in default lets jobs lower their priority only";
+  // A job naming no priority in a queue whose bounds exclude 0: the nearest bound.
+  ASSERT_TRUE(queues_->Create(Def(Json{{"name", "hp"}, {"min_priority", 5}, {"max_priority", 10}})).ok());
+  jobs::JobSpec plain;
+  plain.queue = "hp";
+  ASSERT_TRUE(queues_->Admit("bob", {}, false, &plain).ok());
+  EXPECT_EQ(plain.priority, 5);
   jobs::JobSpec unknown;
   unknown.queue = "nope";
   st = queues_->Admit("bob", {}, false, &unknown);
-  EXPECT_NE(st.message().find("queues: default, ml"), std::string::npos) << st.message();
+  EXPECT_NE(st.message().find("queues: default, hp, ml"), std::string::npos) << st.message();
 }
 
 TEST_F(QueuesTest, AMaximumTimeLimitRequiresOneAndCapsIt) {
@@ -143,6 +149,37 @@ TEST_F(QueuesTest, ChangesAreStoredAndTheDefaultQueueStays) {
   EXPECT_EQ(list[1].queue.name, "ml");
   EXPECT_EQ(list[1].queue.priority, 3);
   EXPECT_EQ(ToJson(list[1]).value("built_in", true), false);
+  // The default queue stays built in (and keeps its description) once changed.
+  EXPECT_EQ(ToJson(list[0]).value("built_in", false), true);
+  EXPECT_NE(list[0].description.find("built in"), std::string::npos);
+}
+
+TEST_F(QueuesTest, TimeLimitsOfAnyLengthAreStoredReadBackAndAGetBodyPutsBack) {
+  // 90m and 150m were once stored as "1h 30m", which the server could not read
+  // back: the queue could not be changed and the server not restarted.
+  QueueDef odd = Def(Json{{"name", "odd"}, {"default_time_limit", "90m"}, {"max_time_limit", "2h30m"}});
+  ASSERT_TRUE(queues_->Create(odd).ok());
+  Queues again(store_.get(), &clock_);
+  ASSERT_TRUE(again.Start().ok());
+  auto got = again.Get("odd");
+  ASSERT_TRUE(got.ok()) << got.status().ToString();
+  EXPECT_EQ(got->queue.default_time_limit_ms, 90 * 60'000);
+  EXPECT_EQ(got->queue.max_time_limit_ms, 150 * 60'000);
+  Json j = ToJson(*got);
+  EXPECT_EQ(j["default_time_limit"], "90m");
+  EXPECT_EQ(j["max_time_limit"], "150m");
+  // What GET gives (with its read-only extras) is a valid PUT body.
+  j["pending"] = 3;
+  j["unfinished"] = 4;
+  j["priority"] = 2;
+  auto back = QueueFromJson(j);
+  ASSERT_TRUE(back.ok()) << back.status().ToString();
+  ASSERT_TRUE(again.Replace(*back).ok());
+  EXPECT_EQ(again.Get("odd")->queue.priority, 2);
+  // The older spaced form reads too.
+  auto spaced = QueueFromJson(Json{{"name", "old"}, {"default_time_limit", "1h 30m"}});
+  ASSERT_TRUE(spaced.ok()) << spaced.status().ToString();
+  EXPECT_EQ(spaced->queue.default_time_limit_ms, 90 * 60'000);
 }
 
 }  // namespace
