@@ -49,6 +49,16 @@ TEST(DevTest, StartsServerAndThreeSimulatedNodesThenStopsCleanly) {
     }
     return true;
   }, seconds(30))) << dev.Log();
+  // Tasks run as their owners and must reach their task directories (the
+  // preemption notice): the way down is traversable; the server's is private.
+  for (const char* d : {"/data", "/data/nodes", "/data/nodes/gpu-a"}) {
+    struct stat st {};
+    ASSERT_EQ(::stat((dir.path() + d).c_str(), &st), 0) << d;
+    EXPECT_EQ(st.st_mode & 0777, 0711u) << d;
+  }
+  struct stat server_dir {};
+  ASSERT_EQ(::stat((dir.path() + "/data/server").c_str(), &server_dir), 0);
+  EXPECT_EQ(server_dir.st_mode & 0077, 0u);
   std::map<std::string, int> gpus;
   for (const auto& n : nodes) gpus[n["name"]] = n["gpu_count"];
   EXPECT_EQ(gpus, (std::map<std::string, int>{{"gpu-a", 8}, {"gpu-b", 4}, {"gpu-c", 2}}));

@@ -3,6 +3,7 @@
 #include <pwd.h>
 #include <signal.h>
 #include <stdlib.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -199,10 +200,18 @@ int RunDev(const DevOptions& options) {
   auto demo = SetUpDemoAccounts((*server)->accounts(), admin_password);
   if (!demo.ok()) return Fail(demo.status().WithContext("demo accounts"));
 
+  // Job tasks run as their owners (nobody here): they must reach their task
+  // directories (the preemption notice, ROTA_PREEMPT_NOTICE) under the nodes'
+  // state directories, as on a real node (the agent's is 0711). Traversable,
+  // not listable; the server's own directory stays 0700.
+  for (const std::string& dir : {data_dir, data_dir + "/nodes"}) {
+    if (Status s = MakeDirs(dir, 0711); !s.ok()) return Fail(s);
+    if (::chmod(dir.c_str(), 0711) != 0) return Fail(Status::IoError("cannot chmod " + dir));
+  }
   std::vector<AgentChild> agents;
   for (const auto& spec : *node_specs) {
     std::string node_dir = data_dir + "/nodes/" + spec.name;
-    if (Status s = MakeDirs(node_dir, 0700); !s.ok()) return Fail(s);
+    if (Status s = MakeDirs(node_dir, 0711); !s.ok()) return Fail(s);
     std::string sim_config = node_dir + "/sim-nvml.json";
     if (Status s = WriteFileAtomic(sim_config, SimConfigJson(spec)); !s.ok()) return Fail(s);
     AgentChild child;

@@ -288,9 +288,13 @@ std::optional<std::vector<TaskAlloc>> PlaceGang(const FreeMap& map,
       size_t pick = none;
       uint64_t take = 0;
       if (spread) {
+        // A node the job does not use yet, the emptiest; else the emptiest.
         for (size_t k : candidates) {
           if (capacity(k, di) == 0) continue;
-          if (pick == none || left[k].avail > left[pick].avail) pick = k;
+          if (pick == none || left[k].used < left[pick].used ||
+              (left[k].used == left[pick].used && left[k].avail > left[pick].avail)) {
+            pick = k;
+          }
         }
         take = 1;
       } else {

@@ -2,6 +2,9 @@
 
 #include <gtest/gtest.h>
 
+#include <map>
+#include <set>
+
 #include "sched/sched_test_util.h"
 
 namespace rota::sched {
@@ -54,6 +57,29 @@ TEST(PlaceGangTest, PackChoosesTheTightestNodeAndLowestGpus) {
   ASSERT_TRUE(p);
   ASSERT_EQ(p->size(), 1u);
   EXPECT_EQ((*p)[0], On("b", {5, 6}));
+}
+
+TEST(PlaceGangTest, SpreadPutsTasksOnAsManyNodesAsItCan) {
+  // 8, 4 and 2 free GPUs: "the emptiest node" alone would put all three tasks
+  // on a; spread takes a node the job does not use yet first.
+  std::vector<Node> nodes = {MakeNode("a", 8), MakeNode("b", 4), MakeNode("c", 2)};
+  FreeMap m(nodes);
+  auto p = PlaceGang(m, {Demand(3, 1)}, true, nullptr);
+  ASSERT_TRUE(p);
+  ASSERT_EQ(p->size(), 3u);
+  std::set<std::string> used;
+  for (const auto& t : *p) used.insert(t.node);
+  EXPECT_EQ(used, (std::set<std::string>{"a", "b", "c"}));
+  // More tasks than nodes: then the emptiest (a: 7 left, b: 3, c: 1).
+  p = PlaceGang(m, {Demand(4, 1)}, true, nullptr);
+  ASSERT_TRUE(p);
+  std::map<std::string, int> per_node;
+  for (const auto& t : *p) ++per_node[t.node];
+  EXPECT_EQ(per_node, (std::map<std::string, int>{{"a", 2}, {"b", 1}, {"c", 1}}));
+  // Packing puts the three on one node.
+  p = PlaceGang(m, {Demand(3, 1)}, false, nullptr);
+  ASSERT_TRUE(p);
+  EXPECT_EQ((*p)[0].node, (*p)[2].node);
 }
 
 TEST(PlaceGangTest, ANodeRunsNoMoreTasksThanItHasSlots) {
