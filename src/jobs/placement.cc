@@ -55,26 +55,44 @@ bool CouldFit(const NodeOffer& n, const TaskGroup& g) {
          (n.memory_bytes == 0 || g.memory_bytes_per_task <= n.memory_bytes);
 }
 
-// Fails when some task of a group can never be placed.
+// Fails when some task of a group, or the job as a whole, can never be placed
+// (on the cluster were it idle; CPUs and memory per task, GPUs also in sum).
 Status CheckFeasible(const JobSpec& spec, const std::vector<NodeOffer>& nodes) {
   std::set<std::string> known;
   for (const auto& n : nodes) known.insert(n.name);
+  uint64_t cluster_gpus = 0;
+  for (const auto& n : nodes) cluster_gpus += n.total_gpus;
   for (const auto& g : spec.groups) {
     for (const auto& name : g.nodes) {
       if (!known.count(name)) return Status::InvalidArgument("node '" + name + "' is not known");
     }
     const NodeOffer* largest = nullptr;  // the allowed node with most GPUs a task may use
     uint32_t largest_usable = 0;
-    bool any_allowed = false;
+    bool any_allowed = false, fits = false;
+    uint64_t tasks_held = 0;  // tasks of g the allowed nodes could hold at once, by GPUs
     for (const auto& n : nodes) {
       if (!Allowed(n, g)) continue;
       any_allowed = true;
-      if (CouldFit(n, g)) return Status::Ok();
       const uint32_t usable = UsableTotal(n, g);
+      if (CouldFit(n, g)) {
+        fits = true;
+        tasks_held += g.gpus_per_task == 0 ? g.replicas : usable / g.gpus_per_task;
+      }
       if (largest == nullptr || usable > largest_usable) {
         largest = &n;
         largest_usable = usable;
       }
+    }
+    if (fits) {
+      if (tasks_held < g.replicas) {
+        const std::string model = g.gpu_model.empty() ? "" : g.gpu_model + " ";
+        return Status::InvalidArgument(
+            "the " + std::to_string(g.replicas) + " " + g.role + " tasks need " +
+            std::to_string(g.gpus_per_task) + " " + model + "GPUs each; the nodes" +
+            (g.nodes.empty() && g.node_labels.empty() ? "" : " allowed") + " hold " +
+            std::to_string(tasks_held) + " such tasks at most");
+      }
+      continue;
     }
     if (!any_allowed) {
       std::vector<std::string> wanted;
@@ -95,6 +113,10 @@ Status CheckFeasible(const JobSpec& spec, const std::vector<NodeOffer>& nodes) {
                                      std::to_string(largest_usable));
     }
     return Status::InvalidArgument("a " + g.role + " task needs more CPUs or memory than any node has");
+  }
+  if (spec.GpuCount() > cluster_gpus) {
+    return Status::InvalidArgument("the job needs " + std::to_string(spec.GpuCount()) +
+                                   " GPUs at once; the cluster has " + std::to_string(cluster_gpus));
   }
   return Status::Ok();
 }

@@ -161,6 +161,33 @@ TEST(PlaceJobTest, TooManyGpusPerTaskNamesTheLargestNode) {
       << placed.status().message();
 }
 
+TEST(PlaceJobTest, AJobTheWholeClusterCouldNeverHoldIsRefusedNamingWhy) {
+  const std::vector<NodeOffer> cluster = {Node("a", {}, 8), Node("b", {}, 4), Node("c", {}, 2)};
+  // More tasks than the nodes hold, though each task fits one.
+  auto placed = PlaceJob(Job({Group("worker", 1000, 1)}), cluster);
+  EXPECT_EQ(placed.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(placed.status().message().find("the 1000 worker tasks need 1 GPUs each; the nodes hold 14"),
+            std::string::npos)
+      << placed.status().message();
+  // Two 3-GPU tasks on the two nodes named: only b holds one.
+  TaskGroup named = Group("worker", 2, 3);
+  named.nodes = {"b", "c"};
+  placed = PlaceJob(Job({named}), cluster);
+  EXPECT_EQ(placed.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(placed.status().message().find("the nodes allowed hold 1 such tasks"), std::string::npos)
+      << placed.status().message();
+  // A group after one that fits is checked too.
+  placed = PlaceJob(Job({Group("ps", 1, 0), Group("worker", 1, 16)}), cluster);
+  EXPECT_EQ(placed.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(placed.status().message().find("a worker task needs 16 GPUs"), std::string::npos)
+      << placed.status().message();
+  // Each group fits alone, not both together: 12 + 4 GPUs on 14.
+  placed = PlaceJob(Job({Group("a", 3, 4), Group("b", 4, 1)}), cluster);
+  EXPECT_EQ(placed.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(placed.status().message().find("needs 16 GPUs at once; the cluster has 14"), std::string::npos)
+      << placed.status().message();
+}
+
 TEST(PlaceJobTest, GangIsAllOrNothingWhenGpusAreBusy) {
   auto placed = PlaceJob(Job({Group("worker", 3, 2)}), {Node("a", {0, 1, 2}, 4), Node("b", {0}, 4)});
   ASSERT_FALSE(placed.ok());

@@ -12,6 +12,7 @@
 #include "server/accounts/accounts.h"
 #include "server/jobs/jobs_rows.h"
 #include "server/queues/queues.h"
+#include "server/quotas/quotas.h"
 #include "server/scheduling/snapshot_builder.h"
 #include "server/nodes/task_transport.h"
 #include "server/reservations/reservations.h"
@@ -188,12 +189,30 @@ std::map<std::string, std::set<uint16_t>> JobService::BusyPorts(int64_t now_ms) 
   return busy;
 }
 
+Status JobService::CheckQuotasCouldEverAdmit(const jobs::JobSpec& spec, const std::string& owner,
+                                             const std::vector<std::string>& groups) const {
+  if (quotas_ == nullptr) return Status::Ok();
+  const uint64_t gpus = spec.GpuCount();
+  auto check = [&](const char* kind, const std::string& name) -> Status {
+    auto q = quotas_->Get(kind, name);
+    if (!q.ok() || q->limits.max_gpus == 0 || gpus <= q->limits.max_gpus) return Status::Ok();
+    return Status::InvalidArgument(std::string(kind) + " quota: the job needs " + std::to_string(gpus) +
+                                   " GPUs at once; " + kind + " " + name + " may hold " +
+                                   std::to_string(q->limits.max_gpus));
+  };
+  RETURN_IF_ERROR(check("user", owner));
+  // The group quotas count a user's primary group: the first of its groups by name.
+  if (!groups.empty()) RETURN_IF_ERROR(check("group", *std::min_element(groups.begin(), groups.end())));
+  return Status::Ok();
+}
+
 Result<Job> JobService::Submit(int64_t owner_id, const std::string& owner, const jobs::JobSpec& submitted) {
   RETURN_IF_ERROR(jobs::Validate(submitted));
   jobs::JobSpec spec = submitted;
   {
     ASSIGN_OR_RETURN(User user, accounts_->GetUser(owner_id));
     RETURN_IF_ERROR(queues_->Admit(owner, user.groups, user.role == Role::kAdmin, &spec));
+    RETURN_IF_ERROR(CheckQuotasCouldEverAdmit(spec, owner, user.groups));
   }
   // A job that could never be placed (on the whole cluster, idle) is refused now,
   // naming why.

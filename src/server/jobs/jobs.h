@@ -271,6 +271,10 @@ class JobService {
   void StopGang(Job& job, StopTo to, const std::string& reason, int64_t now_ms,
                 const std::string& notice = "") ROTA_REQUIRES(mu_);
   void Finish(Job& job, jobs::JobState state, const std::string& reason, int64_t now_ms) ROTA_REQUIRES(mu_);
+  // InvalidArgument when the owner's (or its primary group's) GPUs-at-once
+  // quota is below what the job needs: it could never start.
+  Status CheckQuotasCouldEverAdmit(const jobs::JobSpec& spec, const std::string& owner,
+                                   const std::vector<std::string>& groups) const;
   void SetState(Job& job, jobs::JobState state, const std::string& reason, int64_t now_ms) ROTA_REQUIRES(mu_);
   void AfterTaskChange(Job& job, int64_t now_ms) ROTA_REQUIRES(mu_);
   // Writes the job's row (and an event when event_state is set); the end of a

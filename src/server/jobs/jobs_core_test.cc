@@ -239,6 +239,25 @@ TEST_F(JobsCoreTest, AJobGoesFromPendingToSucceededThroughTheTransport) {
   EXPECT_EQ(Get(id).state, JobState::kSucceeded) << Get(id).reason;
 }
 
+// A job above its owner's GPUs-at-once quota could never start: refused at
+// submission, naming the limit (a job within it waits while others hold GPUs).
+TEST_F(JobsCoreTest, AJobAboveItsOwnersGpuQuotaIsRefusedAtSubmission) {
+  QuotaDef q;
+  q.kind = "user";
+  q.name = "alice";
+  q.limits.max_gpus = 1;
+  ASSERT_TRUE(quotas_->Set(q).ok());
+  auto spec = jobs::JobSpecFromJson(Json{{"name", "two"}, {"command", {"true"}}, {"workdir", "/tmp"},
+                                         {"groups", {{{"role", "worker"}, {"gpus_per_task", 2}}}}});
+  ASSERT_TRUE(spec.ok()) << spec.status().ToString();
+  auto job = jobs_->Submit(alice_id_, "alice", *spec);
+  EXPECT_EQ(job.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(job.status().message(), "user quota: the job needs 2 GPUs at once; user alice may hold 1");
+  q.limits.max_gpus = 2;
+  ASSERT_TRUE(quotas_->Set(q).ok());
+  EXPECT_TRUE(jobs_->Submit(alice_id_, "alice", *spec).ok());
+}
+
 // Waits are explained in every pass up to a queue length, beyond it only at
 // full ticks; what starts does not depend on it.
 TEST_F(JobsCoreTest, ALongQueueIsExplainedAtFullTicks) {

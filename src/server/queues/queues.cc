@@ -267,6 +267,10 @@ Status Queues::Admit(const std::string& user, const std::vector<std::string>& gr
                                    q.name + "' bounds " + std::to_string(q.min_priority) + ".." +
                                    std::to_string(q.max_priority));
   }
+  if (q.max_gpus > 0 && spec->GpuCount() > q.max_gpus) {
+    return Status::InvalidArgument("job: needs " + std::to_string(spec->GpuCount()) + " GPUs at once; queue '" +
+                                   q.name + "' holds at most " + std::to_string(q.max_gpus));
+  }
   if (spec->time_limit_ms == 0) spec->time_limit_ms = q.default_time_limit_ms;
   if (q.max_time_limit_ms > 0 && spec->time_limit_ms == 0) {
     return Status::InvalidArgument("job.time_limit: queue '" + q.name + "' requires a time limit (at most " +

@@ -92,6 +92,16 @@ TEST_F(QueuesTest, AdmitFillsDefaultsAndChecksBoundsAndMembers) {
   nameless.priority = 1;
   EXPECT_EQ(queues_->Admit("bob", {}, false, &nameless).code(), StatusCode::kInvalidArgument)
       << "the built-in default lets jobs lower their priority only";
+  // A job needing more GPUs at once than its queue may hold could never start.
+  ASSERT_TRUE(queues_->Create(Def(Json{{"name", "small"}, {"max_gpus", 2}})).ok());
+  jobs::JobSpec big;
+  big.queue = "small";
+  big.groups.resize(1);
+  big.groups[0].gpus_per_task = 4;
+  st = queues_->Admit("bob", {}, false, &big);
+  EXPECT_EQ(st.code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(st.message().find("needs 4 GPUs at once; queue 'small' holds at most 2"), std::string::npos)
+      << st.message();
   // A job naming no priority in a queue whose bounds exclude 0: the nearest bound.
   ASSERT_TRUE(queues_->Create(Def(Json{{"name", "hp"}, {"min_priority", 5}, {"max_priority", 10}})).ok());
   jobs::JobSpec plain;
@@ -101,7 +111,7 @@ TEST_F(QueuesTest, AdmitFillsDefaultsAndChecksBoundsAndMembers) {
   jobs::JobSpec unknown;
   unknown.queue = "nope";
   st = queues_->Admit("bob", {}, false, &unknown);
-  EXPECT_NE(st.message().find("queues: default, hp, ml"), std::string::npos) << st.message();
+  EXPECT_NE(st.message().find("queues: default, hp, ml, small"), std::string::npos) << st.message();
 }
 
 TEST_F(QueuesTest, AMaximumTimeLimitRequiresOneAndCapsIt) {
