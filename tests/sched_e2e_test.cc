@@ -378,6 +378,8 @@ TEST_F(SchedE2E, AUserQuotaHoldsAJobUntilItIsRaised) {
   const std::string admin = server_->admin_token();
   EXPECT_EQ(status("PUT", "/api/v1/quotas/user/alice", R"({"max_gpus":8})", alice_), 403);
   EXPECT_EQ(status("PUT", "/api/v1/quotas/robot/alice", R"({"max_gpus":8})", admin), 400);
+  EXPECT_EQ(status("GET", "/api/v1/quotas/robot/alice", "", admin), 400);
+  EXPECT_EQ(status("DELETE", "/api/v1/quotas/robot/alice", "", admin), 400);
   EXPECT_EQ(status("PUT", "/api/v1/quotas/user/nobody-here", R"({"max_gpus":8})", admin), 404);
   EXPECT_EQ(status("PUT", "/api/v1/quotas/group/nogroup", R"({"max_gpus":8})", admin), 404);
   EXPECT_EQ(status("PUT", "/api/v1/quotas/user/alice", R"({"max_gpus":-1})", admin), 400);

@@ -6,6 +6,7 @@
 // defragmentation).
 
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <functional>
 #include <limits>
@@ -39,6 +40,16 @@ inline uint32_t GpusOf(const std::vector<TaskAlloc>& t) {
 
 inline std::string Plural(uint64_t n, const std::string& what) {
   return std::to_string(n) + " " + what + (n == 1 ? "" : "s");
+}
+
+// Hours for a reason: at most two decimals, none that are zeros ("120", "0.59").
+inline std::string Hours(double h) {
+  std::string out = std::to_string(std::round(h * 100) / 100);  // "0.590000"
+  if (out.find('.') != std::string::npos) {
+    out.erase(out.find_last_not_of('0') + 1);
+    if (out.back() == '.') out.pop_back();
+  }
+  return out;
 }
 
 // GPUs promised to a blocked job from `start` to `end` (kForever: no limit).

@@ -220,8 +220,7 @@ std::string Pass::QuotaReason(const PendingJob& job, uint32_t need) const {
     auto u = used.find(who);
     const double hours = u == used.end() ? 0 : u->second;
     if (hours < q->second.max_gpu_hours_per_period) return "";
-    return kind(group, who) + " quota: " + std::to_string(static_cast<int64_t>(hours)) + " of " +
-           std::to_string(static_cast<int64_t>(q->second.max_gpu_hours_per_period)) +
+    return kind(group, who) + " quota: " + Hours(hours) + " of " + Hours(q->second.max_gpu_hours_per_period) +
            " GPU-hours used this period";
   };
   std::string r = at_once(s_.user_quotas, user_gpus_, job.meta.user, false);

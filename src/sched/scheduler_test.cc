@@ -356,6 +356,10 @@ TEST(ScheduleTest, QuotasAndQueueLimitsHoldJobsWithoutBlockingOthers) {
   EXPECT_EQ(d.starts[0].id, 4);
   EXPECT_EQ(WaitOf(d, 2)->reason, "user quota: 1 GPU in use, limit 2");
   EXPECT_EQ(WaitOf(d, 3)->reason, "group ml quota: 120 of 100 GPU-hours used this period");
+  // Fractions of an hour are shown, not rounded to 0.
+  s.group_quotas["ml"].max_gpu_hours_per_period = 0.1;
+  s.group_period_gpu_hours["ml"] = 0.594;
+  EXPECT_EQ(WaitOf(Schedule(s), 3)->reason, "group ml quota: 0.59 of 0.1 GPU-hours used this period");
   s.queues[0].max_gpus = 1;
   s.pending = {ok};
   EXPECT_EQ(WaitOf(Schedule(s), 4)->reason, "queue default limit: 1 GPU in use, limit 1");

@@ -684,6 +684,8 @@ void JobService::Round(bool full) {
 }
 
 Result<Job> JobService::Cancel(int64_t user_id, bool admin, int64_t id) {
+  std::string by = "user " + std::to_string(user_id);  // who cancels, for the reason
+  if (auto u = accounts_->GetUser(user_id); u.ok()) by = u->username;
   {
     MutexLock lock(&mu_);
     auto it = active_.find(id);
@@ -698,7 +700,7 @@ Result<Job> JobService::Cancel(int64_t user_id, bool admin, int64_t id) {
       if (job.stop_to != StopTo::kCancelled) {
         const int64_t now = clock_->NowMs();
         if (job.state == JobState::kPending && !job.Stopping()) {
-          Finish(job, JobState::kCancelled, "cancelled by " + std::to_string(user_id), now);
+          Finish(job, JobState::kCancelled, "cancelled by " + by, now);
         } else {
           StopGang(job, StopTo::kCancelled, "cancelled", now);
         }

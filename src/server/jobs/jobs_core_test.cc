@@ -258,6 +258,14 @@ TEST_F(JobsCoreTest, AJobAboveItsOwnersGpuQuotaIsRefusedAtSubmission) {
   EXPECT_TRUE(jobs_->Submit(alice_id_, "alice", *spec).ok());
 }
 
+TEST_F(JobsCoreTest, ACancelledPendingJobNamesWhoCancelledIt) {
+  const int64_t id = Submit(Json{{"groups", {{{"role", "worker"}, {"gpus_per_task", 2}}}}});
+  auto job = jobs_->Cancel(alice_id_, false, id);
+  ASSERT_TRUE(job.ok()) << job.status().ToString();
+  EXPECT_EQ(Get(id).state, JobState::kCancelled);
+  EXPECT_EQ(Get(id).reason, "cancelled by alice");
+}
+
 // Waits are explained in every pass up to a queue length, beyond it only at
 // full ticks; what starts does not depend on it.
 TEST_F(JobsCoreTest, ALongQueueIsExplainedAtFullTicks) {

@@ -92,6 +92,7 @@ std::vector<QuotaDef> Quotas::List() const {
 }
 
 Result<QuotaDef> Quotas::Get(const std::string& kind, const std::string& name) const {
+  RETURN_IF_ERROR(ValidName(kind, name));
   MutexLock lock(&mu_);
   auto it = quotas_.find({kind, name});
   if (it == quotas_.end()) return Status::NotFound("no quota for " + kind + " '" + name + "'");
