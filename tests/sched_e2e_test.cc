@@ -285,6 +285,30 @@ TEST_F(SchedE2E, QueuesAreManagedWithTheCliAndBadInputIsRefused) {
   ASSERT_TRUE(ml.ok());
   EXPECT_EQ((*ml).value("max_gpus", 0), 1);
   EXPECT_EQ((*ml).value("priority", 0), 5) << "set keeps what it was not told to change";
+  // Lists are trimmed; a time limit of any length reads back; "0" clears one.
+  set = RunCli({"queues", "set", "ml", "--users", "alice, bob", "--max-time-limit", "150m"}, env);
+  ASSERT_EQ(set.exit_code, 0) << set.out << set.err;
+  ml = server_->GetJson("/api/v1/queues/ml");
+  ASSERT_TRUE(ml.ok());
+  EXPECT_EQ((*ml)["users"], Json({"alice", "bob"}));
+  EXPECT_EQ((*ml).value("max_time_limit", ""), "150m");
+  set = RunCli({"queues", "set", "ml", "--users", "", "--max-time-limit", "0"}, env);
+  ASSERT_EQ(set.exit_code, 0) << set.out << set.err;
+  ml = server_->GetJson("/api/v1/queues/ml");
+  ASSERT_TRUE(ml.ok());
+  EXPECT_FALSE((*ml).contains("max_time_limit")) << ml->dump();
+  EXPECT_TRUE((*ml)["users"].empty()) << ml->dump();
+  // What GET gives PUTs back.
+  auto put = server_->CallAs(server_->admin_token(), "PUT", "/api/v1/queues/ml", ml->dump());
+  ASSERT_TRUE(put.ok());
+  EXPECT_EQ(put->status, 200) << put->body;
+  // Bad numbers are refused by the CLI before anything is sent.
+  CliResult zero = RunCli({"run", "--workers", "0", "--", "true"}, env);
+  EXPECT_NE(zero.exit_code, 0);
+  EXPECT_NE(zero.err.find("--workers: must be a whole number of 1 or more"), std::string::npos) << zero.err;
+  CliResult nan = RunCli({"quotas", "set", "user", "alice", "--share", "nan"}, env);
+  EXPECT_NE(nan.exit_code, 0);
+  EXPECT_NE(nan.err.find("--share: must be a finite number >= 0"), std::string::npos) << nan.err;
 
   // A job in ml gets the queue's defaults; a priority outside its bounds is refused.
   Json spec{{"name", "q"}, {"command", {"true"}}, {"workdir", "/tmp"}, {"queue", "ml"},
@@ -317,6 +341,7 @@ TEST_F(SchedE2E, QueuesAreManagedWithTheCliAndBadInputIsRefused) {
   EXPECT_EQ(status("POST", "/api/v1/queues", R"({"name":"ml"})", server_->admin_token()), 409);
   EXPECT_EQ(status("PUT", "/api/v1/queues/nope", R"({"priority":1})", server_->admin_token()), 404);
   EXPECT_EQ(status("PUT", "/api/v1/queues/ml", R"({"name":"other"})", server_->admin_token()), 400);
+  EXPECT_EQ(status("POST", "/api/v1/queues", R"({"name":"y","users":[" bob"]})", server_->admin_token()), 400);
   EXPECT_EQ(status("GET", "/api/v1/queue?queue=nope", "", alice_), 404);
   EXPECT_EQ(status("GET", "/api/v1/queue?bogus=1", "", alice_), 400);
   EXPECT_EQ(status("GET", "/api/v1/queue?limit=0", "", alice_), 400);

@@ -6,6 +6,7 @@
 #include "cli/commands.h"
 #include "cli/format.h"
 #include "common/clock.h"
+#include "common/strings.h"
 
 namespace rota::cli {
 namespace {
@@ -18,14 +19,12 @@ std::string Names(const Json& a) {
   return out.empty() ? "*" : out;
 }
 
-std::vector<std::string> Split(const std::string& s) {
+// "a, b,,c" -> a, b, c.
+std::vector<std::string> Names(const std::string& s) {
   std::vector<std::string> out;
-  size_t start = 0;
-  while (start <= s.size()) {
-    size_t comma = s.find(',', start);
-    if (comma == std::string::npos) comma = s.size();
-    if (comma > start) out.push_back(s.substr(start, comma - start));
-    start = comma + 1;
+  for (const auto& part : Split(s, ',', true)) {
+    const std::string_view name = Trim(part);
+    if (!name.empty()) out.emplace_back(name);
   }
   return out;
 }
@@ -42,11 +41,16 @@ void Apply(const QueueEdit& e, Json* q) {
   if (e.priority) (*q)["priority"] = *e.priority;
   if (e.min_priority) (*q)["min_priority"] = *e.min_priority;
   if (e.max_priority) (*q)["max_priority"] = *e.max_priority;
-  if (e.users) (*q)["users"] = Split(*e.users);
-  if (e.groups) (*q)["groups"] = Split(*e.groups);
+  if (e.users) (*q)["users"] = Names(*e.users);
+  if (e.groups) (*q)["groups"] = Names(*e.groups);
   if (e.max_gpus) (*q)["max_gpus"] = *e.max_gpus;
-  if (e.default_time_limit) (*q)["default_time_limit"] = *e.default_time_limit;
-  if (e.max_time_limit) (*q)["max_time_limit"] = *e.max_time_limit;
+  // "0": none (the key goes).
+  for (const auto& [flag, key] : {std::pair{&e.default_time_limit, "default_time_limit"},
+                                  std::pair{&e.max_time_limit, "max_time_limit"}}) {
+    if (!*flag) continue;
+    if (**flag == "0") q->erase(key);
+    else (*q)[key] = **flag;
+  }
   if (e.preemptible) (*q)["preemptible"] = *e.preemptible;
   if (e.description) (*q)["description"] = *e.description;
 }

@@ -2,6 +2,9 @@
 
 #include <CLI/CLI.hpp>
 
+#include <cerrno>
+#include <cmath>
+#include <cstdlib>
 #include <iostream>
 
 #include "agent/agent_main.h"
@@ -14,7 +17,32 @@
 
 namespace {
 constexpr const char* kVersion = "0.1.0";
+
+// A finite number >= 0 (CLI::NonNegativeNumber lets nan and inf through).
+const CLI::Validator kFiniteNonNegative(
+    [](std::string& text) -> std::string {
+      char* end = nullptr;
+      const double v = std::strtod(text.c_str(), &end);
+      if (text.empty() || *end != '\0' || !std::isfinite(v) || v < 0) return "must be a finite number >= 0";
+      return "";
+    },
+    "NUMBER>=0");
+
+// A whole number of at least `min`.
+CLI::Validator AtLeast(long long min) {
+  return CLI::Validator(
+      [min](std::string& text) -> std::string {
+        char* end = nullptr;
+        errno = 0;
+        const long long v = std::strtoll(text.c_str(), &end, 10);
+        if (text.empty() || *end != '\0' || errno != 0 || v < min) {
+          return "must be a whole number of " + std::to_string(min) + " or more";
+        }
+        return "";
+      },
+      "INT>=" + std::to_string(min));
 }
+}  // namespace
 
 int main(int argc, char** argv) {
   CLI::App app{"rota — GPU cluster manager: monitor, reserve, enforce, launch, schedule"};
@@ -229,12 +257,13 @@ int main(int argc, char** argv) {
   run->add_option("-f,--file", run_options.file, "Job spec file (JSON or YAML) instead of the flags");
   run->add_option("--name", run_options.name, "Job name");
   run->add_option("--framework", run_options.framework, "generic (default), tensorflow, pytorch, mpi or jax");
-  run->add_option("--workers", run_options.workers, "Worker tasks");
-  run->add_option("--ps", run_options.ps, "Parameter servers (tensorflow)");
+  run->add_option("--workers", run_options.workers, "Worker tasks")->check(AtLeast(1));
+  run->add_option("--ps", run_options.ps, "Parameter servers (tensorflow)")->check(AtLeast(0));
   run->add_flag("--chief", run_options.chief, "Add a chief task (tensorflow)");
-  run->add_option("--nodes", run_options.nodes, "Nodes (pytorch)");
-  run->add_option("--gpus-per-node", run_options.gpus_per_node, "GPUs per node (pytorch)");
-  run->add_option("--gpus-per-task", run_options.gpus_per_task, "GPUs per task");
+  run->add_option("--nodes", run_options.nodes, "Nodes (pytorch)")->check(AtLeast(1));
+  run->add_option("--gpus-per-node", run_options.gpus_per_node, "GPUs per node (pytorch)")
+      ->check(AtLeast(0));
+  run->add_option("--gpus-per-task", run_options.gpus_per_task, "GPUs per task")->check(AtLeast(0));
   run->add_option("--node", run_options.nodes_list, "Only on these nodes (repeatable)")
       ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
   run->add_option("--label", run_options.labels, "Only on nodes with KEY=VALUE (repeatable)")
@@ -245,7 +274,8 @@ int main(int argc, char** argv) {
       ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
   run->add_option("--workdir", run_options.workdir, "Working directory (default: your home on the node)");
   run->add_option("--restart", run_options.restart, "never (default), on-failure or exit-code");
-  run->add_option("--max-restarts", run_options.max_restarts, "Restarts allowed (default 3)");
+  run->add_option("--max-restarts", run_options.max_restarts, "Restarts allowed (default 3)")
+      ->check(AtLeast(0));
   run->add_option("--time-limit", run_options.time_limit, "Stop the job after this long, e.g. 12h");
   run->add_option("--stop-after-disconnect", run_options.stop_after_disconnect,
                   "A node cut off from the server this long stops the job's tasks itself, e.g. 5m");
@@ -287,7 +317,7 @@ int main(int argc, char** argv) {
     cmd->add_option("--users", queue_edit.users, "Only these users (a,b; empty: anyone)");
     cmd->add_option("--groups", queue_edit.groups, "Only these groups (a,b)");
     cmd->add_option("--max-gpus", queue_edit.max_gpus, "GPUs all its jobs hold at once (0: no limit)");
-    cmd->add_option("--default-time-limit", queue_edit.default_time_limit, "Time limit of jobs that set none");
+    cmd->add_option("--default-time-limit", queue_edit.default_time_limit, "Time limit of jobs that set none (0: none)");
     cmd->add_option("--max-time-limit", queue_edit.max_time_limit,
                     "Longest time limit a job may ask; jobs must then have one (0: no maximum)");
     cmd->add_option("--preemptible", queue_edit.preemptible, "Jobs preemptible by default (true/false)");
@@ -305,8 +335,9 @@ int main(int argc, char** argv) {
   }
   quotas_set->add_option("--max-gpus", quota_edit.max_gpus, "GPUs held at once (0: no limit)");
   quotas_set->add_option("--max-gpu-hours", quota_edit.max_gpu_hours,
-                         "GPU-hours per quota period (0: no limit)");
-  quotas_set->add_option("--share", quota_edit.share, "Fair-share weight (default 1)");
+                         "GPU-hours per quota period (0: no limit)")
+      ->check(kFiniteNonNegative);
+  quotas_set->add_option("--share", quota_edit.share, "Fair-share weight (default 1)")->check(kFiniteNonNegative);
   rota::cli::UsageOptions usage_options;
   auto* usage_cmd = app.add_subcommand("usage", "GPU-hours, utilisation and GPU and CPU energy by user, group, "
                                                 "job, reservation, node or area (yours; everyone's for admins)");

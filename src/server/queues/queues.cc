@@ -5,6 +5,7 @@
 #include "common/file_util.h"
 #include "common/mutex.h"
 #include "common/time_util.h"
+#include "server/accounts/accounts.h"
 #include "reserve/json_fields.h"
 #include "reserve/reservation.h"
 #include "server/store/sched_settings.h"
@@ -40,8 +41,12 @@ std::string Join(const std::vector<std::string>& v) {
 
 }  // namespace
 
-Result<QueueDef> QueueFromJson(const Json& j) {
-  if (!j.is_object()) return Status::InvalidArgument("queue: must be an object");
+Result<QueueDef> QueueFromJson(const Json& body) {
+  if (!body.is_object()) return Status::InvalidArgument("queue: must be an object");
+  Json j = body;
+  for (const char* key : {"default_time_limit", "max_time_limit"}) {
+    if (j.contains(key) && j[key] == "0") j.erase(key);  // "0": none
+  }
   JsonFields f(j, "queue");
   // built_in, pending and unfinished are what GET adds: read-only, so a queue
   // as GET gives it may be PUT back (and read by rota simulate --queues).
@@ -65,7 +70,13 @@ Result<QueueDef> QueueFromJson(const Json& j) {
   q.max_priority = static_cast<int>(v);
   if (q.min_priority > q.max_priority) return Bad("min_priority", "must not exceed max_priority");
   RETURN_IF_ERROR(f.StrArray("users", &q.users, kMaxQueueMembers, 64));
+  for (const auto& u : q.users) {
+    if (Status st = ValidateUsername(u); !st.ok()) return Bad("users", st.message());
+  }
   RETURN_IF_ERROR(f.StrArray("groups", &q.groups, kMaxQueueMembers, 64));
+  for (const auto& g : q.groups) {
+    if (Status st = ValidateGroupName(g); !st.ok()) return Bad("groups", st.message());
+  }
   v = 0;
   RETURN_IF_ERROR(f.Int("max_gpus", &v, 0, 1'000'000));
   q.max_gpus = static_cast<uint32_t>(v);
