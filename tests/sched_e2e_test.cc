@@ -775,6 +775,15 @@ TEST(SimulateCli, TheTracesQueuesComeFromAQueuesFile) {
        "pending": 0, "unfinished": 0},
       {"name": "urgent", "priority": 10, "max_gpus": 1, "pending": 3, "unfinished": 4}]})")
                   .ok());
+  // Hostile sizes are refused before anything is allocated.
+  for (const char* load : {"nan", "0", "-1", "101"}) {
+    CliResult bad = RunCli({"simulate", "--trace", trace, "--load", load, "--policy", "fifo"});
+    EXPECT_EQ(bad.exit_code, 2) << load << ": " << bad.err;
+    EXPECT_NE(bad.err.find("--load must be above 0, at most 100"), std::string::npos) << load << ": " << bad.err;
+  }
+  CliResult huge = RunCli({"simulate", "--trace", trace, "--nodes", "4000000000", "--policy", "fifo"});
+  EXPECT_EQ(huge.exit_code, 2) << huge.err;
+  EXPECT_NE(huge.err.find("GPUs; at most 1,000,000"), std::string::npos) << huge.err;
   CliResult r = RunCli({"simulate", "--trace", trace, "--pooled", "1", "--policy", "rota", "--queues", queues,
                         "-o", "json"});
   ASSERT_EQ(r.exit_code, 0) << r.err;

@@ -97,6 +97,12 @@ class Replayer {
     const int64_t begin = jobs_.front().trace->submit_ms;
     window_from_ = begin;
     window_to_ = jobs_.back().trace->submit_ms;
+    constexpr int64_t kMaxWindowMs = int64_t{3660} * 24 * 3'600'000;  // ten years (an hourly series)
+    if (window_to_ - window_from_ > kMaxWindowMs) {
+      return Status::InvalidArgument("the jobs replayed are submitted over " +
+                                     std::to_string((window_to_ - window_from_) / 86'400'000) +
+                                     " days; at most 3,660 (choose a window with --from and --to)");
+    }
     const int64_t wall0 = MonotonicNs();
     size_t next = 0;
     int64_t now = begin;

@@ -29,6 +29,18 @@ ReplayResult RunPolicy(const std::vector<TraceJob>& jobs, const std::string& pol
   return r.ok() ? *r : ReplayResult{};
 }
 
+TEST(ReplayTest, AWindowOfCenturiesIsRefusedNotAllocated) {
+  // Two jobs 317,000 years apart once made the hourly series ask for 22 GB.
+  std::vector<TraceJob> jobs = {Job(0, 60, 1), Job(9'999'999'999'999 / 1000, 60, 1)};
+  ReplayOptions o;
+  o.pooled_gpus = 4;
+  auto spec = PolicyByName("fifo");
+  ASSERT_TRUE(spec.ok());
+  auto r = Replay(jobs, *spec, o);
+  EXPECT_EQ(r.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(r.status().message().find("at most 3,660"), std::string::npos) << r.status().message();
+}
+
 TEST(ReplayTest, FifoBlocksAndEasyBackfillsAroundTheHead) {
   // 4 GPUs. Job A holds 2 for 1 h; B wants 4; C wants 2 for 30 min.
   std::vector<TraceJob> jobs = {Job(0, 3600, 2), Job(1, 3600, 4), Job(2, 1800, 2)};

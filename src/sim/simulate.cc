@@ -116,7 +116,8 @@ uint32_t NodesForLoad(const std::vector<TraceJob>& jobs, int64_t from_ms, int64_
   }
   const double window_ms = to_ms > from_ms ? static_cast<double>(to_ms - from_ms) : static_cast<double>(last - first);
   if (!any || window_ms <= 0 || load <= 0 || gpus_per_node == 0) return 1;
-  return static_cast<uint32_t>(std::max(1.0, std::ceil(gpu_ms / (window_ms * load * gpus_per_node))));
+  const double nodes = std::ceil(gpu_ms / (window_ms * load * gpus_per_node));
+  return static_cast<uint32_t>(std::clamp(nodes, 1.0, 4e9));  // beyond any cluster simulated
 }
 
 std::string PlotSvg(const std::vector<ReplayResult>& results, const std::string& title) {
@@ -183,7 +184,7 @@ int RunSimulate(const SimulateOptions& o) {
   if (o.trace.empty()) return usage("simulate needs --trace FILE");
   if (o.output != "table" && o.output != "json") return usage("-o must be table or json");
   if (o.gpus_per_node == 0 || o.gpus_per_node > 4096) return usage("--gpus-per-node must be 1..4096");
-  if (o.load <= 0 || o.load > 100) return usage("--load must be above 0");
+  if (!(o.load > 0 && o.load <= 100)) return usage("--load must be above 0, at most 100");
   auto cost = ParseDurationMs(o.preempt_cost);
   if (!cost.ok()) return usage("--preempt-cost: " + cost.status().message());
   ReplayOptions ro;
@@ -233,6 +234,12 @@ int RunSimulate(const SimulateOptions& o) {
     }
   }
   ro.nodes = o.nodes > 0 ? o.nodes : NodesForLoad(trace->jobs, ro.from_ms, ro.to_ms, o.load, o.gpus_per_node);
+  constexpr uint64_t kMaxSimulatedGpus = 1'000'000;
+  const uint64_t gpus = ro.pooled_gpus > 0 ? ro.pooled_gpus : uint64_t{ro.nodes} * ro.gpus_per_node;
+  if (gpus > kMaxSimulatedGpus) {
+    return usage("the simulated cluster would have " + std::to_string(gpus) + " GPUs" +
+                 (o.nodes > 0 || o.pooled_gpus > 0 ? "" : " (sized to --load)") + "; at most 1,000,000");
+  }
   std::vector<ReplayResult> results;
   for (const auto& spec : specs) {
     auto r = Replay(trace->jobs, spec, ro);

@@ -16,10 +16,35 @@ constexpr uint32_t kMaxGpus = 4096;
 constexpr double kMaxDurationS = 366.0 * 24 * 3600;
 
 std::string Trim(std::string s) {
-  while (!s.empty() && (s.back() == '\r' || s.back() == ' ' || s.back() == '"')) s.pop_back();
+  while (!s.empty() && (s.back() == '\r' || s.back() == ' ' || s.back() == '\t')) s.pop_back();
   size_t i = 0;
-  while (i < s.size() && (s[i] == ' ' || s[i] == '"')) ++i;
+  while (i < s.size() && (s[i] == ' ' || s[i] == '\t')) ++i;
   return s.substr(i);
+}
+
+// The fields of one CSV line (RFC 4180 within a line: a field in double
+// quotes may hold commas, and "" in it is a quote). Fields are trimmed.
+std::vector<std::string> SplitCsvLine(const std::string& line) {
+  std::vector<std::string> out;
+  std::string field;
+  bool quoted = false;
+  for (size_t i = 0; i < line.size(); ++i) {
+    const char c = line[i];
+    if (quoted) {
+      if (c != '"') field += c;
+      else if (i + 1 < line.size() && line[i + 1] == '"') field += '"', ++i;
+      else quoted = false;
+    } else if (c == '"') {
+      quoted = true;
+    } else if (c == ',') {
+      out.push_back(Trim(field));
+      field.clear();
+    } else {
+      field += c;
+    }
+  }
+  out.push_back(Trim(field));
+  return out;
 }
 
 bool ParseDouble(const std::string& s, double* out) {
@@ -47,12 +72,18 @@ Result<int64_t> ParseSubmit(const std::string& s) {
 
 Result<Trace> ParseTrace(const std::string& csv, const TraceReadOptions& options) {
   Trace out;
-  std::vector<std::string> lines = Split(csv, '\n');
+  constexpr std::string_view kBom = "\xEF\xBB\xBF";  // a UTF-8 byte order mark, as spreadsheets write
+  std::vector<std::string> lines =
+      Split(std::string_view(csv).substr(csv.compare(0, kBom.size(), kBom) == 0 ? kBom.size() : 0), '\n');
   if (lines.empty() || Trim(lines[0]).empty()) return Status::InvalidArgument("the trace is empty");
   std::map<std::string, size_t> col;
   {
-    auto names = Split(lines[0], ',');
-    for (size_t i = 0; i < names.size(); ++i) col[Trim(names[i])] = i;
+    auto names = SplitCsvLine(lines[0]);
+    for (size_t i = 0; i < names.size(); ++i) {
+      if (!col.emplace(names[i], i).second) {
+        return Status::InvalidArgument("line 1: the column '" + names[i] + "' appears twice");
+      }
+    }
   }
   auto find = [&](std::initializer_list<const char*> names) -> std::optional<size_t> {
     for (const char* n : names) {
@@ -74,8 +105,7 @@ Result<Trace> ParseTrace(const std::string& csv, const TraceReadOptions& options
   for (size_t li = 1; li < lines.size(); ++li) {
     const std::string line = Trim(lines[li]);
     if (line.empty()) continue;
-    auto fields = Split(line, ',');
-    for (auto& f : fields) f = Trim(f);
+    auto fields = SplitCsvLine(line);
     auto bad = [&](const std::string& what) -> Status {
       ++out.bad_rows;
       const std::string m = "line " + std::to_string(li + 1) + ": " + what;

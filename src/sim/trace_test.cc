@@ -27,6 +27,18 @@ TEST(TraceTest, OptionalColumnsAndNumericTimes) {
   EXPECT_EQ(t->jobs[0].queue, "ml");
 }
 
+TEST(TraceTest, QuotedFieldsAByteOrderMarkAndTwiceNamedColumns) {
+  // Quoted fields keep their commas and quotes; a spreadsheet's BOM is no part of the header.
+  auto t = ParseTrace("\xEF\xBB\xBFsubmit_time,duration_s,num_gpus,user,queue\n"
+                      "\"2017-10-09 07:01:55\",66,1,\"a,b\",\"m\"\"l\"\n");
+  ASSERT_TRUE(t.ok()) << t.status().message();
+  ASSERT_EQ(t->jobs.size(), 1u);
+  EXPECT_EQ(t->jobs[0].user, "a,b");
+  EXPECT_EQ(t->jobs[0].queue, "m\"l");
+  auto dup = ParseTrace("submit_time,duration_s,num_gpus,user,user\n0,1,1,a,b\n");
+  EXPECT_EQ(dup.status().message(), "line 1: the column 'user' appears twice");
+}
+
 TEST(TraceTest, BadRowsNameTheirLineAndAreRefusedOrSkipped) {
   const std::string csv =
       "submit_time,duration_s,num_gpus\n"
