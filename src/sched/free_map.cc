@@ -110,6 +110,14 @@ uint32_t FreeMap::FreeFor(size_t n, const TaskDemand& d) const {
   return k;
 }
 
+uint32_t UsableGpus(const Node& n, const TaskDemand& d) {
+  if (d.gpu_model.empty()) return n.gpus;
+  if (n.gpu_models.empty()) return ModelWanted(n.gpu_model, d.gpu_model) ? n.gpus : 0;
+  uint32_t k = 0;
+  for (uint32_t g = 0; g < n.gpus; ++g) k += ModelMatches(n, g, d.gpu_model);
+  return k;
+}
+
 bool Eligible(const Node& n, const TaskDemand& d) {
   if (d.gpus_per_task > 0 && !d.gpu_model.empty()) {
     bool any = n.gpu_models.empty() && ModelWanted(n.gpu_model, d.gpu_model);

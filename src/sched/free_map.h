@@ -126,6 +126,9 @@ class FreeMap {
 // models matches a demand's model when one of its GPUs does.
 bool Eligible(const Node& n, const TaskDemand& d);
 
+// GPUs of `n`, busy or not, a task of `d` may use (by model).
+uint32_t UsableGpus(const Node& n, const TaskDemand& d);
+
 // The model of GPU `gpu` of `n`; whether a task asking `model` ("": any) may use it.
 const std::string& GpuModel(const Node& n, uint32_t gpu);
 bool ModelMatches(const Node& n, uint32_t gpu, const std::string& model);

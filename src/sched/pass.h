@@ -148,6 +148,8 @@ struct Shape {
   uint64_t fits_version = ~0ULL;   // free_version_ at which it was seen to fit (blocks ignored)
   uint64_t block_version = ~0ULL;  // free_version_ of largest_block
   std::string largest_block;       // WhyNot's text for "no node holds a task"
+  uint64_t usable_version = ~0ULL;  // free_version_ of usable_free
+  uint64_t usable_free = 0;         // free GPUs on nodes (and of the model) it may use
   // WhyNot's text when a task group's matching nodes all take no jobs ("" when
   // every group has one); set at the first WhyNot: nodes do not change in a pass.
   std::optional<std::string> closed;

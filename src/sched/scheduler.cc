@@ -114,13 +114,17 @@ Decisions Pass::Run() {
 
 std::string Pass::ClosedReason(const PendingJob& job, Shape& shape) {
   const auto& matching = EligibleNodes(job, shape);
+  // Whether a task of d fits node n were it idle (GPUs of its model).
+  auto holds = [&](size_t n, const TaskDemand& d) { return UsableGpus(free_.node(n), d) >= d.gpus_per_task; };
   for (size_t d = 0; d < job.demands.size(); ++d) {
-    if (std::find(matching[d].begin(), matching[d].end(), 1) != matching[d].end()) continue;
+    bool open = false;  // a schedulable node that could ever hold a task of d
+    for (size_t n = 0; n < free_.size() && !open; ++n) open = matching[d][n] && holds(n, job.demands[d]);
+    if (open) continue;
     std::string closed;
     size_t more = 0;
     for (size_t n = 0; n < free_.size(); ++n) {
       const Node& node = free_.node(n);
-      if (node.schedulable || !Eligible(node, job.demands[d])) continue;
+      if (node.schedulable || !Eligible(node, job.demands[d]) || !holds(n, job.demands[d])) continue;
       if (closed.empty()) {
         closed = node.name + (node.unschedulable_reason.empty() ? "" : " (" + node.unschedulable_reason + ")");
       } else {
@@ -138,9 +142,37 @@ std::string Pass::WhyNot(const PendingJob& job, Shape& shape) {
   const uint32_t need = shape.need;
   if (!shape.closed) shape.closed = ClosedReason(job, shape);
   if (!shape.closed->empty()) return *shape.closed;
-  if (need > free_.TotalFree()) {
-    return "waiting for " + Plural(need, "GPU") + " (" + std::to_string(free_.TotalFree()) +
-           " free)";
+  // Free GPUs it could use: on the nodes (and of the model) it may use when
+  // it names nodes, labels or a model.
+  const bool restricted = std::any_of(job.demands.begin(), job.demands.end(), [](const TaskDemand& d) {
+    return !d.nodes.empty() || !d.labels.empty() || !d.gpu_model.empty();
+  });
+  uint64_t usable = free_.TotalFree();
+  // (Only when the whole cluster has too few: otherwise the text below, for
+  // the largest free block of the nodes it may use, says more.)
+  if (restricted && need > usable && usable > 0) {
+    if (shape.usable_version != free_version_) {
+      shape.usable_version = free_version_;
+      const auto& eligible = EligibleNodes(job, shape);
+      shape.usable_free = 0;
+      for (size_t n = 0; n < free_.size(); ++n) {
+        uint32_t most = 0;
+        for (size_t d = 0; d < job.demands.size(); ++d) {
+          if (eligible[d][n]) most = std::max(most, free_.FreeFor(n, job.demands[d]));
+        }
+        shape.usable_free += most;
+      }
+    }
+    usable = shape.usable_free;
+  }
+  if (need > usable) {
+    // The model, when every demand names the same one.
+    const std::string& model = job.demands.front().gpu_model;
+    const bool one_model = std::all_of(job.demands.begin(), job.demands.end(),
+                                       [&](const TaskDemand& d) { return d.gpu_model == model; });
+    return "waiting for " + Plural(need, (one_model && !model.empty() ? model + " " : "") + "GPU") + " (" +
+           std::to_string(free_.TotalFree()) + " free" +
+           (usable < free_.TotalFree() ? ", " + std::to_string(usable) + " it may use)" : ")");
   }
   // Reservations: would it fit without them?
   if (!FitsIgnoringBlocks(job, shape)) {

@@ -98,6 +98,22 @@ TEST(ScheduleTest, AJobForDrainedNodesOnlySaysSo) {
             "waiting for a (drained: disk swap) or 1 more; behind 1 earlier job in queue default");
 }
 
+// The drained node is the only one big enough: said, though smaller nodes are
+// open. A job limited to some nodes counts the free GPUs it may use.
+TEST(ScheduleTest, AJobOnlyADrainedNodeCouldHoldSaysSoAndNodeLimitsCountTheirOwnFreeGpus) {
+  Snapshot s = Base({MakeNode("a", 8), MakeNode("b", 4), MakeNode("c", 2)});
+  s.nodes[0].schedulable = false;
+  s.nodes[0].unschedulable_reason = "drained: disk swap";
+  s.running.push_back(Running(1, "u", {On("b", {0, 1, 2, 3})}, kNow - kHour, kNow + kHour));
+  TaskDemand on_b = Demand(1, 4);
+  on_b.nodes = {"b"};
+  s.pending.push_back(Pending(2, "u", {Demand(1, 8)}));
+  s.pending.push_back(Pending(3, "u", {on_b}));
+  Decisions d = Schedule(s);
+  EXPECT_EQ(WaitOf(d, 2)->reason, "waiting for a (drained: disk swap)");
+  EXPECT_EQ(WaitOf(d, 3)->reason, "waiting for 4 GPUs (2 free, 0 it may use); behind 1 earlier job in queue default");
+}
+
 TEST(ScheduleTest, StrictFifoStartsNothingBehindTheHead) {
   Snapshot s = Base({MakeNode("a", 4)});
   s.policy.order = Order::kFifo;
