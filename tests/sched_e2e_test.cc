@@ -781,6 +781,14 @@ TEST(SimulateCli, TheTracesQueuesComeFromAQueuesFile) {
     EXPECT_EQ(bad.exit_code, 2) << load << ": " << bad.err;
     EXPECT_NE(bad.err.find("--load must be above 0, at most 100"), std::string::npos) << load << ": " << bad.err;
   }
+  CliResult plot = RunCli({"simulate", "--trace", trace, "--plot", "/nonexistent/x.svg", "--policy", "fifo"});
+  EXPECT_EQ(plot.exit_code, 2) << plot.err;
+  EXPECT_NE(plot.err.find("--plot: cannot write into /nonexistent"), std::string::npos) << plot.err;
+  const std::string none = dir.path() + "/empty-queues.json";
+  ASSERT_TRUE(WriteFileAtomic(none, R"({"queues": []})").ok());
+  CliResult empty = RunCli({"simulate", "--trace", trace, "--pooled", "1", "--policy", "fifo", "--queues", none});
+  EXPECT_EQ(empty.exit_code, 0) << empty.err;
+  EXPECT_NE(empty.err.find("queue 'urgent' is not in --queues"), std::string::npos) << empty.err;
   CliResult huge = RunCli({"simulate", "--trace", trace, "--nodes", "4000000000", "--policy", "fifo"});
   EXPECT_EQ(huge.exit_code, 2) << huge.err;
   EXPECT_NE(huge.err.find("GPUs; at most 1,000,000"), std::string::npos) << huge.err;

@@ -456,6 +456,7 @@ int main(int argc, char** argv) {
         return 2;
       }
       sim.queues = std::move(*queues);
+      sim.queues_given = true;
     }
     return rota::sim::RunSimulate(sim);
   }

@@ -1,5 +1,7 @@
 #include "sim/simulate.h"
 
+#include <unistd.h>
+
 #include <cmath>
 #include <cstdio>
 #include <iostream>
@@ -185,6 +187,11 @@ int RunSimulate(const SimulateOptions& o) {
   if (o.output != "table" && o.output != "json") return usage("-o must be table or json");
   if (o.gpus_per_node == 0 || o.gpus_per_node > 4096) return usage("--gpus-per-node must be 1..4096");
   if (!(o.load > 0 && o.load <= 100)) return usage("--load must be above 0, at most 100");
+  if (!o.plot.empty()) {  // said now, not after the replay
+    const size_t slash = o.plot.rfind('/');
+    const std::string dir = slash == std::string::npos ? "." : slash == 0 ? "/" : o.plot.substr(0, slash);
+    if (::access(dir.c_str(), W_OK) != 0) return usage("--plot: cannot write into " + dir);
+  }
   auto cost = ParseDurationMs(o.preempt_cost);
   if (!cost.ok()) return usage("--preempt-cost: " + cost.status().message());
   ReplayOptions ro;
@@ -222,7 +229,7 @@ int RunSimulate(const SimulateOptions& o) {
   if (trace->bad_rows > trace->warnings.size()) {
     std::cerr << "rota: skipped " << trace->bad_rows - trace->warnings.size() << " more bad row(s)\n";
   }
-  if (!o.queues.empty()) {
+  if (o.queues_given) {
     std::set<std::string> named;
     for (const auto& j : trace->jobs) {
       if (!j.queue.empty() && j.queue != "default") named.insert(j.queue);

@@ -24,6 +24,7 @@ struct SimulateOptions {
   std::string output = "table";       // table | json
   std::string plot;                   // SVG file
   std::vector<sched::Queue> queues;   // the trace's queues (ReplayOptions::queues)
+  bool queues_given = false;          // --queues was given (it may name none)
 };
 
 int RunSimulate(const SimulateOptions& options);
