@@ -222,8 +222,16 @@ describe('rota web UI: queue, usage, tokens and admin', { timeout: 15 * 60_000, 
   });
 
   step('queue: a job held by its owner quota waits, with its reason and position', async () => {
-    const q = await apiCall(api, 'PUT', '/api/v1/quotas/user/alice', adminToken, { max_gpus: 1 });
+    // A job above the quota itself is refused at submission; one that fits it
+    // waits while her first job holds GPUs.
+    const q = await apiCall(api, 'PUT', '/api/v1/quotas/user/alice', adminToken, { max_gpus: 3 });
     assert.equal(q.status, 200, q.text);
+    const first = await apiCall(api, 'POST', '/api/v1/jobs', aliceToken, {
+      name: 'holds',
+      command: ['sleep', '60'],
+      groups: [{ role: 'worker', replicas: 1, gpus_per_task: 2 }],
+    });
+    assert.equal(first.status, 201, first.text);
     const job = await apiCall(api, 'POST', '/api/v1/jobs', aliceToken, {
       name: 'waits',
       command: ['sleep', '60'],
@@ -253,8 +261,10 @@ describe('rota web UI: queue, usage, tokens and admin', { timeout: 15 * 60_000, 
     });
     assert.ok(gap >= 20, `"Pending jobs" sits ${gap} px under the queues table`);
     await checkScreen('queue');
-    const c = await apiCall(api, 'POST', `/api/v1/jobs/${pendingJob}/cancel`, aliceToken);
-    assert.equal(c.status, 200, c.text);
+    for (const id of [pendingJob, first.json.id]) {
+      const c = await apiCall(api, 'POST', `/api/v1/jobs/${id}/cancel`, aliceToken);
+      assert.equal(c.status, 200, c.text);
+    }
   });
 
   step('queue: the queues table fits a 1280x800 screen; the built-in tag stands apart; phones scroll it', async () => {
