@@ -1,5 +1,6 @@
 #include "dev/dev_cluster.h"
 
+#include <fcntl.h>
 #include <pwd.h>
 #include <signal.h>
 #include <stdlib.h>
@@ -225,6 +226,11 @@ int RunDev(const DevOptions& options) {
                        {"ROTA_JOIN_TOKEN", (*server)->join_token()},
                        {"ROTA_LOG_LEVEL", config.log_level}};
     child.spawn.output_path = node_dir + "/agent.log";
+    // Yours alone, though its directory is traversable (0711 above).
+    if (int fd = ::open(child.spawn.output_path.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0600); fd >= 0) {
+      ::fchmod(fd, 0600);
+      ::close(fd);
+    }
     child.spawn.die_with_parent = true;  // agents stop if `rota dev` is killed
     // The simulated nodes stand for other machines: their agents and jobs yield the
     // CPU to the control plane, so the API stays responsive when jobs fill the box.

@@ -206,6 +206,8 @@ std::optional<std::vector<TaskAlloc>> PlaceGang(const FreeMap& map,
   constexpr uint32_t kNoPool = std::numeric_limits<uint32_t>::max();
   std::vector<uint32_t> pool_of;
   std::vector<std::vector<uint32_t>> mixed;
+  left.reserve(map.size());
+  pool_of.reserve(map.size());
   for (size_t i = 0; i < map.size(); ++i) {
     const auto& f = map.nodes_[i];
     if (f.free_gpus < min_gpus) continue;

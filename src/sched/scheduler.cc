@@ -157,8 +157,9 @@ std::string Pass::WhyNot(const PendingJob& job, Shape& shape) {
       shape.usable_free = 0;
       for (size_t n = 0; n < free_.size(); ++n) {
         uint32_t most = 0;
-        for (size_t d = 0; d < job.demands.size(); ++d) {
-          if (eligible[d][n]) most = std::max(most, free_.FreeFor(n, job.demands[d]));
+        for (size_t d = 0; d < job.demands.size(); ++d) {  // demands with GPUs only
+          if (eligible[d][n] && job.demands[d].gpus_per_task > 0)
+            most = std::max(most, free_.FreeFor(n, job.demands[d]));
         }
         shape.usable_free += most;
       }

@@ -80,6 +80,7 @@ Result<Trace> ParseTrace(const std::string& csv, const TraceReadOptions& options
   {
     auto names = SplitCsvLine(lines[0]);
     for (size_t i = 0; i < names.size(); ++i) {
+      if (names[i].empty()) continue;  // trailing commas of a spreadsheet export
       if (!col.emplace(names[i], i).second) {
         return Status::InvalidArgument("line 1: the column '" + names[i] + "' appears twice");
       }

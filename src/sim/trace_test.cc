@@ -35,6 +35,8 @@ TEST(TraceTest, QuotedFieldsAByteOrderMarkAndTwiceNamedColumns) {
   ASSERT_EQ(t->jobs.size(), 1u);
   EXPECT_EQ(t->jobs[0].user, "a,b");
   EXPECT_EQ(t->jobs[0].queue, "m\"l");
+  auto trailing = ParseTrace("submit_time,duration_s,num_gpus,,\n0,1,1,,\n");  // a spreadsheet's
+  EXPECT_TRUE(trailing.ok()) << trailing.status().message();
   auto dup = ParseTrace("submit_time,duration_s,num_gpus,user,user\n0,1,1,a,b\n");
   EXPECT_EQ(dup.status().message(), "line 1: the column 'user' appears twice");
 }

@@ -228,7 +228,7 @@ describe('rota web UI: queue, usage, tokens and admin', { timeout: 15 * 60_000, 
     assert.equal(q.status, 200, q.text);
     const first = await apiCall(api, 'POST', '/api/v1/jobs', aliceToken, {
       name: 'holds',
-      command: ['sleep', '60'],
+      command: ['sleep', '3600'],  // cancelled at the end of the step
       groups: [{ role: 'worker', replicas: 1, gpus_per_task: 2 }],
     });
     assert.equal(first.status, 201, first.text);

@@ -4,6 +4,7 @@
 
 #include "common/file_util.h"
 #include "common/mutex.h"
+#include "common/strings.h"
 #include "common/time_util.h"
 #include "server/accounts/accounts.h"
 #include "reserve/json_fields.h"
@@ -41,7 +42,7 @@ std::string Join(const std::vector<std::string>& v) {
 
 }  // namespace
 
-Result<QueueDef> QueueFromJson(const Json& body) {
+Result<QueueDef> QueueFromJson(const Json& body, bool check_names) {
   if (!body.is_object()) return Status::InvalidArgument("queue: must be an object");
   Json j = body;
   for (const char* key : {"default_time_limit", "max_time_limit"}) {
@@ -70,12 +71,17 @@ Result<QueueDef> QueueFromJson(const Json& body) {
   q.max_priority = static_cast<int>(v);
   if (q.min_priority > q.max_priority) return Bad("min_priority", "must not exceed max_priority");
   RETURN_IF_ERROR(f.StrArray("users", &q.users, kMaxQueueMembers, 64));
-  for (const auto& u : q.users) {
-    if (Status st = ValidateUsername(u); !st.ok()) return Bad("users", st.message());
-  }
   RETURN_IF_ERROR(f.StrArray("groups", &q.groups, kMaxQueueMembers, 64));
+  for (auto* names : {&q.users, &q.groups}) {
+    for (auto& name : *names) name = std::string(Trim(name));  // " bob": bob
+  }
+  for (const auto& u : q.users) {
+    Status st = check_names ? ValidateUsername(u) : Status::Ok();
+    if (!st.ok()) return Bad("users", st.message());
+  }
   for (const auto& g : q.groups) {
-    if (Status st = ValidateGroupName(g); !st.ok()) return Bad("groups", st.message());
+    Status st = check_names ? ValidateGroupName(g) : Status::Ok();
+    if (!st.ok()) return Bad("groups", st.message());
   }
   v = 0;
   RETURN_IF_ERROR(f.Int("max_gpus", &v, 0, 1'000'000));
@@ -152,7 +158,7 @@ Status Queues::Start() {
   for (const auto& r : rows) {
     auto json = api::ParseJson(r.spec_json);
     if (!json.ok()) return json.status().WithContext("stored queue " + r.name);
-    auto def = QueueFromJson(*json);
+    auto def = QueueFromJson(*json, /*check_names=*/false);  // as stored by any version
     if (!def.ok()) return def.status().WithContext("stored queue " + r.name);
     def->created_ms = r.created_ms;
     def->updated_ms = r.updated_ms;

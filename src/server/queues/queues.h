@@ -39,8 +39,10 @@ struct QueueDef {
 
 // JSON: {name, description?, priority?, min_priority?, max_priority?, users?,
 // groups?, max_gpus?, default_time_limit?: "24h", max_time_limit?, preemptible?}. Unknown keys
-// and out-of-range values are InvalidArgument naming the field.
-Result<QueueDef> QueueFromJson(const api::Json& j);
+// and out-of-range values are InvalidArgument naming the field. Member names are
+// trimmed; `check_names` also requires them to be valid user and group names
+// (input; stored queues of older versions are read as they are).
+Result<QueueDef> QueueFromJson(const api::Json& j, bool check_names = true);
 api::Json ToJson(const QueueDef& q);
 
 // The queues of a JSON file, for `rota simulate --queues`: an array of queues

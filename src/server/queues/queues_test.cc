@@ -186,6 +186,14 @@ TEST_F(QueuesTest, TimeLimitsOfAnyLengthAreStoredReadBackAndAGetBodyPutsBack) {
   ASSERT_TRUE(back.ok()) << back.status().ToString();
   ASSERT_TRUE(again.Replace(*back).ok());
   EXPECT_EQ(again.Get("odd")->queue.priority, 2);
+  // A stored queue of an older version, whose member names were not checked,
+  // still loads (a server must start); input is checked, names trimmed.
+  Json stored = ToJson(*got);
+  stored["users"] = {" bob", "not/a name"};
+  auto loaded = QueueFromJson(stored, /*check_names=*/false);
+  ASSERT_TRUE(loaded.ok()) << loaded.status().ToString();
+  EXPECT_EQ(loaded->queue.users, (std::vector<std::string>{"bob", "not/a name"}));
+  EXPECT_EQ(QueueFromJson(stored).status().code(), StatusCode::kInvalidArgument);
   // The older spaced form reads too.
   auto spaced = QueueFromJson(Json{{"name", "old"}, {"default_time_limit", "1h 30m"}});
   ASSERT_TRUE(spaced.ok()) << spaced.status().ToString();
