@@ -264,7 +264,7 @@ Status Validate(const JobSpec& s) {
   if (!s.queue.empty() && !ValidQueueName(s.queue)) {
     return Bad("job.queue", "'" + s.queue + "': use [a-z][a-z0-9_-]{0,31}");
   }
-  if (s.priority < kMinPriority || s.priority > kMaxPriority) {
+  if (s.priority && (*s.priority < kMinPriority || *s.priority > kMaxPriority)) {
     return Bad("job.priority", "must be " + std::to_string(kMinPriority) + ".." + std::to_string(kMaxPriority));
   }
   return Status::Ok();
@@ -349,9 +349,11 @@ Result<JobSpec> JobSpecFromJson(const Json& j) {
   RETURN_IF_ERROR(f.Duration("stop_after_disconnect", &s.stop_after_disconnect_ms));
   RETURN_IF_ERROR(f.Bool("process_per_node", &s.process_per_node));
   RETURN_IF_ERROR(f.Str("queue", &s.queue, false, 32));
-  int64_t priority = 0;
-  RETURN_IF_ERROR(f.Int("priority", &priority, kMinPriority, kMaxPriority));
-  s.priority = static_cast<int>(priority);
+  if (f.Has("priority")) {
+    int64_t priority = 0;
+    RETURN_IF_ERROR(f.Int("priority", &priority, kMinPriority, kMaxPriority));
+    s.priority = static_cast<int>(priority);
+  }
   if (f.Has("preemptible")) {
     bool p = false;
     RETURN_IF_ERROR(f.Bool("preemptible", &p));
@@ -391,7 +393,7 @@ Json ToJson(const JobSpec& s) {
          {"process_per_node", s.process_per_node}};
   if (s.time_limit_ms > 0) j["time_limit"] = FormatExactDuration(s.time_limit_ms);
   if (!s.queue.empty()) j["queue"] = s.queue;
-  if (s.priority != 0) j["priority"] = s.priority;
+  if (s.priority) j["priority"] = *s.priority;
   if (s.preemptible) j["preemptible"] = *s.preemptible;
   if (s.spread) j["spread"] = true;
   if (s.stop_after_disconnect_ms > 0) j["stop_after_disconnect"] = FormatExactDuration(s.stop_after_disconnect_ms);

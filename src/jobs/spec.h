@@ -102,7 +102,9 @@ struct JobSpec {
   // priority and gives the defaults of time_limit_ms and preemptible; the
   // server fills them in at submit (a stored spec names its queue).
   std::string queue;
-  int priority = 0;  // kMinPriority..kMaxPriority, within the queue's bounds
+  // kMinPriority..kMaxPriority, within the queue's bounds. Unset: the queue's
+  // bound nearest 0 (a stored spec always has one).
+  std::optional<int> priority;
   // May be stopped and requeued for higher-ordered jobs and reservations
   // (told first: SIGTERM and ROTA_PREEMPT_NOTICE). Unset: the queue's default.
   std::optional<bool> preemptible;
@@ -117,6 +119,7 @@ struct JobSpec {
   uint32_t GpuCount() const;
   // The queue the job is in: `queue`, or "default" when it names none.
   const std::string& QueueName() const;
+  int Priority() const { return priority.value_or(0); }
 };
 
 // Checks every field and the framework's rules (roles; tensorflow: at most one

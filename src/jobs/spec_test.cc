@@ -58,6 +58,29 @@ TEST(JobSpecTest, DurationsOfAnyLengthRoundTrip) {
   EXPECT_EQ(s->time_limit_ms, 90 * 60'000);
 }
 
+TEST(JobSpecTest, AnExplicitPriorityZeroIsKeptApartFromNone) {
+  // The queue gives a job naming no priority its bound nearest 0, but refuses an
+  // explicit 0 outside its bounds: the two must survive decoding and storing.
+  auto none = JobSpecFromJson(TfJob());
+  ASSERT_TRUE(none.ok()) << none.status().ToString();
+  EXPECT_FALSE(none->priority.has_value());
+  EXPECT_EQ(none->Priority(), 0);
+  EXPECT_FALSE(ToJson(*none).contains("priority"));
+  Json j = TfJob();
+  j["priority"] = 0;
+  auto zero = JobSpecFromJson(j);
+  ASSERT_TRUE(zero.ok()) << zero.status().ToString();
+  ASSERT_TRUE(zero->priority.has_value());
+  EXPECT_EQ(*zero->priority, 0);
+  auto again = JobSpecFromJson(ToJson(*zero));
+  ASSERT_TRUE(again.ok()) << again.status().ToString();
+  EXPECT_EQ(again->priority, std::optional<int>(0));
+  j["priority"] = -7;
+  auto neg = JobSpecFromJson(j);
+  ASSERT_TRUE(neg.ok()) << neg.status().ToString();
+  EXPECT_EQ(neg->Priority(), -7);
+}
+
 // Each bad spec is refused naming the field. Tried: unknown framework, zero and
 // negative replicas, too many GPUs per task, a role the framework does not know,
 // the same role twice, two chiefs, no command, shell with several strings, a

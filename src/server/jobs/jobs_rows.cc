@@ -119,7 +119,7 @@ Json ToJson(const Job& j, const std::vector<JobEvent>* events) {
   if (j.ended_ms) out["ended"] = FormatRfc3339(*j.ended_ms);
   if (j.Stopping()) out["stopping"] = true;
   out["queue"] = j.spec.QueueName();
-  out["priority"] = j.spec.priority;
+  out["priority"] = j.spec.Priority();
   out["preemptible"] = j.spec.preemptible.value_or(false);
   out["preemptions"] = j.preemptions;
   out["lost_gpu_seconds"] = static_cast<int64_t>(j.lost_gpu_ms / 1000);
@@ -178,7 +178,7 @@ void AppendQueueRow(api::JsonWriter& w, const Job& j) {
   w.Key("preemptions");
   w.Int(j.preemptions);
   w.Key("priority");
-  w.Int(j.spec.priority);
+  w.Int(j.spec.Priority());
   w.Key("queue");
   w.String(j.spec.QueueName());
   w.Key("reason");

@@ -276,11 +276,10 @@ Status Queues::Admit(const std::string& user, const std::vector<std::string>& gr
                                       (q.groups.empty() ? "" : "groups " + Join(q.groups)) + " only");
     }
   }
-  // A job naming no priority (0) in a queue whose bounds exclude 0 gets the
-  // bound nearest 0.
-  if (spec->priority == 0) spec->priority = std::clamp(0, q.min_priority, q.max_priority);
-  if (spec->priority < q.min_priority || spec->priority > q.max_priority) {
-    return Status::InvalidArgument("job.priority: " + std::to_string(spec->priority) + " is outside queue '" +
+  // A job naming no priority gets the queue's bound nearest 0.
+  if (!spec->priority) spec->priority = std::clamp(0, q.min_priority, q.max_priority);
+  if (*spec->priority < q.min_priority || *spec->priority > q.max_priority) {
+    return Status::InvalidArgument("job.priority: " + std::to_string(*spec->priority) + " is outside queue '" +
                                    q.name + "' bounds " + std::to_string(q.min_priority) + ".." +
                                    std::to_string(q.max_priority));
   }

@@ -108,6 +108,14 @@ TEST_F(QueuesTest, AdmitFillsDefaultsAndChecksBoundsAndMembers) {
   plain.queue = "hp";
   ASSERT_TRUE(queues_->Admit("bob", {}, false, &plain).ok());
   EXPECT_EQ(plain.priority, 5);
+  // An explicit 0 is a priority like any other: outside 5..10 it is refused.
+  jobs::JobSpec zero;
+  zero.queue = "hp";
+  zero.priority = 0;
+  st = queues_->Admit("bob", {}, false, &zero);
+  EXPECT_EQ(st.code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(st.message().find("job.priority: 0 is outside queue 'hp' bounds 5..10"), std::string::npos)
+      << st.message();
   jobs::JobSpec unknown;
   unknown.queue = "nope";
   st = queues_->Admit("bob", {}, false, &unknown);

@@ -21,7 +21,7 @@ sched::JobMeta MetaOf(const Job& job, const SchedulingInput& in) {
   m.user = job.owner;
   if (auto g = in.group_of.find(job.owner); g != in.group_of.end()) m.group = g->second;
   m.queue = job.spec.QueueName();
-  m.priority = job.spec.priority;
+  m.priority = job.spec.Priority();
   m.submitted_ms = job.created_ms;
   m.queued_ms = job.queued_ms > 0 ? job.queued_ms : job.created_ms;
   m.time_limit_ms = job.spec.time_limit_ms;
