@@ -306,6 +306,48 @@ TEST_F(AccountsE2E, CliCreatesListsAndRevokesApiTokens) {
   EXPECT_EQ(with_revoked.exit_code, 1) << with_revoked.out;
 }
 
+// Groups from the CLI: an admin adds one, puts a user in it and removes it;
+// a user lists them but may not add one.
+TEST_F(AccountsE2E, CliAddsListsAndRemovesGroups) {
+  const std::map<std::string, std::string> admin = {{"ROTA_SERVER", server_->url()},
+                                                    {"ROTA_TOKEN", server_->admin_token()}};
+  CliResult added = RunCli({"group", "add", "vision", "--description", "vision team"}, admin);
+  ASSERT_EQ(added.exit_code, 0) << added.err;
+  EXPECT_NE(added.out.find("vision team"), std::string::npos) << added.out;
+  CliResult again = RunCli({"group", "add", "vision"}, admin);
+  EXPECT_EQ(again.exit_code, 1) << again.out;
+  CliResult member = RunCli({"user", "set", "alice", "--group", "vision"}, admin);
+  ASSERT_EQ(member.exit_code, 0) << member.err;
+  // The quota README's example names the group now that it exists.
+  CliResult quota = RunCli({"quotas", "set", "group", "vision", "--max-gpus", "32"}, admin);
+  EXPECT_EQ(quota.exit_code, 0) << quota.err;
+
+  auto user = admin;
+  user["ROTA_TOKEN"] = alice_;
+  CliResult listed = RunCli({"groups", "-o", "json"}, user);
+  ASSERT_EQ(listed.exit_code, 0) << listed.err;
+  auto groups = api::ParseJson(listed.out);
+  ASSERT_TRUE(groups.ok()) << listed.out;
+  ASSERT_EQ(groups->size(), 1u) << listed.out;
+  EXPECT_EQ((*groups)[0]["name"], "vision");
+  EXPECT_EQ((*groups)[0]["members"], api::Json::array({"alice"}));
+  CliResult table = RunCli({"groups"}, user);
+  EXPECT_NE(table.out.find("alice"), std::string::npos) << table.out;
+  CliResult refused = RunCli({"group", "add", "mine"}, user);
+  EXPECT_EQ(refused.exit_code, 1);
+  CliResult bad = RunCli({"group", "add", "Not A Name"}, admin);
+  EXPECT_EQ(bad.exit_code, 1);
+  EXPECT_FALSE(bad.err.empty());
+
+  CliResult removed = RunCli({"group", "rm", "vision"}, admin);
+  ASSERT_EQ(removed.exit_code, 0) << removed.err;
+  EXPECT_NE(removed.out.find("deleted group vision"), std::string::npos) << removed.out;
+  listed = RunCli({"groups", "-o", "json"}, user);
+  auto after = api::ParseJson(listed.out);
+  ASSERT_TRUE(after.ok()) << listed.out;
+  EXPECT_EQ(*after, api::Json::array()) << listed.out;
+}
+
 // A user may edit their own profile but not their role.
 TEST_F(AccountsE2E, UserCannotMakeThemselvesAdmin) {
   auto r = server_->CallAs(alice_, "PATCH", "/api/v1/users/alice", R"({"role":"admin"})");

@@ -80,11 +80,38 @@ TEST(DevTest, StartsServerAndThreeSimulatedNodesThenStopsCleanly) {
   StopProcess(*pid, 1000);
   EXPECT_TRUE(seen);
 
+  // A job still running when the demo stops is stopped with it: its simulated
+  // node is gone, and nothing would ever adopt its task again.
+  if (::geteuid() == 0) {  // alice is this Unix account: as root her jobs are refused
+    std::smatch m;
+    const std::string log = dev.Log();
+    static const std::regex admin_re("as the admin:\n  export ROTA_SERVER=\\S+ ROTA_TOKEN=(rota_[0-9a-f_]+)");
+    ASSERT_TRUE(std::regex_search(log, m, admin_re)) << log;
+    CliResult set = RunCli({"user", "set", "alice", "--unix-user", "nobody"},
+                           {{"ROTA_SERVER", url}, {"ROTA_TOKEN", m[1].str()}});
+    ASSERT_EQ(set.exit_code, 0) << set.out << set.err;
+  }
+  CliResult run = RunCli({"run", "--gpus-per-task", "1", "-o", "json", "--", "sleep", "6171"}, env);
+  ASSERT_EQ(run.exit_code, 0) << run.out << run.err;
+  auto job = api::ParseJson(run.out);
+  ASSERT_TRUE(job.ok()) << run.out;
+  const std::string id = std::to_string((*job)["id"].get<int64_t>());
+  pid_t task_pid = 0;
+  ASSERT_TRUE(WaitFor([&] {
+    auto j = api::ParseJson(RunCli({"job", "show", id, "-o", "json"}, env).out);
+    if (!j.ok() || (*j)["state"] != "running" || (*j)["tasks"].empty()) return false;
+    task_pid = (*j)["tasks"][0].value("pid", 0);
+    return task_pid > 1;
+  }, seconds(30))) << dev.Log();
+  ASSERT_EQ(::kill(task_pid, 0), 0);
+
   dev.Signal(SIGINT);
   auto st = WaitProcess(dev.pid(), 15000);
   ASSERT_TRUE(st.ok()) << dev.Log();
   EXPECT_TRUE(WIFEXITED(*st) && WEXITSTATUS(*st) == 0) << dev.Log();
   EXPECT_NE(dev.Log().find("stopped; data kept in"), std::string::npos);
+  EXPECT_NE(dev.Log().find("stopped 1 running job task(s)"), std::string::npos) << dev.Log();
+  EXPECT_TRUE(WaitFor([&] { return ::kill(task_pid, 0) != 0; }, seconds(5))) << "the job's task outlived rota dev";
   // The agents are gone with it.
   EXPECT_NE(RunCli({"nodes"}, env).exit_code, 0);
 }

@@ -74,5 +74,60 @@ TEST(SimulateCli, TheTracesQueuesComeFromAQueuesFile) {
   EXPECT_NE(r.err.find("--queues"), std::string::npos) << r.err;
 }
 
+// Flags that cannot mean anything are refused with status 2 (never ignored or
+// replaced by a default); what the run was is in its output.
+TEST(SimulateCli, MeaninglessFlagsAreRefusedAndTheOutputSaysWhatRan) {
+  TempDir dir;
+  const std::string trace = dir.path() + "/trace.csv";
+  ASSERT_TRUE(WriteFileAtomic(trace,
+                              "submit_time,duration_s,num_gpus\n"
+                              "2026-01-02 12:00:00,7200,8\n2026-01-02 13:00:00,600,1\n")
+                  .ok());
+  const std::vector<std::pair<std::vector<std::string>, std::string>> bad = {
+      {{"--nodes", "0"}, "--nodes: must be a whole number of 1 or more"},
+      {{"--pooled", "0"}, "--pooled: must be a whole number of 1 or more"},
+      {{"--nodes", "-3"}, "--nodes"},
+      {{"--pooled", "16", "--nodes", "2"}, "--pooled and --nodes exclude each other"},
+      {{"--preempt-cost", "-5s"}, "--preempt-cost must not be negative"},
+      {{"--policy", "best"}, "best"},
+  };
+  for (const auto& [flags, message] : bad) {
+    std::vector<std::string> argv = {"simulate", "--trace", trace};
+    argv.insert(argv.end(), flags.begin(), flags.end());
+    CliResult r = RunCli(argv);
+    EXPECT_EQ(r.exit_code, 2) << flags[0] << ": " << r.err;
+    EXPECT_NE(r.err.find(message), std::string::npos) << flags[0] << ": " << r.err;
+  }
+  // A window no job was submitted in: said once, not once per policy.
+  CliResult none = RunCli({"simulate", "--trace", trace, "--from", "2030-01-01", "--to", "2030-02-01"});
+  EXPECT_EQ(none.exit_code, 1);
+  EXPECT_EQ(none.err, "rota: no job of the trace is submitted in the window --from .. --to\n");
+
+  // A policy named twice runs once; the window asked for is the one measured.
+  CliResult r = RunCli({"simulate", "--trace", trace, "--nodes", "1", "--policy", "fifo", "--policy", "fifo",
+                        "--from", "2026-01-02", "--to", "2026-01-03", "--preempt-cost", "5", "-o", "json"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  Json out = Json::parse(r.out);
+  ASSERT_EQ(out["results"].size(), 1u) << r.out;
+  EXPECT_EQ(out["from"], "2026-01-02T00:00:00Z");
+  EXPECT_EQ(out["to"], "2026-01-03T00:00:00Z");
+  EXPECT_EQ(out["nodes"], 1);
+  EXPECT_TRUE(out["load"].is_null()) << "the cluster was not sized to a load";
+  EXPECT_EQ(out["preempt_cost_ms"], 5000);
+  EXPECT_NEAR(out["results"][0]["utilisation"].get<double>(), (8.0 * 7200 + 600) / (8.0 * 86400), 1e-9);
+  CliResult table = RunCli({"simulate", "--trace", trace, "--nodes", "1", "--policy", "fifo", "--preempt-cost", "5"});
+  ASSERT_EQ(table.exit_code, 0) << table.err;
+  EXPECT_NE(table.out.find("1 node x 8 GPUs, 2 jobs"), std::string::npos) << table.out;
+  EXPECT_NE(table.out.find("preemption cost 5s"), std::string::npos) << table.out;
+  EXPECT_NE(table.out.find("pass99ms"), std::string::npos) << table.out;
+  // All submitted at once: no window to measure utilisation over.
+  ASSERT_TRUE(WriteFileAtomic(trace, "submit_time,duration_s,num_gpus\n0,3600,8\n0,1800,4\n").ok());
+  CliResult same = RunCli({"simulate", "--trace", trace, "--nodes", "2", "--policy", "fifo", "-o", "json"});
+  ASSERT_EQ(same.exit_code, 0) << same.err;
+  out = Json::parse(same.out);
+  EXPECT_TRUE(out["results"][0]["utilisation"].is_null()) << same.out;
+  EXPECT_TRUE(out["results"][0]["utilisation_while_waiting"].is_null()) << same.out;
+}
+
 }  // namespace
 }  // namespace rota::testing

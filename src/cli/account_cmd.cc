@@ -182,6 +182,44 @@ int RunUserEdit(const ClientOptions& options, const OutputOptions& out, const Us
   return 0;
 }
 
+int RunGroups(const ClientOptions& options, const OutputOptions& out, const GroupEdit& edit) {
+  if (!ValidOutput(out)) return 2;
+  auto client = ApiClient::Create(options);
+  if (!client.ok()) return Fail(client.status());
+  if (edit.action == "rm") {
+    auto r = client->Delete("/api/v1/groups/" + net::PercentEncode(edit.name));
+    if (!r.ok()) return Fail(r.status());
+    std::cout << "deleted group " << edit.name << "\n";
+    return 0;
+  }
+  api::Json groups;
+  if (edit.action == "add") {
+    api::Json body{{"name", edit.name}};
+    if (!edit.description.empty()) body["description"] = edit.description;
+    auto r = client->Post("/api/v1/groups", body);
+    if (!r.ok()) return Fail(r.status());
+    groups = api::Json::array({*r});
+  } else {
+    auto r = client->Get("/api/v1/groups");
+    if (!r.ok()) return Fail(r.status());
+    groups = (*r)["groups"];
+  }
+  if (out.format == "json") {
+    std::cout << (edit.action == "add" ? groups[0] : groups).dump(2) << "\n";
+    return 0;
+  }
+  Table t({"GROUP", "DESCRIPTION", "MEMBERS"});
+  for (const auto& g : groups) {
+    std::string members;
+    for (const auto& m : g.value("members", api::Json::array())) {
+      members += (members.empty() ? "" : ",") + m.get<std::string>();
+    }
+    t.Add({Str(g, "name"), Str(g, "description"), members});
+  }
+  std::cout << t.Render();
+  return 0;
+}
+
 int RunTokens(const ClientOptions& options, const OutputOptions& out, const TokenEdit& edit) {
   if (!ValidOutput(out)) return 2;
   auto client = ApiClient::Create(options);

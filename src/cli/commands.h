@@ -56,6 +56,13 @@ struct UserEdit {
 };
 int RunUserEdit(const ClientOptions& client, const OutputOptions& out, const UserEdit& edit);
 
+// rota groups; rota group add|rm NAME [--description D] (admin)
+struct GroupEdit {
+  std::string action;  // "list", "add", "rm"
+  std::string name, description;
+};
+int RunGroups(const ClientOptions& client, const OutputOptions& out, const GroupEdit& edit);
+
 // rota tokens; rota token create|revoke
 struct TokenEdit {
   std::string action;  // "list", "create", "revoke"

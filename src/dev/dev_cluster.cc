@@ -12,8 +12,10 @@
 #include <cstdio>
 #include <cstdlib>
 #include <iostream>
+#include <memory>
 #include <nlohmann/json.hpp>
 
+#include "agent/task_runner.h"
 #include "common/file_util.h"
 #include "common/log.h"
 #include "common/process.h"
@@ -21,6 +23,57 @@
 #include "server/server.h"
 
 namespace rota::dev {
+namespace {
+
+// The simulated nodes stand for machines that stop with the demo: the tasks
+// their agents left running (a real agent's tasks outlive it, to be adopted
+// again) are stopped too, SIGTERM then SIGKILL after `grace_ms`. Returns how
+// many were running. Their jobs read as failed when the demo starts again on
+// the same data.
+size_t StopLeftTasks(const std::string& exe, const std::vector<std::string>& node_dirs, int64_t grace_ms) {
+  struct Node {
+    std::unique_ptr<agent::TaskRunner> runner;
+    std::vector<std::string> running;
+  };
+  std::vector<Node> nodes;
+  size_t count = 0;
+  for (const auto& dir : node_dirs) {
+    Node n{std::make_unique<agent::TaskRunner>(std::vector<std::string>{exe, "task-shim"}, dir), {}};
+    for (const auto& id : n.runner->Adopt()) {
+      auto st = n.runner->Poll(id);
+      if (st.ok() && st->state == agent::TaskState::kRunning && n.runner->Signal(id, SIGTERM).ok()) {
+        n.running.push_back(id);
+      }
+    }
+    count += n.running.size();
+    nodes.push_back(std::move(n));
+  }
+  // Waits until every task ended or `ms` passed; true when all ended.
+  auto wait = [&](int64_t ms) {
+    for (int64_t waited = 0;; waited += 50) {
+      bool any = false;
+      for (auto& n : nodes) {
+        std::erase_if(n.running, [&](const std::string& id) {
+          auto st = n.runner->Poll(id);
+          return !st.ok() || st->state != agent::TaskState::kRunning;
+        });
+        any = any || !n.running.empty();
+      }
+      if (!any) return true;
+      if (waited >= ms) return false;
+      ::usleep(50'000);
+    }
+  };
+  if (!wait(grace_ms)) {
+    for (auto& n : nodes) {
+      for (const auto& id : n.running) (void)n.runner->Signal(id, SIGKILL);
+    }
+    (void)wait(2000);
+  }
+  return count;
+}
+
+}  // namespace
 
 std::vector<SimNodeSpec> DefaultNodes() {
   return {
@@ -305,6 +358,10 @@ int RunDev(const DevOptions& options) {
     if (a.pid > 0) ::kill(a.pid, SIGTERM);
   }
   for (auto& a : agents) StopProcess(a.pid, 3000);
+  std::vector<std::string> node_dirs;
+  for (const auto& a : agents) node_dirs.push_back(data_dir + "/nodes/" + a.spec.name);
+  const size_t tasks = StopLeftTasks(*exe, node_dirs, 5000);
+  if (tasks > 0) std::cout << "stopped " << tasks << " running job task(s) of the simulated nodes\n";
   (*server)->Stop();
   std::cout << "stopped; data kept in " << data_dir << "\n";
   return 0;

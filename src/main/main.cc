@@ -160,6 +160,18 @@ int main(int argc, char** argv) {
   user_set->add_flag("--enable", user_edit.enable, "Enable the account");
   auto* user_rm = user->add_subcommand("rm", "Delete a user without reservations");
   add_user_flags(user_rm, false);
+  rota::cli::GroupEdit group_edit;
+  auto* groups = app.add_subcommand("groups", "List groups and their members");
+  add_client_flags(groups);
+  auto* group = app.add_subcommand("group", "Add or remove a group (admin; members are set with rota user set --group)");
+  group->require_subcommand(1);
+  auto* group_add = group->add_subcommand("add", "Create a group");
+  add_client_flags(group_add);
+  group_add->add_option("name", group_edit.name, "Group name")->required();
+  group_add->add_option("--description", group_edit.description, "What the group is");
+  auto* group_rm = group->add_subcommand("rm", "Delete a group");
+  add_client_flags(group_rm);
+  group_rm->add_option("name", group_edit.name, "Group name")->required();
   rota::cli::TokenEdit token_edit;
   auto* tokens = app.add_subcommand("tokens", "List your API tokens");
   add_client_flags(tokens);
@@ -422,9 +434,10 @@ int main(int argc, char** argv) {
   simulate->add_option("--policy", sim.policies,
                        "rota, fifo, easy, sjf, srtf or las (repeatable; default: all)")
       ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
-  simulate->add_option("--nodes", sim.nodes, "Nodes (default: sized to --load)");
+  simulate->add_option("--nodes", sim.nodes, "Nodes (default: sized to --load)")->check(AtLeast(1));
   simulate->add_option("--gpus-per-node", sim.gpus_per_node, "GPUs per node (default 8)");
-  simulate->add_option("--pooled", sim.pooled_gpus, "One pool of this many GPUs, no node layout");
+  simulate->add_option("--pooled", sim.pooled_gpus, "One pool of this many GPUs, no node layout (not with --nodes)")
+      ->check(AtLeast(1));
   simulate->add_option("--load", sim.load, "Offered load that sizes the cluster when --nodes is not given (default 0.9)");
   simulate->add_option("--from", sim.from, "Window start, UTC (YYYY-MM-DD[ HH:MM:SS])");
   simulate->add_option("--to", sim.to, "Window end (exclusive)");
@@ -444,7 +457,9 @@ int main(int argc, char** argv) {
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
-    return app.exit(e);
+    // CLI11 prints the message; a usage error is status 2 whatever its kind
+    // (help and version are 0).
+    return app.exit(e) == 0 ? 0 : 2;
   }
 
   if (shim->parsed()) return rota::agent::RunTaskShim(shim_spec);
@@ -476,6 +491,11 @@ int main(int argc, char** argv) {
   if (user->parsed()) {
     user_edit.action = user_add->parsed() ? "add" : user_set->parsed() ? "set" : "rm";
     return rota::cli::RunUserEdit(client, output, user_edit);
+  }
+  if (groups->parsed()) return rota::cli::RunGroups(client, output, {"list", "", ""});
+  if (group->parsed()) {
+    group_edit.action = group_add->parsed() ? "add" : "rm";
+    return rota::cli::RunGroups(client, output, group_edit);
   }
   if (tokens->parsed()) return rota::cli::RunTokens(client, output, {"list", "", "", ""});
   if (token->parsed()) {

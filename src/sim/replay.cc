@@ -95,8 +95,10 @@ class Replayer {
     if (total_gpus_ == 0) return Status::InvalidArgument("the simulated cluster has no GPUs");
     if (jobs_.empty()) return Status::InvalidArgument("no job of the trace falls in the window");
     const int64_t begin = jobs_.front().trace->submit_ms;
-    window_from_ = begin;
-    window_to_ = jobs_.back().trace->submit_ms;
+    // The window asked for, else the first to the last submission.
+    const bool asked = o_.to_ms > o_.from_ms;
+    window_from_ = asked ? o_.from_ms : begin;
+    window_to_ = asked ? o_.to_ms : jobs_.back().trace->submit_ms;
     constexpr int64_t kMaxWindowMs = int64_t{3660} * 24 * 3'600'000;  // ten years (an hourly series)
     if (window_to_ - window_from_ > kMaxWindowMs) {
       return Status::InvalidArgument("the jobs replayed are submitted over " +
@@ -360,10 +362,13 @@ class Replayer {
     r.bounded_slowdown = Summarise(slowdown);
     r.jct_sorted_h = jct;
     std::sort(r.jct_sorted_h.begin(), r.jct_sorted_h.end());
-    const double window = static_cast<double>(std::max<int64_t>(1, window_to_ - window_from_));
-    r.utilisation = busy_gpu_ms_ / (window * total_gpus_);
-    r.idle_while_waiting = idle_waiting_gpu_ms_ / (window * total_gpus_);
-    r.utilisation_while_waiting = waiting_ms_ > 0 ? busy_waiting_gpu_ms_ / (waiting_ms_ * total_gpus_) : 1.0;
+    // NaN where undefined: a window of no length, no moment with a job waiting.
+    constexpr double kNone = std::numeric_limits<double>::quiet_NaN();
+    const double window = static_cast<double>(window_to_ - window_from_);
+    r.window_h = window / kHourMs;
+    r.utilisation = window > 0 ? busy_gpu_ms_ / (window * total_gpus_) : kNone;
+    r.idle_while_waiting = window > 0 ? idle_waiting_gpu_ms_ / (window * total_gpus_) : kNone;
+    r.utilisation_while_waiting = waiting_ms_ > 0 ? busy_waiting_gpu_ms_ / (waiting_ms_ * total_gpus_) : kNone;
     r.preemptions_per_job = preemptions / static_cast<double>(jobs_.size());
     r.lost_gpu_hours = lost / kHourMs;
     double sum = 0, sq = 0;

@@ -61,7 +61,11 @@ struct ReplayResult {
   size_t jobs = 0, dropped = 0;
   uint32_t gpus = 0;
   Percentiles jct_h, wait_h, bounded_slowdown;
-  double utilisation = 0;  // busy GPU-time / (GPUs x window) over the submission window
+  // The window: [from, to) when asked for, else the first to the last
+  // submission replayed. Figures that are undefined are NaN: the utilisations
+  // of a window of no length, utilisation_while_waiting when no job waited.
+  double window_h = 0;
+  double utilisation = 0;  // busy GPU-time in the window / (GPUs x window)
   // Busy GPU-time / (GPUs x time) over the whole replay's moments when some job
   // waited: how much a policy leaves GPUs idle while there is work (GPUs too
   // fragmented for the waiting jobs count as idle). Not biased by the window's

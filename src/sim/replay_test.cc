@@ -115,6 +115,40 @@ TEST(ReplayTest, IdleWhileWaitingCountsFreeGpusOnlyWhileWorkWaits) {
   EXPECT_NEAR(fifo.utilisation, 2.0 * 3600 / (4.0 * 3600), 1e-9);
 }
 
+TEST(ReplayTest, UtilisationCoversTheWindowAskedFor) {
+  // One node of 8, FIFO: 8 GPUs for 2 h from 12:00, 1 GPU for 10 min from
+  // 13:00 (it waits until 14:00). Asked for a day, the day is the window; not
+  // the 1 h between the two submissions.
+  std::vector<TraceJob> jobs = {Job(12 * 3600, 7200, 8), Job(13 * 3600, 600, 1)};
+  ReplayOptions o;
+  o.nodes = 1;
+  o.from_ms = 0;
+  o.to_ms = 24 * kH;
+  ReplayResult day = RunPolicy(jobs, "fifo", o);
+  EXPECT_DOUBLE_EQ(day.window_h, 24);
+  EXPECT_NEAR(day.utilisation, (8.0 * 7200 + 600) / (8.0 * 24 * 3600), 1e-12);
+  // From 13:00 to 14:00 the small job waited with every GPU busy.
+  EXPECT_NEAR(day.idle_while_waiting, 0, 1e-12);
+  EXPECT_NEAR(day.utilisation_while_waiting, 1, 1e-12);
+  o.from_ms = o.to_ms = 0;
+  ReplayResult between = RunPolicy(jobs, "fifo", o);
+  EXPECT_DOUBLE_EQ(between.window_h, 1);
+  EXPECT_NEAR(between.utilisation, 1, 1e-12);
+}
+
+TEST(ReplayTest, UndefinedFiguresAreNaNNotZeroOrOne) {
+  // Every job submitted at once, no window asked for: a window of no length.
+  // Nothing ever waits: no utilisation while waiting either.
+  std::vector<TraceJob> jobs = {Job(0, 3600, 4), Job(0, 1800, 4)};
+  ReplayOptions o;
+  o.nodes = 1;
+  ReplayResult r = RunPolicy(jobs, "fifo", o);
+  EXPECT_TRUE(std::isnan(r.utilisation)) << r.utilisation;
+  EXPECT_TRUE(std::isnan(r.idle_while_waiting)) << r.idle_while_waiting;
+  EXPECT_TRUE(std::isnan(r.utilisation_while_waiting)) << r.utilisation_while_waiting;
+  EXPECT_NEAR(r.jct_h.avg, 0.75, 1e-12);
+}
+
 TEST(ReplayTest, NodeLayoutSplitsBigJobsAndDropsTooBigOnes) {
   std::vector<TraceJob> jobs = {Job(0, 60, 16), Job(0, 60, 64)};
   ReplayOptions o;
@@ -258,8 +292,18 @@ TEST(SimulateTest, PlotIsAnSvgWithOneCurvePerPolicy) {
   a.utilisation_series = {{0, 0.5}, {1, 0.9}};
   b.policy = "fifo";
   b.jct_sorted_h = {0.5, 5};
+  a.window_h = 1;
   std::string svg = PlotSvg({a, b}, "t");
   EXPECT_EQ(svg.rfind("<svg", 0), 0u);
+  // Both axes of both panels are labelled; the window's end is marked; each
+  // hour is a step (its start and end at the same height).
+  EXPECT_NE(svg.find(">0.50</text>"), std::string::npos);
+  EXPECT_NE(svg.find("window end"), std::string::npos);
+  EXPECT_NE(svg.find("hours from the window's start"), std::string::npos);
+  const std::string half = ",190.0 ";  // y of 0.5 busy: 40 + 300 - 0.5 * 300
+  const size_t first = svg.find(half);
+  ASSERT_NE(first, std::string::npos) << svg;
+  EXPECT_NE(svg.find(half, first + 1), std::string::npos) << "hour 0 drawn as a step";
   EXPECT_NE(svg.find("rota (avg"), std::string::npos);
   EXPECT_NE(svg.find("fifo (avg"), std::string::npos);
   EXPECT_NE(svg.find("</svg>"), std::string::npos);
