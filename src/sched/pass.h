@@ -495,7 +495,14 @@ class Pass {
   std::vector<uint32_t> tasks_in_;  // scratch: Sweep
   GpuMask plan_mask_;  // scratch: a sweep's blocks per flat GPU (Sweep)
   JobId strict_blocked_ = 0;
-  bool head_planned_ = false;
+  // EASY: the nodes a protected (planned) blocked job may use. A blocked job
+  // is protected when it may use a node no earlier one may: the first blocked
+  // job of each part of the cluster, so a job waiting on one node (or GPU
+  // model) does not leave a big job waiting on others unprotected.
+  std::vector<uint8_t> easy_covered_;
+  size_t easy_uncovered_ = 0;
+  bool EasyProtects(const PendingJob& job, Shape& shape);
+  void EasyCover(const PendingJob& job, Shape& shape);
   uint32_t planned_ = 0;
   Decisions out_;
 };

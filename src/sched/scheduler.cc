@@ -218,8 +218,20 @@ std::string Pass::WhyNot(const PendingJob& job, Shape& shape) {
            (r->start_ms > s_.now_ms ? " from " + FormatRfc3339(r->start_ms) : "") + " until " +
            FormatRfc3339(r->end_ms);
   }
+  // The first protected job holding GPUs on a node this job may use.
+  const auto& eligible = EligibleNodes(job, shape);
+  auto on_eligible = [&](const Hold& h) {
+    for (const auto& t : h.tasks) {
+      auto n = free_.Find(t.node);
+      if (!n) continue;
+      for (const auto& e : eligible) {
+        if (e[*n]) return true;
+      }
+    }
+    return false;
+  };
   for (const auto& h : holds_) {
-    if (h.protect) {
+    if (h.protect && on_eligible(h)) {
       return "the free GPUs are kept for job " + std::to_string(h.id) + " (expected to start " +
              FormatRfc3339(h.start) + ")";
     }
@@ -337,7 +349,7 @@ void Pass::Consider(const PendingJob& job, Shape& shape, const Rank& rank, uint3
     reason += "; behind " + Plural(queue_ahead, "earlier job") + " in queue " + job.meta.queue;
   }
   const bool protect =
-      (p.backfill == Backfill::kEasy && !head_planned_) || p.backfill == Backfill::kConservative;
+      (p.backfill == Backfill::kEasy && EasyProtects(job, shape)) || p.backfill == Backfill::kConservative;
   if (p.backfill == Backfill::kNone) strict_blocked_ = job.meta.id;
   const bool plan = planned_ < p.plan_depth && (protect || p.explain);
   int64_t estimate = 0;
@@ -348,9 +360,38 @@ void Pass::Consider(const PendingJob& job, Shape& shape, const Rank& rank, uint3
       h->protect = protect;
       AddHold(std::move(*h));
     }
-    if (p.backfill == Backfill::kEasy) head_planned_ = true;
+    if (protect && p.backfill == Backfill::kEasy) EasyCover(job, shape);
   }
   AddWait(job, position, reason, estimate);
+}
+
+bool Pass::EasyProtects(const PendingJob& job, Shape& shape) {
+  if (easy_covered_.empty()) {
+    easy_covered_.assign(free_.size(), 0);
+    easy_uncovered_ = free_.size();
+  }
+  if (easy_uncovered_ == 0) return false;
+  const auto& eligible = EligibleNodes(job, shape);
+  for (size_t n = 0; n < free_.size(); ++n) {
+    if (easy_covered_[n]) continue;
+    for (const auto& e : eligible) {
+      if (e[n]) return true;
+    }
+  }
+  return false;
+}
+
+void Pass::EasyCover(const PendingJob& job, Shape& shape) {
+  const auto& eligible = EligibleNodes(job, shape);
+  for (size_t n = 0; n < free_.size(); ++n) {
+    if (easy_covered_[n]) continue;
+    for (const auto& e : eligible) {
+      if (!e[n]) continue;
+      easy_covered_[n] = 1;
+      --easy_uncovered_;
+      break;
+    }
+  }
 }
 
 }  // namespace detail

@@ -160,6 +160,43 @@ TEST(ScheduleTest, EasyBackfillNeverDelaysTheHead) {
   EXPECT_EQ(d.starts[0].id, 3);
 }
 
+TEST(ScheduleTest, EasyProtectsTheFirstBlockedJobOfEachPartOfTheCluster) {
+  // c (2 GPUs) is full until +5m; a (8 GPUs) has 4 busy until +3m. Job 2,
+  // first in line, waits for c only; job 3 waits for all of a. Job 4 (2 GPUs
+  // on a, no time limit) would delay job 3: job 2 waiting elsewhere must not
+  // leave job 3 unprotected.
+  Snapshot s = Base({MakeNode("a", 8), MakeNode("c", 2)});
+  s.policy.order = Order::kFifo;
+  s.policy.backfill = Backfill::kEasy;
+  s.running.push_back(Running(1, "u", {On("c", {0, 1})}, kNow - kHour, kNow + 5 * kMin));
+  s.running.push_back(Running(9, "u", {On("a", {0, 1, 2, 3})}, kNow - kHour, kNow + 3 * kMin));
+  auto on_c = Pending(2, "u", {Demand(1, 1)}, kNow - 3 * kMin);
+  on_c.demands[0].nodes = {"c"};
+  auto big = Pending(3, "u", {Demand(1, 8)}, kNow - 2 * kMin);
+  big.demands[0].nodes = {"a"};
+  big.meta.time_limit_ms = 5 * kMin;
+  auto unlimited = Pending(4, "u", {Demand(1, 2)}, kNow - kMin);
+  unlimited.demands[0].nodes = {"a"};
+  auto short_job = Pending(5, "u", {Demand(1, 2)}, kNow - kMin / 2);
+  short_job.demands[0].nodes = {"a"};
+  short_job.meta.time_limit_ms = kMin;  // ends before job 3 can start
+  s.pending = {on_c, big, unlimited, short_job};
+  Decisions d = Schedule(s);
+  ASSERT_EQ(d.starts.size(), 1u);
+  EXPECT_EQ(d.starts[0].id, 5);
+  EXPECT_EQ(WaitOf(d, 3)->estimated_start_ms, kNow + 3 * kMin);
+  EXPECT_NE(WaitOf(d, 4)->reason.find("kept for job 3"), std::string::npos) << WaitOf(d, 4)->reason;
+  // A job that may use any node is covered by the first blocked job of the
+  // whole cluster, as before: behind job 3 (all of a) and job 2 (c) there is
+  // no node left for a later job to protect.
+  auto anywhere = Pending(6, "u", {Demand(1, 8)}, kNow - kMin / 4);
+  s.pending.push_back(anywhere);
+  d = Schedule(s);
+  ASSERT_NE(WaitOf(d, 6), nullptr);
+  ASSERT_EQ(d.starts.size(), 1u);
+  EXPECT_EQ(d.starts[0].id, 5);
+}
+
 TEST(ScheduleTest, ConservativeBackfillProtectsEveryPlannedJob) {
   // a: 4 GPUs, 3 busy until +1h. Job 2 wants 4 (planned at +1h for 2 h), job 3
   // wants 4 (planned at +3h). One GPU is free now: a 4-hour job would delay
