@@ -318,6 +318,18 @@ TEST_F(SchedE2E, QueuesAreManagedWithTheCliAndBadInputIsRefused) {
   ASSERT_TRUE(job.ok()) << job.status().ToString();
   EXPECT_EQ((*job)["spec"].value("time_limit", ""), "2h");
   EXPECT_TRUE((*job).value("preemptible", false));
+  // The CLI opts out of the queue's default, or in.
+  auto alice_env = env;
+  alice_env["ROTA_TOKEN"] = alice_;
+  for (const auto& [flag, want] : std::vector<std::pair<std::string, bool>>{
+           {"--no-preemptible", false}, {"--preemptible=false", false}, {"--preemptible", true}}) {
+    CliResult r = RunCli({"run", "--queue", "ml", "--gpus-per-task", "0", flag, "-o", "json", "--", "true"},
+                         alice_env);
+    ASSERT_EQ(r.exit_code, 0) << flag << ": " << r.err;
+    auto j = api::ParseJson(r.out);
+    ASSERT_TRUE(j.ok()) << r.out;
+    EXPECT_EQ((*j).value("preemptible", !want), want) << flag << ": " << r.out;
+  }
   spec["priority"] = 11;
   auto high = Submit(spec, alice_);
   ASSERT_FALSE(high.ok());

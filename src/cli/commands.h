@@ -154,6 +154,7 @@ struct RunOptions {
   std::string queue;
   std::optional<int> priority;
   bool preemptible = false, spread = false;
+  bool preemptible_given = false;  // else the queue's default
   std::vector<std::string> command;
 };
 // Prints the job id (-o json: the job); with --wait follows it and exits 0 only

@@ -121,7 +121,7 @@ Result<Json> SpecFromFlags(const RunOptions& o) {
   if (o.process_per_node) spec["process_per_node"] = true;
   if (!o.queue.empty()) spec["queue"] = o.queue;
   if (o.priority) spec["priority"] = *o.priority;
-  if (o.preemptible) spec["preemptible"] = true;
+  if (o.preemptible_given) spec["preemptible"] = o.preemptible;
   if (o.spread) spec["spread"] = true;
   return spec;
 }

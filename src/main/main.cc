@@ -296,8 +296,9 @@ int main(int argc, char** argv) {
                 "pytorch: one process per node holding all its GPUs (for torchrun)");
   run->add_option("--queue", run_options.queue, "Queue (default: the default queue)");
   run->add_option("--priority", run_options.priority, "Priority within the queue's bounds");
-  run->add_flag("--preemptible", run_options.preemptible,
-                "May be stopped (SIGTERM, ROTA_PREEMPT_NOTICE) and requeued for others");
+  auto* preemptible = run->add_flag("--preemptible,!--no-preemptible", run_options.preemptible,
+                                    "May be stopped (SIGTERM, ROTA_PREEMPT_NOTICE) and requeued for others "
+                                    "(default: the queue's; --no-preemptible or --preemptible=false: never)");
   run->add_flag("--spread", run_options.spread, "Tasks on as many nodes as possible");
   run->add_flag("--wait", run_options.wait, "Follow the job to its end; exit 0 only if it succeeded");
   run->add_option("command", run_options.command, "CMD ARGS... (after --)");
@@ -463,6 +464,7 @@ int main(int argc, char** argv) {
   }
 
   if (shim->parsed()) return rota::agent::RunTaskShim(shim_spec);
+  run_options.preemptible_given = preemptible->count() > 0;
   if (simulate->parsed()) {
     if (!sim_queues.empty()) {
       auto queues = rota::server::QueuesFromJsonFile(sim_queues);

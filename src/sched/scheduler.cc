@@ -253,6 +253,11 @@ std::string Pass::QuotaReason(const PendingJob& job, uint32_t need) const {
     auto u = used.find(who);
     const uint32_t in_use = u == used.end() ? 0 : u->second;
     if (in_use + need <= q->second.max_gpus) return "";
+    if (need > q->second.max_gpus) {  // lowered below the job since it was submitted
+      return kind(group, who) + " quota: the job needs " + Plural(need, "GPU") + " at once; " +
+             (group ? "group " + who : "user " + job.meta.user) + " may hold " +
+             std::to_string(q->second.max_gpus) + " (it starts only if the quota is raised)";
+    }
     return kind(group, who) + " quota: " + Plural(in_use, "GPU") + " in use, limit " +
            std::to_string(q->second.max_gpus);
   };
@@ -279,7 +284,10 @@ std::string Pass::QuotaReason(const PendingJob& job, uint32_t need) const {
     if (q != queues_.end() && q->second->max_gpus > 0) {
       auto u = queue_gpus_.find(job.meta.queue);
       const uint32_t in_use = u == queue_gpus_.end() ? 0 : u->second;
-      if (in_use + need > q->second->max_gpus) {
+      if (need > q->second->max_gpus) {
+        r = "queue " + job.meta.queue + " limit: the job needs " + Plural(need, "GPU") + " at once; the queue holds " +
+            std::to_string(q->second->max_gpus) + " (it starts only if the limit is raised)";
+      } else if (in_use + need > q->second->max_gpus) {
         r = "queue " + job.meta.queue + " limit: " + Plural(in_use, "GPU") + " in use, limit " +
             std::to_string(q->second->max_gpus);
       }

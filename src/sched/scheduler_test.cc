@@ -420,6 +420,22 @@ TEST(ScheduleTest, QuotasAndQueueLimitsHoldJobsWithoutBlockingOthers) {
   s.queues[0].max_gpus = 1;
   s.pending = {ok};
   EXPECT_EQ(WaitOf(Schedule(s), 4)->reason, "queue default limit: 1 GPU in use, limit 1");
+  // A quota or limit lowered below a waiting job says it cannot start as it is.
+  s.queues[0].max_gpus = 0;
+  s.user_quotas["alice"].max_gpus = 1;
+  s.pending = {over};
+  EXPECT_EQ(WaitOf(Schedule(s), 2)->reason,
+            "user quota: the job needs 2 GPUs at once; user alice may hold 1 (it starts only if the quota is raised)");
+  s.user_quotas.clear();
+  s.group_quotas["ml"] = Quota{.max_gpus = 1};
+  over.meta.group = "ml";
+  s.pending = {over};
+  EXPECT_EQ(WaitOf(Schedule(s), 2)->reason,
+            "group ml quota: the job needs 2 GPUs at once; group ml may hold 1 (it starts only if the quota is raised)");
+  s.group_quotas.clear();
+  s.queues[0].max_gpus = 1;
+  EXPECT_EQ(WaitOf(Schedule(s), 2)->reason,
+            "queue default limit: the job needs 2 GPUs at once; the queue holds 1 (it starts only if the limit is raised)");
 }
 
 TEST(ScheduleTest, BadInputWaitsWithAReason) {

@@ -702,7 +702,7 @@ Result<Job> JobService::Cancel(int64_t user_id, bool admin, int64_t id) {
         if (job.state == JobState::kPending && !job.Stopping()) {
           Finish(job, JobState::kCancelled, "cancelled by " + by, now);
         } else {
-          StopGang(job, StopTo::kCancelled, "cancelled", now);
+          StopGang(job, StopTo::kCancelled, "cancelled by " + by, now);
         }
         if (job.Final()) {
           // Its end is queued: wait for the commit, so what this returns is what

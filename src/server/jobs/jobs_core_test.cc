@@ -266,6 +266,18 @@ TEST_F(JobsCoreTest, ACancelledPendingJobNamesWhoCancelledIt) {
   EXPECT_EQ(Get(id).reason, "cancelled by alice");
 }
 
+TEST_F(JobsCoreTest, ACancelledRunningJobNamesWhoCancelledItToo) {
+  auto [id, task] = Running();
+  auto job = jobs_->Cancel(alice_id_, false, id);
+  ASSERT_TRUE(job.ok()) << job.status().ToString();
+  EXPECT_EQ(Get(id).reason, "stopping: cancelled by alice");
+  ASSERT_EQ(transport_.signals.size(), 1u);
+  transport_.Report("gpu-a", task, "exited", 4242, std::nullopt, 15);
+  jobs_->Step();
+  EXPECT_EQ(Get(id).state, JobState::kCancelled);
+  EXPECT_EQ(Get(id).reason, "cancelled by alice");
+}
+
 // Waits are explained in every pass up to a queue length, beyond it only at
 // full ticks; what starts does not depend on it.
 TEST_F(JobsCoreTest, ALongQueueIsExplainedAtFullTicks) {
