@@ -12,6 +12,7 @@
 
 #include <chrono>
 #include <map>
+#include <tuple>
 
 #include "common/clock.h"
 #include "common/file_util.h"
@@ -299,6 +300,20 @@ TEST_F(SchedE2E, QueuesAreManagedWithTheCliAndBadInputIsRefused) {
   ASSERT_TRUE(ml.ok());
   EXPECT_FALSE((*ml).contains("max_time_limit")) << ml->dump();
   EXPECT_TRUE((*ml)["users"].empty()) << ml->dump();
+  // Members must exist: a typo would lock out the members meant.
+  auto as_admin = [&](const std::string& method, const std::string& path, const std::string& body) {
+    auto r = server_->CallAs(server_->admin_token(), method, path, body);
+    return r.ok() ? std::make_pair(r->status, r->body) : std::make_pair(0, r.status().ToString());
+  };
+  auto [st, msg] = as_admin("POST", "/api/v1/queues", R"({"name": "typo", "users": ["alcie"]})");
+  EXPECT_EQ(st, 400) << msg;
+  EXPECT_NE(msg.find("queue.users: no user 'alcie'"), std::string::npos) << msg;
+  std::tie(st, msg) = as_admin("POST", "/api/v1/queues", R"({"name": "typo", "groups": ["vision"]})");
+  EXPECT_EQ(st, 400) << msg;
+  EXPECT_NE(msg.find("queue.groups: no group 'vision'"), std::string::npos) << msg;
+  std::tie(st, msg) = as_admin("DELETE", "/api/v1/queues/default", "");
+  EXPECT_EQ(st, 409) << msg;
+  EXPECT_NE(msg.find("built in"), std::string::npos) << msg;
   // What GET gives PUTs back.
   auto put = server_->CallAs(server_->admin_token(), "PUT", "/api/v1/queues/ml", ml->dump());
   ASSERT_TRUE(put.ok());
@@ -339,6 +354,27 @@ TEST_F(SchedE2E, QueuesAreManagedWithTheCliAndBadInputIsRefused) {
   auto unknown = Submit(spec, alice_);
   ASSERT_FALSE(unknown.ok());
   EXPECT_NE(unknown.status().message().find("no queue 'nope'"), std::string::npos);
+  // The preview (the web form's inline check) answers what submitting would.
+  auto preview = [&](const Json& body) {
+    auto r = server_->CallAs(alice_, "POST", "/api/v1/jobs/preview", body.dump());
+    return r.ok() ? std::make_pair(r->status, r->body) : std::make_pair(0, r.status().ToString());
+  };
+  auto [code, body] = preview(spec);
+  EXPECT_EQ(code, 400) << body;
+  EXPECT_NE(body.find("no queue 'nope'"), std::string::npos) << body;
+  Json in_ml = spec;
+  in_ml["queue"] = "ml";
+  in_ml["priority"] = 11;
+  std::tie(code, body) = preview(in_ml);
+  EXPECT_EQ(code, 400) << body;
+  EXPECT_NE(body.find("-10..10"), std::string::npos) << body;
+  in_ml.erase("priority");
+  in_ml["groups"][0]["gpus_per_task"] = 64;
+  std::tie(code, body) = preview(in_ml);
+  EXPECT_EQ(code, 400) << body;
+  in_ml["groups"][0]["gpus_per_task"] = 1;
+  std::tie(code, body) = preview(in_ml);
+  EXPECT_EQ(code, 200) << body;
   spec["queue"] = "Bad Name";
   EXPECT_NE(Submit(spec, alice_).status().message().find("400"), std::string::npos);
 

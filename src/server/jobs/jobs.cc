@@ -206,7 +206,8 @@ Status JobService::CheckQuotasCouldEverAdmit(const jobs::JobSpec& spec, const st
   return Status::Ok();
 }
 
-Result<Job> JobService::Submit(int64_t owner_id, const std::string& owner, const jobs::JobSpec& submitted) {
+Result<jobs::JobSpec> JobService::CheckSubmission(int64_t owner_id, const std::string& owner,
+                                                  const jobs::JobSpec& submitted) {
   RETURN_IF_ERROR(jobs::Validate(submitted));
   jobs::JobSpec spec = submitted;
   {
@@ -230,6 +231,11 @@ Result<Job> JobService::Submit(int64_t owner_id, const std::string& owner, const
     auto p = jobs::PlaceJob(spec, idle, o);
     if (!p.ok() && p.status().code() == StatusCode::kInvalidArgument) return p.status();
   }
+  return spec;
+}
+
+Result<Job> JobService::Submit(int64_t owner_id, const std::string& owner, const jobs::JobSpec& submitted) {
+  ASSIGN_OR_RETURN(jobs::JobSpec spec, CheckSubmission(owner_id, owner, submitted));
   Job job;
   job.owner_id = owner_id;
   job.owner = owner;

@@ -194,6 +194,9 @@ class JobService {
   // a priority outside the queue's bounds; PermissionDenied when the queue does
   // not admit the owner. The queue's defaults are filled in (Queues::Admit).
   Result<Job> Submit(int64_t owner_id, const std::string& owner, const jobs::JobSpec& spec);
+  // Submit's checks alone (nothing stored): the spec as it would be stored,
+  // with its queue's defaults, or the error Submit would answer.
+  Result<jobs::JobSpec> CheckSubmission(int64_t owner_id, const std::string& owner, const jobs::JobSpec& spec);
   // Jobs that name `queue` ("" counts as "default"): pending ones, and all not
   // finished. One scan, no copies.
   struct QueueCounts {

@@ -49,7 +49,10 @@ Status RegisterJobRoutes(net::HttpServer& http, ApiContext& ctx) {
     if (!who.ok()) return Fail(who.status());
     auto body = api::ParseJson(req.body);
     if (!body.ok()) return Fail(body.status().WithContext("request body"));
-    auto spec = jobs::JobSpecFromJson(*body);
+    auto parsed = jobs::JobSpecFromJson(*body);
+    if (!parsed.ok()) return Fail(parsed.status());
+    // What submitting it would answer (queue, quotas, the cluster), nothing stored.
+    auto spec = ctx.jobs->CheckSubmission(who->user_id, who->username, *parsed);
     if (!spec.ok()) return Fail(spec.status());
     auto processes = jobs::BuildLaunch(*spec, jobs::ExamplePlacement(*spec), {"0", 0});
     if (!processes.ok()) return Fail(processes.status());

@@ -8,8 +8,11 @@
 //   GET    /api/v1/queue               ?queue=NAME: pending jobs in the scheduler's order,
 //                                      with why each waits                  reader
 
+#include <algorithm>
+
 #include "net/http_server.h"
 #include "server/api_context.h"
+#include "server/accounts/accounts.h"
 #include "server/accounts/auth.h"
 #include "server/jobs/jobs.h"
 #include "server/queues/queues.h"
@@ -46,6 +49,25 @@ Result<QueueDef> BodyQueue(const HttpRequest& req, const std::string& path_name)
   return QueueFromJson(*body);
 }
 
+// A queue admits only existing users and groups: a name that is none is a
+// typo that would lock out the members meant (InvalidArgument naming it).
+Status MembersExist(ApiContext& ctx, const QueueDef& q) {
+  for (const auto& u : q.queue.users) {
+    auto found = ctx.accounts->FindUser(u);
+    if (found.status().code() == StatusCode::kNotFound) {
+      return Status::InvalidArgument("queue.users: no user '" + u + "'");
+    }
+    RETURN_IF_ERROR(found.status());
+  }
+  if (q.queue.groups.empty()) return Status::Ok();
+  ASSIGN_OR_RETURN(std::vector<Group> groups, ctx.accounts->ListGroups());
+  for (const auto& g : q.queue.groups) {
+    const bool known = std::any_of(groups.begin(), groups.end(), [&](const Group& x) { return x.name == g; });
+    if (!known) return Status::InvalidArgument("queue.groups: no group '" + g + "' (rota group add " + g + ")");
+  }
+  return Status::Ok();
+}
+
 }  // namespace
 
 Status RegisterQueueRoutes(net::HttpServer& http, ApiContext& ctx) {
@@ -65,6 +87,7 @@ Status RegisterQueueRoutes(net::HttpServer& http, ApiContext& ctx) {
     if (!who.ok()) return Fail(who.status());
     auto q = BodyQueue(req, "");
     if (!q.ok()) return Fail(q.status());
+    if (Status st = MembersExist(ctx, *q); !st.ok()) return Fail(st);
     auto created = ctx.queues->Create(*q);
     if (!created.ok()) return Fail(created.status());
     return HttpResponse::Json(201, WithCounts(ctx, *created).dump());
@@ -83,6 +106,7 @@ Status RegisterQueueRoutes(net::HttpServer& http, ApiContext& ctx) {
     if (!who.ok()) return Fail(who.status());
     auto q = BodyQueue(req, req.Param("name"));
     if (!q.ok()) return Fail(q.status());
+    if (Status st = MembersExist(ctx, *q); !st.ok()) return Fail(st);
     auto replaced = ctx.queues->Replace(*q);
     if (!replaced.ok()) return Fail(replaced.status());
     return HttpResponse::Json(200, WithCounts(ctx, *replaced).dump());
@@ -93,6 +117,7 @@ Status RegisterQueueRoutes(net::HttpServer& http, ApiContext& ctx) {
     if (!who.ok()) return Fail(who.status());
     const std::string name = req.Param("name");
     if (auto q = ctx.queues->Get(name); !q.ok()) return Fail(q.status());
+    if (name == "default") return Fail(Status::Conflict("the default queue is built in: it cannot be deleted"));
     if (int n = ctx.jobs->CountsIn(name).unfinished; n > 0) {
       return Fail(Status::Conflict("queue '" + name + "' still has " + std::to_string(n) + " unfinished job(s)"));
     }
