@@ -371,6 +371,10 @@ TEST_F(JobsE2E, CliRunWaitsAndExitsWithTheJobsStatus) {
   CliResult logs = RunCli({"logs", "1", "--task", "worker-1"}, env);
   EXPECT_EQ(logs.exit_code, 0) << logs.err;
   EXPECT_NE(logs.out.find("rank 1 of "), std::string::npos) << logs.out;
+  // What it asked for is shown, pending or not.
+  CliResult show = RunCli({"job", "show", "1"}, env);
+  EXPECT_EQ(show.exit_code, 0) << show.err;
+  EXPECT_NE(show.out.find("Asks:      2 worker x 0 GPUs; time limit none"), std::string::npos) << show.out;
   CliResult usage = RunCli({"run", "--framework", "caffe", "--", "true"}, env);
   EXPECT_EQ(usage.exit_code, 1) << usage.out << usage.err;
   EXPECT_NE(usage.err.find("unknown framework"), std::string::npos) << usage.err;

@@ -51,15 +51,21 @@ std::string WithUnit(const api::Json& v, const std::string& unit, double scale, 
   return buf + unit;
 }
 
-std::string Age(const api::Json& rfc3339, int64_t now_ms) {
-  if (!rfc3339.is_string()) return "never";
+std::string Since(const api::Json& rfc3339, int64_t now_ms) {
+  if (!rfc3339.is_string()) return "-";
   auto t = ParseRfc3339(rfc3339.get<std::string>());
   if (!t.ok()) return "?";
   int64_t s = std::max<int64_t>(0, (now_ms - *t) / 1000);
-  if (s < 120) return std::to_string(s) + "s ago";
-  if (s < 7200) return std::to_string(s / 60) + "m ago";
-  if (s < 172800) return std::to_string(s / 3600) + "h ago";
-  return std::to_string(s / 86400) + "d ago";
+  if (s < 120) return std::to_string(s) + "s";
+  if (s < 7200) return std::to_string(s / 60) + "m";
+  if (s < 172800) return std::to_string(s / 3600) + "h";
+  return std::to_string(s / 86400) + "d";
+}
+
+std::string Age(const api::Json& rfc3339, int64_t now_ms) {
+  if (!rfc3339.is_string()) return "never";
+  const std::string since = Since(rfc3339, now_ms);
+  return since == "?" ? since : since + " ago";
 }
 
 std::string Str(const api::Json& obj, const char* key) {

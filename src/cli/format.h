@@ -30,6 +30,8 @@ std::string Percent(const api::Json& v);
 std::string WithUnit(const api::Json& v, const std::string& unit, double scale = 1, int decimals = 0);
 // "12s ago" style age of an RFC 3339 time relative to now_ms; "never" for null.
 std::string Age(const api::Json& rfc3339, int64_t now_ms);
+// The time since an RFC 3339 time, "2m" ("-" when absent): how long something lasted.
+std::string Since(const api::Json& rfc3339, int64_t now_ms);
 // Text of a string field or "-".
 std::string Str(const api::Json& obj, const char* key);
 // A time flag's value: "2h" (that long before now_ms) or an RFC 3339 time, as

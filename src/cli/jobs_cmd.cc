@@ -138,6 +138,16 @@ void PrintJob(const Json& j) {
             << j.value("preemptions", 0) << " time(s) (" << j.value("lost_gpu_seconds", 0)
             << " GPU-s lost)\n"
             << "  Created:   " << j.value("created", "") << "\n";
+  // What it asks for: "2 worker x 4 GPUs, 1 ps x 0 GPUs; time limit 4h".
+  const Json spec = j.value("spec", Json::object());
+  std::string asks;
+  for (const auto& g : spec.value("groups", Json::array())) {
+    asks += (asks.empty() ? "" : ", ") + std::to_string(g.value("replicas", 1)) + " " + g.value("role", "task") +
+            " x " + std::to_string(g.value("gpus_per_task", 0)) + " GPU" + (g.value("gpus_per_task", 0) == 1 ? "" : "s");
+  }
+  if (!asks.empty()) {
+    std::cout << "  Asks:      " << asks << "; time limit " << spec.value("time_limit", std::string("none")) << "\n";
+  }
   if (j.contains("position") || j.contains("estimated_start")) {
     std::cout << "  Waiting:   " << (j.contains("position") ? "#" + j["position"].dump() + " in line" : "")
               << (j.contains("estimated_start") ? ", estimated start " + Str(j, "estimated_start") : "")

@@ -72,7 +72,7 @@ int RunQueue(const ClientOptions& client, const OutputOptions& out, const std::s
   for (const auto& j : (*list)["jobs"]) {
     t.Add({j.contains("position") ? j["position"].dump() : "-", std::to_string(j.value("id", 0)),
            Str(j, "name"), Str(j, "owner"), Str(j, "queue"), std::to_string(j.value("priority", 0)),
-           Age(j["created"], now), j.contains("estimated_start") ? Str(j, "estimated_start") : "-",
+           Since(j["created"], now), j.contains("estimated_start") ? Str(j, "estimated_start") : "-",
            Str(j, "reason")});
   }
   std::cout << t.Render();

@@ -1,7 +1,7 @@
 // rota quotas (list), rota quotas set user|group NAME [--max-gpus N] [--max-gpu-hours H]
 // [--share W], rota quotas delete user|group NAME.
+#include <cstdio>
 #include <iostream>
-#include <sstream>
 
 #include "cli/client.h"
 #include "cli/commands.h"
@@ -12,10 +12,16 @@ namespace {
 
 using api::Json;
 
+// At most two decimals, none that are zeros ("2000", "0.5"); a positive amount
+// below them reads "<0.01", not 0 or 1.1e-06.
 std::string Number(double v) {
-  std::ostringstream s;
-  s << v;
-  return s.str();
+  if (v > 0 && v < 0.005) return "<0.01";
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.2f", v);
+  std::string out = buf;
+  out.erase(out.find_last_not_of('0') + 1);
+  if (out.back() == '.') out.pop_back();
+  return out;
 }
 
 }  // namespace

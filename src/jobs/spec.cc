@@ -345,8 +345,16 @@ Result<JobSpec> JobSpecFromJson(const Json& j) {
     RETURN_IF_ERROR(rf.Duration("backoff", &s.restart.backoff_initial_ms));
     RETURN_IF_ERROR(rf.Duration("max_backoff", &s.restart.backoff_max_ms));
   }
-  RETURN_IF_ERROR(f.Duration("time_limit", &s.time_limit_ms));
-  RETURN_IF_ERROR(f.Duration("stop_after_disconnect", &s.stop_after_disconnect_ms));
+  // "0" (or "0s") is none / never, as the messages say.
+  for (auto [key, out] : {std::pair{"time_limit", &s.time_limit_ms},
+                          std::pair{"stop_after_disconnect", &s.stop_after_disconnect_ms}}) {
+    const auto it = j.find(key);
+    if (it != j.end() && it->is_string() && (*it == "0" || *it == "0s")) {
+      *out = 0;
+      continue;
+    }
+    RETURN_IF_ERROR(f.Duration(key, out));
+  }
   RETURN_IF_ERROR(f.Bool("process_per_node", &s.process_per_node));
   RETURN_IF_ERROR(f.Str("queue", &s.queue, false, 32));
   if (f.Has("priority")) {

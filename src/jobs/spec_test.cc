@@ -52,6 +52,12 @@ TEST(JobSpecTest, DurationsOfAnyLengthRoundTrip) {
   auto again = JobSpecFromJson(ToJson(*s));
   ASSERT_TRUE(again.ok()) << again.status().ToString() << "\n" << ToJson(*s).dump();
   EXPECT_EQ(*again, *s);
+  j["stop_after_disconnect"] = "0s";  // never, as "must be 0 (never) or 1s up to 7d" says
+  j["time_limit"] = "0";
+  s = JobSpecFromJson(j);
+  ASSERT_TRUE(s.ok()) << s.status().ToString();
+  EXPECT_EQ(s->stop_after_disconnect_ms, 0);
+  EXPECT_EQ(s->time_limit_ms, 0);
   j["time_limit"] = "1h 30m";  // as older versions stored it
   s = JobSpecFromJson(j);
   ASSERT_TRUE(s.ok()) << s.status().ToString();

@@ -1,6 +1,7 @@
 #include "reserve/json_fields.h"
 
 #include <cmath>
+#include <cstdio>
 
 #include "common/time_util.h"
 #include "reserve/cli_time.h"
@@ -60,8 +61,10 @@ Status JsonFields::Number(const char* key, double* out, double min, double max) 
   if (!v.is_number()) return Status::InvalidArgument(Name(key) + ": must be a number");
   double x = v.get<double>();
   if (!std::isfinite(x) || x < min || x > max) {
-    return Status::InvalidArgument(Name(key) + ": must be between " + std::to_string(min) +
-                                   " and " + std::to_string(max));
+    // "%g": 0 and 1e+06, not 0.000000 and 1000000.000000.
+    char range[64];
+    std::snprintf(range, sizeof range, "%.12g and %.12g", min, max);
+    return Status::InvalidArgument(Name(key) + ": must be between " + range);
   }
   *out = x;
   return Status::Ok();

@@ -325,8 +325,8 @@ std::string Pass::TryDefragment(const PendingJob& job, Shape& shape) {
     preempted_.insert(r.meta.id);
     out_.preemptions.push_back({r.meta.id,
                                 "moved to make room for job " + std::to_string(job.meta.id) +
-                                    " (the free GPUs are scattered over nodes); it is "
-                                    "requeued and fits at once elsewhere",
+                                    " (the free GPUs are scattered over nodes); it fits at once "
+                                    "elsewhere",
                                 /*move=*/true});
     ids += (ids.empty() ? "" : ", ") + std::to_string(r.meta.id);
   }

@@ -275,7 +275,8 @@ Status RegisterAccountRoutes(net::HttpServer& http, ApiContext& ctx) {
     if (!g.ok()) return Fail(g.status());
     return HttpResponse::Json(201, api::Json{{"name", g->name},
                                              {"description", g->description},
-                                             {"members", api::Json::array()}}
+                                             {"members", api::Json::array()},
+                                             {"created_at", FormatRfc3339(g->created_ms)}}
                                        .dump());
   }));
   RETURN_IF_ERROR(http.Route("DELETE", "/api/v1/groups/{name}", [&ctx](const HttpRequest& req) {
