@@ -210,6 +210,40 @@ TEST_F(SchedE2E, AnIdleReservationLendsItsGpusToAPreemptibleJobUntilItsOwnerCome
   mine.Kill();
 }
 
+// GPUs a job of someone else holds with no end in sight are not on offer in the
+// calendar: the reservation would start on GPUs that never come free.
+TEST_F(SchedE2E, AReservationIsNotBookedOnGpusAnotherUsersJobHoldsPastItsStart) {
+  Json forever{{"name", "forever"}, {"command", {"sleep", "600"}}, {"workdir", "/tmp"},
+               {"groups", {{{"role", "worker"}, {"gpus_per_task", 1}}}}};
+  auto held = Submit(forever, bob_);
+  ASSERT_TRUE(held.ok()) << held.status().ToString();
+  const int64_t held_id = (*held)["id"];
+  ASSERT_TRUE(WaitState(held_id, "running")) << Job(held_id).dump(2);
+  const int gpu = Job(held_id)["tasks"][0]["gpus"][0];
+  const int64_t start = RealClock::Get().NowMs() + 3600'000;
+  auto reserve = [&](const std::string& token, const Json& gpus) {
+    Json body{{"node", node_}, {"start", FormatRfc3339(start)}, {"end", FormatRfc3339(start + 3600'000)},
+              {"title", "mine"}};
+    body[gpus.is_array() ? "gpus" : "count"] = gpus;
+    auto r = server_->CallAs(token, "POST", "/api/v1/reservations", body.dump());
+    return r.ok() ? std::make_pair(r->status, r->body) : std::make_pair(0, r.status().ToString());
+  };
+  auto [code, body] = reserve(alice_, Json::array({gpu}));
+  EXPECT_EQ(code, 409) << body;
+  EXPECT_NE(body.find("is held by job " + std::to_string(held_id) + " of bob, which is not preemptible and runs "
+                      "with no time limit"),
+            std::string::npos)
+      << body;
+  // Asked for a number of GPUs, she gets the other one.
+  std::tie(code, body) = reserve(alice_, 1);
+  ASSERT_EQ(code, 201) << body;
+  EXPECT_EQ(Json::parse(body)["gpus"], Json::array({1 - gpu})) << body;
+  // Bob's own job is no obstacle to bob.
+  std::tie(code, body) = reserve(bob_, Json::array({gpu}));
+  EXPECT_EQ(code, 201) << body;
+  (void)server_->CallAs(bob_, "POST", "/api/v1/jobs/" + std::to_string(held_id) + "/cancel", "");
+}
+
 TEST_F(SchedE2E, AGangWaitingOnScatteredGpusMovesAPreemptibleJobToAnotherNode) {
   const std::string other = node_ + "-b";
   AgentProcess second(dir_.path(), SimGpuNode{.name = other, .gpus = 2}, *server_);

@@ -1,6 +1,7 @@
 #include "reserve/reservation.h"
 
 #include <algorithm>
+#include <limits>
 #include <set>
 
 #include "common/strings.h"
@@ -335,6 +336,13 @@ std::string ConflictMessage(const std::string& node, const std::vector<Busy>& bu
   });
   std::vector<std::string> parts;
   for (const Busy& b : sorted) {
+    if (b.job_id > 0) {
+      parts.push_back(node + "/" + std::to_string(b.gpu) + " is held by job " + std::to_string(b.job_id) + " of " +
+                      b.owner + ", which is not preemptible and runs " +
+                      (b.end_ms == std::numeric_limits<int64_t>::max() ? std::string("with no time limit")
+                                                                        : "until " + FormatRfc3339(b.end_ms)));
+      continue;
+    }
     parts.push_back(node + "/" + std::to_string(b.gpu) + " is reserved by " + b.owner + " from " +
                     FormatRfc3339(b.start_ms) + " to " + FormatRfc3339(b.end_ms) +
                     " (reservation " + std::to_string(b.reservation_id) + ")");

@@ -114,12 +114,16 @@ struct NodeGpu {
   std::string model;  // e.g. "NVIDIA A100-SXM4-80GB"
 };
 // A slot held by another reservation that overlaps the requested interval.
+// A GPU taken in a time range: by a reservation, or (job_id > 0) by a running
+// job of another user that will not make way for one (not preemptible; end_ms
+// INT64_MAX when it has no time limit).
 struct Busy {
   uint32_t gpu = 0;
   int64_t reservation_id = 0;
   std::string owner;
   int64_t start_ms = 0;
   int64_t end_ms = 0;
+  int64_t job_id = 0;
 };
 
 // Resolves the GPU choice of `req` on a node with GPUs `node_gpus`, given the

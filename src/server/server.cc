@@ -277,6 +277,9 @@ Result<std::unique_ptr<Server>> Server::Start(const ServerConfig& config, Clock&
     // What the scheduler plans around changed: a pass now, not at the next tick.
     JobService* jobs = impl->jobs.get();
     impl->reservations->SetChangeHook([jobs] { jobs->OnPolicyChange(); });
+    impl->reservations->SetJobHolds([jobs](const std::string& node, int64_t owner_id, int64_t from_ms) {
+      return jobs->HeldGpus(node, owner_id, from_ms);
+    });
     impl->queues->SetChangeHook([jobs] { jobs->OnPolicyChange(); });
     impl->quotas->SetChangeHook([jobs] { jobs->OnPolicyChange(); });
   }
@@ -399,6 +402,7 @@ void Server::Stop() {
   impl_->enforcement.reset();
   impl_->ssh_nodes->Stop();  // no more task reports into the job service
   impl_->reservations->SetChangeHook(nullptr);  // they call the job service
+  impl_->reservations->SetJobHolds(nullptr);
   impl_->queues->SetChangeHook(nullptr);
   impl_->quotas->SetChangeHook(nullptr);
   impl_->jobs.reset();

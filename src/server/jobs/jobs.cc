@@ -1,6 +1,7 @@
 #include "server/jobs/jobs.h"
 
 
+#include <limits>
 #include <algorithm>
 #include <chrono>
 #include <set>
@@ -204,6 +205,24 @@ Status JobService::CheckQuotasCouldEverAdmit(const jobs::JobSpec& spec, const st
   // The group quotas count a user's primary group: the first of its groups by name.
   if (!groups.empty()) RETURN_IF_ERROR(check("group", *std::min_element(groups.begin(), groups.end())));
   return Status::Ok();
+}
+
+std::vector<reserve::Busy> JobService::HeldGpus(const std::string& node, int64_t owner_id,
+                                                int64_t from_ms) const {
+  std::vector<reserve::Busy> out;
+  MutexLock lock(&mu_);
+  for (const auto& [id, job] : active_) {
+    if (job.owner_id == owner_id || job.spec.preemptible.value_or(false)) continue;
+    if (job.state != jobs::JobState::kStarting && job.state != jobs::JobState::kRunning) continue;
+    const int64_t end = job.spec.time_limit_ms > 0 ? job.started_ms + job.spec.time_limit_ms
+                                                   : std::numeric_limits<int64_t>::max();
+    if (end <= from_ms) continue;
+    for (const auto& t : job.tasks) {
+      if (t.node != node) continue;
+      for (uint32_t g : t.gpus) out.push_back(reserve::Busy{g, 0, job.owner, job.started_ms, end, job.id});
+    }
+  }
+  return out;
 }
 
 Result<jobs::JobSpec> JobService::CheckSubmission(int64_t owner_id, const std::string& owner,

@@ -194,6 +194,12 @@ class JobService {
   // a priority outside the queue's bounds; PermissionDenied when the queue does
   // not admit the owner. The queue's defaults are filled in (Queues::Admit).
   Result<Job> Submit(int64_t owner_id, const std::string& owner, const jobs::JobSpec& spec);
+  // The GPUs of `node` held by starting or running jobs of users other than
+  // `owner_id` that will not make way for a reservation starting at `from_ms`:
+  // not preemptible, with no time limit or one ending after it. One entry per
+  // GPU (Reservations::JobHolds).
+  std::vector<reserve::Busy> HeldGpus(const std::string& node, int64_t owner_id, int64_t from_ms) const
+      ROTA_EXCLUDES(mu_);
   // Submit's checks alone (nothing stored): the spec as it would be stored,
   // with its queue's defaults, or the error Submit would answer.
   Result<jobs::JobSpec> CheckSubmission(int64_t owner_id, const std::string& owner, const jobs::JobSpec& spec);

@@ -127,8 +127,12 @@ Result<Reservation> Reservations::Create(const Requester& who, const reserve::Cr
 
   Reservation out;
   std::vector<Policy> policies;
+  // Read before the store's write (the job service may wait for the store).
+  const std::vector<reserve::Busy> held =
+      job_holds_ ? job_holds_(r.node, who.user_id, r.start_ms) : std::vector<reserve::Busy>{};
   RETURN_IF_ERROR(store_->Write([&](Db& db) -> Status {
     ASSIGN_OR_RETURN(auto busy, store::BusyGpus(db, r.node, all, r.start_ms, r.end_ms, 0));
+    busy.insert(busy.end(), held.begin(), held.end());
     ASSIGN_OR_RETURN(auto chosen, reserve::ChooseGpus(r, node_gpus, busy));
     ASSIGN_OR_RETURN(policies, store::LoadReservationPolicies(db));
     if (!who.admin && !policies.empty()) {
@@ -170,6 +174,16 @@ Result<Reservation> Reservations::Update(const Requester& who, int64_t id, const
   const reserve::ModelOf model_of = ModelLookup();
   Reservation out;
   std::vector<Policy> policies;
+  // Jobs holding GPUs of its node from now on, read before the store's write
+  // (the job service may wait for the store).
+  std::vector<reserve::Busy> held;
+  std::string held_node;
+  if (job_holds_) {
+    if (auto pre = Get(id); pre.ok()) {
+      held_node = pre->node;
+      held = job_holds_(pre->node, pre->owner_id, now);
+    }
+  }
   RETURN_IF_ERROR(store_->Write([&](Db& db) -> Status {
     ASSIGN_OR_RETURN(Reservation cur, store::GetReservation(db, id));
     RETURN_IF_ERROR(CheckOwner(who, cur));
@@ -179,6 +193,14 @@ Result<Reservation> Reservations::Update(const Requester& who, int64_t id, const
                        next.start_ms >= cur.end_ms || next.end_ms <= cur.start_ms;
     if (grows) {
       ASSIGN_OR_RETURN(auto busy, store::BusyGpus(db, next.node, next.gpus, next.start_ms, next.end_ms, id));
+      // Jobs matter only when it starts earlier than before: from its old start
+      // on, its GPUs were kept free of them.
+      for (const auto& b : held) {
+        const bool mine = std::find(next.gpus.begin(), next.gpus.end(), b.gpu) != next.gpus.end();
+        if (mine && next.node == held_node && next.start_ms < cur.start_ms && b.end_ms > next.start_ms) {
+          busy.push_back(b);
+        }
+      }
       RETURN_IF_ERROR(reserve::CheckFree(next.node, next.gpus, busy));
     }
     if (grows && !who.admin && !policies.empty()) {

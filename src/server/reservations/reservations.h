@@ -78,6 +78,13 @@ class Reservations {
   Reservations(const Reservations&) = delete;
   Reservations& operator=(const Reservations&) = delete;
 
+  // The GPUs of `node` that running jobs of users other than `owner_id` hold
+  // past `from_ms` and will not give up (reserve::Busy with job_id). A new
+  // reservation (or one moved earlier or made longer) does not take them:
+  // Conflict naming the job. Called with no lock of this object held.
+  using JobHolds = std::function<std::vector<reserve::Busy>(const std::string& node, int64_t owner_id,
+                                                             int64_t from_ms)>;
+  void SetJobHolds(JobHolds holds) { job_holds_ = std::move(holds); }
   // Called for idle notices (on the thread calling Tick). Set before Start.
   void SetIdleHook(IdleHook hook) { idle_hook_ = std::move(hook); }
   // Set before serving requests.
@@ -153,6 +160,7 @@ class Reservations {
   int listener_ = 0;
   std::atomic<uint64_t> version_{0};
   std::function<void()> change_hook_;
+  JobHolds job_holds_;
 };
 
 
