@@ -173,7 +173,7 @@ std::string Pass::WhyNot(const PendingJob& job, Shape& shape) {
                                        [&](const TaskDemand& d) { return d.gpu_model == model; });
     return "waiting for " + Plural(need, (one_model && !model.empty() ? model + " " : "") + "GPU") + " (" +
            std::to_string(free_.TotalFree()) + " free" +
-           (usable < free_.TotalFree() ? ", " + std::to_string(usable) + " it may use)" : ")");
+           (usable < free_.TotalFree() ? ", " + std::to_string(usable) + " of them where it may run)" : ")");
   }
   // Reservations: would it fit without them?
   if (!FitsIgnoringBlocks(job, shape)) {

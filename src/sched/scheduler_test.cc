@@ -111,11 +111,11 @@ TEST(ScheduleTest, AJobOnlyADrainedNodeCouldHoldSaysSoAndNodeLimitsCountTheirOwn
   s.pending.push_back(Pending(3, "u", {on_b}));
   Decisions d = Schedule(s);
   EXPECT_EQ(WaitOf(d, 2)->reason, "waiting for a (drained: disk swap)");
-  EXPECT_EQ(WaitOf(d, 3)->reason, "waiting for 4 GPUs (2 free, 0 it may use); behind 1 earlier job in queue default");
+  EXPECT_EQ(WaitOf(d, 3)->reason, "waiting for 4 GPUs (2 free, 0 of them where it may run); behind 1 earlier job in queue default");
   // A GPU-less task of the job (a parameter server) may go anywhere: the count
   // is still of the GPUs its GPU tasks may use.
   s.pending = {Pending(3, "u", {on_b, Demand(1, 0)})};
-  EXPECT_EQ(WaitOf(Schedule(s), 3)->reason, "waiting for 4 GPUs (2 free, 0 it may use)");
+  EXPECT_EQ(WaitOf(Schedule(s), 3)->reason, "waiting for 4 GPUs (2 free, 0 of them where it may run)");
 }
 
 TEST(ScheduleTest, StrictFifoStartsNothingBehindTheHead) {
