@@ -9,7 +9,9 @@
 
 #include <chrono>
 
+#include "common/clock.h"
 #include "common/process.h"
+#include "common/time_util.h"
 #include "tests/harness.h"
 
 namespace rota::testing {
@@ -72,10 +74,21 @@ TEST(NodeLossE2E, AReturningNodeStopsTheTaskOfASupersededLaunch) {
     return true;
   }, seconds(60))) << job().dump(2);
   ASSERT_EQ(::kill(pid, 0), 0) << "the frozen node's task still runs";
+  const int64_t back_ms = RealClock::Get().NowMs();
   frozen->child().Signal(SIGCONT);
   // Back: the superseded task is stopped.
   EXPECT_TRUE(WaitFor([&] { return ::kill(pid, 0) != 0; }, seconds(30)))
       << "task " << pid << " of the superseded launch still runs on " << node;
+  // The job's events say so, dated when it was done (not when the gang moved).
+  bool told = false;
+  for (const auto& e : job().value("events", Json::array())) {
+    if (e.value("reason", "").find("left from a launch superseded") == std::string::npos) continue;
+    told = true;
+    auto at = ParseRfc3339(e.value("time", ""));
+    ASSERT_TRUE(at.ok()) << e.dump();
+    EXPECT_GE(*at, back_ms - 1000) << e.dump();
+  }
+  EXPECT_TRUE(told) << job().dump(2);
   auto c = server.CallAs(*alice, "POST", path + "/cancel");
   ASSERT_TRUE(c.ok());
   EXPECT_EQ(WaitJobEnd(server, Json::parse(r->body)["id"].get<int64_t>(), seconds(60)).value("state", ""),

@@ -281,6 +281,19 @@ describe('rota web UI: queue, usage, tokens and admin', { timeout: 15 * 60_000, 
       default_time_limit: '72h',
       preemptible: true,
     };
+    // A queue names existing users and groups only: make those the cluster lacks.
+    const madeUsers = [];
+    const madeGroups = [];
+    for (const username of wide.users) {
+      const r = await apiCall(api, 'POST', '/api/v1/users', adminToken, { username, password: 'a long password 9' });
+      assert.ok(r.status === 201 || r.status === 409, r.text);
+      if (r.status === 201) madeUsers.push(username);
+    }
+    for (const name of wide.groups) {
+      const r = await apiCall(api, 'POST', '/api/v1/groups', adminToken, { name });
+      assert.ok(r.status === 201 || r.status === 409, r.text);
+      if (r.status === 201) madeGroups.push(name);
+    }
     const made = await apiCall(api, 'POST', '/api/v1/queues', adminToken, wide);
     assert.equal(made.status, 201, made.text);
     try {
@@ -353,6 +366,14 @@ describe('rota web UI: queue, usage, tokens and admin', { timeout: 15 * 60_000, 
     }
     const del = await apiCall(api, 'DELETE', `/api/v1/queues/${wide.name}`, adminToken);
     assert.equal(del.status, 204, del.text);
+    for (const username of madeUsers) {
+      const r = await apiCall(api, 'DELETE', `/api/v1/users/${username}`, adminToken);
+      assert.ok(r.status === 200 || r.status === 204, r.text);
+    }
+    for (const name of madeGroups) {
+      const r = await apiCall(api, 'DELETE', `/api/v1/groups/${name}`, adminToken);
+      assert.equal(r.status, 204, r.text);
+    }
   });
 
   step('alice (not an admin): no Admin link, and #/admin/users says admins only', async () => {

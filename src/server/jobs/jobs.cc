@@ -610,7 +610,8 @@ void JobService::StopOrphans(const std::map<std::string, NodeView>& nodes, int64
       Status st = gateway_->SendTask(
           n->first, api::TaskSignalMsg{o->first, term ? "TERM" : "KILL",
                                        term ? "stopped: its job runs elsewhere since its node was unreachable" : ""});
-      if (auto job = active_.find(o->second.job_id); job != active_.end() && term) {
+      if (auto job = active_.find(o->second.job_id); job != active_.end()) {
+        job->second.updated_ms = now_ms;  // the event's time: when it was sent
         Persist(job->second, job->second.state, what);
       }
       if (term) {
