@@ -238,6 +238,24 @@ TEST_F(SchedE2E, AReservationIsNotBookedOnGpusAnotherUsersJobHoldsPastItsStart) 
   std::tie(code, body) = reserve(alice_, 1);
   ASSERT_EQ(code, 201) << body;
   EXPECT_EQ(Json::parse(body)["gpus"], Json::array({1 - gpu})) << body;
+  const int64_t mine = Json::parse(body)["id"];
+  // A job of bob's ending before her start may use her GPU; moving her start
+  // before its end is refused.
+  Json limited = forever;
+  limited["time_limit"] = "30m";
+  auto before = Submit(limited, bob_);
+  ASSERT_TRUE(before.ok()) << before.status().ToString();
+  const int64_t before_id = (*before)["id"];
+  ASSERT_TRUE(WaitState(before_id, "running")) << Job(before_id).dump(2);
+  auto moved = server_->CallAs(alice_, "PATCH", "/api/v1/reservations/" + std::to_string(mine),
+                               Json{{"start", FormatRfc3339(RealClock::Get().NowMs() + 600'000)}}.dump());
+  ASSERT_TRUE(moved.ok());
+  EXPECT_EQ(moved->status, 409) << moved->body;
+  EXPECT_NE(moved->body.find("is held by job " + std::to_string(before_id) + " of bob, which is not preemptible "
+                             "and runs until"),
+            std::string::npos)
+      << moved->body;
+  (void)server_->CallAs(bob_, "POST", "/api/v1/jobs/" + std::to_string(before_id) + "/cancel", "");
   // Bob's own job is no obstacle to bob.
   std::tie(code, body) = reserve(bob_, Json::array({gpu}));
   EXPECT_EQ(code, 201) << body;
@@ -348,6 +366,19 @@ TEST_F(SchedE2E, QueuesAreManagedWithTheCliAndBadInputIsRefused) {
   std::tie(st, msg) = as_admin("DELETE", "/api/v1/queues/default", "");
   EXPECT_EQ(st, 409) << msg;
   EXPECT_NE(msg.find("built in"), std::string::npos) << msg;
+  // A member deleted since does not stop other changes; a new unknown one does.
+  ASSERT_TRUE(server_->CreateUser("temp", "user", Json{{"unix_user", "nobody"}}).ok());
+  std::tie(st, msg) = as_admin("POST", "/api/v1/queues", R"({"name": "keep", "users": ["temp", "alice"]})");
+  ASSERT_EQ(st, 201) << msg;
+  std::tie(st, msg) = as_admin("DELETE", "/api/v1/users/temp", "");
+  ASSERT_EQ(st / 100, 2) << msg;
+  CliResult keep = RunCli({"queues", "set", "keep", "--max-gpus", "1"}, env);
+  EXPECT_EQ(keep.exit_code, 0) << keep.out << keep.err;
+  std::tie(st, msg) = as_admin("PUT", "/api/v1/queues/keep", R"({"users": ["temp", "alice", "nobody2"]})");
+  EXPECT_EQ(st, 400) << msg;
+  EXPECT_NE(msg.find("no user 'nobody2'"), std::string::npos) << msg;
+  std::tie(st, msg) = as_admin("DELETE", "/api/v1/queues/keep", "");
+  EXPECT_EQ(st, 204) << msg;
   // What GET gives PUTs back.
   auto put = server_->CallAs(server_->admin_token(), "PUT", "/api/v1/queues/ml", ml->dump());
   ASSERT_TRUE(put.ok());

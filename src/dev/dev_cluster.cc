@@ -41,9 +41,14 @@ size_t StopLeftTasks(const std::string& exe, const std::vector<std::string>& nod
     Node n{std::make_unique<agent::TaskRunner>(std::vector<std::string>{exe, "task-shim"}, dir), {}};
     for (const auto& id : n.runner->Adopt()) {
       auto st = n.runner->Poll(id);
-      if (st.ok() && st->state == agent::TaskState::kRunning && n.runner->Signal(id, SIGTERM).ok()) {
-        n.running.push_back(id);
-      }
+      if (!st.ok() || st->state != agent::TaskState::kRunning) continue;
+      // The pid is the task's only while that process carries the task's notice
+      // path (a task of an earlier demo may have ended, its pid taken since).
+      auto env = ReadFile("/proc/" + std::to_string(st->pid) + "/environ");
+      const std::string mark = std::string("ROTA_PREEMPT_NOTICE=") + dir + "/tasks/" + id + "/" +
+                               agent::TaskRunner::kNoticeFile + '\0';
+      if (!env.ok() || env->find(mark) == std::string::npos) continue;
+      if (n.runner->Signal(id, SIGTERM).ok()) n.running.push_back(id);
     }
     count += n.running.size();
     nodes.push_back(std::move(n));

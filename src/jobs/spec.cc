@@ -345,7 +345,8 @@ Result<JobSpec> JobSpecFromJson(const Json& j) {
     RETURN_IF_ERROR(rf.Duration("backoff", &s.restart.backoff_initial_ms));
     RETURN_IF_ERROR(rf.Duration("max_backoff", &s.restart.backoff_max_ms));
   }
-  // "0" (or "0s") is none / never, as the messages say.
+  // "0" (or "0s"): no time limit of its own (its queue's default may apply), and
+  // never stop after a disconnect, as the messages say.
   for (auto [key, out] : {std::pair{"time_limit", &s.time_limit_ms},
                           std::pair{"stop_after_disconnect", &s.stop_after_disconnect_ms}}) {
     const auto it = j.find(key);

@@ -223,9 +223,9 @@ std::string Pass::WhyNot(const PendingJob& job, Shape& shape) {
   auto on_eligible = [&](const Hold& h) {
     for (const auto& t : h.tasks) {
       auto n = free_.Find(t.node);
-      if (!n) continue;
-      for (const auto& e : eligible) {
-        if (e[*n]) return true;
+      if (!n || t.gpus.empty()) continue;
+      for (size_t d = 0; d < eligible.size(); ++d) {
+        if (job.demands[d].gpus_per_task > 0 && eligible[d][*n]) return true;
       }
     }
     return false;
@@ -373,17 +373,24 @@ void Pass::Consider(const PendingJob& job, Shape& shape, const Rank& rank, uint3
   AddWait(job, position, reason, estimate);
 }
 
+// Where a job's GPU tasks may run decides its part of the cluster: a task of
+// no GPUs (a parameter server) may run anywhere and says nothing about it.
 bool Pass::EasyProtects(const PendingJob& job, Shape& shape) {
   if (easy_covered_.empty()) {
+    // Nodes no job may use now (drained, unreachable) are nobody's part.
     easy_covered_.assign(free_.size(), 0);
-    easy_uncovered_ = free_.size();
+    easy_uncovered_ = 0;
+    for (size_t n = 0; n < free_.size(); ++n) {
+      easy_covered_[n] = free_.node(n).schedulable ? 0 : 1;
+      easy_uncovered_ += easy_covered_[n] ? 0 : 1;
+    }
   }
   if (easy_uncovered_ == 0) return false;
   const auto& eligible = EligibleNodes(job, shape);
   for (size_t n = 0; n < free_.size(); ++n) {
     if (easy_covered_[n]) continue;
-    for (const auto& e : eligible) {
-      if (e[n]) return true;
+    for (size_t d = 0; d < eligible.size(); ++d) {
+      if (job.demands[d].gpus_per_task > 0 && eligible[d][n]) return true;
     }
   }
   return false;
@@ -393,8 +400,8 @@ void Pass::EasyCover(const PendingJob& job, Shape& shape) {
   const auto& eligible = EligibleNodes(job, shape);
   for (size_t n = 0; n < free_.size(); ++n) {
     if (easy_covered_[n]) continue;
-    for (const auto& e : eligible) {
-      if (!e[n]) continue;
+    for (size_t d = 0; d < eligible.size(); ++d) {
+      if (job.demands[d].gpus_per_task == 0 || !eligible[d][n]) continue;
       easy_covered_[n] = 1;
       --easy_uncovered_;
       break;

@@ -186,15 +186,37 @@ TEST(ScheduleTest, EasyProtectsTheFirstBlockedJobOfEachPartOfTheCluster) {
   EXPECT_EQ(d.starts[0].id, 5);
   EXPECT_EQ(WaitOf(d, 3)->estimated_start_ms, kNow + 3 * kMin);
   EXPECT_NE(WaitOf(d, 4)->reason.find("kept for job 3"), std::string::npos) << WaitOf(d, 4)->reason;
-  // A job that may use any node is covered by the first blocked job of the
-  // whole cluster, as before: behind job 3 (all of a) and job 2 (c) there is
-  // no node left for a later job to protect.
-  auto anywhere = Pending(6, "u", {Demand(1, 8)}, kNow - kMin / 4);
-  s.pending.push_back(anywhere);
+  // A parameter server (no GPUs) may run anywhere: it does not make job 2's
+  // part of the cluster the whole of it.
+  s.pending[0].demands.push_back(Demand(1, 0));
   d = Schedule(s);
-  ASSERT_NE(WaitOf(d, 6), nullptr);
   ASSERT_EQ(d.starts.size(), 1u);
   EXPECT_EQ(d.starts[0].id, 5);
+  EXPECT_NE(WaitOf(d, 4)->reason.find("kept for job 3"), std::string::npos) << WaitOf(d, 4)->reason;
+}
+
+TEST(ScheduleTest, EasyProtectsOnlyTheFirstBlockedJobOfAPart) {
+  // The classic rule where parts overlap: job 2 may use both nodes (planned on
+  // a), so job 3, waiting for c only, is not protected, and job 4 (no time
+  // limit) takes c's free GPU although job 3 then waits longer.
+  Snapshot s = Base({MakeNode("a", 8), MakeNode("c", 2)});
+  s.policy.order = Order::kFifo;
+  s.policy.backfill = Backfill::kEasy;
+  s.running.push_back(Running(1, "u", {On("c", {0})}, kNow - kHour, kNow + 5 * kMin));
+  s.running.push_back(Running(9, "u", {On("a", {0, 1, 2, 3})}, kNow - kHour, kNow + 3 * kMin));
+  auto anywhere = Pending(2, "u", {Demand(1, 8)}, kNow - 3 * kMin);
+  anywhere.meta.time_limit_ms = 5 * kMin;
+  auto on_c = Pending(3, "u", {Demand(1, 2)}, kNow - 2 * kMin);
+  on_c.demands[0].nodes = {"c"};
+  auto unlimited = Pending(4, "u", {Demand(1, 1)}, kNow - kMin);
+  unlimited.demands[0].nodes = {"c"};
+  s.pending = {anywhere, on_c, unlimited};
+  Decisions d = Schedule(s);
+  ASSERT_EQ(d.starts.size(), 1u);
+  EXPECT_EQ(d.starts[0].id, 4);
+  // Conservative protects job 3 too.
+  s.policy.backfill = Backfill::kConservative;
+  EXPECT_TRUE(Schedule(s).starts.empty());
 }
 
 TEST(ScheduleTest, ConservativeBackfillProtectsEveryPlannedJob) {

@@ -204,9 +204,9 @@ Status ApplySetting(ServerConfig* c, const std::string& key, const std::string& 
     auto ms = ParseDurationMs(value);
     if (!ms.ok()) return err(ms.status());
     if (*ms < 0 || *ms > 366LL * 86'400'000) return err(Status::InvalidArgument("must be between 0 and 366d"));
-    // Usage that never decays is no fair share: a half-life of 0 would mean that.
-    if (key == "fairshare_half_life" && *ms < 60'000) {
-      return err(Status::InvalidArgument("must be between 1m and 366d"));
+    // 0: usage never decays (as before this range); below a minute is a typo.
+    if (key == "fairshare_half_life" && *ms > 0 && *ms < 60'000) {
+      return err(Status::InvalidArgument("must be 0 (usage never decays) or between 1m and 366d"));
     }
     (key == "preempt_after"         ? c->preempt_after_ms
      : key == "fairshare_half_life" ? c->fairshare_half_life_ms

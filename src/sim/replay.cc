@@ -101,9 +101,9 @@ class Replayer {
     window_to_ = asked ? o_.to_ms : jobs_.back().trace->submit_ms;
     constexpr int64_t kMaxWindowMs = int64_t{3660} * 24 * 3'600'000;  // ten years (an hourly series)
     if (window_to_ - window_from_ > kMaxWindowMs) {
-      return Status::InvalidArgument("the jobs replayed are submitted over " +
+      return Status::InvalidArgument("the window replayed spans " +
                                      std::to_string((window_to_ - window_from_) / 86'400'000) +
-                                     " days; at most 3,660 (choose a window with --from and --to)");
+                                     " days; at most 3,660 (choose a shorter window with --from and --to)");
     }
     const int64_t wall0 = MonotonicNs();
     size_t next = 0;

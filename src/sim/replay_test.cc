@@ -3,6 +3,8 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <iterator>
+#include <sstream>
 
 #include "common/time_util.h"
 #include "sim/simulate.h"
@@ -300,10 +302,19 @@ TEST(SimulateTest, PlotIsAnSvgWithOneCurvePerPolicy) {
   EXPECT_NE(svg.find(">0.50</text>"), std::string::npos);
   EXPECT_NE(svg.find("window end"), std::string::npos);
   EXPECT_NE(svg.find("hours from the window's start"), std::string::npos);
-  const std::string half = ",190.0 ";  // y of 0.5 busy: 40 + 300 - 0.5 * 300
-  const size_t first = svg.find(half);
-  ASSERT_NE(first, std::string::npos) << svg;
-  EXPECT_NE(svg.find(half, first + 1), std::string::npos) << "hour 0 drawn as a step";
+  // In the busy panel (after its caption), hour 0 at 0.5 busy (y 190: 40 + 300
+  // - 0.5 * 300) from its start to its end, then hour 1 at 0.9 (y 70).
+  const std::string panel = svg.substr(svg.find("share of GPUs busy"));
+  EXPECT_NE(panel.find(",190.0 "), std::string::npos) << panel;
+  const size_t at = panel.find("points='");
+  ASSERT_NE(at, std::string::npos) << panel;
+  std::istringstream points(panel.substr(at + 8, panel.find('\'', at + 8) - at - 8));
+  std::vector<std::string> p{std::istream_iterator<std::string>(points), {}};
+  ASSERT_EQ(p.size(), 4u) << panel;  // two points per hour: a step each
+  EXPECT_EQ(p[0].substr(p[0].find(',')), ",190.0");
+  EXPECT_EQ(p[1].substr(p[1].find(',')), ",190.0");
+  EXPECT_EQ(p[2].substr(p[2].find(',')), ",70.0");
+  EXPECT_EQ(p[1].substr(0, p[1].find(',')), p[2].substr(0, p[2].find(',')));
   EXPECT_NE(svg.find("rota (avg"), std::string::npos);
   EXPECT_NE(svg.find("fifo (avg"), std::string::npos);
   EXPECT_NE(svg.find("</svg>"), std::string::npos);

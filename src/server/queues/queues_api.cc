@@ -51,8 +51,14 @@ Result<QueueDef> BodyQueue(const HttpRequest& req, const std::string& path_name)
 
 // A queue admits only existing users and groups: a name that is none is a
 // typo that would lock out the members meant (InvalidArgument naming it).
-Status MembersExist(ApiContext& ctx, const QueueDef& q) {
+// Names the stored queue `before` already has pass (a user deleted since, a
+// queue stored by an older version): a change of something else must go through.
+Status MembersExist(ApiContext& ctx, const QueueDef& q, const QueueDef* before = nullptr) {
+  auto had = [](const std::vector<std::string>& names, const std::string& n) {
+    return std::find(names.begin(), names.end(), n) != names.end();
+  };
   for (const auto& u : q.queue.users) {
+    if (before && had(before->queue.users, u)) continue;
     auto found = ctx.accounts->FindUser(u);
     if (found.status().code() == StatusCode::kNotFound) {
       return Status::InvalidArgument("queue.users: no user '" + u + "'");
@@ -62,6 +68,7 @@ Status MembersExist(ApiContext& ctx, const QueueDef& q) {
   if (q.queue.groups.empty()) return Status::Ok();
   ASSIGN_OR_RETURN(std::vector<Group> groups, ctx.accounts->ListGroups());
   for (const auto& g : q.queue.groups) {
+    if (before && had(before->queue.groups, g)) continue;
     const bool known = std::any_of(groups.begin(), groups.end(), [&](const Group& x) { return x.name == g; });
     if (!known) return Status::InvalidArgument("queue.groups: no group '" + g + "' (rota group add " + g + ")");
   }
@@ -106,7 +113,8 @@ Status RegisterQueueRoutes(net::HttpServer& http, ApiContext& ctx) {
     if (!who.ok()) return Fail(who.status());
     auto q = BodyQueue(req, req.Param("name"));
     if (!q.ok()) return Fail(q.status());
-    if (Status st = MembersExist(ctx, *q); !st.ok()) return Fail(st);
+    auto before = ctx.queues->Get(q->queue.name);
+    if (Status st = MembersExist(ctx, *q, before.ok() ? &*before : nullptr); !st.ok()) return Fail(st);
     auto replaced = ctx.queues->Replace(*q);
     if (!replaced.ok()) return Fail(replaced.status());
     return HttpResponse::Json(200, WithCounts(ctx, *replaced).dump());
