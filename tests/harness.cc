@@ -475,6 +475,7 @@ Status AgentProcess::SetFaults(const api::Json& faults) {
   }
   api::Json config{{"node", node_.name},
                    {"default_node", node_.default_node},
+                   {"tasks_under", state_dir_},  // tests side by side share node names
                    {"gpus", gpus},
                    {"faults", faults}};
   return WriteFileAtomic(sim_config_, config.dump(2));
@@ -541,7 +542,8 @@ Result<Child> StartSimAgent(const std::string& dir, const std::string& node,
                     {"idle_power_w", 50}});
   }
   api::Json sim{
-      {"node", node}, {"default_node", false}, {"gpus", gpus}, {"faults", api::Json::object()}};
+      {"node", node},   {"default_node", false},           {"tasks_under", state},
+      {"gpus", gpus},   {"faults", api::Json::object()}};
   RETURN_IF_ERROR(WriteFileAtomic(state + "/sim-nvml.json", sim.dump(2)));
   Child agent({RotaBinary(), "agent", "--server", server_url, "--token", token, "--name", node,
                "--state-dir", state, "--interval", "0.5s", "--nvml-lib", SimNvmlLibrary()},

@@ -11,6 +11,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
 #include <iostream>
 #include <memory>
 #include <nlohmann/json.hpp>
@@ -104,7 +105,7 @@ Result<std::vector<SimNodeSpec>> DevNodes(int count) {
   return nodes;
 }
 
-std::string SimConfigJson(const SimNodeSpec& node) {
+std::string SimConfigJson(const SimNodeSpec& node, const std::string& state_dir) {
   nlohmann::json gpus = nlohmann::json::array();
   for (int i = 0; i < node.gpus; ++i) {
     gpus.push_back({{"model", node.model},
@@ -112,7 +113,8 @@ std::string SimConfigJson(const SimNodeSpec& node) {
                     {"power_limit_w", node.power_limit_w},
                     {"idle_power_w", node.idle_power_w}});
   }
-  nlohmann::json j{{"node", node.name}, {"default_node", node.default_node}, {"gpus", gpus}};
+  nlohmann::json j{
+      {"node", node.name}, {"default_node", node.default_node}, {"tasks_under", state_dir}, {"gpus", gpus}};
   return j.dump(2) + "\n";
 }
 
@@ -234,6 +236,9 @@ int RunDev(const DevOptions& options) {
     if (::mkdtemp(tmpl) == nullptr) return Fail(Status::IoError("cannot create a temporary directory"));
     data_dir = tmpl;
   }
+  // Absolute: the simulated nodes tell their own tasks by their directories.
+  data_dir = std::filesystem::absolute(data_dir).lexically_normal().string();
+  while (data_dir.size() > 1 && data_dir.back() == '/') data_dir.pop_back();
   auto node_specs = DevNodes(options.nodes);
   if (!node_specs.ok()) return Fail(node_specs.status());
   auto sim_lib = FindSimNvmlLibrary();
@@ -272,7 +277,7 @@ int RunDev(const DevOptions& options) {
     std::string node_dir = data_dir + "/nodes/" + spec.name;
     if (Status s = MakeDirs(node_dir, 0711); !s.ok()) return Fail(s);
     std::string sim_config = node_dir + "/sim-nvml.json";
-    if (Status s = WriteFileAtomic(sim_config, SimConfigJson(spec)); !s.ok()) return Fail(s);
+    if (Status s = WriteFileAtomic(sim_config, SimConfigJson(spec, node_dir)); !s.ok()) return Fail(s);
     AgentChild child;
     child.spec = spec;
     // No CPU energy: the simulated nodes share this machine, whose RAPL counters each

@@ -33,8 +33,11 @@ std::vector<SimNodeSpec> DefaultNodes();
 inline constexpr int kMaxDevNodes = 500;
 Result<std::vector<SimNodeSpec>> DevNodes(int count);
 
-// JSON config of the simulated NVML library for one node.
-std::string SimConfigJson(const SimNodeSpec& node);
+// JSON config of the simulated NVML library for one node whose agent keeps its
+// state (and its tasks' directories) in `state_dir`, an absolute path: the node
+// shows only its own agent's job tasks, not those of another cluster's node of
+// the same name on this host.
+std::string SimConfigJson(const SimNodeSpec& node, const std::string& state_dir);
 
 // Finds the simulated libnvidia-ml.so.1: ROTA_SIM_NVML_LIB, then next to the
 // executable (../lib/sim/ in the build tree, ../lib/rota/sim/ installed).

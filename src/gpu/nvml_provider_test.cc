@@ -292,6 +292,25 @@ TEST_F(NvmlProviderTest, ProcessesOfOtherNodesAreInvisible) {
   }
 }
 
+TEST_F(NvmlProviderTest, JobTasksOfAnotherAgentOfTheSameNodeNameAreInvisible) {
+  // Two clusters on one host (two `rota dev`, tests side by side) both have a
+  // node of this name; a job task is its own agent's by its task directory.
+  const std::string mine = dir_.path() + "/agent";
+  WriteConfig(ThreeGpuConfig(node_, R"(,"tasks_under":")" + mine + R"(/")"));
+  auto own = Child::Start({"CUDA_VISIBLE_DEVICES=1", "ROTA_NODE=" + node_,
+                           "ROTA_PREEMPT_NOTICE=" + mine + "/tasks/job-1.r0.worker-0/preempted"});
+  auto foreign = Child::Start({"CUDA_VISIBLE_DEVICES=1", "ROTA_NODE=" + node_,
+                               "ROTA_PREEMPT_NOTICE=" + mine + "2/tasks/job-1.r0.worker-0/preempted"});
+  auto by_hand = Child::Start({"CUDA_VISIBLE_DEVICES=1", "ROTA_SIM_NODE=" + node_,
+                               "ROTA_PREEMPT_NOTICE=/elsewhere/preempted"});
+  ASSERT_TRUE(own && foreign && by_hand);
+  auto p = Open();
+  ASSERT_NE(p, nullptr);
+  auto s = Sample(*p);
+  ASSERT_EQ(s.size(), 3u);
+  EXPECT_THAT(Pids(s[1]), ElementsAre(static_cast<uint32_t>(own->pid()), static_cast<uint32_t>(by_hand->pid())));
+}
+
 TEST_F(NvmlProviderTest, DefaultNodeOwnsUntaggedProcesses) {
   std::string text = ThreeGpuConfig(node_);
   text.insert(1, R"("default_node":true,)");

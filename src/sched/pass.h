@@ -148,6 +148,9 @@ struct Shape {
   uint64_t fits_version = ~0ULL;   // free_version_ at which it was seen to fit (blocks ignored)
   uint64_t block_version = ~0ULL;  // free_version_ of largest_block
   std::string largest_block;       // WhyNot's text for "no node holds a task"
+  // When largest_block names a node's free GPUs (its closing ")" left off):
+  // the node and the demand they were counted for.
+  std::optional<std::pair<size_t, size_t>> block_of;
   uint64_t usable_version = ~0ULL;  // free_version_ of usable_free
   uint64_t usable_free = 0;         // free GPUs on nodes (and of the model) it may use
   // WhyNot's text when a task group's matching nodes all take no jobs ("" when
@@ -355,6 +358,11 @@ class Pass {
   std::string ClosedReason(const PendingJob& job, Shape& shape);
 
   std::string QuotaReason(const PendingJob& job, uint32_t need) const;
+
+  // ", N of them reserved by U until T" (or "by others") for the free GPUs of
+  // node n usable by demand d that others' reservations keep from `job` now;
+  // "" when none.
+  std::string ReservedOfBlock(const PendingJob& job, size_t n, const TaskDemand& d) const;
 
   void Take(const PendingJob& job, const std::vector<TaskAlloc>& tasks) {
     for (const auto& t : tasks) free_.Take(t);

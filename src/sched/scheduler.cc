@@ -191,6 +191,7 @@ std::string Pass::WhyNot(const PendingJob& job, Shape& shape) {
           best = n;
       }
       const uint32_t block = best == free_.size() ? 0 : free_.FreeFor(best, b);
+      shape.block_of.reset();
       // A node with the GPUs but too few job ports left (every task takes one).
       std::string portless;
       for (size_t n = 0; n < free_.size() && portless.empty(); ++n) {
@@ -206,9 +207,13 @@ std::string Pass::WhyNot(const PendingJob& job, Shape& shape) {
                     Plural(b.gpus_per_task,
                            "free " + (b.gpu_model.empty() ? "" : b.gpu_model + " ") + "GPU") +
                     " on one node (largest free block: " + std::to_string(block) +
-                    (best == free_.size() ? "" : " on " + free_.node(best).name) + ")";
+                    (best == free_.size() ? ")" : " on " + free_.node(best).name);
+      if (portless.empty() && b.gpus_per_task > 0 && best != free_.size()) shape.block_of = {{best, big}};
     }
-    return shape.largest_block;
+    if (!shape.block_of) return shape.largest_block;
+    // The node's free GPUs another user has reserved: per job (its owner, its end).
+    const auto [n, d] = *shape.block_of;
+    return shape.largest_block + ReservedOfBlock(job, n, job.demands[d]) + ")";
   }
   const int64_t end = EndOf(job, s_.now_ms);
   for (const auto& a : reservations_) {
@@ -294,6 +299,32 @@ std::string Pass::QuotaReason(const PendingJob& job, uint32_t need) const {
     }
   }
   return r;
+}
+
+std::string Pass::ReservedOfBlock(const PendingJob& job, size_t n, const TaskDemand& d) const {
+  if (reservations_.empty()) return "";
+  const Node& node = free_.node(n);
+  const int64_t end = EndOf(job, s_.now_ms);
+  std::vector<uint8_t> counted(node.gpus, 0);
+  uint32_t count = 0;
+  const Reservation* only = nullptr;  // the one reservation they are in, if one
+  bool several = false;
+  for (const auto& a : reservations_) {
+    const Reservation& r = *a.r;
+    if (r.node != node.name || !ReservationBlocks(r, job, s_.now_ms, end)) continue;
+    for (uint32_t g : r.gpus) {
+      if (g >= node.gpus || counted[g] || !free_.Free(n, g)) continue;
+      if (!node.gpu_models.empty() && !d.gpu_model.empty() && !ModelMatches(node, g, d.gpu_model)) continue;
+      counted[g] = 1;
+      ++count;
+      several = several || (only != nullptr && only != &r);
+      only = &r;
+    }
+  }
+  if (count == 0) return "";
+  if (several) return ", " + std::to_string(count) + " of them reserved by others";
+  return ", " + std::to_string(count) + " of them reserved by " + only->user +
+         (only->start_ms > s_.now_ms ? " from " + FormatRfc3339(only->start_ms) : " until " + FormatRfc3339(only->end_ms));
 }
 
 void Pass::Consider(const PendingJob& job, Shape& shape, const Rank& rank, uint32_t position) {

@@ -28,6 +28,38 @@ TEST(ScheduleTest, StartsWhatFitsAndExplainsTheRest) {
   EXPECT_EQ(w->position, 2u);
 }
 
+TEST(ScheduleTest, TheLargestFreeBlockSaysHowManyOfItAnotherUserReserved) {
+  Snapshot s = Base({MakeNode("gpu-a", 8), MakeNode("gpu-b", 8)});
+  s.running.push_back(Running(1, "bob", {On("gpu-a", {0, 1, 2})}));
+  s.running.push_back(Running(4, "bob", {On("gpu-b", {0, 1, 2, 3, 4})}));
+  s.reservations.push_back(Reservation{.id = 7, .user = "carol", .node = "gpu-a", .gpus = {3, 4},
+                                       .start_ms = kNow - kHour, .end_ms = kNow + kHour});
+  s.pending.push_back(Pending(3, "alice", {Demand(1, 6)}));
+  Decisions d = Schedule(s);
+  EXPECT_EQ(WaitOf(d, 3)->reason,
+            "waiting for 6 free GPUs on one node (largest free block: 5 on gpu-a, 2 of them reserved by "
+            "carol until 2027-01-15T09:00:00Z)");
+  // A reservation later on another GPU that a job without a time limit would run into.
+  s.reservations.push_back(Reservation{.id = 8, .user = "dave", .node = "gpu-a", .gpus = {5, 3},
+                                       .start_ms = kNow + 2 * kHour, .end_ms = kNow + 3 * kHour});
+  d = Schedule(s);
+  EXPECT_EQ(WaitOf(d, 3)->reason,
+            "waiting for 6 free GPUs on one node (largest free block: 5 on gpu-a, 3 of them reserved by others)");
+  // Not for its owner; not for a job that ends before the reservation starts.
+  s.reservations.pop_back();
+  s.pending[0].meta.user = "carol";
+  EXPECT_EQ(WaitOf(Schedule(s), 3)->reason, "waiting for 6 free GPUs on one node (largest free block: 5 on gpu-a)");
+  s.pending[0].meta.user = "alice";
+  s.reservations[0].start_ms = kNow + kHour;
+  s.reservations[0].end_ms = kNow + 2 * kHour;
+  s.pending[0].meta.time_limit_ms = kHour;
+  EXPECT_EQ(WaitOf(Schedule(s), 3)->reason, "waiting for 6 free GPUs on one node (largest free block: 5 on gpu-a)");
+  s.pending[0].meta.time_limit_ms = 0;
+  EXPECT_EQ(WaitOf(Schedule(s), 3)->reason,
+            "waiting for 6 free GPUs on one node (largest free block: 5 on gpu-a, 2 of them reserved by "
+            "carol from 2027-01-15T09:00:00Z)");
+}
+
 TEST(ScheduleTest, JobsWaitForAJobPortWhenTheNodeHasNoneLeft) {
   Snapshot s = Base({MakeNode("gpu-a", 8)});
   s.nodes[0].task_slots = 2;

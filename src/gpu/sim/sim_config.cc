@@ -195,8 +195,8 @@ bool ParseConfig(const std::string& text, Config* out, std::string* error) {
     return false;
   }
   for (const auto& [key, value] : j.items()) {
-    if (key != "node" && key != "default_node" && key != "gpus" && key != "faults") {
-      *error = key + ": unknown key (expected node, default_node, gpus, faults)";
+    if (key != "node" && key != "default_node" && key != "tasks_under" && key != "gpus" && key != "faults") {
+      *error = key + ": unknown key (expected node, default_node, tasks_under, gpus, faults)";
       return false;
     }
   }
@@ -213,6 +213,14 @@ bool ParseConfig(const std::string& text, Config* out, std::string* error) {
       return false;
     }
     c.default_node = it->get<bool>();
+  }
+  if (auto it = j.find("tasks_under"); it != j.end()) {
+    if (!it->is_string() || it->get<std::string>().empty() || it->get<std::string>()[0] != '/') {
+      *error = "tasks_under: must be an absolute directory path";
+      return false;
+    }
+    c.tasks_under = it->get<std::string>();
+    while (c.tasks_under.size() > 1 && c.tasks_under.back() == '/') c.tasks_under.pop_back();
   }
   auto gpus = j.find("gpus");
   if (gpus == j.end() || !gpus->is_array() || gpus->size() > kMaxSimGpus) {

@@ -1,6 +1,6 @@
 #pragma once
 // Configuration of the simulated NVML library (see docs/design-gpu.md for the format):
-//   {"node": "sim-a", "default_node": true,
+//   {"node": "sim-a", "default_node": true, "tasks_under": "/var/lib/rota-agent",
 //    "gpus": [{"model": "NVIDIA A100-SXM4-80GB", "memory_mib": 81920,
 //              "power_limit_w": 400, "idle_power_w": 60, "min_power_limit_w": 100}, ...],
 //    "faults": {"2": "gpu_lost", "1:fan": "not_supported"}}
@@ -61,6 +61,11 @@ struct GpuConfig {
 struct Config {
   std::string node;
   bool default_node = false;  // untagged processes belong to this node
+  // When set, a job task (its environment has ROTA_PREEMPT_NOTICE) named for this
+  // node but not by ROTA_SIM_NODE is this node's only when its notice lies under
+  // this directory (the agent's state directory): simulated nodes of different
+  // clusters on one host (two `rota dev`, tests side by side) may share names.
+  std::string tasks_under;
   std::vector<GpuConfig> gpus;
 };
 

@@ -50,7 +50,10 @@ TEST(SimConfigTest, DefaultNodeIsFalseAndZeroGpusAllowed) {
   std::string error;
   ASSERT_TRUE(ParseConfig(R"({"node":"n1","gpus":[]})", &c, &error)) << error;
   EXPECT_FALSE(c.default_node);
+  EXPECT_EQ(c.tasks_under, "");
   EXPECT_THAT(c.gpus, IsEmpty());
+  ASSERT_TRUE(ParseConfig(R"({"node":"n1","tasks_under":"/var/lib/rota//","gpus":[]})", &c, &error)) << error;
+  EXPECT_EQ(c.tasks_under, "/var/lib/rota");
 }
 
 TEST(SimConfigTest, UuidIsWellFormedStableAndDistinct) {
@@ -78,6 +81,9 @@ TEST(SimConfigTest, RejectsBadInputsNamingTheField) {
       {R"({"node":")" + std::string(64, 'a') + R"(",)" + kGpu + "}", "node:"},
       {R"({"node":7,)" + kGpu + "}", "node:"},
       {R"({"node":"a","default_node":"yes",)" + kGpu + "}", "default_node"},
+      {R"({"node":"a","tasks_under":"rel/dir",)" + kGpu + "}", "tasks_under: must be an absolute"},
+      {R"({"node":"a","tasks_under":"",)" + kGpu + "}", "tasks_under: must be an absolute"},
+      {R"({"node":"a","tasks_under":1,)" + kGpu + "}", "tasks_under: must be an absolute"},
       {R"({"node":"a"})", "gpus: required"},
       {R"({"node":"a","gpus":{}})", "gpus: required"},
       {R"({"node":"a","gpus":[)" + std::string(64 * 3, ' ') + "{}" +

@@ -59,6 +59,8 @@ bool ParseEnviron(const char* data, size_t size, ProcEnv* out) {
       sim_node.assign(v);
     } else if (TakeValue(entry, "ROTA_NODE", &v)) {  // set for rota's job tasks
       rota_node.assign(v);
+    } else if (TakeValue(entry, "ROTA_PREEMPT_NOTICE", &v)) {
+      out->notice.assign(v);
     } else if (TakeValue(entry, "ROTA_SIM_GPU_MEM_MIB", &v)) {
       if (ParseNumber(v, 0, 1 << 24, &n)) out->mem_mib = n;
     } else if (TakeValue(entry, "ROTA_SIM_GPU_UTIL", &v)) {
@@ -73,7 +75,8 @@ bool ParseEnviron(const char* data, size_t size, ProcEnv* out) {
     }
   }
   // ROTA_SIM_NODE names the node; else ROTA_NODE, which rota sets for its tasks.
-  out->node = !sim_node.empty() ? sim_node : rota_node;
+  out->sim_node = !sim_node.empty();
+  out->node = out->sim_node ? sim_node : rota_node;
   out->has_node = !out->node.empty();
   return has_visible;
 }

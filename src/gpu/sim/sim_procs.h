@@ -23,8 +23,10 @@ namespace rota::gpu::sim {
 
 // What the simulator needs from a process's environment.
 struct ProcEnv {
-  bool has_node = false;  // ROTA_SIM_NODE set and non-empty
+  bool has_node = false;  // ROTA_SIM_NODE or ROTA_NODE set and non-empty
+  bool sim_node = false;  // the node comes from ROTA_SIM_NODE (named by hand)
   std::string node;
+  std::string notice;       // ROTA_PREEMPT_NOTICE: set for rota's job tasks, in their task directory
   std::string visible;      // CUDA_VISIBLE_DEVICES
   uint64_t mem_mib = 1024;  // ROTA_SIM_GPU_MEM_MIB
   uint32_t util = 100;      // ROTA_SIM_GPU_UTIL, 0..100

@@ -58,6 +58,14 @@ void Warn(const std::string& message) {
   std::fprintf(stderr, "rota simulated NVML: %s\n", message.c_str());
 }
 
+// Whether a process named for this node is not another agent's job task
+// (Config::tasks_under).
+bool OwnTask(const ProcEnv& env, const std::string& tasks_under) {
+  if (env.sim_node || env.notice.empty() || tasks_under.empty()) return true;
+  return env.notice.size() > tasks_under.size() && env.notice.compare(0, tasks_under.size(), tasks_under) == 0 &&
+         (tasks_under == "/" || env.notice[tasks_under.size()] == '/');
+}
+
 }  // namespace
 
 bool Simulator::ReadConfig(Config* out, FileId* id, std::string* error) const {
@@ -174,7 +182,8 @@ void Simulator::Rescan() {
     l.graphics.clear();
   }
   for (const auto& [pid, env] : scanner_.GpuProcesses()) {
-    bool mine = env->has_node ? env->node == config_.node : config_.default_node;
+    bool mine = env->has_node ? env->node == config_.node && OwnTask(*env, config_.tasks_under)
+                              : config_.default_node;
     if (!mine) continue;
     ResolveVisibleDevices(env->visible, config_, &visible_);
     const uint64_t bytes = env->mem_mib << 20;

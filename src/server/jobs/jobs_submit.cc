@@ -1,0 +1,127 @@
+// The job service's submission path: a spec checked against the queues, quotas
+// and the whole cluster, then stored pending; and the GPUs other users' jobs hold
+// (what reservations may not be booked on).
+#include <algorithm>
+#include <limits>
+
+#include "common/log.h"
+#include "common/mutex.h"
+#include "server/accounts/accounts.h"
+#include "server/jobs/jobs.h"
+#include "server/jobs/jobs_rows.h"
+#include "server/nodes/cluster_state.h"
+#include "server/queues/queues.h"
+#include "server/quotas/quotas.h"
+
+namespace rota::server {
+namespace {
+
+using store::Db;
+
+// What placement sees of a node, but for its free GPUs and readiness.
+jobs::NodeOffer OfferOf(const NodeView& view) {
+  jobs::NodeOffer n;
+  n.name = view.info->name;
+  n.address = view.info->addresses.empty() ? view.info->hostname : view.info->addresses.front();
+  if (n.address.empty()) n.address = n.name;
+  n.labels = view.info->labels;
+  if (!view.info->gpus.empty()) n.gpu_model = view.info->gpus.front().name;
+  n.gpu_models = GpuModelsIfMixed(*view.info);
+  n.total_gpus = static_cast<uint32_t>(view.info->gpus.size());
+  n.cpus = view.info->cpus;
+  n.memory_bytes = view.info->memory_bytes;
+  return n;
+}
+
+}  // namespace
+
+Status JobService::CheckQuotasCouldEverAdmit(const jobs::JobSpec& spec, const std::string& owner,
+                                             const std::vector<std::string>& groups) const {
+  if (quotas_ == nullptr) return Status::Ok();
+  const uint64_t gpus = spec.GpuCount();
+  auto check = [&](const char* kind, const std::string& name) -> Status {
+    auto q = quotas_->Get(kind, name);
+    if (!q.ok() || q->limits.max_gpus == 0 || gpus <= q->limits.max_gpus) return Status::Ok();
+    return Status::InvalidArgument(std::string(kind) + " quota: the job needs " + std::to_string(gpus) +
+                                   " GPUs at once; " + kind + " " + name + " may hold " +
+                                   std::to_string(q->limits.max_gpus));
+  };
+  RETURN_IF_ERROR(check("user", owner));
+  // The group quotas count a user's primary group: the first of its groups by name.
+  if (!groups.empty()) RETURN_IF_ERROR(check("group", *std::min_element(groups.begin(), groups.end())));
+  return Status::Ok();
+}
+
+std::vector<reserve::Busy> JobService::HeldGpus(const std::string& node, int64_t owner_id,
+                                                int64_t from_ms) const {
+  std::vector<reserve::Busy> out;
+  MutexLock lock(&mu_);
+  for (const auto& [id, job] : active_) {
+    if (job.owner_id == owner_id || job.spec.preemptible.value_or(false)) continue;
+    if (job.state != jobs::JobState::kStarting && job.state != jobs::JobState::kRunning) continue;
+    const int64_t end = job.spec.time_limit_ms > 0 ? job.started_ms + job.spec.time_limit_ms
+                                                   : std::numeric_limits<int64_t>::max();
+    if (end <= from_ms) continue;
+    for (const auto& t : job.tasks) {
+      if (t.node != node) continue;
+      for (uint32_t g : t.gpus) out.push_back(reserve::Busy{g, 0, job.owner, job.started_ms, end, job.id});
+    }
+  }
+  return out;
+}
+
+Result<jobs::JobSpec> JobService::CheckSubmission(int64_t owner_id, const std::string& owner,
+                                                  const jobs::JobSpec& submitted) {
+  RETURN_IF_ERROR(jobs::Validate(submitted));
+  jobs::JobSpec spec = submitted;
+  {
+    ASSIGN_OR_RETURN(User user, accounts_->GetUser(owner_id));
+    RETURN_IF_ERROR(queues_->Admit(owner, user.groups, user.role == Role::kAdmin, &spec));
+    RETURN_IF_ERROR(CheckQuotasCouldEverAdmit(spec, owner, user.groups));
+  }
+  // A job that could never be placed (on the whole cluster, idle) is refused now,
+  // naming why.
+  {
+    std::vector<jobs::NodeOffer> idle;
+    for (const auto& view : cluster_->Nodes()) {
+      jobs::NodeOffer n = OfferOf(view);
+      n.ready = true;
+      for (const auto& g : view.info->gpus) n.free_gpus.push_back(g.index);
+      idle.push_back(std::move(n));
+    }
+    if (idle.empty()) return Status::InvalidArgument("no node has joined the cluster");
+    jobs::PlacementOptions o;
+    o.ports = {1, 65535};
+    auto p = jobs::PlaceJob(spec, idle, o);
+    if (!p.ok() && p.status().code() == StatusCode::kInvalidArgument) return p.status();
+  }
+  return spec;
+}
+
+Result<Job> JobService::Submit(int64_t owner_id, const std::string& owner, const jobs::JobSpec& submitted) {
+  ASSIGN_OR_RETURN(jobs::JobSpec spec, CheckSubmission(owner_id, owner, submitted));
+  Job job;
+  job.owner_id = owner_id;
+  job.owner = owner;
+  job.spec = spec;
+  job.created_ms = job.updated_ms = job.queued_ms = clock_->NowMs();
+  job.reason = "submitted";
+  store::JobRow row = RowOf(job);
+  row.name = spec.name;
+  row.spec_json = jobs::ToJson(spec).dump();
+  RETURN_IF_ERROR(store_->Write([&](Db& db) -> Status {
+    ASSIGN_OR_RETURN(job.id, store::InsertJob(db, row));
+    return Status::Ok();
+  }));
+  {
+    MutexLock lock(&mu_);
+    active_[job.id] = job;
+    wake_ = dirty_ = true;  // place it now, not at the next tick
+    cv_.NotifyAll();
+  }
+  ROTA_LOG(INFO) << "job " << job.id << " (" << spec.name << ") submitted by " << owner << ": "
+                 << spec.TaskCount() << " task(s), " << spec.GpuCount() << " GPU(s)";
+  return job;
+}
+
+}  // namespace rota::server
