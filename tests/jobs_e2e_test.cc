@@ -355,6 +355,33 @@ TEST_F(JobsE2E, BadRequestsAreRefusedWithFittingStatus) {
   EXPECT_EQ(status("POST", "/api/v1/jobs/99999/cancel", nullptr, alice_), 404);
 }
 
+// A job's environment often carries API keys: others see the names only.
+TEST_F(JobsE2E, OthersSeeAJobsEnvironmentNamesButNotItsValues) {
+  Json spec{{"name", "secret"},
+            {"command", {"sleep", "30"}},
+            {"env", {{"WANDB_API_KEY", "supersecret123"}}},
+            {"groups", {{{"role", "worker"}}}}};
+  auto job = Submit(spec, alice_);
+  ASSERT_TRUE(job.ok()) << job.status().ToString();
+  const std::string path = "/api/v1/jobs/" + std::to_string((*job)["id"].get<int64_t>());
+  auto env_as = [&](const std::string& token, const std::string& what) -> std::string {
+    auto r = server_->CallAs(token, "GET", what);
+    if (!r.ok() || r->status != 200) return "HTTP error";
+    auto j = Json::parse(r->body);
+    const Json& one = j.contains("jobs") ? j["jobs"][0] : j;
+    return one["spec"]["env"].value("WANDB_API_KEY", "absent");
+  };
+  EXPECT_EQ(env_as(alice_, path), "supersecret123");
+  EXPECT_EQ(env_as(bob_, path), "(hidden)");
+  EXPECT_EQ(env_as(bob_, "/api/v1/jobs?limit=1"), "(hidden)");
+  EXPECT_EQ(env_as(alice_, "/api/v1/jobs?limit=1"), "supersecret123");
+  EXPECT_EQ(env_as(server_->admin_token(), path), "supersecret123");
+  auto r = server_->CallAs(bob_, "GET", path);
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ(r->body.find("supersecret123"), std::string::npos) << r->body;
+  ASSERT_TRUE(server_->CallAs(alice_, "POST", path + "/cancel", "").ok());
+}
+
 TEST_F(JobsE2E, CliRunWaitsAndExitsWithTheJobsStatus) {
   auto env = server_->CliEnv();
   env["ROTA_TOKEN"] = alice_;

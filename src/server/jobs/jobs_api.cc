@@ -4,6 +4,8 @@
 //   POST /api/v1/jobs/preview         a job spec -> its processes' argv and env (no job made)
 //   GET  /api/v1/jobs                 ?mine=&state=&limit=             reader
 //   GET  /api/v1/jobs/{id}            with its state changes           reader
+//     (a job's environment values are its owner's and admins' only: others see
+//      the variables' names, each value "(hidden)")
 //   POST /api/v1/jobs/{id}/cancel                                      owner or admin
 //   GET  /api/v1/jobs/{id}/logs       ?task=worker-0&stream=stdout|stderr&offset=&max_bytes=
 //                                                                      owner or admin
@@ -24,6 +26,19 @@ using net::HttpRequest;
 using net::HttpResponse;
 
 HttpResponse Fail(const Status& st) { return HttpResponse::FromStatus(st); }
+
+// The job as `who` may see it: environment values (API keys, tokens) hidden
+// from all but its owner and admins, as its logs are.
+api::Json Visible(const Job& job, const Principal& who, const std::vector<JobEvent>* events = nullptr) {
+  api::Json out = ToJson(job, events);
+  if (who.CanModify(job.owner_id)) return out;
+  if (auto spec = out.find("spec"); spec != out.end()) {
+    if (auto env = spec->find("env"); env != spec->end() && env->is_object()) {
+      for (auto& [name, value] : env->items()) value = "(hidden)";
+    }
+  }
+  return out;
+}
 
 }  // namespace
 
@@ -93,7 +108,7 @@ Status RegisterJobRoutes(net::HttpServer& http, ApiContext& ctx) {
     auto list = ctx.jobs->List(mine == "true" ? who->user_id : 0, state, static_cast<int>(*limit));
     if (!list.ok()) return Fail(list.status());
     api::Json rows = api::Json::array();
-    for (const auto& j : *list) rows.push_back(ToJson(j));
+    for (const auto& j : *list) rows.push_back(Visible(j, *who));
     return HttpResponse::Json(200, api::Json{{"jobs", std::move(rows)}}.dump());
   }));
 
@@ -105,7 +120,7 @@ Status RegisterJobRoutes(net::HttpServer& http, ApiContext& ctx) {
     std::vector<JobEvent> events;
     auto job = ctx.jobs->Get(*id, &events);
     if (!job.ok()) return Fail(job.status());
-    return HttpResponse::Json(200, ToJson(*job, &events).dump());
+    return HttpResponse::Json(200, Visible(*job, *who, &events).dump());
   }));
 
   RETURN_IF_ERROR(http.Route("POST", "/api/v1/jobs/{id}/cancel", [&ctx](const HttpRequest& req) {
