@@ -278,6 +278,11 @@ Status Accounts::DeleteUser(int64_t id) {
       return Status::Conflict("user '" + cur.username +
                                         "' owns reservations; disable the account instead");
     }
+    ASSIGN_OR_RETURN(int64_t jobs, store::CountJobsOf(db, id));
+    if (jobs > 0) {
+      return Status::Conflict("user '" + cur.username + "' owns " + std::to_string(jobs) +
+                              (jobs == 1 ? " job" : " jobs") + " (their history stays); disable the account instead");
+    }
     if (cur.role == Role::kAdmin && !cur.disabled) {
       ASSIGN_OR_RETURN(int64_t admins, store::CountEnabledAdmins(db));
       if (admins <= 1) return Status::Conflict("cannot delete the last enabled admin");

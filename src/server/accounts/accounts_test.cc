@@ -4,6 +4,7 @@
 #include <sys/stat.h>
 
 #include "common/clock.h"
+#include "server/store/jobs.h"
 #include "server/store/store_test_util.h"
 
 namespace rota::server {
@@ -216,6 +217,25 @@ TEST_F(AccountsTest, LastAdminCannotBeDemotedDisabledOrDeleted) {
   EXPECT_EQ(accounts_->DeleteUser(admin.id).code(), StatusCode::kConflict);
   Make("boss2", Role::kAdmin);
   EXPECT_TRUE(accounts_->UpdateUser(admin.id, demote, clock_.NowMs()).ok());
+}
+
+TEST_F(AccountsTest, AUserWithJobsIsNotDeletedButMayBeDisabled) {
+  User erin = Make("erin");
+  ASSERT_TRUE(store_->Write([&](store::Db& db) -> Status {
+    store::JobRow row;
+    row.owner_id = erin.id;
+    row.name = "train";
+    row.spec_json = "{}";
+    row.state = "pending";
+    return store::InsertJob(db, row).status();
+  }).ok());
+  Status st = accounts_->DeleteUser(erin.id);
+  EXPECT_EQ(st.code(), StatusCode::kConflict);
+  EXPECT_EQ(st.message(), "user 'erin' owns 1 job (their history stays); disable the account instead");
+  EXPECT_TRUE(accounts_->GetUser(erin.id).ok());  // nothing lost
+  UserPatch disable;
+  disable.disabled = true;
+  EXPECT_TRUE(accounts_->UpdateUser(erin.id, disable, clock_.NowMs()).ok());
 }
 
 TEST_F(AccountsTest, GroupsAndUnixAccounts) {

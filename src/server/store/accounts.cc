@@ -77,6 +77,13 @@ Result<int64_t> CountReservationsOf(Db& db, int64_t user_id) {
   return row ? s.Int(0) : 0;
 }
 
+Result<int64_t> CountJobsOf(Db& db, int64_t user_id) {
+  ASSIGN_OR_RETURN(Stmt s, db.Prepare("SELECT count(*) FROM jobs WHERE owner_id = ?1"));
+  s.Bind(1, user_id);
+  ASSIGN_OR_RETURN(bool row, s.Step());
+  return row ? s.Int(0) : 0;
+}
+
 Result<int64_t> InsertUser(Db& db, const UserRow& u) {
   ASSIGN_OR_RETURN(Stmt ins, db.Prepare("INSERT INTO users (username, display_name, email, unix_user, "
                                         "unix_users_json, role, password_hash, disabled, created_ms, "

@@ -40,6 +40,8 @@ Result<int64_t> CountUsers(Db& db);
 Result<int64_t> CountEnabledAdmins(Db& db);
 // How many reservations the user owns (any state).
 Result<int64_t> CountReservationsOf(Db& db, int64_t user_id);
+// How many jobs the user owns (any state: ended jobs keep their owner).
+Result<int64_t> CountJobsOf(Db& db, int64_t user_id);
 // Returns the new user's id; the username's unique key refuses a taken one.
 Result<int64_t> InsertUser(Db& db, const UserRow& row);
 // Writes display name, email, Unix users, role, disabled, updated_ms and the
