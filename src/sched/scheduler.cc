@@ -216,22 +216,29 @@ std::string Pass::WhyNot(const PendingJob& job, Shape& shape) {
     return shape.largest_block + ReservedOfBlock(job, n, job.demands[d]) + ")";
   }
   const int64_t end = EndOf(job, s_.now_ms);
+  const auto& eligible = EligibleNodes(job, shape);
+  auto may_use = [&](size_t n) {  // a node a GPU task of the job may use
+    for (size_t d = 0; d < eligible.size(); ++d) {
+      if (job.demands[d].gpus_per_task > 0 && eligible[d][n]) return true;
+    }
+    return false;
+  };
+  // The first reservation keeping free GPUs it may use from it.
   for (const auto& a : reservations_) {
     const Reservation* r = a.r;
-    if (!ReservationBlocks(*r, job, s_.now_ms, end)) continue;
+    auto n = free_.Find(r->node);
+    if (!n || !may_use(*n) || !ReservationBlocks(*r, job, s_.now_ms, end)) continue;
+    if (std::none_of(r->gpus.begin(), r->gpus.end(), [&](uint32_t g) { return g < free_.node(*n).gpus && free_.Free(*n, g); }))
+      continue;
     return r->node + " reserved by " + r->user +
            (r->start_ms > s_.now_ms ? " from " + FormatRfc3339(r->start_ms) : "") + " until " +
            FormatRfc3339(r->end_ms);
   }
   // The first protected job holding GPUs on a node this job may use.
-  const auto& eligible = EligibleNodes(job, shape);
   auto on_eligible = [&](const Hold& h) {
     for (const auto& t : h.tasks) {
       auto n = free_.Find(t.node);
-      if (!n || t.gpus.empty()) continue;
-      for (size_t d = 0; d < eligible.size(); ++d) {
-        if (job.demands[d].gpus_per_task > 0 && eligible[d][*n]) return true;
-      }
+      if (n && !t.gpus.empty() && may_use(*n)) return true;
     }
     return false;
   };

@@ -299,6 +299,28 @@ TEST(ScheduleTest, ReservedGpusFollowTheCalendarRules) {
   EXPECT_EQ(d.starts.size(), 1u);
 }
 
+TEST(ScheduleTest, AWaitNamesAReservationOnANodeTheJobMayUse) {
+  Node a100 = MakeNode("gpu-a", 8), t4 = MakeNode("gpu-c", 2);
+  a100.gpu_model = "NVIDIA A100-SXM4-80GB";
+  t4.gpu_model = "Tesla T4";
+  Snapshot s = Base({a100, t4});
+  // admin's reservation on gpu-a now, another on gpu-c from an hour on.
+  s.reservations.push_back(Reservation{.id = 1, .user = "admin", .node = "gpu-a", .gpus = {6, 7},
+                                       .start_ms = kNow - kHour, .end_ms = kNow + kHour});
+  s.reservations.push_back(Reservation{.id = 2, .user = "admin", .node = "gpu-c", .gpus = {0, 1},
+                                       .start_ms = kNow + kHour, .end_ms = kNow + 4 * kHour});
+  s.running.push_back(Running(1, "alice", {On("gpu-a", {0, 1, 2, 3, 4, 5})}));
+  TaskDemand two_t4 = Demand(1, 2);
+  two_t4.gpu_model = "T4";
+  auto job = Pending(7, "bob", {two_t4});
+  job.meta.time_limit_ms = 2 * kHour;  // runs into gpu-c's reservation
+  s.pending.push_back(job);
+  Decisions d = Schedule(s);
+  EXPECT_TRUE(d.starts.empty());
+  EXPECT_EQ(WaitOf(d, 7)->reason, "gpu-c reserved by admin from 2027-01-15T09:00:00Z until 2027-01-15T12:00:00Z");
+  EXPECT_EQ(WaitOf(d, 7)->estimated_start_ms, kNow + 4 * kHour);
+}
+
 TEST(ScheduleTest, ActiveReservationGpusGoToOthersOnlyWhenTheOwnerIsIdle) {
   Snapshot s = Base({MakeNode("gpu-b", 2)});
   Reservation r{.id = 7, .user = "alice", .node = "gpu-b", .gpus = {0, 1},
