@@ -217,8 +217,10 @@ class JobService {
                     const std::function<void(const Job&)>& visit) const;
   // Cancels a job: PermissionDenied unless owner or admin; Conflict when it ended.
   Result<Job> Cancel(int64_t user_id, bool admin, int64_t id);
+  // A job as it is now: a running job's attained_gpu_ms counts its current run
+  // so far (GPU time shown to people).
   Result<Job> Get(int64_t id, std::vector<JobEvent>* events = nullptr);
-  // Newest first. owner_id 0: everyone's. state "": any.
+  // Newest first. owner_id 0: everyone's. state "": any. As Get.
   Result<std::vector<Job>> List(int64_t owner_id, std::optional<jobs::JobState> state, int limit);
   // Part of a task's log from its node. NotFound for an unknown task;
   // Unavailable when the node does not answer.

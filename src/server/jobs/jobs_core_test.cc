@@ -239,6 +239,23 @@ TEST_F(JobsCoreTest, AJobGoesFromPendingToSucceededThroughTheTransport) {
   EXPECT_EQ(Get(id).state, JobState::kSucceeded) << Get(id).reason;
 }
 
+// The GPU time people see counts the current run so far, and a run once.
+TEST_F(JobsCoreTest, ARunningJobsGpuTimeCountsItsCurrentRun) {
+  auto [id, task] = Running();
+  const double before = Get(id).attained_gpu_ms;
+  clock_.AdvanceMs(60'000);
+  EXPECT_DOUBLE_EQ(Get(id).attained_gpu_ms - before, 60'000);  // 1 GPU for a minute
+  auto listed = jobs_->List(0, std::nullopt, 10);
+  ASSERT_TRUE(listed.ok());
+  ASSERT_EQ(listed->size(), 1u);
+  EXPECT_DOUBLE_EQ((*listed)[0].attained_gpu_ms, Get(id).attained_gpu_ms);
+  transport_.Report("gpu-a", task, "exited", 4242, 0);
+  jobs_->Step();
+  ASSERT_EQ(Get(id).state, JobState::kSucceeded);
+  clock_.AdvanceMs(60'000);  // ended: no longer grows
+  EXPECT_DOUBLE_EQ(Get(id).attained_gpu_ms - before, 60'000);
+}
+
 // A job above its owner's GPUs-at-once quota could never start: refused at
 // submission, naming the limit (a job within it waits while others hold GPUs).
 TEST_F(JobsCoreTest, AJobAboveItsOwnersGpuQuotaIsRefusedAtSubmission) {

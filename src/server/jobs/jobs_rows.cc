@@ -8,6 +8,7 @@
 #include "common/log.h"
 #include "common/mutex.h"
 #include "common/time_util.h"
+#include "server/scheduling/snapshot_builder.h"
 
 namespace rota::server {
 
@@ -219,11 +220,24 @@ void JobService::Persist(const Job& job, std::optional<jobs::JobState> event, co
   });
 }
 
+namespace {
+
+// `job` with its current run's GPU time so far in attained_gpu_ms.
+Job WithRunSoFar(Job job, int64_t now_ms) {
+  if (job.run_open) {
+    job.attained_gpu_ms += scheduling::CurrentRunGpuMs(job, now_ms);
+    job.run_open = false;
+  }
+  return job;
+}
+
+}  // namespace
+
 Result<Job> JobService::Get(int64_t id, std::vector<JobEvent>* events) {
   {
     MutexLock lock(&mu_);
     auto it = active_.find(id);
-    if (it != active_.end() && events == nullptr) return it->second;
+    if (it != active_.end() && events == nullptr) return WithRunSoFar(it->second, clock_->NowMs());
   }
   std::optional<store::JobRow> row;
   std::vector<store::JobEventRow> history;
@@ -243,7 +257,7 @@ Result<Job> JobService::Get(int64_t id, std::vector<JobEvent>* events) {
   }
   MutexLock lock(&mu_);
   auto it = active_.find(id);
-  if (it != active_.end()) return it->second;  // fresher than the store
+  if (it != active_.end()) return WithRunSoFar(it->second, clock_->NowMs());  // fresher than the store
   return stored;
 }
 
@@ -264,7 +278,7 @@ Result<std::vector<Job>> JobService::List(int64_t owner_id, std::optional<jobs::
   MutexLock lock(&mu_);
   for (auto& j : out) {
     auto it = active_.find(j.id);
-    if (it != active_.end()) j = it->second;
+    if (it != active_.end()) j = WithRunSoFar(it->second, clock_->NowMs());
   }
   return out;
 }
