@@ -1,9 +1,10 @@
 // Unit tests of the small job and time helpers the lists share (src/lib/jobs.ts,
-// src/lib/format.ts): `npm run test:unit`, no server or browser.
+// src/lib/format.ts, src/lib/jobform.ts): `npm run test:unit`, no server or browser.
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { jobGpus } from '../src/lib/jobs.ts';
 import { ago, relative } from '../src/lib/format.ts';
+import { applyTemplate, buildSpec, defaultJobForm, TEMPLATES } from '../src/lib/jobform.ts';
 
 describe('jobGpus', () => {
   it('takes the count the queue gives, which has no spec', () => {
@@ -29,5 +30,16 @@ describe('ago', () => {
   it('shows a dash for nothing or nonsense', () => {
     assert.equal(ago(undefined, now), '–');
     assert.equal(ago('yesterday-ish', now), '–');
+  });
+});
+
+describe('buildSpec', () => {
+  const form = (extra) => ({ ...defaultJobForm(), name: 'train', command: 'python train.py', ...extra });
+  it('sends the time limit typed, trimmed, and none when empty', () => {
+    assert.equal(buildSpec(form({ timeLimit: ' 2h ' })).time_limit, '2h');
+    assert.equal('time_limit' in buildSpec(form({ timeLimit: '  ' })), false);
+  });
+  it('keeps the time limit when a template is applied', () => {
+    assert.equal(applyTemplate(form({ timeLimit: '30m' }), TEMPLATES[1]).timeLimit, '30m');
   });
 });

@@ -19,6 +19,8 @@ export interface JobFormValues {
   /** pytorch: one process per task (torchrun starts the per-GPU ones). */
   processPerNode: boolean;
   queue: string;
+  /** "" (the queue's default) or a duration such as 30m, 2h, 1d12h. */
+  timeLimit: string;
 }
 
 export const FRAMEWORKS: { value: Framework; label: string }[] = [
@@ -46,6 +48,7 @@ export const defaultJobForm = (): JobFormValues => ({
   groups: [{ role: 'worker', replicas: 1, gpusPerTask: 1 }],
   processPerNode: false,
   queue: 'default',
+  timeLimit: '',
 });
 
 export interface Template {
@@ -53,7 +56,7 @@ export interface Template {
   label: string;
   /** One line on what it sets up. */
   help: string;
-  values: Omit<JobFormValues, 'name' | 'queue'>;
+  values: Omit<JobFormValues, 'name' | 'queue' | 'timeLimit'>;
 }
 
 export const TEMPLATES: Template[] = [
@@ -148,7 +151,7 @@ export const TEMPLATES: Template[] = [
   },
 ];
 
-/** The form with a template applied (name and queue kept). */
+/** The form with a template applied (name, queue and time limit kept). */
 export function applyTemplate(v: JobFormValues, t: Template): JobFormValues {
   return {
     ...v,
@@ -188,6 +191,8 @@ export function buildSpec(v: JobFormValues): JobSpec {
   if (v.mode === 'shell') spec.shell = true;
   if (v.framework === 'pytorch' && v.processPerNode) spec.process_per_node = true;
   if (v.queue && v.queue !== 'default') spec.queue = v.queue;
+  const limit = v.timeLimit.trim();
+  if (limit) spec.time_limit = limit;  // the server checks it against the queue
   return spec;
 }
 
