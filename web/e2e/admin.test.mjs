@@ -121,6 +121,13 @@ describe('rota web UI: queue, usage, tokens and admin', { timeout: 15 * 60_000, 
     await page.getByTestId('quota-max-gpus').fill('2');
     await page.getByTestId('quota-max-hours').fill('100');
     await page.getByTestId('quota-share').fill('2');
+    // An unknown user: refused; the next edit clears the message.
+    await page.getByTestId('quota-name').fill('nosuchuser');
+    await page.getByTestId('quota-save').click();
+    await page.getByTestId('form-error').waitFor();
+    assert.match(await page.getByTestId('form-error').textContent(), /nosuchuser/);
+    await page.getByTestId('quota-name').fill('carol');
+    assert.equal(await page.getByTestId('form-error').count(), 0, 'an edit clears the last error');
     await page.getByTestId('quota-save').click();
     await byTest('quota-row', { kind: 'user', name: 'carol' }).waitFor();
     const q = await apiCall(api, 'GET', '/api/v1/quotas/user/carol', adminToken);

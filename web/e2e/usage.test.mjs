@@ -684,7 +684,7 @@ describe('rota web UI: usage report and power', { timeout: 15 * 60_000, skip: NO
     assert.equal(url.searchParams.get('user'), null, 'the UI does not ask for someone else');
     assert.equal(json.user, 'alice');
     await eventually('whose figures', async () =>
-      (await page.getByTestId('report-who').textContent()).trim() === "Your own figures (alice): only admins see everyone's.");
+      (await page.getByTestId('report-who').textContent()).trim() === "Your own figures (alice): only admins see everyone's here.");
     assert.equal(await page.getByTestId('report-user').count(), 0, 'no user filter for a non-admin');
     assert.ok(json.rows.every((r) => r.key === 'alice'), JSON.stringify(json.rows));
     await checkScreen('07-usage-alice');
