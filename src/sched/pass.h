@@ -359,10 +359,11 @@ class Pass {
 
   std::string QuotaReason(const PendingJob& job, uint32_t need) const;
 
-  // ", N of them reserved by U until T" (or "by others") for the free GPUs of
-  // node n usable by demand d that others' reservations keep from `job` now;
-  // "" when none.
-  std::string ReservedOfBlock(const PendingJob& job, size_t n, const TaskDemand& d) const;
+  // ", N of <them> reserved by U until T" (or "by others") for the free GPUs
+  // that others' reservations keep from `job` now, on the nodes `on` accepts
+  // and of `model` ("": any); "" when none.
+  std::string ReservedNote(const PendingJob& job, const std::function<bool(size_t)>& on,
+                           const std::string& model, const std::string& them);
 
   void Take(const PendingJob& job, const std::vector<TaskAlloc>& tasks) {
     for (const auto& t : tasks) free_.Take(t);
@@ -448,6 +449,9 @@ class Pass {
   std::vector<ActiveReservation> reservations_;  // not ended, on known nodes
   std::set<std::string> reservation_owners_;     // users of reservations_
   std::vector<uint32_t> node_of_flat_;
+  // ReservedNote: whether a reservation has a free GPU, at free_version_ reserved_free_version_.
+  uint64_t reserved_free_version_ = ~0ULL;
+  bool reserved_free_ = false;
   std::map<std::string, uint32_t> user_gpus_, group_gpus_, queue_gpus_;
   std::vector<std::vector<size_t>> running_nodes_;  // [running job][task]: node index or kNoNode
   std::vector<Release> releases_;  // tasks of running jobs with an expected end, by end

@@ -1,6 +1,7 @@
 #include "sched/scheduler.h"
 
 #include <algorithm>
+#include <set>
 
 #include "common/time_util.h"
 #include "sched/pass.h"
@@ -171,9 +172,21 @@ std::string Pass::WhyNot(const PendingJob& job, Shape& shape) {
     const std::string& model = job.demands.front().gpu_model;
     const bool one_model = std::all_of(job.demands.begin(), job.demands.end(),
                                        [&](const TaskDemand& d) { return d.gpu_model == model; });
+    const bool fewer = usable < free_.TotalFree();
+    std::function<bool(size_t)> on = [](size_t) { return true; };
+    if (fewer) {
+      const auto& eligible = EligibleNodes(job, shape);
+      on = [&job, &eligible](size_t n) {
+        for (size_t d = 0; d < eligible.size(); ++d) {
+          if (job.demands[d].gpus_per_task > 0 && eligible[d][n]) return true;
+        }
+        return false;
+      };
+    }
     return "waiting for " + Plural(need, (one_model && !model.empty() ? model + " " : "") + "GPU") + " (" +
            std::to_string(free_.TotalFree()) + " free" +
-           (usable < free_.TotalFree() ? ", " + std::to_string(usable) + " of them where it may run)" : ")");
+           (fewer ? ", " + std::to_string(usable) + " of them where it may run" : "") +
+           ReservedNote(job, on, one_model ? model : "", fewer ? "those" : "them") + ")";
   }
   // Reservations: would it fit without them?
   if (!FitsIgnoringBlocks(job, shape)) {
@@ -213,7 +226,8 @@ std::string Pass::WhyNot(const PendingJob& job, Shape& shape) {
     if (!shape.block_of) return shape.largest_block;
     // The node's free GPUs another user has reserved: per job (its owner, its end).
     const auto [n, d] = *shape.block_of;
-    return shape.largest_block + ReservedOfBlock(job, n, job.demands[d]) + ")";
+    return shape.largest_block +
+           ReservedNote(job, [n = n](size_t k) { return k == n; }, job.demands[d].gpu_model, "them") + ")";
   }
   const int64_t end = EndOf(job, s_.now_ms);
   const auto& eligible = EligibleNodes(job, shape);
@@ -226,10 +240,8 @@ std::string Pass::WhyNot(const PendingJob& job, Shape& shape) {
   // The first reservation keeping free GPUs it may use from it.
   for (const auto& a : reservations_) {
     const Reservation* r = a.r;
-    auto n = free_.Find(r->node);
-    if (!n || !may_use(*n) || !ReservationBlocks(*r, job, s_.now_ms, end)) continue;
-    if (std::none_of(r->gpus.begin(), r->gpus.end(), [&](uint32_t g) { return g < free_.node(*n).gpus && free_.Free(*n, g); }))
-      continue;
+    if (std::none_of(a.flat.begin(), a.flat.end(), [&](uint32_t f) { return free_.FreeFlat(f); })) continue;
+    if (!ReservationBlocks(*r, job, s_.now_ms, end) || !may_use(node_of_flat_[a.flat.front()])) continue;
     return r->node + " reserved by " + r->user +
            (r->start_ms > s_.now_ms ? " from " + FormatRfc3339(r->start_ms) : "") + " until " +
            FormatRfc3339(r->end_ms);
@@ -308,29 +320,40 @@ std::string Pass::QuotaReason(const PendingJob& job, uint32_t need) const {
   return r;
 }
 
-std::string Pass::ReservedOfBlock(const PendingJob& job, size_t n, const TaskDemand& d) const {
-  if (reservations_.empty()) return "";
-  const Node& node = free_.node(n);
+std::string Pass::ReservedNote(const PendingJob& job, const std::function<bool(size_t)>& on,
+                               const std::string& model, const std::string& them) {
+  if (reservations_.empty() || free_.TotalFree() == 0) return "";
+  if (reserved_free_version_ != free_version_) {
+    reserved_free_version_ = free_version_;
+    reserved_free_ = std::any_of(reservations_.begin(), reservations_.end(), [&](const ActiveReservation& a) {
+      return std::any_of(a.flat.begin(), a.flat.end(), [&](uint32_t f) { return free_.FreeFlat(f); });
+    });
+  }
+  if (!reserved_free_) return "";
   const int64_t end = EndOf(job, s_.now_ms);
-  std::vector<uint8_t> counted(node.gpus, 0);
-  uint32_t count = 0;
+  std::set<uint32_t> counted;         // flat GPU indices
   const Reservation* only = nullptr;  // the one reservation they are in, if one
   bool several = false;
   for (const auto& a : reservations_) {
+    // Cheapest first: most reservations have no free GPU (a pass explains
+    // thousands of jobs).
+    if (std::none_of(a.flat.begin(), a.flat.end(), [&](uint32_t f) { return free_.FreeFlat(f); })) continue;
     const Reservation& r = *a.r;
-    if (r.node != node.name || !ReservationBlocks(r, job, s_.now_ms, end)) continue;
-    for (uint32_t g : r.gpus) {
-      if (g >= node.gpus || counted[g] || !free_.Free(n, g)) continue;
-      if (!node.gpu_models.empty() && !d.gpu_model.empty() && !ModelMatches(node, g, d.gpu_model)) continue;
-      counted[g] = 1;
-      ++count;
+    const size_t n = node_of_flat_[a.flat.front()];
+    if (!ReservationBlocks(r, job, s_.now_ms, end) || !on(n)) continue;
+    const Node& node = free_.node(n);
+    for (uint32_t f : a.flat) {
+      if (!free_.FreeFlat(f)) continue;
+      if (!model.empty() && !node.gpu_models.empty() && !ModelMatches(node, f - free_.Offset(n), model)) continue;
+      if (!counted.insert(f).second) continue;
       several = several || (only != nullptr && only != &r);
       only = &r;
     }
   }
-  if (count == 0) return "";
-  if (several) return ", " + std::to_string(count) + " of them reserved by others";
-  return ", " + std::to_string(count) + " of them reserved by " + only->user +
+  if (counted.empty()) return "";
+  const std::string head = ", " + std::to_string(counted.size()) + " of " + them + " reserved by ";
+  if (several) return head + "others";
+  return head + only->user +
          (only->start_ms > s_.now_ms ? " from " + FormatRfc3339(only->start_ms) : " until " + FormatRfc3339(only->end_ms));
 }
 

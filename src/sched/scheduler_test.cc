@@ -60,6 +60,24 @@ TEST(ScheduleTest, TheLargestFreeBlockSaysHowManyOfItAnotherUserReserved) {
             "carol from 2027-01-15T09:00:00Z)");
 }
 
+TEST(ScheduleTest, TooFewFreeGpusSaysHowManyOfThemAnotherUserReserved) {
+  Snapshot s = Base({MakeNode("gpu-a", 8), MakeNode("gpu-b", 8)});
+  s.running.push_back(Running(1, "bob", {On("gpu-a", {0, 1, 2, 3, 4})}));
+  s.running.push_back(Running(2, "bob", {On("gpu-b", {0, 1, 2, 3, 4})}));
+  s.reservations.push_back(Reservation{.id = 7, .user = "carol", .node = "gpu-a", .gpus = {4, 5},
+                                       .start_ms = kNow - kHour, .end_ms = kNow + kHour});
+  s.pending.push_back(Pending(3, "alice", {Demand(2, 4)}));
+  EXPECT_EQ(WaitOf(Schedule(s), 3)->reason,
+            "waiting for 8 GPUs (6 free, 1 of them reserved by carol until 2027-01-15T09:00:00Z)");
+  // Limited to gpu-a: of the GPUs where it may run.
+  s.pending[0].demands[0].nodes = {"gpu-a"};
+  EXPECT_EQ(WaitOf(Schedule(s), 3)->reason,
+            "waiting for 8 GPUs (6 free, 3 of them where it may run, 1 of those reserved by carol until "
+            "2027-01-15T09:00:00Z)");
+  s.pending[0].demands[0].nodes = {"gpu-b"};
+  EXPECT_EQ(WaitOf(Schedule(s), 3)->reason, "waiting for 8 GPUs (6 free, 3 of them where it may run)");
+}
+
 TEST(ScheduleTest, JobsWaitForAJobPortWhenTheNodeHasNoneLeft) {
   Snapshot s = Base({MakeNode("gpu-a", 8)});
   s.nodes[0].task_slots = 2;
@@ -576,11 +594,12 @@ TEST(ScheduleTest, JobsOfOneShapeShareWhatFailedButNotTheirReservations) {
   ASSERT_EQ(d.starts.size(), 1u);
   EXPECT_EQ(d.starts[0].id, 2);
   EXPECT_NE(WaitOf(d, 1)->reason.find("a reserved by bob"), std::string::npos) << WaitOf(d, 1)->reason;
-  // A shape that does not fit at all tells every job of it the same.
+  // A shape that does not fit at all tells every job of it so; the GPUs
+  // reserved by others are named per job.
   s.pending = {Pending(4, "alice", {Demand(1, 3)}, kNow - 2 * kMin), Pending(5, "bob", {Demand(1, 3)}, kNow - kMin)};
   d = Schedule(s);
   EXPECT_TRUE(d.starts.empty());
-  EXPECT_EQ(WaitOf(d, 4)->reason, "waiting for 3 GPUs (2 free)");
+  EXPECT_EQ(WaitOf(d, 4)->reason, "waiting for 3 GPUs (2 free, 2 of them reserved by bob until 2027-01-15T09:00:00Z)");
   EXPECT_EQ(WaitOf(d, 5)->reason, "waiting for 3 GPUs (2 free); behind 1 earlier job in queue default");
 }
 
