@@ -219,6 +219,19 @@ class Pass {
   }
 
   // Which nodes may run each demand of a shape (computed once per pass).
+  // Whether a task of `job` that holds GPUs may use node n.
+  bool GpuTaskMayUse(const PendingJob& job, Shape& shape, size_t n) const {
+    const auto& eligible = EligibleNodes(job, shape);
+    for (size_t d = 0; d < eligible.size(); ++d) {
+      if (job.demands[d].gpus_per_task > 0 && eligible[d][n]) return true;
+    }
+    return false;
+  }
+  // Whether one of reservation a's GPUs is free now.
+  bool HasFreeGpu(const ActiveReservation& a) const {
+    return std::any_of(a.flat.begin(), a.flat.end(), [&](uint32_t f) { return free_.FreeFlat(f); });
+  }
+
   const std::vector<std::vector<uint8_t>>& EligibleNodes(const PendingJob& job,
                                                          Shape& shape) const {
     if (shape.eligible.empty()) {

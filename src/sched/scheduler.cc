@@ -173,16 +173,7 @@ std::string Pass::WhyNot(const PendingJob& job, Shape& shape) {
     const bool one_model = std::all_of(job.demands.begin(), job.demands.end(),
                                        [&](const TaskDemand& d) { return d.gpu_model == model; });
     const bool fewer = usable < free_.TotalFree();
-    std::function<bool(size_t)> on = [](size_t) { return true; };
-    if (fewer) {
-      const auto& eligible = EligibleNodes(job, shape);
-      on = [&job, &eligible](size_t n) {
-        for (size_t d = 0; d < eligible.size(); ++d) {
-          if (job.demands[d].gpus_per_task > 0 && eligible[d][n]) return true;
-        }
-        return false;
-      };
-    }
+    auto on = [&](size_t n) { return !fewer || GpuTaskMayUse(job, shape, n); };
     return "waiting for " + Plural(need, (one_model && !model.empty() ? model + " " : "") + "GPU") + " (" +
            std::to_string(free_.TotalFree()) + " free" +
            (fewer ? ", " + std::to_string(usable) + " of them where it may run" : "") +
@@ -230,18 +221,12 @@ std::string Pass::WhyNot(const PendingJob& job, Shape& shape) {
            ReservedNote(job, [n = n](size_t k) { return k == n; }, job.demands[d].gpu_model, "them") + ")";
   }
   const int64_t end = EndOf(job, s_.now_ms);
-  const auto& eligible = EligibleNodes(job, shape);
-  auto may_use = [&](size_t n) {  // a node a GPU task of the job may use
-    for (size_t d = 0; d < eligible.size(); ++d) {
-      if (job.demands[d].gpus_per_task > 0 && eligible[d][n]) return true;
-    }
-    return false;
-  };
   // The first reservation keeping free GPUs it may use from it.
   for (const auto& a : reservations_) {
     const Reservation* r = a.r;
-    if (std::none_of(a.flat.begin(), a.flat.end(), [&](uint32_t f) { return free_.FreeFlat(f); })) continue;
-    if (!ReservationBlocks(*r, job, s_.now_ms, end) || !may_use(node_of_flat_[a.flat.front()])) continue;
+    if (!HasFreeGpu(a) || !ReservationBlocks(*r, job, s_.now_ms, end) ||
+        !GpuTaskMayUse(job, shape, node_of_flat_[a.flat.front()]))
+      continue;
     return r->node + " reserved by " + r->user +
            (r->start_ms > s_.now_ms ? " from " + FormatRfc3339(r->start_ms) : "") + " until " +
            FormatRfc3339(r->end_ms);
@@ -250,7 +235,7 @@ std::string Pass::WhyNot(const PendingJob& job, Shape& shape) {
   auto on_eligible = [&](const Hold& h) {
     for (const auto& t : h.tasks) {
       auto n = free_.Find(t.node);
-      if (n && !t.gpus.empty() && may_use(*n)) return true;
+      if (n && !t.gpus.empty() && GpuTaskMayUse(job, shape, *n)) return true;
     }
     return false;
   };
@@ -325,9 +310,8 @@ std::string Pass::ReservedNote(const PendingJob& job, const std::function<bool(s
   if (reservations_.empty() || free_.TotalFree() == 0) return "";
   if (reserved_free_version_ != free_version_) {
     reserved_free_version_ = free_version_;
-    reserved_free_ = std::any_of(reservations_.begin(), reservations_.end(), [&](const ActiveReservation& a) {
-      return std::any_of(a.flat.begin(), a.flat.end(), [&](uint32_t f) { return free_.FreeFlat(f); });
-    });
+    reserved_free_ = std::any_of(reservations_.begin(), reservations_.end(),
+                                 [&](const ActiveReservation& a) { return HasFreeGpu(a); });
   }
   if (!reserved_free_) return "";
   const int64_t end = EndOf(job, s_.now_ms);
@@ -337,7 +321,7 @@ std::string Pass::ReservedNote(const PendingJob& job, const std::function<bool(s
   for (const auto& a : reservations_) {
     // Cheapest first: most reservations have no free GPU (a pass explains
     // thousands of jobs).
-    if (std::none_of(a.flat.begin(), a.flat.end(), [&](uint32_t f) { return free_.FreeFlat(f); })) continue;
+    if (!HasFreeGpu(a)) continue;
     const Reservation& r = *a.r;
     const size_t n = node_of_flat_[a.flat.front()];
     if (!ReservationBlocks(r, job, s_.now_ms, end) || !on(n)) continue;
