@@ -31,6 +31,8 @@ inline constexpr uint64_t kMaxLogChunk = 1 << 20;
 inline constexpr size_t kMaxTaskPorts = 64;
 // In a start failure's error when a port of the task is taken on the node.
 inline constexpr const char* kPortInUseError = "is in use on this node";
+// In a start failure's error when the task's Unix user is unknown on the node.
+inline constexpr const char* kNoUnixUserError = "does not exist on this node";
 
 struct TaskSpec {
   std::string id;

@@ -126,6 +126,7 @@ bool Eligible(const Node& n, const TaskDemand& d) {
   }
   if (!d.nodes.empty() && std::find(d.nodes.begin(), d.nodes.end(), n.name) == d.nodes.end())
     return false;
+  if (std::binary_search(d.not_nodes.begin(), d.not_nodes.end(), n.name)) return false;
   for (const auto& [k, v] : d.labels) {
     auto it = n.labels.find(k);
     if (it == n.labels.end() || it->second != v) return false;

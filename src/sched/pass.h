@@ -107,6 +107,7 @@ struct ShapeHash {
       mix(std::hash<std::string>{}(d.gpu_model));
       mix(d.labels.size());
       mix(d.nodes.size());
+      mix(d.not_nodes.size());
     }
     return static_cast<size_t>(h);
   }

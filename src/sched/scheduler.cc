@@ -135,6 +135,27 @@ std::string Pass::ClosedReason(const PendingJob& job, Shape& shape) {
     if (!closed.empty()) {
       return "waiting for " + closed + (more > 0 ? " or " + std::to_string(more) + " more" : "");
     }
+    // Nodes it could use but for its owner's missing Unix account.
+    TaskDemand anywhere = job.demands[d];
+    anywhere.not_nodes.clear();
+    std::string barred;
+    more = 0;
+    for (size_t n = 0; n < free_.size(); ++n) {
+      const Node& node = free_.node(n);
+      if (!std::binary_search(job.demands[d].not_nodes.begin(), job.demands[d].not_nodes.end(), node.name) ||
+          !Eligible(node, anywhere) || !holds(n, anywhere)) {
+        continue;
+      }
+      if (barred.empty()) {
+        barred = node.name;
+      } else {
+        ++more;
+      }
+    }
+    if (!barred.empty()) {
+      return "its owner has no Unix account on " + barred +
+             (more > 0 ? " or " + Plural(more, "more node") : "") + " where it could run";
+    }
   }
   return "";
 }
@@ -146,7 +167,7 @@ std::string Pass::WhyNot(const PendingJob& job, Shape& shape) {
   // Free GPUs it could use: on the nodes (and of the model) it may use when
   // it names nodes, labels or a model.
   const bool restricted = std::any_of(job.demands.begin(), job.demands.end(), [](const TaskDemand& d) {
-    return !d.nodes.empty() || !d.labels.empty() || !d.gpu_model.empty();
+    return !d.nodes.empty() || !d.not_nodes.empty() || !d.labels.empty() || !d.gpu_model.empty();
   });
   uint64_t usable = free_.TotalFree();
   // (Only when the whole cluster has too few: otherwise the text below, for

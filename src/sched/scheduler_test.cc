@@ -168,6 +168,27 @@ TEST(ScheduleTest, AJobOnlyADrainedNodeCouldHoldSaysSoAndNodeLimitsCountTheirOwn
   EXPECT_EQ(WaitOf(Schedule(s), 3)->reason, "waiting for 4 GPUs (2 free, 0 of them where it may run)");
 }
 
+// Nodes where its owner has no Unix account are not the job's: it goes
+// elsewhere, and says so when only they could hold it.
+TEST(ScheduleTest, AJobAvoidsNodesWhereItsOwnerHasNoUnixAccount) {
+  Snapshot s = Base({MakeNode("a", 8), MakeNode("b", 4), MakeNode("c", 4)});
+  TaskDemand four = Demand(1, 4);
+  four.not_nodes = {"a", "b"};
+  TaskDemand eight = Demand(1, 8);
+  eight.not_nodes = {"a"};
+  s.pending.push_back(Pending(1, "u", {four}));
+  s.pending.push_back(Pending(2, "u", {eight}));
+  Decisions d = Schedule(s);
+  ASSERT_EQ(d.starts.size(), 1u);
+  EXPECT_EQ(d.starts[0].id, 1);
+  EXPECT_EQ(d.starts[0].tasks[0], On("c", {0, 1, 2, 3}));
+  EXPECT_EQ(WaitOf(d, 2)->reason, "its owner has no Unix account on a where it could run");
+  // Without the account on b and c too: the other nodes are counted.
+  four.not_nodes = {"a", "b", "c"};
+  s.pending = {Pending(1, "u", {four})};
+  EXPECT_EQ(WaitOf(Schedule(s), 1)->reason, "its owner has no Unix account on a or 2 more nodes where it could run");
+}
+
 TEST(ScheduleTest, StrictFifoStartsNothingBehindTheHead) {
   Snapshot s = Base({MakeNode("a", 4)});
   s.policy.order = Order::kFifo;

@@ -63,6 +63,9 @@ struct TaskDemand {
   std::string gpu_model;
   std::map<std::string, std::string> labels;  // every one must match
   std::vector<std::string> nodes;      // non-empty: only these nodes
+  // Never these nodes: the job's owner has no Unix account there (an agent
+  // refused to start a task of theirs for that). Ascending.
+  std::vector<std::string> not_nodes;
   bool operator==(const TaskDemand&) const = default;
 };
 

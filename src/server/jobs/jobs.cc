@@ -325,6 +325,19 @@ void JobService::AfterTaskChange(Job& job, int64_t now_ms) {
       return StopGang(job, StopTo::kReplace, t.error + "; placing the job again on other ports", now_ms);
     }
   }
+  // A node without the owner's Unix account: placed again on other nodes
+  // (none of the owner's jobs goes there for a while), without counting a
+  // restart.
+  for (const auto& t : job.tasks) {
+    if (t.runs && t.state == TaskState::kExited && !t.unix_user.empty() &&
+        t.error.find(api::kNoUnixUserError) != std::string::npos) {
+      no_account_[job.owner][t.node] = NoAccount{t.unix_user, now_ms + kNoAccountMs};
+      job.retry_at_ms = now_ms;
+      std::string why = t.error;  // "... on this node": name it
+      if (auto at = why.rfind("this node"); at != std::string::npos) why.replace(at, 9, t.node);
+      return StopGang(job, StopTo::kReplace, why + "; placing the job again where its owner has one", now_ms);
+    }
+  }
   // A failure: restart the gang when the policy allows, else fail. The task
   // that ended first is the cause (its peers often fail because it did).
   const JobTask* first = nullptr;

@@ -355,6 +355,17 @@ class JobService {
   scheduling::PassMetrics pass_metrics_;  // thread-safe on its own
   // Ports an agent found in use by something else: address -> port -> until (ms).
   std::map<std::string, std::map<uint16_t, int64_t>> foreign_ports_ ROTA_GUARDED_BY(mu_);
+  // Owner -> node -> the Unix user an agent found missing there, and until
+  // when none of the owner's jobs is placed there (sooner when their account
+  // is mapped to another Unix user).
+  struct NoAccount {
+    std::string unix_user;
+    int64_t until_ms = 0;
+  };
+  static constexpr int64_t kNoAccountMs = 10 * 60'000;
+  std::map<std::string, std::map<std::string, NoAccount>> no_account_ ROTA_GUARDED_BY(mu_);
+  // Owner -> nodes where none of their jobs goes now (no_account_), ascending.
+  std::map<std::string, std::vector<std::string>> NodesWithoutAccount(int64_t now_ms) ROTA_REQUIRES(mu_);
   // Log requests waiting for their answer.
   uint64_t next_log_req_ ROTA_GUARDED_BY(mu_) = 1;
   std::map<uint64_t, std::optional<api::TaskLogMsg>> log_answers_ ROTA_GUARDED_BY(mu_);

@@ -48,9 +48,10 @@ class FakeTransport : public TaskTransport {
   // The agent of `node` reports one task.
   void Report(const std::string& node, const std::string& id, const std::string& state, int64_t pid,
               std::optional<int> exit_code = std::nullopt,
-              std::optional<int> signal = std::nullopt) {
+              std::optional<int> signal = std::nullopt, const std::string& error = "") {
     api::TaskReport r;
     r.id = id;
+    r.error = error;
     r.state = state;
     r.pid = pid;
     r.exit_code = exit_code;
@@ -237,6 +238,42 @@ TEST_F(JobsCoreTest, AJobGoesFromPendingToSucceededThroughTheTransport) {
   transport_.Report("gpu-a", start.task.id, "exited", 4242, 0);
   jobs_->Step();
   EXPECT_EQ(Get(id).state, JobState::kSucceeded) << Get(id).reason;
+}
+
+// An agent that finds no Unix account for the job's owner: the job is placed
+// again on other nodes (not a restart) and, where none is left, waits saying
+// why; mapping the owner to another Unix user lets it go there again.
+TEST_F(JobsCoreTest, AJobAvoidsNodesWithoutItsOwnersUnixAccount) {
+  api::NodeInfo b = node_;
+  b.name = "gpu-b";
+  b.node_id = "node-b";
+  ASSERT_TRUE(cluster_.Connect(b, 1, clock_.NowMs()).ok());
+  const int64_t id = Submit();
+  auto refuse = [&](const std::string& node) {
+    ASSERT_FALSE(transport_.starts.empty());
+    const auto& [at, start] = transport_.starts.back();
+    EXPECT_EQ(at, node);
+    transport_.Report(at, start.task.id, "exited", 0, std::nullopt, std::nullopt,
+                      "Unix user 'nobody' " + std::string(api::kNoUnixUserError));
+    jobs_->Step();
+  };
+  jobs_->Step();
+  refuse("gpu-a");
+  jobs_->Step();
+  EXPECT_EQ(transport_.starts.size(), 2u);
+  refuse("gpu-b");
+  jobs_->Step();
+  EXPECT_EQ(transport_.starts.size(), 2u);
+  Job j = Get(id);
+  EXPECT_EQ(j.state, JobState::kPending);
+  EXPECT_EQ(j.restart_count, 0u);
+  EXPECT_EQ(j.wait_reason, "its owner has no Unix account on gpu-a or 1 more node where it could run");
+  UserPatch remap;
+  remap.unix_user = "daemon";
+  ASSERT_TRUE(accounts_->UpdateUser(alice_id_, remap, clock_.NowMs()).ok());
+  jobs_->Step(true);
+  ASSERT_EQ(transport_.starts.size(), 3u);
+  EXPECT_EQ(transport_.starts.back().second.task.user, "daemon");
 }
 
 // The GPU time people see counts the current run so far, and a run once.

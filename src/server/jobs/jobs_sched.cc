@@ -109,6 +109,25 @@ JobService::Usage JobService::UsageNow() {
   return u;
 }
 
+std::map<std::string, std::vector<std::string>> JobService::NodesWithoutAccount(int64_t now_ms) {
+  std::map<std::string, std::vector<std::string>> out;
+  for (auto owner = no_account_.begin(); owner != no_account_.end();) {
+    auto user = accounts_->FindUser(owner->first);  // rare: read its mapping now
+    auto& nodes = owner->second;
+    for (auto it = nodes.begin(); it != nodes.end();) {
+      const bool remapped = user.ok() && user->UnixUserOn(it->first) != it->second.unix_user;
+      if (it->second.until_ms <= now_ms || remapped) {
+        it = nodes.erase(it);
+      } else {
+        out[owner->first].push_back(it->first);  // map order: ascending
+        ++it;
+      }
+    }
+    owner = nodes.empty() ? no_account_.erase(owner) : std::next(owner);
+  }
+  return out;
+}
+
 void JobService::SchedulePass(int64_t now_ms, bool full) {
   dirty_ = false;
   if (active_.empty()) return;
@@ -139,6 +158,7 @@ void JobService::SchedulePass(int64_t now_ms, bool full) {
   in.queues = queues_->ForScheduler();
   in.group_of = pass_cache_.group_of;
   in.released_ms = released_ms_;
+  if (!no_account_.empty()) in.nodes_without_account = NodesWithoutAccount(now_ms);
   for (const auto& [node, tasks] : orphans_) {
     auto& gpus = in.unconfirmed_gpus[node];
     for (const auto& [task, orphan] : tasks) gpus.insert(gpus.end(), orphan.gpus.begin(), orphan.gpus.end());

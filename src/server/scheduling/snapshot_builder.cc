@@ -37,8 +37,9 @@ const jobs::TaskGroup* GroupOf(const Job& job, const std::string& role) {
   return nullptr;
 }
 
-std::vector<sched::TaskDemand> DemandsOf(const Job& job) {
+std::vector<sched::TaskDemand> DemandsOf(const Job& job, const SchedulingInput& in) {
   std::vector<sched::TaskDemand> out;
+  auto without = in.nodes_without_account.find(job.owner);
   for (const auto& g : job.spec.groups) {
     sched::TaskDemand d;
     d.tasks = g.replicas;
@@ -48,6 +49,7 @@ std::vector<sched::TaskDemand> DemandsOf(const Job& job) {
     d.labels = g.node_labels;
     d.gpu_model = g.gpu_model;
     d.nodes = g.nodes;
+    if (without != in.nodes_without_account.end()) d.not_nodes = without->second;
     out.push_back(std::move(d));
   }
   return out;
@@ -61,7 +63,7 @@ sched::RunningJob RunningOf(const Job& job, const SchedulingInput& in) {
   r.stoppable = !job.Stopping();
   r.moving = job.Stopping() && job.moving;
   // A spread job is not moved: its demands alone do not say how it was placed.
-  if (!job.spec.spread) r.demands = DemandsOf(job);
+  if (!job.spec.spread) r.demands = DemandsOf(job, in);
   // Processes of one task (pytorch: one per GPU) share its GPUs, CPUs and memory.
   std::map<std::pair<std::string, uint32_t>, size_t> slot;
   for (const auto& t : job.tasks) {
@@ -91,7 +93,7 @@ sched::PendingJob PendingOf(const Job& job, const SchedulingInput& in) {
   p.meta = MetaOf(job, in);
   p.not_before_ms = job.retry_at_ms;
   p.spread = job.spec.spread;
-  p.demands = DemandsOf(job);
+  p.demands = DemandsOf(job, in);
   return p;
 }
 

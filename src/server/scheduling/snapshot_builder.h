@@ -44,6 +44,9 @@ struct SchedulingInput {
   // GPU-hours used in the quota period, by user and by group.
   std::map<std::string, double> user_period_gpu_hours, group_period_gpu_hours;
   std::map<std::string, std::string> group_of;  // username -> primary group
+  // Username -> nodes where their Unix account is missing (no job of theirs
+  // goes there: TaskDemand::not_nodes), ascending.
+  std::map<std::string, std::vector<std::string>> nodes_without_account;
   // Node -> its job ports: how many tasks can run on them at once (those not
   // taken by other programs) and the pool they belong to (its address, shared
   // by the nodes that have it): sched::Node::task_slots and port_pool. A node
