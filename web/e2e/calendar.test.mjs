@@ -218,6 +218,43 @@ describe('rota web UI: calendar and violations', { timeout: 15 * 60_000, skip: N
     await page.locator(`[data-testid="res-block"][data-res-id="${r.id}"]`).waitFor();
   });
 
+  step('a running job shows on its GPU; a new booking starts on a GPU no job holds', async (t) => {
+    if (process.getuid?.() !== 0) {
+      t.skip('needs root to run a job as nobody');
+      return;
+    }
+    // Jobs never run as root: as `rota user set alice --unix-user nobody` does.
+    assert.equal((await apiCall(api, 'PATCH', '/api/v1/users/alice', adminToken, { unix_user: 'nobody' })).status, 200);
+    const job = await apiCall(api, 'POST', '/api/v1/jobs', aliceToken, {
+      name: 'on-calendar', command: ['sleep', '300'], time_limit: '2h',
+      groups: [{ role: 'worker', replicas: 1, gpus_per_task: 1, nodes: ['gpu-a'] }],
+    });
+    assert.equal(job.status, 201, job.text);
+    const running = await eventually('the job running', async () => {
+      const j = (await apiCall(api, 'GET', `/api/v1/jobs/${job.json.id}`, aliceToken)).json;
+      return j.state === 'running' ? j : null;
+    }, { timeout: 60_000 });
+    assert.ok(running.started && running.deadline, JSON.stringify(running));
+    assert.equal(Date.parse(running.deadline) - Date.parse(running.started), 2 * HOUR);
+    const gpu = running.tasks[0].gpus[0];
+    await navigate('#/reservations?view=day');
+    const bar = page.locator(`[data-testid="cal-row"][data-node="gpu-a"][data-gpu="${gpu}"] [data-testid="job-bar"][data-job-id="${job.json.id}"]`);
+    await bar.waitFor({ timeout: 30_000 });
+    assert.match(await bar.textContent(), new RegExp(`job ${job.json.id} · alice`));
+    await page.getByTestId('new-reservation').click();
+    await page.getByTestId('book-dialog').waitFor();
+    assert.equal(await page.getByTestId('book-node').inputValue(), 'gpu-a');
+    const checked = await page.$$eval('[data-testid="book-gpu"]', (els) => els.filter((e) => e.checked).map((e) => Number(e.dataset.index)));
+    assert.equal(checked.length, 1);
+    assert.notEqual(checked[0], gpu, 'the booking starts on the GPU the job holds');
+    const busy = page.locator(`label:has([data-testid="book-gpu"][data-index="${gpu}"]) [data-testid="book-gpu-busy"]`);
+    assert.match(await busy.textContent(), new RegExp(`job ${job.json.id} \\(alice\\) until`));
+    await checkScreen('07b-calendar-job');
+    await page.keyboard.press('Escape');
+    await eventually('the dialog closed', async () => (await page.getByTestId('book-dialog').count()) === 0);
+    assert.equal((await apiCall(api, 'POST', `/api/v1/jobs/${job.json.id}/cancel`, aliceToken)).status, 200);
+  });
+
   step('a process on a reserved GPU shows up as a violation with its ladder', async (t) => {
     if (process.getuid?.() !== 0) {
       t.skip('needs root to start a process as nobody');

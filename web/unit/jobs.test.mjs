@@ -3,7 +3,8 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { jobGpus } from '../src/lib/jobs.ts';
-import { ago, relative } from '../src/lib/format.ts';
+import { ago, durationText, factor, localTimes, relative } from '../src/lib/format.ts';
+import { firstFreeGpu, jobHolds } from '../src/lib/calendar.ts';
 import { applyTemplate, buildSpec, defaultJobForm, TEMPLATES } from '../src/lib/jobform.ts';
 
 describe('jobGpus', () => {
@@ -41,5 +42,86 @@ describe('buildSpec', () => {
   });
   it('keeps the time limit when a template is applied', () => {
     assert.equal(applyTemplate(form({ timeLimit: '30m' }), TEMPLATES[1]).timeLimit, '30m');
+  });
+});
+
+describe('durationText', () => {
+  it('speaks the server\'s durations in the UI\'s words', () => {
+    assert.equal(durationText('30m'), '30 min');
+    assert.equal(durationText('1h30m'), '1 h 30 min');
+    assert.equal(durationText('4h'), '4 h');
+    assert.equal(durationText('2d'), '2 d');
+    assert.equal(durationText('3d12h'), '3 d 12 h');
+    assert.equal(durationText('1.5h'), '1 h 30 min');
+  });
+  it('leaves what it cannot read as it is', () => {
+    assert.equal(durationText('soon'), 'soon');
+    assert.equal(durationText('30x'), '30x');
+    assert.equal(durationText(''), '–');
+  });
+});
+
+describe('localTimes', () => {
+  it('writes the server\'s UTC times in local time, the date only on another day', () => {
+    const at = new Date(2026, 10, 29, 9, 0).getTime();  // local time
+    const later = new Date(2026, 10, 29, 14, 5);
+    const tomorrow = new Date(2026, 10, 30, 8, 0);
+    const text = `gpu-b reserved by carol until ${later.toISOString().replace(/\.\d+Z$/, 'Z')}; ` +
+      `from ${tomorrow.toISOString()}`;
+    const out = localTimes(text, at);
+    assert.ok(!/\d{4}-\d{2}-\d{2}T/.test(out), out);
+    assert.ok(out.startsWith('gpu-b reserved by carol until '), out);
+    assert.ok(out.includes(later.toLocaleTimeString(undefined, { hour: '2-digit', minute: '2-digit' })), out);
+    assert.ok(out.includes(tomorrow.toLocaleDateString(undefined, { month: 'short', day: 'numeric' })), out);
+    assert.ok(!out.includes(later.toLocaleDateString(undefined, { month: 'short', day: 'numeric' }) + ','), out);
+  });
+  it('leaves other text alone', () => {
+    assert.equal(localTimes('waiting for 8 GPUs (6 free)', 0), 'waiting for 8 GPUs (6 free)');
+  });
+});
+
+describe('factor', () => {
+  it('drops the zeros a weight does not need', () => {
+    assert.equal(factor(1), '1');
+    assert.equal(factor(0.5), '0.5');
+    assert.equal(factor(1.256), '1.26');
+    assert.equal(factor(undefined), '–');
+  });
+});
+
+describe('jobHolds', () => {
+  const now = Date.parse('2026-11-29T10:00:00Z');
+  const task = (node, gpus, state = 'running') => ({ node, gpus, state });
+  it('puts a running job on each GPU its live tasks hold, until its time limit ends', () => {
+    const m = jobHolds([
+      { id: 7, name: 'a', owner: 'ana', state: 'running', started: '2026-11-29T09:00:00Z', deadline: '2026-11-29T11:00:00Z',
+        tasks: [task('n1', [0, 1]), task('n1', [0, 1]), task('n2', [3], 'exited')] },
+      { id: 8, name: 'b', owner: 'bo', state: 'pending', tasks: [] },
+    ], now);
+    assert.deepEqual([...m.keys()].sort(), ['n1/0', 'n1/1']);
+    assert.equal(m.get('n1/0').length, 1, 'processes of one task share its GPUs');
+    assert.deepEqual(m.get('n1/0')[0], { id: 7, name: 'a', owner: 'ana', start: now - 3_600_000, end: now + 3_600_000, open: false });
+  });
+  it('draws a job without a time limit an hour past now, open-ended', () => {
+    const m = jobHolds([{ id: 9, name: 'c', owner: 'cy', state: 'running', started: '2026-11-29T08:00:00Z', tasks: [task('n1', [2])] }], now);
+    assert.equal(m.get('n1/2')[0].end, now + 3_600_000);
+    assert.equal(m.get('n1/2')[0].open, true);
+  });
+});
+
+describe('firstFreeGpu', () => {
+  const node = { name: 'n1', gpus: [{ index: 0 }, { index: 1 }, { index: 2 }] };
+  const at = Date.parse('2026-11-29T10:00:00Z');
+  const holds = new Map([['n1/0', [{ id: 1 }]]]);
+  const res = (gpus, start, end, state = 'upcoming') => ({ node: 'n1', gpus, start, end, state });
+  it('skips GPUs a job holds or a reservation covers at the start', () => {
+    assert.equal(firstFreeGpu(node, holds, [], at), 1);
+    assert.equal(firstFreeGpu(node, holds, [res([1], '2026-11-29T09:00:00Z', '2026-11-29T11:00:00Z')], at), 2);
+    assert.equal(firstFreeGpu(node, holds, [res([1], '2026-11-29T09:00:00Z', '2026-11-29T11:00:00Z', 'cancelled')], at), 1);
+    assert.equal(firstFreeGpu(node, holds, [res([1], '2026-11-29T10:30:00Z', '2026-11-29T11:00:00Z')], at), 1);
+  });
+  it('falls back to the lowest when every GPU is taken', () => {
+    assert.equal(firstFreeGpu({ name: 'n1', gpus: [{ index: 0 }] }, holds, [], at), 0);
+    assert.equal(firstFreeGpu({ name: 'n1', gpus: [] }, holds, [], at), undefined);
   });
 });

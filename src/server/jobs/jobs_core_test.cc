@@ -204,6 +204,13 @@ TEST(QueueRowTest, IsTheJobsDocumentWithoutSpecAndTasks) {
   stopping.wait_reason = "left from a pass";  // not shown: it runs
   stopping.stop_to = StopTo::kRequeue;
   cases.push_back(stopping);
+  Job running = base;  // its run's start, and when its time limit ends it
+  running.state = JobState::kRunning;
+  running.started_ms = 1'800'000'150'000;
+  running.spec.time_limit_ms = 3'600'000;
+  cases.push_back(running);
+  running.spec.time_limit_ms = 0;
+  cases.push_back(running);
   Job ended = base;
   ended.state = JobState::kFailed;
   ended.ended_ms = 1'800'000'200'000;

@@ -49,6 +49,11 @@ JobTask TaskFromJson(const api::Json& j) {
   return t;
 }
 
+// A job in its current run: "started" (and "deadline") are shown.
+bool Runs(const Job& j) {
+  return (j.state == jobs::JobState::kStarting || j.state == jobs::JobState::kRunning) && j.started_ms > 0;
+}
+
 }  // namespace
 
 Result<Job> JobFromRow(const store::JobRow& row) {
@@ -119,6 +124,10 @@ Json ToJson(const Job& j, const std::vector<JobEvent>* events) {
            {"updated", FormatRfc3339(j.updated_ms)}};
   if (j.ended_ms) out["ended"] = FormatRfc3339(*j.ended_ms);
   if (j.Stopping()) out["stopping"] = true;
+  if (Runs(j)) {
+    out["started"] = FormatRfc3339(j.started_ms);
+    if (j.spec.time_limit_ms > 0) out["deadline"] = FormatRfc3339(j.started_ms + j.spec.time_limit_ms);
+  }
   out["queue"] = j.spec.QueueName();
   out["priority"] = j.spec.Priority();
   out["preemptible"] = j.spec.preemptible.value_or(false);
@@ -148,6 +157,10 @@ void AppendQueueRow(api::JsonWriter& w, const Job& j) {
   w.BeginObject();
   w.Key("created");
   w.String(FormatRfc3339(j.created_ms));
+  if (Runs(j) && j.spec.time_limit_ms > 0) {
+    w.Key("deadline");
+    w.String(FormatRfc3339(j.started_ms + j.spec.time_limit_ms));
+  }
   if (j.ended_ms) {
     w.Key("ended");
     w.String(FormatRfc3339(*j.ended_ms));
@@ -186,6 +199,10 @@ void AppendQueueRow(api::JsonWriter& w, const Job& j) {
   w.String(waits ? j.wait_reason : j.reason);
   w.Key("restart_count");
   w.Int(j.restart_count);
+  if (Runs(j)) {
+    w.Key("started");
+    w.String(FormatRfc3339(j.started_ms));
+  }
   w.Key("state");
   w.String(jobs::StateName(j.state));
   if (j.Stopping()) {

@@ -894,6 +894,8 @@ export interface components {
             /** Format: date-time */
             created: string;
             /** Format: date-time */
+            deadline?: string;
+            /** Format: date-time */
             ended?: string;
             /** Format: date-time */
             estimated_start?: string;
@@ -918,6 +920,8 @@ export interface components {
             reason: string;
             restart_count: number;
             spec: components["schemas"]["StoredJobSpec"];
+            /** Format: date-time */
+            started?: string;
             /** @enum {string} */
             state: "pending" | "starting" | "running" | "succeeded" | "failed" | "cancelled";
             stopping?: boolean;
@@ -1250,6 +1254,8 @@ export interface components {
             /** Format: date-time */
             created: string;
             /** Format: date-time */
+            deadline?: string;
+            /** Format: date-time */
             ended?: string;
             /** Format: date-time */
             estimated_start?: string;
@@ -1274,6 +1280,8 @@ export interface components {
             queue: string;
             reason: string;
             restart_count: number;
+            /** Format: date-time */
+            started?: string;
             /** @enum {string} */
             state: "pending" | "starting" | "running" | "succeeded" | "failed" | "cancelled";
             stopping?: boolean;

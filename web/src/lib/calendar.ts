@@ -1,6 +1,6 @@
 // Pure helpers of the reservations calendar: local-time ranges, snapping,
 // <input type="datetime-local"> values, user colours and policy windows.
-import type { Policy, User } from '../api/types';
+import type { Job, Node, Policy, Reservation, User } from '../api/types';
 
 export const HOUR = 3_600_000;
 export const DAY = 24 * HOUR;
@@ -246,4 +246,54 @@ export function allowedWindows(
     acc = acc ? intersect(acc, iv) : iv;
   }
   return acc;
+}
+
+/** A running job's hold on one GPU, as the calendar draws it. */
+export interface JobHold {
+  id: number;
+  name: string;
+  owner: string;
+  start: number;
+  /** Its time limit's end; without a limit, `now` plus an hour (`open`). */
+  end: number;
+  open: boolean;
+}
+
+/** The GPUs running jobs hold, per `node/gpu` row, from their run's start to
+ * their time limit's end (or, without one, an hour past `now`). */
+export function jobHolds(jobs: Job[], now: number): Map<string, JobHold[]> {
+  const m = new Map<string, JobHold[]>();
+  for (const j of jobs) {
+    if (j.state !== 'running' && j.state !== 'starting') continue;
+    const start = j.started ? Date.parse(j.started) : now;
+    const deadline = j.deadline ? Date.parse(j.deadline) : NaN;
+    const open = isNaN(deadline);
+    const hold: JobHold = { id: j.id, name: j.name, owner: j.owner, start, end: open ? now + HOUR : deadline, open };
+    const seen = new Set<string>();
+    for (const t of j.tasks ?? []) {
+      if (!t.node || t.state === 'exited' || t.state === 'lost' || t.state === 'unstarted') continue;
+      for (const g of t.gpus) {
+        const k = `${t.node}/${g}`;
+        if (seen.has(k)) continue;  // processes of one task share its GPUs
+        seen.add(k);
+        const list = m.get(k);
+        if (list) list.push(hold);
+        else m.set(k, [hold]);
+      }
+    }
+  }
+  return m;
+}
+
+/** The GPU a new booking on `node` from `at` starts with: the lowest that no
+ * running job holds and no live reservation covers then; else the lowest. */
+export function firstFreeGpu(node: Node, holds: Map<string, JobHold[]>, reservations: Reservation[], at: number): number | undefined {
+  const taken = (g: number) =>
+    (holds.get(`${node.name}/${g}`)?.length ?? 0) > 0 ||
+    reservations.some(
+      (r) => r.node === node.name && r.state !== 'cancelled' && r.gpus.includes(g) &&
+        Date.parse(r.start) <= at && at < Date.parse(r.end),
+    );
+  const free = node.gpus.find((g) => !taken(g.index));
+  return (free ?? node.gpus[0])?.index;
 }

@@ -90,6 +90,42 @@ export function dateTime(iso: string | undefined | null): string {
   });
 }
 
+/** A duration as the server writes it ("30m", "1h30m", "2d", "1.5h") in the
+ * UI's words ("30 min", "1 h 30 min"); anything else as it is. */
+export function durationText(text: string | undefined | null): string {
+  if (!text) return '–';
+  const scale: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 };
+  const part = /(\d+(?:\.\d+)?)(ms|s|m|h|d) ?/y;
+  let ms = 0;
+  let at = 0;
+  while (at < text.length) {
+    part.lastIndex = at;
+    const m = part.exec(text);
+    if (!m) return text;
+    ms += Number(m[1]) * scale[m[2]];
+    at = part.lastIndex;
+  }
+  return duration(ms);
+}
+
+/** The UTC times the server writes into its messages ("reserved by carol until
+ * 2026-11-29T14:00:00Z") in local time: "14:00" on the day of `now`, else with
+ * the date ("Nov 30, 14:00"). */
+export function localTimes(text: string, now: number): string {
+  return text.replace(/\b\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?Z\b/g, (iso) => {
+    const d = new Date(iso);
+    if (isNaN(d.getTime())) return iso;
+    const time = d.toLocaleTimeString(undefined, { hour: '2-digit', minute: '2-digit' });
+    if (d.toDateString() === new Date(now).toDateString()) return time;
+    return `${d.toLocaleDateString(undefined, { month: 'short', day: 'numeric' })}, ${time}`;
+  });
+}
+
+/** A fair-share weight or similar factor: "1", "0.5", "1.25". */
+export function factor(n: number | undefined | null): string {
+  return n === undefined || n === null || !isFinite(n) ? '–' : String(Math.round(n * 100) / 100);
+}
+
 /** Splits a command line into words: spaces separate, '…' and "…" quote, \ escapes. */
 export function splitWords(s: string): string[] {
   const out: string[] = [];
