@@ -247,6 +247,19 @@ TEST_F(SchedE2E, AReservationIsNotBookedOnGpusAnotherUsersJobHoldsPastItsStart) 
   ASSERT_TRUE(before.ok()) << before.status().ToString();
   const int64_t before_id = (*before)["id"];
   ASSERT_TRUE(WaitState(before_id, "running")) << Job(before_id).dump(2);
+  {  // When its run began and when its limit stops it: API and CLI.
+    const Json j = Job(before_id);
+    ASSERT_TRUE(j.contains("started") && j.contains("deadline")) << j.dump(2);
+    auto started = ParseRfc3339(j["started"].get<std::string>());
+    auto deadline = ParseRfc3339(j["deadline"].get<std::string>());
+    ASSERT_TRUE(started.ok() && deadline.ok()) << j.dump(2);
+    EXPECT_EQ(*deadline - *started, 30 * 60'000) << j.dump(2);
+    auto env = server_->CliEnv();
+    env["ROTA_TOKEN"] = bob_;
+    CliResult show = RunCli({"job", "show", std::to_string(before_id)}, env);
+    EXPECT_NE(show.out.find("its time limit stops it at " + j["deadline"].get<std::string>()), std::string::npos)
+        << show.out;
+  }
   auto moved = server_->CallAs(alice_, "PATCH", "/api/v1/reservations/" + std::to_string(mine),
                                Json{{"start", FormatRfc3339(RealClock::Get().NowMs() + 600'000)}}.dump());
   ASSERT_TRUE(moved.ok());

@@ -138,6 +138,10 @@ void PrintJob(const Json& j) {
             << j.value("preemptions", 0) << " time(s) (" << j.value("lost_gpu_seconds", 0)
             << " GPU-s lost)\n"
             << "  Created:   " << j.value("created", "") << "\n";
+  if (j.contains("started")) {
+    std::cout << "  Started:   " << Str(j, "started")
+              << (j.contains("deadline") ? "; its time limit stops it at " + Str(j, "deadline") : "") << "\n";
+  }
   // What it asks for: "2 worker x 4 GPUs, 1 ps x 0 GPUs; time limit 4h".
   const Json spec = j.value("spec", Json::object());
   std::string asks;
