@@ -268,6 +268,21 @@ describe('rota web UI: queue, usage, tokens and admin', { timeout: 15 * 60_000, 
     });
     assert.ok(gap >= 20, `"Pending jobs" sits ${gap} px under the queues table`);
     await checkScreen('queue');
+    // A phone: the job's reason and estimated start are in view, without scrolling sideways.
+    await page.setViewportSize({ width: 390, height: 844 });
+    try {
+      for (const id of ['pending-reason', 'pending-start']) {
+        const box = await row.getByTestId(id).evaluate((e) => {
+          const r = e.getBoundingClientRect();
+          return { left: r.left, right: r.right, width: r.width, viewport: window.innerWidth };
+        });
+        assert.ok(box.width > 0 && box.left >= 0 && box.right <= box.viewport, `${id} is off-screen on a phone: ${JSON.stringify(box)}`);
+      }
+      await checkA11y('the queue on a phone');
+      await shot('queue-pending-phone');
+    } finally {
+      await page.setViewportSize({ width: 1280, height: 900 });
+    }
     for (const id of [pendingJob, first.json.id]) {
       const c = await apiCall(api, 'POST', `/api/v1/jobs/${id}/cancel`, aliceToken);
       assert.equal(c.status, 200, c.text);
@@ -306,6 +321,8 @@ describe('rota web UI: queue, usage, tokens and admin', { timeout: 15 * 60_000, 
     try {
       await page.setViewportSize({ width: 1280, height: 800 });
       await byTest('queue-row', { name: wide.name }).waitFor(); // the screen polls every 5 s
+      // Time limits in the UI's words, as everywhere else ("72h" from the API).
+      assert.equal((await byTest('queue-row', { name: wide.name }).getByTestId('queue-time-limit').textContent()).trim(), '3 d');
 
       // The whole table in its panel and on the screen: no sideways scrolling, the last
       // column ("Unfinished") in view.

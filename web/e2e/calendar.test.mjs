@@ -95,6 +95,17 @@ describe('rota web UI: calendar and violations', { timeout: 15 * 60_000, skip: N
     assert.equal(await page.getByTestId('cal-node').count(), 3);
     await page.getByTestId('now-line').waitFor();
     await checkScreen('01-calendar-today');
+    // Scrolled sideways by part of an hour, the day view comes to rest on an hour: no hour
+    // label half hidden under the GPU column.
+    await page.getByTestId('calendar').evaluate((el) => el.scrollTo({ left: 20 }));
+    const firstLabelWhole = () =>
+      page.evaluate(() => {
+        const edge = document.querySelector('[data-testid="calendar"] .corner').getBoundingClientRect().right;
+        const ticks = [...document.querySelectorAll('[data-testid="calendar"] .tick')].map((t) => t.getBoundingClientRect());
+        const first = ticks.find((r) => r.right > edge);
+        return first && first.left >= edge - 0.5;
+      });
+    await eventually('the first hour label in view whole', firstLabelWhole, { timeout: 5_000 });
     await page.getByTestId('cal-week').click();
     await eventually('week view', async () => /view=week/.test(page.url()));
     await page.getByTestId('now-line').waitFor();

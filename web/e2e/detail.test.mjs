@@ -254,6 +254,24 @@ describe('rota web UI: node and GPU detail, job templates', { timeout: 15 * 60_0
     await eventually('alice as the rota user', async () => /alice/.test(await row.textContent()));
     await eventually('the GPU in state Job', async () => (await page.getByTestId('gpu-state').textContent()).trim() === 'Job');
     await checkScreen('06-gpu-job');
+    // Its tile on the node page: "Memory: 1.0 / 80 GiB" stays inside the tile, on a laptop
+    // (a node's 8 tiles in a row) and on a phone.
+    await navigate(`#/nodes/${jobTask.node}`);
+    const tile = page.locator(`[data-testid="gpu-tile"][data-index="${jobTask.gpu}"]`);
+    await eventually('memory in use on the tile', async () => !/^0 /.test((await tile.locator('.mem dd').textContent()).trim()));
+    for (const width of [1280, 390]) {
+      await page.setViewportSize({ width, height: 900 });
+      const fit = await tile.evaluate((li) => {
+        const cs = getComputedStyle(li);
+        const inner = li.getBoundingClientRect().right - parseFloat(cs.borderRightWidth) - parseFloat(cs.paddingRight);
+        const mem = li.querySelector('.mem');
+        return { text: mem.textContent, ddRight: mem.querySelector('dd').getBoundingClientRect().right, inner, sw: mem.scrollWidth, cw: mem.clientWidth };
+      });
+      assert.ok(fit.ddRight <= fit.inner + 0.5 && fit.sw <= fit.cw, `the memory text passes its tile at ${width} px: ${JSON.stringify(fit)}`);
+    }
+    await page.setViewportSize({ width: 1280, height: 900 });
+    await navigate(`#/nodes/${jobTask.node}/gpus/${jobTask.gpu}`);
+    await page.locator('[data-testid="proc-job"]').first().waitFor();
   });
 
   step('alice cancels the job from its page', async () => {

@@ -171,6 +171,21 @@ describe('rota web UI: usage report and power', { timeout: 15 * 60_000, skip: NO
     await checkScreen('02-usage-node-dark');
     await page.getByTestId('theme-toggle').click();
     await eventually('light theme', () => page.evaluate(() => document.documentElement.dataset.theme === 'light'));
+    // A phone: the tables scroll inside their panels, the page does not scroll sideways.
+    await page.getByTestId('usage-period').waitFor(); // the quotas too
+    await page.setViewportSize({ width: 390, height: 844 });
+    try {
+      const phone = await page.evaluate(() => ({
+        docWidth: document.documentElement.scrollWidth,
+        viewport: window.innerWidth,
+        tableScrolls: [...document.querySelectorAll('.table-wrap')].some((w) => w.scrollWidth > w.clientWidth),
+      }));
+      assert.ok(phone.docWidth <= phone.viewport, `the Usage page scrolls sideways on a phone: ${JSON.stringify(phone)}`);
+      assert.ok(phone.tableScrolls, `no table scrolls in its panel on a phone: ${JSON.stringify(phone)}`);
+      await shot('01-usage-phone');
+    } finally {
+      await page.setViewportSize({ width: 1280, height: 900 });
+    }
   });
 
   step('the table sorts by a column, both ways, and says so', async () => {
