@@ -230,6 +230,7 @@ describe('rota web UI: node and GPU detail, job templates', { timeout: 15 * 60_0
     await group.getByTestId('submit-gpus').fill('1');
     await eventually('the preview back', async () => (await procs.count()) === 2 && (await page.getByTestId('preview-error').count()) === 0);
 
+    await page.getByTestId('submit-time-limit').fill('90m');
     await page.getByTestId('submit-button').click();
     await eventually('the job page', () => /#\/jobs\/\d+$/.test(page.url()));
     jobId = Number(/#\/jobs\/(\d+)$/.exec(page.url())[1]);
@@ -277,6 +278,9 @@ describe('rota web UI: node and GPU detail, job templates', { timeout: 15 * 60_0
   step('alice cancels the job from its page', async () => {
     await page.locator('[data-testid="proc-job"]').first().click();
     await eventually('the job page', () => page.url().endsWith(`#/jobs/${jobId}`));
+    // How long it has run, and when its time limit stops it.
+    await page.getByTestId('job-started').waitFor();
+    assert.match(await page.getByTestId('job-time-limit').textContent(), /^\s*1 h 30 min \(stops in 1 h (29|30) min\)\s*$/);
     await page.getByTestId('cancel-job').click();
     await page.getByTestId('cancel-confirm').click();
     await eventually('state cancelled', async () => (await page.getByTestId('job-state').textContent()).trim() === 'cancelled', { timeout: 30_000 });
