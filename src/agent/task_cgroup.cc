@@ -10,6 +10,7 @@
 #include <cstring>
 #include <filesystem>
 #include <map>
+#include <set>
 #include <thread>
 
 #include "common/file_util.h"
@@ -127,10 +128,14 @@ std::vector<pid_t> CgroupProcesses(const std::string& dir) {
   return out;
 }
 
-int SignalCgroups(const std::vector<std::string>& dirs, int sig) {
+int SignalCgroups(const std::vector<std::string>& dirs, int sig, pid_t skip_group) {
   int n = 0;
+  std::set<pid_t> done;  // a process in several of the dirs (v1: cpu and memory) once
   for (const auto& dir : dirs) {
-    for (pid_t p : CgroupProcesses(dir)) n += ::kill(p, sig) == 0 ? 1 : 0;
+    for (pid_t p : CgroupProcesses(dir)) {
+      if (!done.insert(p).second || (skip_group > 0 && ::getpgid(p) == skip_group)) continue;
+      n += ::kill(p, sig) == 0 ? 1 : 0;
+    }
   }
   return n;
 }

@@ -50,8 +50,9 @@ Result<std::vector<std::string>> CreateTaskCgroups(const std::string& root, cons
 // it is gone.
 std::vector<pid_t> CgroupProcesses(const std::string& dir);
 
-// Sends `sig` to every process in each of `dirs`. Returns how many were signalled.
-int SignalCgroups(const std::vector<std::string>& dirs, int sig);
+// Sends `sig` once to every process in `dirs` but those of process group
+// `skip_group` (> 0: already signalled as a group). Returns how many were signalled.
+int SignalCgroups(const std::vector<std::string>& dirs, int sig, pid_t skip_group = 0);
 
 // SIGKILLs whatever is left in `dirs` (waiting up to ~2 s for them to go) and
 // removes the directories. For when the task's main process has ended.

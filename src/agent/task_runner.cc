@@ -230,7 +230,8 @@ Status TaskRunner::Signal(const std::string& id, int sig) {
   if (auto text = ReadFile(Dir(id) + "/spec.json"); text.ok()) {
     auto j = api::ParseJson(*text);
     auto spec = j.ok() ? ShimSpecFromJson(*j) : Result<ShimSpec>(j.status());
-    if (spec.ok()) SignalCgroups(spec->cgroups, sig);
+    // Descendants that left the process group; those in it got the signal once.
+    if (spec.ok()) SignalCgroups(spec->cgroups, sig, st.pid);
   }
   return Status::Ok();
 }

@@ -13,6 +13,7 @@
 #include <chrono>
 #include <cstdlib>
 #include <filesystem>
+#include <thread>
 
 #include <gtest/gtest.h>
 
@@ -381,6 +382,31 @@ TEST(TaskRunnerTest, TaskWithoutLimitsHasOneCgroupThatCancelStillReachesWhole) {
   ASSERT_EQ(WaitEnded(r, "plain").state, TaskState::kExited);
   EXPECT_TRUE(testutil::WaitFor([&] { return !AliveNotZombie(bg); })) << "the escaped child survived";
   EXPECT_TRUE(testutil::WaitFor([&] { return ::access(cgroups[0].c_str(), F_OK) != 0; }));
+}
+
+// A graceful stop: every process of the task gets one SIGTERM, not one for its
+// process group and another for its cgroup (torchrun and many trainers take a
+// second SIGTERM as "stop now, skip the checkpoint").
+TEST(TaskRunnerTest, EachProcessGetsOneSigterm) {
+  if (!CgroupsWritable()) GTEST_SKIP() << "needs root and writable cgroups";
+  TempDir dir;
+  TaskRunner r = MakeRunner(dir.path());
+  TaskRequest req;
+  req.id = "term";
+  const std::string log = dir.path() + "/terms";
+  req.argv = {"/bin/sh", "-c",
+              "trap 'echo TERM >> " + log + "' TERM; echo $$ > " + dir.path() + "/ready; "
+              "while :; do :; done"};  // builtins only: a trap runs as soon as its signal arrives
+  req.env = {{"PATH", "/usr/bin:/bin"}};
+  auto st = r.Start(req);
+  ASSERT_TRUE(st.ok()) << st.status().ToString();
+  ASSERT_GT(WaitPidFile(dir.path() + "/ready"), 1);
+  ASSERT_TRUE(r.Signal("term", SIGTERM).ok());
+  ASSERT_TRUE(testutil::WaitFor([&] { return ReadFile(log).ok(); }));
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));  // a second one would be here by now
+  EXPECT_EQ(Read(log), "TERM\n");
+  ASSERT_TRUE(r.Signal("term", SIGKILL).ok());
+  EXPECT_EQ(WaitEnded(r, "term").state, TaskState::kExited);
 }
 
 // A cgroup v2 hierarchy for a test: the host's when it has one, else a private
