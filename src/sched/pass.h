@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <cstdint>
 #include <functional>
 #include <limits>
@@ -42,9 +43,14 @@ inline std::string Plural(uint64_t n, const std::string& what) {
   return std::to_string(n) + " " + what + (n == 1 ? "" : "s");
 }
 
-// Hours for a reason: at most two decimals, none that are zeros ("120", "0.59").
+// Hours for a reason: two decimals, or two significant digits below 1, none
+// that are zeros ("120", "1.5", "0.59", "0.0083").
 inline std::string Hours(double h) {
-  std::string out = std::to_string(std::round(h * 100) / 100);  // "0.590000"
+  int decimals = 2;
+  if (h > 0 && h < 1) decimals = std::min(6, 1 - static_cast<int>(std::floor(std::log10(h))));
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.*f", decimals, h);  // "0.590000"
+  std::string out = buf;
   if (out.find('.') != std::string::npos) {
     out.erase(out.find_last_not_of('0') + 1);
     if (out.back() == '.') out.pop_back();

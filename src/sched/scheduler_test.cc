@@ -532,6 +532,10 @@ TEST(ScheduleTest, QuotasAndQueueLimitsHoldJobsWithoutBlockingOthers) {
   s.group_quotas["ml"].max_gpu_hours_per_period = 0.1;
   s.group_period_gpu_hours["ml"] = 0.594;
   EXPECT_EQ(WaitOf(Schedule(s), 3)->reason, "group ml quota: 0.59 of 0.1 GPU-hours used this period");
+  // Small ones keep two significant digits: over the limit reads as over it.
+  s.group_quotas["ml"].max_gpu_hours_per_period = 0.005;
+  s.group_period_gpu_hours["ml"] = 0.00834;
+  EXPECT_EQ(WaitOf(Schedule(s), 3)->reason, "group ml quota: 0.0083 of 0.005 GPU-hours used this period");
   s.queues[0].max_gpus = 1;
   s.pending = {ok};
   EXPECT_EQ(WaitOf(Schedule(s), 4)->reason, "queue default limit: 1 GPU in use, limit 1");

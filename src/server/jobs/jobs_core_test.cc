@@ -319,6 +319,29 @@ TEST_F(JobsCoreTest, AJobAboveItsOwnersGpuQuotaIsRefusedAtSubmission) {
   EXPECT_TRUE(jobs_->Submit(alice_id_, "alice", *spec).ok());
 }
 
+// The GPU time of a job that just ended still counts against the GPU-hours
+// quota: the job waiting for its GPU does not start over the limit.
+TEST_F(JobsCoreTest, AJobThatJustEndedStillCountsAgainstTheGpuHoursQuota) {
+  QuotaDef q;
+  q.kind = "user";
+  q.name = "alice";
+  q.limits.max_gpus = 1;
+  q.limits.max_gpu_hours_per_period = 0.01;  // 36 GPU-seconds
+  ASSERT_TRUE(quotas_->Set(q).ok());
+  auto [first, task] = Running();
+  const int64_t second = Submit();
+  jobs_->Step();
+  EXPECT_EQ(Get(second).state, JobState::kPending);
+  clock_.AdvanceMs(40'000);
+  transport_.Report("gpu-a", task, "exited", 4242, 0);
+  for (int round = 0; round < 3; ++round) {
+    jobs_->Step();
+    ASSERT_EQ(Get(second).state, JobState::kPending) << "round " << round << ": " << Get(second).reason;
+  }
+  EXPECT_EQ(Get(first).state, JobState::kSucceeded);
+  EXPECT_NE(Get(second).wait_reason.find("GPU-hours"), std::string::npos) << Get(second).wait_reason;
+}
+
 TEST_F(JobsCoreTest, ACancelledPendingJobNamesWhoCancelledIt) {
   const int64_t id = Submit(Json{{"groups", {{{"role", "worker"}, {"gpus_per_task", 2}}}}});
   auto job = jobs_->Cancel(alice_id_, false, id);

@@ -72,7 +72,10 @@ void JobService::PeriodGpuHours(int64_t now_ms, std::map<std::string, double>* u
                                 std::map<std::string, double>* group) const {
   std::map<std::string, double> user_ms = pass_cache_.ended_gpu_ms;
   for (const auto& [id, job] : active_) {
-    if (job.Final()) continue;  // counted as ended once its end is committed
+    // An ended job still here (its end not yet committed) counts unless the last
+    // read of ended jobs began after it ended (that read has it; as DropCommittedEnds).
+    if (job.Final() && pass_cache_.ended_usage_ms >= 0 && job.ended_ms.value_or(0) < pass_cache_.ended_usage_ms)
+      continue;
     user_ms[job.owner] += job.attained_gpu_ms + (job.run_open ? scheduling::CurrentRunGpuMs(job, now_ms) : 0);
   }
   for (const auto& [owner, ms] : user_ms) {
