@@ -394,6 +394,12 @@ class Pass {
     queue_gpus_[job.meta.queue] += gpus;
   }
 
+  // A reservation owner's job that does not fit: the preemptible jobs of
+  // others on the GPUs of the owner's idle running reservations, on nodes the
+  // job may use, are stopped at once (the owner is back, as when they start a
+  // process there), whatever they order. Returns their ids ("" none).
+  std::string ReclaimReservations(const PendingJob& job, Shape& shape);
+
   // Preempts running jobs ordered after `rank`, worst first, until `job` fits.
   // Returns the victims' ids ("" when it cannot fit even so).
   std::string TryPreempt(const PendingJob& job, Shape& shape, const Rank& rank);

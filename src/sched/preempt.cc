@@ -27,6 +27,37 @@ void Pass::PreemptForReservations() {
   }
 }
 
+std::string Pass::ReclaimReservations(const PendingJob& job, Shape& shape) {
+  std::string ids;
+  for (const auto& r : s_.reservations) {
+    if (r.user != job.meta.user || !r.owner_idle || r.start_ms > s_.now_ms || r.end_ms <= s_.now_ms) continue;
+    const auto n = free_.Find(r.node);
+    if (!n) continue;
+    const auto& eligible = EligibleNodes(job, shape);
+    bool may = false;
+    for (size_t d = 0; d < job.demands.size(); ++d)
+      may = may || (job.demands[d].gpus_per_task > 0 && eligible[d][*n]);
+    if (!may) continue;
+    for (size_t k = 0; k < victims_.size(); ++k) {
+      if (victims_[k].taken) continue;
+      const RunningJob& run = s_.running[victims_[k].running];
+      if (run.meta.user == r.user) continue;
+      bool on_it = false;
+      for (const auto& t : run.tasks) {
+        if (t.node != r.node) continue;
+        for (uint32_t g : t.gpus) on_it = on_it || std::find(r.gpus.begin(), r.gpus.end(), g) != r.gpus.end();
+      }
+      if (!on_it) continue;
+      TakeVictim(k);
+      preempted_.insert(run.meta.id);
+      out_.preemptions.push_back({run.meta.id, "reservation " + std::to_string(r.id) + " of " + r.user + " on " +
+                                                   r.node + ": its owner has a job waiting for the GPUs"});
+      ids += (ids.empty() ? "" : ", ") + std::to_string(run.meta.id);
+    }
+  }
+  return ids;
+}
+
 void Pass::KeepPlacesOfMovedJobs() {
   GpuMask mask;
   for (const auto& r : s_.running) {

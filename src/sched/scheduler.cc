@@ -407,6 +407,9 @@ void Pass::Consider(const PendingJob& job, Shape& shape, const Rank& rank, uint3
     if (std::string ids = AwaitStopping(job, shape); !ids.empty()) {
       return AddWait(job, position, "waiting for job(s) " + ids + " to stop", s_.now_ms);
     }
+    if (std::string ids = ReclaimReservations(job, shape); !ids.empty()) {
+      return AddWait(job, position, "stopping job(s) " + ids + " that borrow its owner's reservation", s_.now_ms);
+    }
     if (std::string victims = TryPreempt(job, shape, rank); !victims.empty()) {
       return AddWait(job, position, "preempting job(s) " + victims + " for it", s_.now_ms);
     }

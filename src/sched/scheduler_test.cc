@@ -397,6 +397,33 @@ TEST(ScheduleTest, OwnerReturningPreemptsJobsOnReservedGpus) {
   EXPECT_EQ(Schedule(s).preemptions[0].reason, "reservation 7 of alice on gpu-b started");
 }
 
+// The owner of an idle reservation submits a job it needs: the borrowers on
+// the reserved GPUs are stopped at once (no wait for the preemption threshold,
+// whatever they order), only on nodes the job may use.
+TEST(ScheduleTest, AnOwnersWaitingJobReclaimsAnIdleReservationAtOnce) {
+  Snapshot s = Base({MakeNode("gpu-b", 2), MakeNode("gpu-c", 2)});
+  s.reservations.push_back(Reservation{.id = 7, .user = "alice", .node = "gpu-b", .gpus = {0, 1},
+                                       .start_ms = kNow - kHour, .end_ms = kNow + kHour, .owner_idle = true});
+  auto borrower = Running(1, "bob", {On("gpu-b", {0, 1})}, kNow - 30 * kMin);
+  borrower.meta.preemptible = true;
+  auto other = Running(2, "bob", {On("gpu-c", {0, 1})}, kNow - 30 * kMin);
+  other.meta.preemptible = true;
+  s.running = {borrower, other};
+  s.queues = {Queue{}, Queue{.name = "high", .priority = 10}};
+  s.running[0].meta.queue = "high";  // orders before alice's job: plain preemption never takes it
+  s.running[1].meta.queue = "high";
+  auto mine = Pending(3, "alice", {Demand(1, 1)}, kNow - 1000);  // just submitted
+  s.pending = {mine};
+  Decisions d = Schedule(s);
+  ASSERT_EQ(d.preemptions.size(), 1u);
+  EXPECT_EQ(d.preemptions[0].id, 1);
+  EXPECT_EQ(d.preemptions[0].reason, "reservation 7 of alice on gpu-b: its owner has a job waiting for the GPUs");
+  EXPECT_EQ(WaitOf(d, 3)->reason, "stopping job(s) 1 that borrow its owner's reservation");
+  // A job of hers for other nodes only leaves the borrower alone.
+  s.pending[0].demands[0].nodes = {"gpu-c"};
+  EXPECT_TRUE(Schedule(s).preemptions.empty());
+}
+
 TEST(ScheduleTest, PreemptsWorstOrderedJobsAfterTheThreshold) {
   Snapshot s = Base({MakeNode("a", 4)});
   s.policy.preempt_after_ms = 5 * kMin;
