@@ -67,7 +67,8 @@ std::string HttpErrorCode(int http_status);
 // Standard reason phrase ("Not Found"), "Unknown" for unknown codes.
 const char* HttpReason(int http_status);
 
-// Escapes `text` as the inside of a JSON string (quotes, backslash, control characters).
+// Escapes `text` as the inside of a JSON string (quotes, backslash, control
+// characters); bytes that are not well-formed UTF-8 become U+FFFD.
 std::string JsonEscape(const std::string& text);
 
 }  // namespace rota::net

@@ -126,6 +126,12 @@ TEST(HttpTypesTest, ErrorBodyEscapesAndStatusMappings) {
   EXPECT_EQ(e.content_type, "application/json");
   EXPECT_EQ(e.body,
             "{\"error\":{\"code\":\"invalid_argument\",\"message\":\"bad \\\"x\\\"\\n\\u0001\"}}");
+  // Bytes that are not UTF-8 (a malformed body echoed in a parse error) become
+  // U+FFFD; well-formed UTF-8 stays as it is.
+  EXPECT_EQ(JsonEscape("last read: '\xff'; caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x99\x82"),
+            "last read: '\\ufffd'; caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x99\x82");
+  EXPECT_EQ(JsonEscape("\xc0\xaf \xed\xa0\x80 \xe2\x82 \xf5"),  // overlong, surrogate, cut, > U+10FFFF
+            "\\ufffd\\ufffd \\ufffd\\ufffd\\ufffd \\ufffd\\ufffd \\ufffd");
   EXPECT_EQ(HttpResponse::FromStatus(Status::NotFound("node x")).status, 404);
   EXPECT_EQ(HttpStatusFor(StatusCode::kUnauthenticated), 401);
   EXPECT_EQ(HttpStatusFor(StatusCode::kConflict), 409);
