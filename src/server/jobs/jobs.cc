@@ -111,9 +111,17 @@ Status JobService::Start() {
   std::vector<Job> loaded;
   std::vector<store::JobRow> rows;
   store::FairShareUsage usage;
+  std::map<int64_t, int64_t> run_began;  // job -> when its current run was placed
   RETURN_IF_ERROR(store_->Read([&](Db& db) -> Status {
     ASSIGN_OR_RETURN(rows, store::UnfinishedJobs(db));
     ASSIGN_OR_RETURN(usage, store::LoadFairShareUsage(db));
+    for (const auto& r : rows) {
+      if (r.state != jobs::StateName(JobState::kStarting) && r.state != jobs::StateName(JobState::kRunning)) continue;
+      ASSIGN_OR_RETURN(auto events, store::JobEvents(db, r.id));
+      for (const auto& e : events) {
+        if (e.state == jobs::StateName(JobState::kStarting)) run_began[r.id] = e.t_ms;  // the last one
+      }
+    }
     return Status::Ok();
   }));
   for (const auto& r : rows) {
@@ -133,7 +141,9 @@ Status JobService::Start() {
     }
     usage_at_ms_ = usage_saved_ms_ = started_at_ms_;
     for (auto& j : loaded) {
-      j.started_ms = clock_->NowMs();  // time limits restart counting from here
+      // Its run goes on: its time limit and GPU time count from when it was placed.
+      auto began = run_began.find(j.id);
+      j.started_ms = began != run_began.end() ? std::min(began->second, clock_->NowMs()) : clock_->NowMs();
       j.run_open = scheduling::HoldsResources(j);
       active_[j.id] = std::move(j);
     }

@@ -60,6 +60,7 @@ class FakeTransport : public TaskTransport {
     m.tasks.push_back(r);
     status_(node, m);
   }
+  const TaskStatusListener& listener() const { return status_; }
   std::vector<std::pair<std::string, api::TaskStartMsg>> starts;
   std::vector<std::pair<std::string, api::TaskSignalMsg>> signals;
 
@@ -298,6 +299,31 @@ TEST_F(JobsCoreTest, ARunningJobsGpuTimeCountsItsCurrentRun) {
   ASSERT_EQ(Get(id).state, JobState::kSucceeded);
   clock_.AdvanceMs(60'000);  // ended: no longer grows
   EXPECT_DOUBLE_EQ(Get(id).attained_gpu_ms - before, 60'000);
+}
+
+// A server restart does not restart a running job's clock: its GPU time (and
+// time limit) count from when it was placed, and a task that ended while the
+// server was away counts up to its end.
+TEST_F(JobsCoreTest, ARunningJobKeepsItsRunStartAcrossAServerRestart) {
+  auto [id, task] = Running();
+  clock_.AdvanceMs(60'000);
+  const int64_t ended = clock_.NowMs();
+  clock_.AdvanceMs(30'000);  // the server is away
+  StartService(JobServiceOptions{});
+  jobs_->Step();
+  EXPECT_NEAR(Get(id).attained_gpu_ms, 90'000, 1'000);
+  api::TaskReport r;
+  r.id = task;
+  r.state = "exited";
+  r.pid = 4242;
+  r.exit_code = 0;
+  r.ended_ms = ended;
+  api::TaskStatusMsg m;
+  m.tasks.push_back(r);
+  transport_.listener()("gpu-a", m);
+  jobs_->Step();
+  ASSERT_EQ(Get(id).state, JobState::kSucceeded) << Get(id).reason;
+  EXPECT_NEAR(Get(id).attained_gpu_ms, 60'000, 1'000);
 }
 
 // A job above its owner's GPUs-at-once quota could never start: refused at

@@ -108,9 +108,13 @@ bool Schedulable(const Job& job) {
 }
 
 double CurrentRunGpuMs(const Job& job, int64_t now_ms) {
-  double gpus = 0;
-  for (const auto& t : job.tasks) gpus += static_cast<double>(t.gpus.size());
-  return gpus * static_cast<double>(std::max<int64_t>(0, now_ms - job.started_ms));
+  double ms = 0;
+  for (const auto& t : job.tasks) {
+    // A task that ended (as its node reports) holds its GPUs up to its end.
+    const int64_t end = t.ended_ms > 0 ? std::clamp(t.ended_ms, job.started_ms, std::max(job.started_ms, now_ms)) : now_ms;
+    ms += static_cast<double>(t.gpus.size()) * static_cast<double>(std::max<int64_t>(0, end - job.started_ms));
+  }
+  return ms;
 }
 
 JobGpus JobGpusByNode(const std::map<int64_t, Job>& jobs) {

@@ -90,7 +90,8 @@ std::vector<uint32_t> UnusableGpus(const NodeView& view, const NodeJobGpus& job_
 bool OwnerUses(const NodeView& view, const std::vector<uint32_t>& gpus, const NodeJobGpus& job_gpus,
                const std::string& owner);
 
-// GPU-milliseconds the job's current run (its tasks) has held since it started.
+// GPU-milliseconds the job's current run (its tasks) has held since it started:
+// each task's GPUs up to `now_ms`, or up to its end when it has ended.
 double CurrentRunGpuMs(const Job& job, int64_t now_ms);
 
 }  // namespace rota::server::scheduling
