@@ -231,7 +231,8 @@ std::string Pass::WhyNot(const PendingJob& job, Shape& shape) {
               : "waiting for " +
                     Plural(b.gpus_per_task,
                            "free " + (b.gpu_model.empty() ? "" : b.gpu_model + " ") + "GPU") +
-                    " on one node (largest free block: " + std::to_string(block) +
+                    " on one node" + (b.tasks > 1 ? " for each of " + std::to_string(b.tasks) + " tasks" : "") +
+                    " (largest free block: " + std::to_string(block) +
                     (best == free_.size() ? ")" : " on " + free_.node(best).name);
       if (portless.empty() && b.gpus_per_task > 0 && best != free_.size()) shape.block_of = {{best, big}};
     }

@@ -28,6 +28,17 @@ TEST(ScheduleTest, StartsWhatFitsAndExplainsTheRest) {
   EXPECT_EQ(w->position, 2u);
 }
 
+// A gang of tasks too big for the free blocks says the block is per task.
+TEST(ScheduleTest, AGangTooBigForTheFreeBlocksSaysEachTaskNeedsOne) {
+  Snapshot s = Base({MakeNode("a", 8), MakeNode("b", 8), MakeNode("c", 4)});
+  s.running.push_back(Running(1, "bob", {On("a", {0, 1, 2, 3, 4})}));
+  s.running.push_back(Running(2, "bob", {On("b", {0, 1, 2, 3, 4})}));
+  s.running.push_back(Running(3, "bob", {On("c", {0, 1})}));
+  s.pending.push_back(Pending(4, "alice", {Demand(2, 4)}));  // 8 free in all, 3 at most on a node
+  EXPECT_EQ(WaitOf(Schedule(s), 4)->reason,
+            "waiting for 4 free GPUs on one node for each of 2 tasks (largest free block: 3 on a)");
+}
+
 TEST(ScheduleTest, TheLargestFreeBlockSaysHowManyOfItAnotherUserReserved) {
   Snapshot s = Base({MakeNode("gpu-a", 8), MakeNode("gpu-b", 8)});
   s.running.push_back(Running(1, "bob", {On("gpu-a", {0, 1, 2})}));
