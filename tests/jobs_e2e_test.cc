@@ -395,6 +395,19 @@ TEST_F(JobsE2E, CliRunWaitsAndExitsWithTheJobsStatus) {
   CliResult list = RunCli({"jobs", "--mine"}, env);
   EXPECT_EQ(list.exit_code, 0) << list.err;
   EXPECT_NE(list.out.find("hello"), std::string::npos) << list.out;
+  // Two jobs, one a page: the newest, and a note where the next page starts.
+  CliResult page = RunCli({"jobs", "--mine", "--limit", "1"}, env);
+  EXPECT_EQ(page.exit_code, 0) << page.err;
+  EXPECT_EQ(page.out.find("hello"), std::string::npos) << page.out;
+  EXPECT_NE(page.out.find("(more jobs follow: rota jobs --offset 1 --limit 1)"), std::string::npos) << page.out;
+  auto second = server_->CallAs(alice_, "GET", "/api/v1/jobs?mine=true&limit=1&offset=1", "");
+  ASSERT_TRUE(second.ok());
+  ASSERT_EQ(second->status, 200) << second->body;
+  const Json rest = Json::parse(second->body);
+  ASSERT_EQ(rest["jobs"].size(), 1u) << second->body;
+  EXPECT_EQ(rest["jobs"][0]["name"], "hello");
+  EXPECT_FALSE(rest.contains("truncated")) << second->body;
+  EXPECT_EQ(RunCli({"jobs", "--limit", "0"}, env).exit_code, 2);
   CliResult logs = RunCli({"logs", "1", "--task", "worker-1"}, env);
   EXPECT_EQ(logs.exit_code, 0) << logs.err;
   EXPECT_NE(logs.out.find("rank 1 of "), std::string::npos) << logs.out;

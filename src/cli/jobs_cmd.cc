@@ -213,17 +213,22 @@ int RunRun(const ClientOptions& client, const OutputOptions& out, const RunOptio
   }
 }
 
-int RunJobs(const ClientOptions& client, const OutputOptions& out, bool mine, const std::string& state) {
+int RunJobs(const ClientOptions& client, const OutputOptions& out, bool mine, const std::string& state, int limit,
+            int offset) {
   if (!ValidOutput(out)) return 2;
+  if (limit < 1 || limit > 1000) return Usage("--limit must be 1..1000");
+  if (offset < 0) return Usage("--offset must be 0 or more");
   auto api = ApiClient::Create(client);
   if (!api.ok()) return Fail(api.status());
-  std::string q = "/api/v1/jobs?limit=100";
+  std::string q = "/api/v1/jobs?limit=" + std::to_string(limit) + "&offset=" + std::to_string(offset);
   if (mine) q += "&mine=true";
   if (!state.empty()) q += "&state=" + state;
   auto list = api->Get(q);
   if (!list.ok()) return Fail(list.status());
+  const bool more = list->value("truncated", false);
   if (out.format == "json") {
     std::cout << (*list)["jobs"].dump(2) << "\n";
+    if (more) std::cerr << "more jobs follow: --offset " << offset + limit << "\n";
     return 0;
   }
   Table t({"ID", "NAME", "OWNER", "QUEUE", "FRAMEWORK", "STATE", "TASKS", "RESTARTS", "REASON"});
@@ -235,6 +240,10 @@ int RunJobs(const ClientOptions& client, const OutputOptions& out, bool mine, co
            std::to_string(j["tasks"].size()), std::to_string(j.value("restart_count", 0)), reason});
   }
   std::cout << t.Render();
+  if (more) {
+    std::cout << "(more jobs follow: rota jobs --offset " << offset + limit << (limit != 100 ? " --limit " + std::to_string(limit) : "")
+              << ")\n";
+  }
   return 0;
 }
 

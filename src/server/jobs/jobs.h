@@ -220,8 +220,11 @@ class JobService {
   // A job as it is now: a running job's attained_gpu_ms counts its current run
   // so far (GPU time shown to people).
   Result<Job> Get(int64_t id, std::vector<JobEvent>* events = nullptr);
-  // Newest first. owner_id 0: everyone's. state "": any. As Get.
-  Result<std::vector<Job>> List(int64_t owner_id, std::optional<jobs::JobState> state, int limit);
+  // Newest first, from the `offset`-th on; at most `limit` (1..1000), and
+  // *more (when given) says whether more follow. owner_id 0: everyone's.
+  // state "": any. As Get.
+  Result<std::vector<Job>> List(int64_t owner_id, std::optional<jobs::JobState> state, int limit,
+                                int64_t offset = 0, bool* more = nullptr);
   // Part of a task's log from its node. NotFound for an unknown task;
   // Unavailable when the node does not answer.
   Result<api::TaskLogMsg> Logs(int64_t id, const std::string& task, const std::string& stream,

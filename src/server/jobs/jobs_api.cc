@@ -2,7 +2,7 @@
 //
 //   POST /api/v1/jobs                 a job spec (jobs/spec.h)          user -> 201 Job
 //   POST /api/v1/jobs/preview         a job spec -> its processes' argv and env (no job made)
-//   GET  /api/v1/jobs                 ?mine=&state=&limit=             reader
+//   GET  /api/v1/jobs                 ?mine=&state=&limit=&offset=     reader
 //   GET  /api/v1/jobs/{id}            with its state changes           reader
 //     (a job's environment values are its owner's and admins' only: others see
 //      the variables' names, each value "(hidden)")
@@ -89,7 +89,7 @@ Status RegisterJobRoutes(net::HttpServer& http, ApiContext& ctx) {
   RETURN_IF_ERROR(http.Route("GET", "/api/v1/jobs", [&ctx](const HttpRequest& req) {
     auto who = RequireReader(ctx, req);
     if (!who.ok()) return Fail(who.status());
-    if (Status st = OnlyQueryParams(req, {"mine", "state", "limit"}); !st.ok()) return Fail(st);
+    if (Status st = OnlyQueryParams(req, {"mine", "state", "limit", "offset"}); !st.ok()) return Fail(st);
     const std::string mine = req.Query("mine");
     if (!mine.empty() && mine != "true" && mine != "false") {
       return Fail(Status::InvalidArgument("mine: must be true or false"));
@@ -97,6 +97,8 @@ Status RegisterJobRoutes(net::HttpServer& http, ApiContext& ctx) {
     if (mine == "true" && !who->authenticated()) return Fail(Status::Unauthenticated("mine: sign in first"));
     auto limit = UintParam(req, "limit", 100, 1000);
     if (!limit.ok()) return Fail(limit.status());
+    auto offset = UintParam(req, "offset", 0, 1'000'000'000);
+    if (!offset.ok()) return Fail(offset.status());
     std::optional<jobs::JobState> state;
     if (const std::string s = req.Query("state"); !s.empty()) {
       state = jobs::ParseJobState(s);
@@ -105,11 +107,15 @@ Status RegisterJobRoutes(net::HttpServer& http, ApiContext& ctx) {
                                             "': use pending, starting, running, succeeded, failed or cancelled"));
       }
     }
-    auto list = ctx.jobs->List(mine == "true" ? who->user_id : 0, state, static_cast<int>(*limit));
+    bool more = false;
+    auto list = ctx.jobs->List(mine == "true" ? who->user_id : 0, state, static_cast<int>(*limit),
+                               static_cast<int64_t>(*offset), &more);
     if (!list.ok()) return Fail(list.status());
     api::Json rows = api::Json::array();
     for (const auto& j : *list) rows.push_back(Visible(j, *who));
-    return HttpResponse::Json(200, api::Json{{"jobs", std::move(rows)}}.dump());
+    api::Json out{{"jobs", std::move(rows)}};
+    if (more) out["truncated"] = true;  // more follow: ask again from offset + limit
+    return HttpResponse::Json(200, out.dump());
   }));
 
   RETURN_IF_ERROR(http.Route("GET", "/api/v1/jobs/{id}", [&ctx](const HttpRequest& req) {

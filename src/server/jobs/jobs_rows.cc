@@ -279,14 +279,17 @@ Result<Job> JobService::Get(int64_t id, std::vector<JobEvent>* events) {
 }
 
 Result<std::vector<Job>> JobService::List(int64_t owner_id, std::optional<jobs::JobState> state_filter,
-                                          int limit) {
+                                          int limit, int64_t offset, bool* more) {
   if (limit < 1 || limit > 1000) return Status::InvalidArgument("limit: must be 1..1000");
+  if (offset < 0) return Status::InvalidArgument("offset: must be 0 or more");
   const std::string state = state_filter ? jobs::StateName(*state_filter) : "";
   std::vector<store::JobRow> rows;
   RETURN_IF_ERROR(store_->Read([&](Db& db) -> Status {
-    ASSIGN_OR_RETURN(rows, store::ListJobs(db, owner_id, state, limit));
+    ASSIGN_OR_RETURN(rows, store::ListJobs(db, owner_id, state, limit + 1, offset));  // one more: are there more?
     return Status::Ok();
   }));
+  if (more != nullptr) *more = rows.size() > static_cast<size_t>(limit);
+  if (rows.size() > static_cast<size_t>(limit)) rows.pop_back();
   std::vector<Job> out;
   for (const auto& r : rows) {
     auto job = JobFromRow(r);

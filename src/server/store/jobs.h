@@ -48,7 +48,8 @@ Result<std::optional<JobRow>> GetJob(Db& db, int64_t id);
 // Its history, oldest first.
 Result<std::vector<JobEventRow>> JobEvents(Db& db, int64_t id);
 // Newest first, at most `limit`; owner_id 0: anyone's; state "": any.
-Result<std::vector<JobRow>> ListJobs(Db& db, int64_t owner_id, const std::string& state, int limit);
+Result<std::vector<JobRow>> ListJobs(Db& db, int64_t owner_id, const std::string& state, int limit,
+                                     int64_t offset = 0);
 // Jobs that have not ended (succeeded, failed or cancelled).
 Result<std::vector<JobRow>> UnfinishedJobs(Db& db);
 // GPU-milliseconds attained by the jobs that ended at or after `since_ms`, by
