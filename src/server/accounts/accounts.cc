@@ -321,6 +321,15 @@ Result<std::map<std::string, std::string>> Accounts::PrimaryGroups() {
   return out;
 }
 
+Result<std::set<std::string>> Accounts::DisabledUsers() {
+  std::set<std::string> out;
+  RETURN_IF_ERROR(store_->Read([&](Db& db) -> Status {
+    ASSIGN_OR_RETURN(out, store::DisabledUsernames(db));
+    return Status::Ok();
+  }));
+  return out;
+}
+
 Result<User> Accounts::FindByUnixUser(const std::string& node, const std::string& unix_user) {
   ASSIGN_OR_RETURN(std::vector<User> users, ListUsers());
   for (auto& u : users) {

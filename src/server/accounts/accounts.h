@@ -8,6 +8,7 @@
 
 #include <cstdint>
 #include <map>
+#include <set>
 #include <optional>
 #include <string>
 #include <unordered_map>
@@ -100,6 +101,8 @@ class Accounts {
   // group are absent), by username: one read (the scheduler's fair share and
   // group quotas).
   Result<std::map<std::string, std::string>> PrimaryGroups();
+  // The usernames of disabled accounts (their pending jobs wait).
+  Result<std::set<std::string>> DisabledUsers();
   // The enabled user whose Unix account on `node` is `unix_user`; NotFound otherwise.
   Result<User> FindByUnixUser(const std::string& node, const std::string& unix_user);
   Result<std::vector<User>> ListUsers();

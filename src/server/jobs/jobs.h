@@ -330,6 +330,7 @@ class JobService {
     int64_t refreshed_ms = -1;
     std::vector<Reservation> reservations;                 // running and upcoming
     std::map<std::string, std::string> group_of;           // username -> primary group
+    std::set<std::string> disabled;                        // disabled accounts: their jobs wait
     // GPU-ms of the jobs that ended in the quota period, by owner (read every minute).
     int64_t ended_usage_ms = -1;
     std::map<std::string, double> ended_gpu_ms;

@@ -368,6 +368,24 @@ TEST_F(JobsCoreTest, AJobThatJustEndedStillCountsAgainstTheGpuHoursQuota) {
   EXPECT_NE(Get(second).wait_reason.find("GPU-hours"), std::string::npos) << Get(second).wait_reason;
 }
 
+// Disabling an account holds its pending jobs (they keep their place in the
+// store, start when it is enabled again) and says why.
+TEST_F(JobsCoreTest, ADisabledOwnersPendingJobsWait) {
+  UserPatch off;
+  off.disabled = true;
+  ASSERT_TRUE(accounts_->UpdateUser(alice_id_, off, clock_.NowMs()).ok());
+  const int64_t id = Submit();
+  jobs_->Step(true);
+  EXPECT_TRUE(transport_.starts.empty());
+  EXPECT_EQ(Get(id).state, JobState::kPending);
+  EXPECT_EQ(Get(id).wait_reason, "its owner's account is disabled");
+  UserPatch on;
+  on.disabled = false;
+  ASSERT_TRUE(accounts_->UpdateUser(alice_id_, on, clock_.NowMs()).ok());
+  jobs_->Step(true);
+  EXPECT_EQ(transport_.starts.size(), 1u);
+}
+
 TEST_F(JobsCoreTest, ACancelledPendingJobNamesWhoCancelledIt) {
   const int64_t id = Submit(Json{{"groups", {{{"role", "worker"}, {"gpus_per_task", 2}}}}});
   auto job = jobs_->Cancel(alice_id_, false, id);

@@ -49,6 +49,11 @@ void JobService::RefreshPassCache(int64_t now_ms) {
   } else {
     ROTA_LOG(WARNING) << "scheduler: cannot read users' groups: " << groups.status().message();
   }
+  if (auto disabled = accounts_->DisabledUsers(); disabled.ok()) {
+    c.disabled = std::move(*disabled);
+  } else {
+    ROTA_LOG(WARNING) << "scheduler: cannot read disabled accounts: " << disabled.status().message();
+  }
   RefreshEndedUsage(now_ms);
 }
 
@@ -161,6 +166,7 @@ void JobService::SchedulePass(int64_t now_ms, bool full) {
   in.queues = queues_->ForScheduler();
   in.group_of = pass_cache_.group_of;
   in.released_ms = released_ms_;
+  in.held_owners = &pass_cache_.disabled;
   if (!no_account_.empty()) in.nodes_without_account = NodesWithoutAccount(now_ms);
   for (const auto& [node, tasks] : orphans_) {
     auto& gpus = in.unconfirmed_gpus[node];
@@ -289,6 +295,14 @@ void JobService::SchedulePass(int64_t now_ms, bool full) {
   ranks.reserve(d.waits.size());
   for (const auto& w : d.waits) ranks.push_back(w.position);
   std::sort(ranks.begin(), ranks.end());
+  for (const auto& owner : pass_cache_.disabled) {
+    for (auto& [id, job] : active_) {  // rare: only while someone's account is disabled
+      if (job.owner != owner || !scheduling::Schedulable(job)) continue;
+      job.wait_reason = "its owner's account is disabled";
+      job.estimated_start_ms = 0;
+      job.position = 0;
+    }
+  }
   for (const auto& w : d.waits) {
     auto it = active_.find(w.id);
     if (it == active_.end()) continue;

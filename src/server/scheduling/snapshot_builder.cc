@@ -221,7 +221,7 @@ sched::Snapshot BuildSnapshot(const SchedulingInput& in) {
     if (job.Final()) continue;
     if (HoldsResources(job)) {
       s.running.push_back(RunningOf(job, in));
-    } else if (Schedulable(job)) {
+    } else if (Schedulable(job) && (in.held_owners == nullptr || !in.held_owners->count(job.owner))) {
       s.pending.push_back(PendingOf(job, in));
     }
   }

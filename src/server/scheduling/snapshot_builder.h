@@ -44,6 +44,8 @@ struct SchedulingInput {
   // GPU-hours used in the quota period, by user and by group.
   std::map<std::string, double> user_period_gpu_hours, group_period_gpu_hours;
   std::map<std::string, std::string> group_of;  // username -> primary group
+  // Owners whose pending jobs are left out (disabled accounts; borrowed, may be null).
+  const std::set<std::string>* held_owners = nullptr;
   // Username -> nodes where their Unix account is missing (no job of theirs
   // goes there: TaskDemand::not_nodes), ascending.
   std::map<std::string, std::vector<std::string>> nodes_without_account;

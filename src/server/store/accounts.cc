@@ -159,6 +159,17 @@ Result<std::map<std::string, std::string>> PrimaryGroups(Db& db) {
   return out;
 }
 
+Result<std::set<std::string>> DisabledUsernames(Db& db) {
+  ASSIGN_OR_RETURN(Stmt s, db.Prepare("SELECT username FROM users WHERE disabled != 0"));
+  std::set<std::string> out;
+  while (true) {
+    ASSIGN_OR_RETURN(bool row, s.Step());
+    if (!row) break;
+    out.insert(s.Text(0));
+  }
+  return out;
+}
+
 Result<std::string> UserEmail(Db& db, int64_t user_id) {
   ASSIGN_OR_RETURN(Stmt u, db.Prepare("SELECT email FROM users WHERE id = ?1"));
   u.Bind(1, user_id);

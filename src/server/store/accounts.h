@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <map>
+#include <set>
 #include <optional>
 #include <string>
 #include <vector>
@@ -54,6 +55,8 @@ Status SetUserGroups(Db& db, int64_t user_id, const std::vector<std::string>& gr
 Result<std::vector<std::string>> UserGroups(Db& db, int64_t user_id);
 // Each user's first group by name (users in no group are absent).
 Result<std::map<std::string, std::string>> PrimaryGroups(Db& db);
+// The usernames of disabled accounts.
+Result<std::set<std::string>> DisabledUsernames(Db& db);
 // A user's email ("" when none or no such user).
 Result<std::string> UserEmail(Db& db, int64_t user_id);
 
