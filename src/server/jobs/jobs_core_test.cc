@@ -386,6 +386,22 @@ TEST_F(JobsCoreTest, ADisabledOwnersPendingJobsWait) {
   EXPECT_EQ(transport_.starts.size(), 1u);
 }
 
+// More tasks than the cluster has job ports could never run at once: refused.
+TEST_F(JobsCoreTest, AJobWithMoreTasksThanJobPortsIsRefusedAtSubmission) {
+  JobServiceOptions options;
+  options.ports = {31000, 31002};
+  StartService(options);
+  auto spec = jobs::JobSpecFromJson(Json{{"name", "wide"}, {"command", {"true"}}, {"workdir", "/tmp"},
+                                         {"groups", {{{"role", "worker"}, {"replicas", 4}, {"gpus_per_task", 0}}}}});
+  ASSERT_TRUE(spec.ok()) << spec.status().ToString();
+  auto job = jobs_->Submit(alice_id_, "alice", *spec);
+  EXPECT_EQ(job.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(job.status().message(),
+            "the job's 4 tasks need a job port each; the cluster has 3 (31000-31002 on each of 1 address)");
+  spec->groups[0].replicas = 3;
+  EXPECT_TRUE(jobs_->Submit(alice_id_, "alice", *spec).ok());
+}
+
 TEST_F(JobsCoreTest, ACancelledPendingJobNamesWhoCancelledIt) {
   const int64_t id = Submit(Json{{"groups", {{{"role", "worker"}, {"gpus_per_task", 2}}}}});
   auto job = jobs_->Cancel(alice_id_, false, id);

@@ -3,6 +3,7 @@
 // (what reservations may not be booked on).
 #include <algorithm>
 #include <limits>
+#include <set>
 
 #include "common/log.h"
 #include "common/mutex.h"
@@ -94,6 +95,20 @@ Result<jobs::JobSpec> JobService::CheckSubmission(int64_t owner_id, const std::s
     o.ports = {1, 65535};
     auto p = jobs::PlaceJob(spec, idle, o);
     if (!p.ok() && p.status().code() == StatusCode::kInvalidArgument) return p.status();
+    // Every task takes a job port of its node's address (nodes of one address
+    // share them): more tasks than that could never run at once.
+    std::set<std::string> addresses;
+    for (const auto& n : idle) addresses.insert(n.address);
+    const uint64_t range = options_.ports.last >= options_.ports.first
+                               ? uint64_t{options_.ports.last} - options_.ports.first + 1
+                               : 0;
+    if (uint64_t{spec.TaskCount()} > range * addresses.size()) {
+      return Status::InvalidArgument(
+          "the job's " + std::to_string(spec.TaskCount()) + " tasks need a job port each; the cluster has " +
+          std::to_string(range * addresses.size()) + " (" + std::to_string(options_.ports.first) + "-" +
+          std::to_string(options_.ports.last) + " on each of " + std::to_string(addresses.size()) +
+          (addresses.size() == 1 ? " address)" : " addresses)"));
+    }
   }
   return spec;
 }
