@@ -369,8 +369,12 @@ class HttpSession final : public Session, public std::enable_shared_from_this<Ht
     }
 
     HttpResponse res;
+    // HEAD: the GET route's answer, headers only (its Content-Length kept).
+    const bool head = request_.method == "HEAD";
     try {
+      if (head) request_.method = "GET";
       res = state_->router.Dispatch(&request_);
+      if (head) request_.method = "HEAD";
     } catch (const std::exception& e) {
       ROTA_LOG(ERROR) << "handler for " << request_.method << " " << request_.path
                       << " threw: " << e.what();
@@ -474,6 +478,7 @@ class HttpSession final : public Session, public std::enable_shared_from_this<Ht
     res_.body() = res.body;
     res_.keep_alive(keep_alive);
     res_.prepare_payload();
+    if (request_.method == "HEAD") res_.body().clear();  // Content-Length stays the GET answer's
   }
 
   void OnWritten(beast::error_code ec) {

@@ -158,6 +158,23 @@ TEST_F(HttpServerTest, UnknownPathIs404AndWrongMethodIs405WithAllow) {
   EXPECT_EQ(r->headers["allow"], "GET, POST");
 }
 
+// HEAD answers as GET does, headers only: the next answer on the connection
+// follows the headers at once.
+TEST_F(HttpServerTest, HeadIsGetWithoutTheBody) {
+  StartServer();
+  auto conn = RawConn::Connect(port_);
+  ASSERT_TRUE(conn);
+  conn->Write("HEAD /echo?x HTTP/1.1\r\nHost: x\r\n\r\nGET /echo?after HTTP/1.1\r\nHost: x\r\n\r\n");
+  const std::string data = conn->ReadUntil([](const std::string& s) { return s.find("get:/echo?after") != std::string::npos; });
+  ASSERT_TRUE(StartsWith(data, "HTTP/1.1 200")) << data;
+  const size_t head_end = data.find("\r\n\r\n");
+  ASSERT_NE(head_end, std::string::npos) << data;
+  EXPECT_NE(data.substr(0, head_end).find("Content-Length: " + std::to_string(std::string("get:/echo?x").size())),
+            std::string::npos)
+      << data;
+  EXPECT_EQ(data.compare(head_end + 4, 12, "HTTP/1.1 200"), 0) << data;
+}
+
 // Bad inputs tried: a bad escape in the query, in a path parameter.
 TEST_F(HttpServerTest, BadPercentEncodingIs400) {
   StartServer();
