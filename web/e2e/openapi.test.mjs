@@ -309,6 +309,11 @@ describe('OpenAPI description', { timeout: 10 * 60_000 }, () => {
       ['PUT', '/api/v1/quotas/user/nobody-here', admin, 404, { max_gpus: 1 }],
       ['POST', '/api/v1/ssh-nodes', admin, 400, { name: 'far', url: 'http://far' }],
       ['GET', '/api/v1/agent/connect', admin, 426],
+      ['GET', '/api/v1/queues/default?foo=1', alice, 400],
+      ['GET', '/api/v1/quotas/team/x', alice, 400],
+      ['GET', '/api/v1/quotas/user/alice?foo=1', alice, 400],
+      ['DELETE', '/api/v1/quotas/team/x', admin, 400],
+      ['GET', '/api/v1/jobs?offset=-1', alice, 400],
     ];
     // What only admins change, tried by alice with bodies an admin could send: each is a 403
     // the operation declares, and nothing changes.

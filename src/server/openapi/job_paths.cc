@@ -115,7 +115,7 @@ Json JobPaths(Json& schemas) {
       {"/api/v1/jobs/preview",
        {{"post", WithBody(Op("The processes a job spec would start, with their argv and environment "
                              "(framework variables included), on an example placement; no job is made",
-                             Ref("JobPreview"), {400, 401}),
+                             Ref("JobPreview"), {400, 401, 403}),
                           Ref("JobSpec"))}}},
       {"/api/v1/jobs/{id}/cancel",
        {{"post", Op("Cancel (owner or admin): SIGTERM, SIGKILL after a grace period; 409 once ended",
@@ -145,14 +145,14 @@ Json QueuePaths(Json& schemas) {
   return Json{
       {"/api/v1/queues",
        {{"get", Op("Queues, default first, with their pending and unfinished jobs",
-                   Closed({{"queues", Arr(queue)}}), {401})},
+                   Closed({{"queues", Arr(queue)}}), {400, 401})},
         {"post", WithBody(Answers(201, Op("Create a queue (admin): {name, description?, priority?, min_priority?, "
                                           "max_priority?, users?, groups?, max_gpus?, default_time_limit?, "
                                           "max_time_limit?, preemptible?}",
                                           queue, {400, 401, 403, 409})),
                           Body(queue_fields, {"name"}))}}},
       {"/api/v1/queues/{name}",
-       {{"get", Op("A queue", queue, {401, 404}, name)},
+       {{"get", Op("A queue", queue, {400, 401, 404}, name)},
         {"put", WithBody(Op("Replace a queue (admin); the path names it", queue, {400, 401, 403, 404}, name),
                          Body(queue_fields))},
         {"delete", Answers(204, Op("Delete a queue with no unfinished job (admin); never the default",
@@ -185,14 +185,15 @@ Json QuotaPaths(Json& schemas) {
                    "and group's usage in GPU-hours",
                    Ref("QuotaList"), {400, 401})}}},
       {"/api/v1/quotas/{kind}/{name}",
-       {{"get", Op("A user's or group's quota", Ref("Quota"), {401, 404}, params)},
+       {{"get", Op("A user's or group's quota; 400 for a kind other than user or group", Ref("Quota"),
+                   {400, 401, 404}, params)},
         {"put", WithBody(Op("Set a quota (admin): {max_gpus?, max_gpu_hours?, share?}; 0 means no limit; "
                             "404 for an unknown user or group",
                             Ref("Quota"), {400, 401, 403, 404}, params),
                          Body({{"kind", kind}, {"name", T("string")}, {"max_gpus", T("integer")},
                                {"max_gpu_hours", T("number")}, {"share", T("number")},
                                {"updated", T("string")}}))},
-        {"delete", Answers(204, Op("Delete a quota (admin)", T("object"), {401, 403, 404}, params))}}},
+        {"delete", Answers(204, Op("Delete a quota (admin)", T("object"), {400, 401, 403, 404}, params))}}},
   };
 }
 

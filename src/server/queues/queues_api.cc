@@ -103,6 +103,7 @@ Status RegisterQueueRoutes(net::HttpServer& http, ApiContext& ctx) {
   RETURN_IF_ERROR(http.Route("GET", "/api/v1/queues/{name}", [&ctx](const HttpRequest& req) {
     auto who = RequireReader(ctx, req);
     if (!who.ok()) return Fail(who.status());
+    if (Status st = OnlyQueryParams(req, {}); !st.ok()) return Fail(st);
     auto q = ctx.queues->Get(req.Param("name"));
     if (!q.ok()) return Fail(q.status());
     return HttpResponse::Json(200, WithCounts(ctx, *q).dump());

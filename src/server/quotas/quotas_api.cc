@@ -80,6 +80,7 @@ Status RegisterQuotaRoutes(net::HttpServer& http, ApiContext& ctx) {
   RETURN_IF_ERROR(http.Route("GET", "/api/v1/quotas/{kind}/{name}", [&ctx](const HttpRequest& req) {
     auto who = RequireReader(ctx, req);
     if (!who.ok()) return Fail(who.status());
+    if (Status st = OnlyQueryParams(req, {}); !st.ok()) return Fail(st);
     auto q = ctx.quotas->Get(req.Param("kind"), req.Param("name"));
     if (!q.ok()) return Fail(q.status());
     return HttpResponse::Json(200, ToJson(*q).dump());

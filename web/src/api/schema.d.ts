@@ -132,7 +132,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Jobs, newest first */
+        /** Jobs, newest first; truncated: more follow (ask again from offset + limit) */
         get: operations["getJobs"];
         put?: never;
         /** Submit a job: {name, command, shell?, env?, workdir?, framework?, groups: [{role, replicas, gpus_per_task, cpus_per_task?, memory?, node_labels?, nodes?, gpu_model?, command?}], restart?: {policy, max_restarts?, backoff?, max_backoff?}, time_limit?, process_per_node?, queue?, priority?, preemptible?, spread?, stop_after_disconnect?}; 400 names the field (or the largest node, or the queue's bounds); 403 when the queue does not admit the caller. A pending job's reason says why it waits, with its position and estimated start */
@@ -483,7 +483,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** A user's or group's quota */
+        /** A user's or group's quota; 400 for a kind other than user or group */
         get: operations["getQuotasByKindByName"];
         /** Set a quota (admin): {max_gpus?, max_gpu_hours?, share?}; 0 means no limit; 404 for an unknown user or group */
         put: operations["putQuotasByKindByName"];
@@ -1961,6 +1961,8 @@ export interface operations {
                 state?: string;
                 /** @description 1..1000 (default 100) */
                 limit?: number;
+                /** @description skip this many of the newest (default 0) */
+                offset?: number;
             };
             header?: never;
             path?: never;
@@ -1976,6 +1978,7 @@ export interface operations {
                 content: {
                     "application/json": {
                         jobs: components["schemas"]["Job"][];
+                        truncated?: boolean;
                     };
                 };
             };
@@ -2083,6 +2086,15 @@ export interface operations {
             };
             /** @description Unauthenticated */
             401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -3285,6 +3297,15 @@ export interface operations {
                     };
                 };
             };
+            /** @description Bad request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Unauthenticated */
             401: {
                 headers: {
@@ -3387,6 +3408,15 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Queue"];
+                };
+            };
+            /** @description Bad request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
                 };
             };
             /** @description Unauthenticated */
@@ -3602,6 +3632,15 @@ export interface operations {
                     "application/json": components["schemas"]["Quota"];
                 };
             };
+            /** @description Bad request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Unauthenticated */
             401: {
                 headers: {
@@ -3715,6 +3754,15 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content?: never;
+            };
+            /** @description Bad request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
             };
             /** @description Unauthenticated */
             401: {
