@@ -93,7 +93,11 @@ class Replayer {
 
   Result<ReplayResult> Run() {
     if (total_gpus_ == 0) return Status::InvalidArgument("the simulated cluster has no GPUs");
-    if (jobs_.empty()) return Status::InvalidArgument("no job of the trace falls in the window");
+    if (jobs_.empty()) {
+      return Status::InvalidArgument(dropped_ > 0 ? "every job of the trace in the window (" + std::to_string(dropped_) +
+                                                        ") needs more GPUs than the cluster or its queue's cap has"
+                                                  : "no job of the trace falls in the window");
+    }
     const int64_t begin = jobs_.front().trace->submit_ms;
     // The window asked for, else the first to the last submission.
     const bool asked = o_.to_ms > o_.from_ms;

@@ -225,6 +225,13 @@ TEST(ReplayTest, BadInputIsRefused) {
   o.to_ms = 11 * kH;
   auto spec = PolicyByName("fifo");
   EXPECT_EQ(Replay({Job(0, 1, 1)}, *spec, o).status().code(), StatusCode::kInvalidArgument);
+  // Every job too big for the cluster: said so, not "no job in the window".
+  ReplayOptions small;
+  small.nodes = 2;
+  small.gpus_per_node = 8;
+  auto too_big = Replay({Job(0, 60, 1000)}, *spec, small);
+  EXPECT_EQ(too_big.status().message(),
+            "every job of the trace in the window (1) needs more GPUs than the cluster or its queue's cap has");
 }
 
 // The replayer's correctness test: the pooled-GPU reference table of
@@ -283,8 +290,15 @@ INSTANTIATE_TEST_SUITE_P(PhillyCongested, ReferenceTest,
 
 TEST(SimulateTest, SizesTheClusterToTheLoad) {
   // 100 GPU-hours offered over 10 hours at load 0.5 on 8-GPU nodes: 20 GPUs -> 3 nodes.
-  std::vector<TraceJob> jobs = {Job(0, 50 * 3600, 1), Job(9 * 3600, 50 * 3600, 1)};
+  std::vector<TraceJob> jobs;
+  for (int i = 0; i < 4; ++i) jobs.push_back(Job(i * 3600, 3 * 3600 + 450, 8));  // 4 x 8 GPUs x 3.125 h
   EXPECT_EQ(NodesForLoad(jobs, 0, 10 * kH, 0.5, 8), 3u);
+  // Never more nodes than run every job at once: two 1-GPU jobs a second apart
+  // (a window of one second) need one node, not thousands.
+  std::vector<TraceJob> brief = {Job(0, 3600, 1), Job(1, 3600, 1)};
+  EXPECT_EQ(NodesForLoad(brief, 0, 0, 0.9, 8), 1u);
+  std::vector<TraceJob> big = {Job(0, 3600, 8), Job(1, 3600, 16)};
+  EXPECT_EQ(NodesForLoad(big, 0, 0, 0.9, 8), 3u);
 }
 
 TEST(SimulateTest, PlotIsAnSvgWithOneCurvePerPolicy) {

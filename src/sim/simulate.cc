@@ -126,19 +126,23 @@ void PrintTable(const std::vector<ReplayResult>& rs) {
 
 uint32_t NodesForLoad(const std::vector<TraceJob>& jobs, int64_t from_ms, int64_t to_ms, double load,
                       uint32_t gpus_per_node) {
-  double gpu_ms = 0;
+  double gpu_ms = 0, gpus = 0;
   int64_t first = 0, last = 0;
   bool any = false;
   for (const auto& j : jobs) {
     if (to_ms > from_ms && (j.submit_ms < from_ms || j.submit_ms >= to_ms)) continue;
     gpu_ms += static_cast<double>(j.gpus) * static_cast<double>(j.duration_ms);
+    gpus += j.gpus;
     if (!any) first = j.submit_ms;
     last = j.submit_ms;
     any = true;
   }
   const double window_ms = to_ms > from_ms ? static_cast<double>(to_ms - from_ms) : static_cast<double>(last - first);
   if (!any || window_ms <= 0 || load <= 0 || gpus_per_node == 0) return 1;
-  const double nodes = std::ceil(gpu_ms / (window_ms * load * gpus_per_node));
+  // Never more than runs every job at once (a window of a few seconds would
+  // otherwise ask for thousands of nodes).
+  const double all_at_once = std::ceil(gpus / gpus_per_node);
+  const double nodes = std::min(std::ceil(gpu_ms / (window_ms * load * gpus_per_node)), all_at_once);
   return static_cast<uint32_t>(std::clamp(nodes, 1.0, 4e9));  // beyond any cluster simulated
 }
 
@@ -345,10 +349,10 @@ int RunSimulate(const SimulateOptions& o) {
     for (const auto& r : results) j["results"].push_back(ToJson(r));
     std::cout << j.dump(2) << "\n";
   } else {
-    std::printf("%s%s, %zu jobs (%zu dropped: larger than the cluster or their queue's cap)%s, window %.1f h, "
+    std::printf("%s%s, %zu job%s (%zu dropped: larger than the cluster or their queue's cap)%s, window %.1f h, "
                 "preemption cost %s\n",
                 cluster.c_str(), sized ? (" (sized to load " + Fixed(o.load, 2) + ")").c_str() : "",
-                results.front().jobs, results.front().dropped,
+                results.front().jobs, results.front().jobs == 1 ? "" : "s", results.front().dropped,
                 trace->bad_rows > 0 ? (", " + std::to_string(trace->bad_rows) + " bad rows skipped").c_str() : "",
                 results.front().window_h, FormatExactDuration(ro.preempt_cost_ms).c_str());
     PrintTable(results);
