@@ -495,6 +495,9 @@ class Pass {
   size_t victims_after_ = 0;
   uint64_t victim_gpus_after_ = 0;
   std::set<JobId> preempted_;
+  // Owners of running reservations lent out as idle (ReclaimReservations looks
+  // no further for anyone else's job).
+  std::set<std::string> idle_owners_;
   std::vector<size_t> stopping_;           // running jobs being stopped (indices)
   // Of the jobs being stopped, what a waiting job counts on (AwaitStopping):
   // per flat GPU, and per [stopping_ index][task] (any of the task).

@@ -28,6 +28,7 @@ void Pass::PreemptForReservations() {
 }
 
 std::string Pass::ReclaimReservations(const PendingJob& job, Shape& shape) {
+  if (!idle_owners_.count(job.meta.user)) return "";
   std::string ids;
   for (const auto& r : s_.reservations) {
     if (r.user != job.meta.user || !r.owner_idle || r.start_ms > s_.now_ms || r.end_ms <= s_.now_ms) continue;

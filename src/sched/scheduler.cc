@@ -77,6 +77,9 @@ Pass::Pass(const Snapshot& s) : s_(s), free_(s.nodes), trial_(free_), ranker_(s)
 }
 
 Decisions Pass::Run() {
+  for (const auto& r : s_.reservations) {
+    if (r.owner_idle && r.start_ms <= s_.now_ms && s_.now_ms < r.end_ms) idle_owners_.insert(r.user);
+  }
   PreemptForReservations();
   KeepPlacesOfMovedJobs();
   if (s_.policy.preempt) CollectVictims();
