@@ -475,8 +475,8 @@ void JobService::Tick(int64_t now_ms, bool full) {
       AfterTaskChange(job, now_ms);
     } else if (full && (job.state == JobState::kRunning || job.state == JobState::kStarting) && !job.Stopping()) {
       if (job.spec.time_limit_ms > 0 && now_ms - job.started_ms > job.spec.time_limit_ms) {
-        StopGang(job, StopTo::kFailed, "time limit " + std::to_string(job.spec.time_limit_ms / 1000) +
-                                    " s reached", now_ms);
+        StopGang(job, StopTo::kFailed, "time limit " + FormatExactDuration(job.spec.time_limit_ms) + " reached",
+                 now_ms);
       } else {
         // Tasks on nodes that went away are lost.
         bool changed = false;

@@ -516,7 +516,7 @@ TEST_F(JobsCoreTest, ATimeLimitSendsTermThenKillOnTheServiceClock) {
   jobs_->Step();
   const Job j = Get(id);
   EXPECT_EQ(j.state, JobState::kFailed);
-  EXPECT_NE(j.reason.find("time limit 60 s reached"), std::string::npos) << j.reason;
+  EXPECT_NE(j.reason.find("time limit 1m reached"), std::string::npos) << j.reason;
 }
 
 TEST_F(JobsCoreTest, AFailedGangRestartsOnlyAfterItsBackoff) {

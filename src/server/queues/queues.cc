@@ -290,12 +290,12 @@ Status Queues::Admit(const std::string& user, const std::vector<std::string>& gr
   if (spec->time_limit_ms == 0) spec->time_limit_ms = q.default_time_limit_ms;
   if (q.max_time_limit_ms > 0 && spec->time_limit_ms == 0) {
     return Status::InvalidArgument("job.time_limit: queue '" + q.name + "' requires a time limit (at most " +
-                                   FormatDurationMs(q.max_time_limit_ms) + ")");
+                                   FormatExactDuration(q.max_time_limit_ms) + ")");
   }
   if (q.max_time_limit_ms > 0 && spec->time_limit_ms > q.max_time_limit_ms) {
-    return Status::InvalidArgument("job.time_limit: " + FormatDurationMs(spec->time_limit_ms) +
+    return Status::InvalidArgument("job.time_limit: " + FormatExactDuration(spec->time_limit_ms) +
                                    " exceeds queue '" + q.name + "' maximum " +
-                                   FormatDurationMs(q.max_time_limit_ms));
+                                   FormatExactDuration(q.max_time_limit_ms));
   }
   if (!spec->preemptible) spec->preemptible = q.preemptible_by_default;
   return Status::Ok();
