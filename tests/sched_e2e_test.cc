@@ -113,6 +113,7 @@ TEST_F(SchedE2E, AHigherQueuePreemptsAPreemptibleJobWhichIsToldRequeuedAndRunsAg
   auto refused = Submit(urgent, alice_);
   ASSERT_FALSE(refused.ok());
   EXPECT_NE(refused.status().message().find("403"), std::string::npos) << refused.status().message();
+  const int64_t before_requeue = RealClock::Get().NowMs() / 1000 * 1000;  // RFC 3339 times are in seconds
   auto high = Submit(urgent, bob_);
   ASSERT_TRUE(high.ok()) << high.status().ToString();
   const int64_t high_id = (*high)["id"];
@@ -123,6 +124,9 @@ TEST_F(SchedE2E, AHigherQueuePreemptsAPreemptibleJobWhichIsToldRequeuedAndRunsAg
   EXPECT_EQ(waiting.value("state", ""), "pending") << waiting.dump(2);
   EXPECT_EQ(waiting.value("preemptions", 0), 1) << waiting.dump(2);
   EXPECT_GT(waiting.value("lost_gpu_seconds", -1), -1);
+  // It has waited since its requeue, not since its submission.
+  ASSERT_TRUE(waiting.contains("queued")) << waiting.dump(2);
+  EXPECT_GE(*ParseRfc3339(waiting["queued"].get<std::string>()), before_requeue) << waiting.dump(2);
   auto notice = ReadFile(shared_ + "/notice-low");
   ASSERT_TRUE(notice.ok()) << "the task was not told: " << notice.status().ToString();
   EXPECT_NE(notice->find("preempted"), std::string::npos) << *notice;

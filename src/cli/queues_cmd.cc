@@ -70,10 +70,11 @@ int RunQueue(const ClientOptions& client, const OutputOptions& out, const std::s
   const int64_t now = RealClock::Get().NowMs();
   Table t({"POS", "ID", "NAME", "OWNER", "QUEUE", "PRIO", "WAITED", "EST. START", "REASON"});
   for (const auto& j : (*list)["jobs"]) {
+    // Waited since it last became pending (a requeued job: since its requeue).
+    const Json& since = j.contains("queued") ? j["queued"] : j["created"];
     t.Add({j.contains("position") ? j["position"].dump() : "-", std::to_string(j.value("id", 0)),
            Str(j, "name"), Str(j, "owner"), Str(j, "queue"), std::to_string(j.value("priority", 0)),
-           Since(j["created"], now), j.contains("estimated_start") ? Str(j, "estimated_start") : "-",
-           Str(j, "reason")});
+           Since(since, now), j.contains("estimated_start") ? Str(j, "estimated_start") : "-", Str(j, "reason")});
   }
   std::cout << t.Render();
   return 0;

@@ -195,6 +195,9 @@ TEST(QueueRowTest, IsTheJobsDocumentWithoutSpecAndTasks) {
   waiting.position = 12;
   waiting.estimated_start_ms = 1'800'003'600'000;
   cases.push_back(waiting);
+  Job requeued = waiting;  // pending again since a preemption
+  requeued.queued_ms = 1'800'000'050'000;
+  cases.push_back(requeued);
   Job plain = base;  // pending, no pass yet
   plain.spec.queue = "ml";
   plain.spec.priority = -3;

@@ -49,6 +49,9 @@ JobTask TaskFromJson(const api::Json& j) {
   return t;
 }
 
+// When a pending job last became pending (submitted or requeued).
+int64_t QueuedMs(const Job& j) { return j.queued_ms > 0 ? j.queued_ms : j.created_ms; }
+
 // A job in its current run: "started" (and "deadline") are shown.
 bool Runs(const Job& j) {
   return (j.state == jobs::JobState::kStarting || j.state == jobs::JobState::kRunning) && j.started_ms > 0;
@@ -134,6 +137,7 @@ Json ToJson(const Job& j, const std::vector<JobEvent>* events) {
   out["preemptions"] = j.preemptions;
   out["lost_gpu_seconds"] = static_cast<int64_t>(j.lost_gpu_ms / 1000);
   out["gpu_seconds"] = static_cast<int64_t>(j.attained_gpu_ms / 1000);
+  if (j.state == jobs::JobState::kPending) out["queued"] = FormatRfc3339(QueuedMs(j));
   if (j.state == jobs::JobState::kPending && !j.wait_reason.empty()) {
     out["reason"] = j.wait_reason;
     if (j.position > 0) out["position"] = j.position;
@@ -195,6 +199,10 @@ void AppendQueueRow(api::JsonWriter& w, const Job& j) {
   w.Int(j.spec.Priority());
   w.Key("queue");
   w.String(j.spec.QueueName());
+  if (j.state == jobs::JobState::kPending) {
+    w.Key("queued");
+    w.String(FormatRfc3339(QueuedMs(j)));
+  }
   w.Key("reason");
   w.String(waits ? j.wait_reason : j.reason);
   w.Key("restart_count");

@@ -18,7 +18,7 @@ Json JobProperties() {
               {"queue", T("string")}, {"priority", T("integer")}, {"preemptible", T("boolean")},
               {"preemptions", T("integer")}, {"lost_gpu_seconds", T("integer")},
               {"gpu_seconds", T("integer")}, {"position", T("integer")},
-              {"estimated_start", Time()}, {"stopping", T("boolean")}, {"started", Time()}, {"deadline", Time()},
+              {"estimated_start", Time()}, {"stopping", T("boolean")}, {"started", Time()}, {"deadline", Time()}, {"queued", Time()},
               {"events", Arr(Closed({{"time", Time()}, {"state", state}, {"reason", T("string")}}))}};
 }
 
@@ -64,7 +64,7 @@ void AddJobSchemas(Json& schemas) {
        {"stop_after_disconnect", T("string")}},
       {"name", "groups"});
   const std::initializer_list<const char*> job_optional = {"ended", "stopping", "position", "estimated_start",
-                                                           "started", "deadline", "events"};
+                                                           "started", "deadline", "queued", "events"};
   schemas["Job"] = Closed(JobProperties(), job_optional);
   Json queued = JobProperties();
   queued.erase("spec");

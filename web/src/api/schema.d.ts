@@ -917,6 +917,8 @@ export interface components {
             preemptions: number;
             priority: number;
             queue: string;
+            /** Format: date-time */
+            queued?: string;
             reason: string;
             restart_count: number;
             spec: components["schemas"]["StoredJobSpec"];
@@ -1278,6 +1280,8 @@ export interface components {
             preemptions: number;
             priority: number;
             queue: string;
+            /** Format: date-time */
+            queued?: string;
             reason: string;
             restart_count: number;
             /** Format: date-time */
