@@ -539,8 +539,10 @@ TEST_F(StoreTest, CheckpointsStartTheWalAgainUnderWritesThatNeverPause) {
   EXPECT_EQ(acked.load() + s->Stats().rejected_appends, appended.load());
   EXPECT_GT(s->Stats().wal_restarts, 0);
   // The file keeps its largest extent, reached before the first restart: under
-  // ASan that came after ~30 s and 19.7 MB once; without restarts it is ~140 MB.
-  EXPECT_LT(largest_wal, 40 << 20) << "the WAL grew to " << largest_wal << " bytes";
+  // ASan that came after ~30 s and 19.7 MB once, 55 MB another time with the
+  // other tests running beside it; without restarts it is ~140 MB in a release
+  // build (kRounds) and more under ASan (the producer goes on for a minute).
+  EXPECT_LT(largest_wal, 100 << 20) << "the WAL grew to " << largest_wal << " bytes";
   EXPECT_EQ(Query(kGpuReadings), acked.load() * 8);
 }
 
