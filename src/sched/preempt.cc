@@ -3,21 +3,27 @@
 #include "sched/pass.h"
 
 namespace rota::sched::detail {
+namespace {
+
+// Whether a task of `job` holds a GPU of reservation `r`.
+bool OnReservedGpu(const RunningJob& job, const Reservation& r) {
+  for (const auto& t : job.tasks) {
+    if (t.node != r.node) continue;
+    for (uint32_t g : t.gpus) {
+      if (std::find(r.gpus.begin(), r.gpus.end(), g) != r.gpus.end()) return true;
+    }
+  }
+  return false;
+}
+
+}  // namespace
 
 void Pass::PreemptForReservations() {
   for (const auto& r : s_.reservations) {
     if (r.start_ms > s_.now_ms || r.end_ms <= s_.now_ms || r.owner_idle) continue;
     for (const auto& job : s_.running) {
       if (job.meta.user == r.user || !job.meta.preemptible || !job.stoppable) continue;
-      if (preempted_.count(job.meta.id)) continue;
-      bool on_it = false;
-      for (const auto& t : job.tasks) {
-        if (t.node != r.node) continue;
-        for (uint32_t g : t.gpus) {
-          on_it = on_it || std::find(r.gpus.begin(), r.gpus.end(), g) != r.gpus.end();
-        }
-      }
-      if (!on_it) continue;
+      if (preempted_.count(job.meta.id) || !OnReservedGpu(job, r)) continue;
       preempted_.insert(job.meta.id);
       out_.preemptions.push_back(
           {job.meta.id,
@@ -42,13 +48,7 @@ std::string Pass::ReclaimReservations(const PendingJob& job, Shape& shape) {
     for (size_t k = 0; k < victims_.size(); ++k) {
       if (victims_[k].taken) continue;
       const RunningJob& run = s_.running[victims_[k].running];
-      if (run.meta.user == r.user) continue;
-      bool on_it = false;
-      for (const auto& t : run.tasks) {
-        if (t.node != r.node) continue;
-        for (uint32_t g : t.gpus) on_it = on_it || std::find(r.gpus.begin(), r.gpus.end(), g) != r.gpus.end();
-      }
-      if (!on_it) continue;
+      if (run.meta.user == r.user || !OnReservedGpu(run, r)) continue;
       TakeVictim(k);
       preempted_.insert(run.meta.id);
       out_.preemptions.push_back({run.meta.id, "reservation " + std::to_string(r.id) + " of " + r.user + " on " +
