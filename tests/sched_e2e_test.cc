@@ -214,6 +214,41 @@ TEST_F(SchedE2E, AnIdleReservationLendsItsGpusToAPreemptibleJobUntilItsOwnerCome
   mine.Kill();
 }
 
+// The owner of an idle reservation submits a job for its GPUs: the borrower
+// is stopped at once (not after the preemption threshold) and the owner's job
+// runs; the borrower does not come back while the owner is there.
+TEST_F(SchedE2E, AnOwnersJobTakesAnIdleReservationBackAtOnce) {
+  const int64_t start = RealClock::Get().NowMs() + 1000;
+  auto r = server_->CallAs(bob_, "POST", "/api/v1/reservations",
+                           Json{{"node", node_},
+                                {"gpus", {0, 1}},
+                                {"start", FormatRfc3339(start)},
+                                {"end", FormatRfc3339(start + 3600'000)},
+                                {"title", "experiments"}}
+                               .dump());
+  ASSERT_TRUE(r.ok());
+  ASSERT_EQ(r->status, 201) << r->body;
+  ASSERT_TRUE(WaitFor([&] { return RealClock::Get().NowMs() > start + 200; }, seconds(5)));
+  auto lent = Submit(Preemptible("lent", 2), alice_);
+  ASSERT_TRUE(lent.ok()) << lent.status().ToString();
+  const int64_t lent_id = (*lent)["id"];
+  ASSERT_TRUE(WaitState(lent_id, "running")) << Job(lent_id).dump(2);
+
+  Json own{{"name", "own"}, {"command", {"sleep", "60"}}, {"workdir", "/tmp"},
+           {"groups", {{{"role", "worker"}, {"gpus_per_task", 2}, {"nodes", {node_}}}}}};
+  const auto submitted = std::chrono::steady_clock::now();
+  auto mine = Submit(own, bob_);
+  ASSERT_TRUE(mine.ok()) << mine.status().ToString();
+  const int64_t own_id = (*mine)["id"];
+  ASSERT_TRUE(WaitState(own_id, "running")) << Job(own_id).dump(2) << Job(lent_id).dump(2);
+  EXPECT_LT(std::chrono::steady_clock::now() - submitted, seconds(60));  // the threshold is 2 min
+  const Json back = Job(lent_id);
+  EXPECT_EQ(back.value("preemptions", 0), 1) << back.dump(2);
+  EXPECT_EQ(back.value("state", ""), "pending") << back.dump(2);
+  (void)server_->CallAs(bob_, "POST", "/api/v1/jobs/" + std::to_string(own_id) + "/cancel", "");
+  (void)server_->CallAs(alice_, "POST", "/api/v1/jobs/" + std::to_string(lent_id) + "/cancel", "");
+}
+
 // GPUs a job of someone else holds with no end in sight are not on offer in the
 // calendar: the reservation would start on GPUs that never come free.
 TEST_F(SchedE2E, AReservationIsNotBookedOnGpusAnotherUsersJobHoldsPastItsStart) {

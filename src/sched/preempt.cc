@@ -35,27 +35,50 @@ void Pass::PreemptForReservations() {
 
 std::string Pass::ReclaimReservations(const PendingJob& job, Shape& shape) {
   if (!idle_owners_.count(job.meta.user)) return "";
-  std::string ids;
+  const auto& eligible = EligibleNodes(job, shape);
+  std::vector<size_t> taken;  // victims_ indices
+  std::vector<const Reservation*> reclaimed;
   for (const auto& r : s_.reservations) {
     if (r.user != job.meta.user || !r.owner_idle || r.start_ms > s_.now_ms || r.end_ms <= s_.now_ms) continue;
     const auto n = free_.Find(r.node);
     if (!n) continue;
-    const auto& eligible = EligibleNodes(job, shape);
     bool may = false;
     for (size_t d = 0; d < job.demands.size(); ++d)
       may = may || (job.demands[d].gpus_per_task > 0 && eligible[d][*n]);
     if (!may) continue;
+    const size_t before = taken.size();
     for (size_t k = 0; k < victims_.size(); ++k) {
-      if (victims_[k].taken) continue;
       const RunningJob& run = s_.running[victims_[k].running];
-      if (run.meta.user == r.user || !OnReservedGpu(run, r)) continue;
-      TakeVictim(k);
-      preempted_.insert(run.meta.id);
-      out_.preemptions.push_back({run.meta.id, "reservation " + std::to_string(r.id) + " of " + r.user + " on " +
-                                                   r.node + ": its owner has a job waiting for the GPUs"});
-      ids += (ids.empty() ? "" : ", ") + std::to_string(run.meta.id);
+      if (!victims_[k].taken && run.meta.user != r.user && OnReservedGpu(run, r) &&
+          std::find(taken.begin(), taken.end(), k) == taken.end())
+        taken.push_back(k);
     }
+    if (taken.size() > before) reclaimed.push_back(&r);
   }
+  if (taken.empty()) return "";
+  // Only when the job fits once they are gone: else they would be stopped for
+  // nothing, and borrow the GPUs again at the next pass.
+  const GpuMask* blocked = BlockedNow(job);
+  FreeMap& trial = trial_;
+  trial = free_;
+  for (size_t k : taken) GiveRunning(trial, victims_[k].running);
+  auto placed = PlaceGang(trial, job.demands, job.spread, blocked, &eligible);
+  if (!placed) return "";
+  std::string ids;
+  for (size_t k : taken) {
+    const RunningJob& run = s_.running[victims_[k].running];
+    const Reservation* r = nullptr;
+    for (const Reservation* c : reclaimed) {
+      if (r == nullptr && OnReservedGpu(run, *c)) r = c;
+    }
+    TakeVictim(k);
+    preempted_.insert(run.meta.id);
+    out_.preemptions.push_back({run.meta.id, "reservation " + std::to_string(r->id) + " of " + r->user + " on " +
+                                                 r->node + ": its owner has a job waiting for the GPUs"});
+    ids += (ids.empty() ? "" : ", ") + std::to_string(run.meta.id);
+  }
+  for (const Reservation* r : reclaimed) out_.reclaimed.push_back(r->id);
+  Keep(job, *placed);  // the free GPUs it will use wait for it in this pass
   return ids;
 }
 

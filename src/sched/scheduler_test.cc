@@ -430,9 +430,20 @@ TEST(ScheduleTest, AnOwnersWaitingJobReclaimsAnIdleReservationAtOnce) {
   EXPECT_EQ(d.preemptions[0].id, 1);
   EXPECT_EQ(d.preemptions[0].reason, "reservation 7 of alice on gpu-b: its owner has a job waiting for the GPUs");
   EXPECT_EQ(WaitOf(d, 3)->reason, "stopping job(s) 1 that borrow its owner's reservation");
+  EXPECT_EQ(d.reclaimed, std::vector<int64_t>{7});
   // A job of hers for other nodes only leaves the borrower alone.
   s.pending[0].demands[0].nodes = {"gpu-c"};
   EXPECT_TRUE(Schedule(s).preemptions.empty());
+  // So does one that would not fit even without it (it would borrow the GPUs
+  // again at the next pass).
+  s.pending[0].demands[0] = Demand(1, 2);
+  s.pending[0].demands[0].nodes = {"gpu-b"};
+  s.running[0].tasks = {On("gpu-b", {0})};  // the other reserved GPU is free: fits
+  EXPECT_EQ(Schedule(s).preemptions.size(), 1u);
+  s.running.push_back(Running(4, "carl", {On("gpu-b", {1})}));  // not preemptible: GPU 1 stays taken
+  s.reservations[0].gpus = {0};
+  EXPECT_TRUE(Schedule(s).preemptions.empty());
+  EXPECT_TRUE(Schedule(s).reclaimed.empty());
 }
 
 TEST(ScheduleTest, PreemptsWorstOrderedJobsAfterTheThreshold) {

@@ -230,6 +230,9 @@ struct Decisions {
   std::vector<Start> starts;
   std::vector<Preemption> preemptions;
   std::vector<Wait> waits;  // in order; empty unless policy.explain
+  // Idle reservations whose owner's waiting job took them back (their
+  // borrowers are among the preemptions): no longer idle from now.
+  std::vector<int64_t> reclaimed;
 };
 
 }  // namespace rota::sched

@@ -256,6 +256,8 @@ void JobService::SchedulePass(int64_t now_ms, bool full) {
     Preempt(it->second, p.reason, now_ms);
     ++preempted;
   }
+  // The owner took these back: not idle again until reservation_idle passes.
+  for (int64_t id : d.reclaimed) reservation_used_ms_[id] = now_ms;
   std::map<std::string, std::set<uint16_t>> busy_ports;
   if (!d.starts.empty()) busy_ports = BusyPorts(now_ms);
   std::map<int64_t, Result<User>> owners;  // read once per pass
