@@ -71,6 +71,22 @@ class SchedE2E : public ::testing::Test {
   // A job whose tasks, when stopped, copy their notice to shared_/notice-NAME
   // (whole: renamed into place) and exit; run again after that, they succeed at once.
   // shared_/ready-NAME appears once the trap is set.
+  // Bob reserves both GPUs of the node for an hour from a second from now, and
+  // the reservation has begun when this returns.
+  void BobReservesBothGpusNow() {
+    const int64_t start = RealClock::Get().NowMs() + 1000;
+    auto r = server_->CallAs(bob_, "POST", "/api/v1/reservations",
+                             Json{{"node", node_},
+                                  {"gpus", {0, 1}},
+                                  {"start", FormatRfc3339(start)},
+                                  {"end", FormatRfc3339(start + 3600'000)},
+                                  {"title", "experiments"}}
+                                 .dump());
+    ASSERT_TRUE(r.ok());
+    ASSERT_EQ(r->status, 201) << r->body;
+    ASSERT_TRUE(WaitFor([&] { return RealClock::Get().NowMs() > start + 200; }, seconds(5)));
+  }
+
   Json Preemptible(const std::string& name, int gpus) {
     const std::string notice = shared_ + "/notice-" + name;
     return Json{{"name", name},
@@ -167,20 +183,9 @@ TEST_F(SchedE2E, AHigherQueuePreemptsAPreemptibleJobWhichIsToldRequeuedAndRunsAg
 }
 
 TEST_F(SchedE2E, AnIdleReservationLendsItsGpusToAPreemptibleJobUntilItsOwnerComesBack) {
-  // Bob reserves both GPUs from a moment from now for an hour.
-  const int64_t start = RealClock::Get().NowMs() + 1000;
-  auto r = server_->CallAs(bob_, "POST", "/api/v1/reservations",
-                           Json{{"node", node_},
-                                {"gpus", {0, 1}},
-                                {"start", FormatRfc3339(start)},
-                                {"end", FormatRfc3339(start + 3600'000)},
-                                {"title", "experiments"}}
-                               .dump());
-  ASSERT_TRUE(r.ok());
-  ASSERT_EQ(r->status, 201) << r->body;
   // (Before it starts, a preemptible job could run there, and would be stopped
   // when it starts: the owner's time has come, idle or not.)
-  ASSERT_TRUE(WaitFor([&] { return RealClock::Get().NowMs() > start + 200; }, seconds(5)));
+  ASSERT_NO_FATAL_FAILURE(BobReservesBothGpusNow());
 
   // Alice's ordinary job waits behind the reservation, saying so.
   Json plain{{"name", "plain"}, {"command", {"true"}}, {"workdir", "/tmp"},
@@ -218,17 +223,7 @@ TEST_F(SchedE2E, AnIdleReservationLendsItsGpusToAPreemptibleJobUntilItsOwnerCome
 // is stopped at once (not after the preemption threshold) and the owner's job
 // runs; the borrower does not come back while the owner is there.
 TEST_F(SchedE2E, AnOwnersJobTakesAnIdleReservationBackAtOnce) {
-  const int64_t start = RealClock::Get().NowMs() + 1000;
-  auto r = server_->CallAs(bob_, "POST", "/api/v1/reservations",
-                           Json{{"node", node_},
-                                {"gpus", {0, 1}},
-                                {"start", FormatRfc3339(start)},
-                                {"end", FormatRfc3339(start + 3600'000)},
-                                {"title", "experiments"}}
-                               .dump());
-  ASSERT_TRUE(r.ok());
-  ASSERT_EQ(r->status, 201) << r->body;
-  ASSERT_TRUE(WaitFor([&] { return RealClock::Get().NowMs() > start + 200; }, seconds(5)));
+  ASSERT_NO_FATAL_FAILURE(BobReservesBothGpusNow());
   auto lent = Submit(Preemptible("lent", 2), alice_);
   ASSERT_TRUE(lent.ok()) << lent.status().ToString();
   const int64_t lent_id = (*lent)["id"];

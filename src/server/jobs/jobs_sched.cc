@@ -297,9 +297,9 @@ void JobService::SchedulePass(int64_t now_ms, bool full) {
   ranks.reserve(d.waits.size());
   for (const auto& w : d.waits) ranks.push_back(w.position);
   std::sort(ranks.begin(), ranks.end());
-  for (const auto& owner : pass_cache_.disabled) {
-    for (auto& [id, job] : active_) {  // rare: only while someone's account is disabled
-      if (job.owner != owner || !scheduling::Schedulable(job)) continue;
+  if (!pass_cache_.disabled.empty()) {  // one walk, however many accounts are disabled
+    for (auto& [id, job] : active_) {
+      if (!scheduling::Schedulable(job) || !pass_cache_.disabled.count(job.owner)) continue;
       job.wait_reason = "its owner's account is disabled";
       job.estimated_start_ms = 0;
       job.position = 0;
