@@ -3,7 +3,9 @@
 #include <cctype>
 #include <cmath>
 #include <limits>
+#include <optional>
 #include <set>
+#include <vector>
 
 #include "api/field_reader.h"
 #include "api/sample_decode.h"
@@ -192,6 +194,41 @@ Result<Json> ParseJson(const std::string& text) {
       return Status::InvalidArgument(std::string("malformed JSON: ") + e.what());
     }
     return Status::InvalidArgument("malformed JSON");
+  }
+  return j;
+}
+
+Result<Json> ParseStrictJson(const std::string& text) {
+  // One set of keys per open object; arrays between objects need no entry because
+  // keys belong to the innermost open object.
+  std::vector<std::set<std::string>> open_objects;
+  std::optional<std::string> duplicate;
+  auto watch = [&](int /*depth*/, Json::parse_event_t event, Json& parsed) {
+    switch (event) {
+      case Json::parse_event_t::object_start:
+        open_objects.emplace_back();
+        break;
+      case Json::parse_event_t::object_end:
+        if (!open_objects.empty()) open_objects.pop_back();
+        break;
+      case Json::parse_event_t::key:
+        if (!open_objects.empty() && !duplicate.has_value() &&
+            !open_objects.back().insert(parsed.get<std::string>()).second) {
+          duplicate = parsed.get<std::string>();
+        }
+        break;
+      default:
+        break;
+    }
+    return true;
+  };
+  Json j = Json::parse(text, watch, /*allow_exceptions=*/false);
+  if (j.is_discarded()) return ParseJson(text);  // the parser's message and position
+  if (duplicate.has_value()) {
+    if (duplicate->size() > 64) duplicate = duplicate->substr(0, 61) + "...";
+    return Status::InvalidArgument(
+        "key " + Json(*duplicate).dump(-1, ' ', false, Json::error_handler_t::replace) +
+        " appears twice in one object");
   }
   return j;
 }

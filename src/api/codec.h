@@ -31,6 +31,12 @@ Result<NodeInfo> NodeInfoFromJson(const Json& j);
 // Parses text as JSON; InvalidArgument with the parser's position on junk.
 Result<Json> ParseJson(const std::string& text);
 
+// Parses text people write (API request bodies, configuration files): as ParseJson, and
+// an object that names a key twice is InvalidArgument ('key "gpus" appears twice in one
+// object'): the writer must not get a different reading than meant (ParseJson keeps the
+// last). Slower than ParseJson; machine-written text (agent messages, rows) uses that.
+Result<Json> ParseStrictJson(const std::string& text);
+
 // A valid node name: 1..63 chars of [A-Za-z0-9._-], starting alphanumeric.
 bool IsValidNodeName(const std::string& name);
 

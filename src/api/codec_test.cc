@@ -183,5 +183,25 @@ TEST(CodecTest, ParseJsonReportsMalformedText) {
   }
 }
 
+TEST(CodecTest, ParseStrictJsonRefusesAKeyNamedTwiceInOneObject) {
+  for (const char* bad : {R"({"gpus":1,"gpus":2})", R"({"a":{"b":1,"c":[{"d":1,"d":1}]}})",
+                          R"([{"x":1},{"y":{"z":1,"z":2}}])"}) {
+    auto r = ParseStrictJson(bad);
+    ASSERT_FALSE(r.ok()) << bad;
+    EXPECT_EQ(r.status().code(), StatusCode::kInvalidArgument) << bad;
+    EXPECT_NE(r.status().message().find("appears twice in one object"), std::string::npos) << bad;
+  }
+  EXPECT_EQ(ParseStrictJson(R"({"gpus":1,"gpus":2})").status().message(),
+            R"(key "gpus" appears twice in one object)");
+  // The same key in sibling or nested objects is not a duplicate.
+  auto ok = ParseStrictJson(R"({"a":{"n":1},"b":{"n":2},"n":[{"n":3},{"n":4}]})");
+  ASSERT_TRUE(ok.ok()) << ok.status().message();
+  EXPECT_EQ((*ok)["n"][1]["n"], 4);
+  // Malformed text reads as ParseJson says.
+  auto junk = ParseStrictJson("{\"a\":");
+  ASSERT_FALSE(junk.ok());
+  EXPECT_NE(junk.status().message().find("malformed JSON"), std::string::npos);
+}
+
 }  // namespace
 }  // namespace rota::api

@@ -61,7 +61,7 @@ api::Json TokenJson(const TokenInfo& t) {
 
 // Parses a JSON object body; InvalidArgument otherwise.
 Result<api::Json> ObjectBody(const HttpRequest& req) {
-  auto j = api::ParseJson(req.body);
+  auto j = api::ParseStrictJson(req.body);
   if (!j.ok()) return j.status().WithContext("request body");
   if (!j->is_object()) return Status::InvalidArgument("request body must be a JSON object");
   return j;

@@ -48,7 +48,7 @@ Status RegisterJobRoutes(net::HttpServer& http, ApiContext& ctx) {
   RETURN_IF_ERROR(http.Route("POST", "/api/v1/jobs", [&ctx](const HttpRequest& req) {
     auto who = RequireUser(ctx, req);
     if (!who.ok()) return Fail(who.status());
-    auto body = api::ParseJson(req.body);
+    auto body = api::ParseStrictJson(req.body);
     if (!body.ok()) return Fail(body.status().WithContext("request body"));
     auto spec = jobs::JobSpecFromJson(*body);
     if (!spec.ok()) return Fail(spec.status());
@@ -62,7 +62,7 @@ Status RegisterJobRoutes(net::HttpServer& http, ApiContext& ctx) {
   RETURN_IF_ERROR(http.Route("POST", "/api/v1/jobs/preview", [&ctx](const HttpRequest& req) {
     auto who = RequireUser(ctx, req);
     if (!who.ok()) return Fail(who.status());
-    auto body = api::ParseJson(req.body);
+    auto body = api::ParseStrictJson(req.body);
     if (!body.ok()) return Fail(body.status().WithContext("request body"));
     auto parsed = jobs::JobSpecFromJson(*body);
     if (!parsed.ok()) return Fail(parsed.status());

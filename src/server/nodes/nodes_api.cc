@@ -46,7 +46,7 @@ Status RegisterNodeRoutes(net::HttpServer& http, ApiContext& ctx) {
     if (!who.ok()) return net::HttpResponse::FromStatus(who.status());
     std::string reason;
     if (!Trim(req.body).empty()) {
-      auto body = api::ParseJson(req.body);
+      auto body = api::ParseStrictJson(req.body);
       if (!body.ok()) return net::HttpResponse::FromStatus(body.status().WithContext("request body"));
       if (!body->is_object()) return net::HttpResponse::FromStatus(Status::InvalidArgument("drain: must be an object"));
       reserve::JsonFields f(*body, "drain");

@@ -46,7 +46,7 @@ Status RegisterSshNodeRoutes(net::HttpServer& http, ApiContext& ctx) {
   RETURN_IF_ERROR(http.Route("POST", "/api/v1/ssh-nodes", [&ctx](const HttpRequest& req) {
     auto who = RequireAdmin(ctx, req);
     if (!who.ok()) return Fail(who.status());
-    auto body = api::ParseJson(req.body);
+    auto body = api::ParseStrictJson(req.body);
     if (!body.ok()) return Fail(body.status().WithContext("request body"));
     auto spec = SshNodeSpecFromJson(*body);
     if (!spec.ok()) return Fail(spec.status());

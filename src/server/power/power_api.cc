@@ -26,7 +26,7 @@ using net::HttpResponse;
 HttpResponse Fail(const Status& st) { return HttpResponse::FromStatus(st); }
 
 Result<power::PowerPolicy> PolicyBody(const HttpRequest& req) {
-  auto j = api::ParseJson(req.body);
+  auto j = api::ParseStrictJson(req.body);
   if (!j.ok()) return j.status().WithContext("request body");
   return power::PowerPolicyFromJson(*j);
 }

@@ -120,7 +120,7 @@ Json ToJson(const QueueDef& d) {
 
 Result<std::vector<sched::Queue>> QueuesFromJsonFile(const std::string& path) {
   ASSIGN_OR_RETURN(std::string text, ReadFile(path));
-  auto parsed = api::ParseJson(text);
+  auto parsed = api::ParseStrictJson(text);
   if (!parsed.ok()) return Status::InvalidArgument(path + ": " + parsed.status().message());
   const Json* list = &*parsed;
   if (list->is_object() && list->contains("queues")) list = &(*list)["queues"];

@@ -36,7 +36,7 @@ api::Json WithCounts(ApiContext& ctx, const QueueDef& q) {
 
 // The queue in a request body; a PUT's path names it (the body may omit it).
 Result<QueueDef> BodyQueue(const HttpRequest& req, const std::string& path_name) {
-  auto body = api::ParseJson(req.body);
+  auto body = api::ParseStrictJson(req.body);
   if (!body.ok()) return body.status().WithContext("request body");
   if (!path_name.empty() && body->is_object()) {
     if (!body->contains("name")) (*body)["name"] = path_name;

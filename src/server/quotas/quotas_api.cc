@@ -89,7 +89,7 @@ Status RegisterQuotaRoutes(net::HttpServer& http, ApiContext& ctx) {
   RETURN_IF_ERROR(http.Route("PUT", "/api/v1/quotas/{kind}/{name}", [&ctx](const HttpRequest& req) {
     auto who = RequireAdmin(ctx, req);
     if (!who.ok()) return Fail(who.status());
-    auto body = api::ParseJson(req.body);
+    auto body = api::ParseStrictJson(req.body);
     if (!body.ok()) return Fail(body.status().WithContext("request body"));
     auto q = QuotaFromJson(req.Param("kind"), req.Param("name"), *body);
     if (!q.ok()) return Fail(q.status());

@@ -25,7 +25,7 @@ HttpResponse Fail(const Status& st) { return HttpResponse::FromStatus(st); }
 // The policy in the body; its enforcement section is checked here (the
 // reserve component keeps it opaque).
 Result<reserve::Policy> PolicyBody(const ApiContext& ctx, const HttpRequest& req) {
-  auto j = api::ParseJson(req.body);
+  auto j = api::ParseStrictJson(req.body);
   if (!j.ok()) return j.status().WithContext("request body");
   ASSIGN_OR_RETURN(reserve::Policy p, reserve::PolicyFromJson(*j));
   auto enforcement = ParsePolicyEnforcement(p.enforcement, ctx.enforcement_defaults);

@@ -34,7 +34,7 @@ reserve::Requester RequesterOf(const Principal& p) {
 }
 
 Result<api::Json> JsonBody(const HttpRequest& req) {
-  auto j = api::ParseJson(req.body);
+  auto j = api::ParseStrictJson(req.body);
   if (!j.ok()) return j.status().WithContext("request body");
   return j;
 }

@@ -168,6 +168,8 @@ TEST_F(ReservationsApiTest, BadRequestsAreRefusedNamingTheFieldAndStoreNothing) 
     const char* message;
   } cases[] = {
       {"malformed json", "{\"node\":", 400, "request body"},
+      {"a key twice", body([](Json& b) { b["title"] = "first"; }).insert(1, "\"title\":\"x\","), 400,
+       "request body: key \"title\" appears twice in one object"},
       {"malformed start", body([](Json& b) { b["start"] = "23/11/2026 9am"; }), 400, "start: malformed time"},
       {"end before start", body([](Json& b) { b["end"] = "2026-11-23T08:00:00Z"; }), 400, "is before start"},
       {"zero length", body([](Json& b) { b["end"] = b["start"]; }), 400, "end equals start"},
