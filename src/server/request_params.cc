@@ -9,7 +9,7 @@ Result<int64_t> ParsePositiveId(const std::string& what, const std::string& text
   for (char c : text) ok = ok && c >= '0' && c <= '9';
   if (!ok || std::stoll(text) <= 0) {
     return Status::InvalidArgument(what + " id '" + text.substr(0, 40) +
-                                   "' must be a positive integer");
+                                   "' must be a positive integer of at most 18 digits");
   }
   return std::stoll(text);
 }

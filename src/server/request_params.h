@@ -10,7 +10,7 @@
 
 namespace rota::server {
 
-// `text` as a positive id; InvalidArgument "<what> id 'x' must be a positive integer".
+// `text` as a positive id; InvalidArgument "<what> id 'x' must be a positive integer of at most 18 digits".
 Result<int64_t> ParsePositiveId(const std::string& what, const std::string& text);
 
 // Query parameter `key` as a whole number up to `max`; `def` when absent.
