@@ -368,8 +368,12 @@ class JobService {
   };
   static constexpr int64_t kNoAccountMs = 10 * 60'000;
   std::map<std::string, std::map<std::string, NoAccount>> no_account_ ROTA_GUARDED_BY(mu_);
-  // Owner -> nodes where none of their jobs goes now (no_account_), ascending.
+  // Owner -> nodes where none of their jobs goes now (no_account_), ascending; drops the
+  // entries whose time is up.
   std::map<std::string, std::vector<std::string>> NodesWithoutAccount(int64_t now_ms) ROTA_REQUIRES(mu_);
+  // Drops the no_account_ entries of nodes where the owner's Unix account has been
+  // remapped since (a store read per owner: with the pass cache, not every pass).
+  void ForgetRemappedAccounts() ROTA_REQUIRES(mu_);
   // Log requests waiting for their answer.
   uint64_t next_log_req_ ROTA_GUARDED_BY(mu_) = 1;
   std::map<uint64_t, std::optional<api::TaskLogMsg>> log_answers_ ROTA_GUARDED_BY(mu_);

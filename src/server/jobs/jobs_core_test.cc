@@ -287,6 +287,25 @@ TEST_F(JobsCoreTest, AJobAvoidsNodesWithoutItsOwnersUnixAccount) {
   EXPECT_EQ(transport_.starts.back().second.task.user, "daemon");
 }
 
+// Without a remap, a node without the owner's account is tried again after ten
+// minutes (an admin may have made the account by hand).
+TEST_F(JobsCoreTest, ANodeWithoutTheOwnersAccountIsTriedAgainAfterTenMinutes) {
+  const int64_t id = Submit();
+  jobs_->Step();
+  ASSERT_EQ(transport_.starts.size(), 1u);
+  transport_.Report("gpu-a", transport_.starts.back().second.task.id, "exited", 0, std::nullopt,
+                    std::nullopt, "Unix user 'nobody' " + std::string(api::kNoUnixUserError));
+  jobs_->Step(true);
+  clock_.AdvanceMs(10 * 60'000 - 1000);
+  jobs_->Step(true);
+  EXPECT_EQ(transport_.starts.size(), 1u);
+  EXPECT_EQ(Get(id).wait_reason, "its owner has no Unix account on gpu-a where it could run");
+  clock_.AdvanceMs(1000);
+  jobs_->Step(true);
+  ASSERT_EQ(transport_.starts.size(), 2u);
+  EXPECT_EQ(transport_.starts.back().first, "gpu-a");
+}
+
 // The GPU time people see counts the current run so far, and a run once.
 TEST_F(JobsCoreTest, ARunningJobsGpuTimeCountsItsCurrentRun) {
   auto [id, task] = Running();

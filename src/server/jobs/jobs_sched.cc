@@ -54,6 +54,7 @@ void JobService::RefreshPassCache(int64_t now_ms) {
   } else {
     ROTA_LOG(WARNING) << "scheduler: cannot read disabled accounts: " << disabled.status().message();
   }
+  ForgetRemappedAccounts();
   RefreshEndedUsage(now_ms);
 }
 
@@ -117,14 +118,24 @@ JobService::Usage JobService::UsageNow() {
   return u;
 }
 
-std::map<std::string, std::vector<std::string>> JobService::NodesWithoutAccount(int64_t now_ms) {
-  std::map<std::string, std::vector<std::string>> out;
+void JobService::ForgetRemappedAccounts() {
   for (auto owner = no_account_.begin(); owner != no_account_.end();) {
-    auto user = accounts_->FindUser(owner->first);  // rare: read its mapping now
+    auto user = accounts_->FindUser(owner->first);
     auto& nodes = owner->second;
     for (auto it = nodes.begin(); it != nodes.end();) {
       const bool remapped = user.ok() && user->UnixUserOn(it->first) != it->second.unix_user;
-      if (it->second.until_ms <= now_ms || remapped) {
+      it = remapped ? nodes.erase(it) : std::next(it);
+    }
+    owner = nodes.empty() ? no_account_.erase(owner) : std::next(owner);
+  }
+}
+
+std::map<std::string, std::vector<std::string>> JobService::NodesWithoutAccount(int64_t now_ms) {
+  std::map<std::string, std::vector<std::string>> out;
+  for (auto owner = no_account_.begin(); owner != no_account_.end();) {
+    auto& nodes = owner->second;
+    for (auto it = nodes.begin(); it != nodes.end();) {
+      if (it->second.until_ms <= now_ms) {
         it = nodes.erase(it);
       } else {
         out[owner->first].push_back(it->first);  // map order: ascending
