@@ -52,19 +52,49 @@ bool ContainsIgnoringCase(std::string_view text, std::string_view needle) {
   return it != text.end() || needle.empty();
 }
 
+size_t Utf8SequenceLength(std::string_view text, size_t i) {
+  const auto at = [&](size_t k) { return static_cast<unsigned char>(text[k]); };
+  const unsigned char c = at(i);
+  if (c < 0x80) return 1;
+  size_t n;
+  unsigned char lo = 0x80, hi = 0xBF;  // the second byte's range
+  if (c >= 0xC2 && c <= 0xDF) {
+    n = 2;
+  } else if (c >= 0xE0 && c <= 0xEF) {
+    n = 3;
+    if (c == 0xE0) lo = 0xA0;
+    if (c == 0xED) hi = 0x9F;
+  } else if (c >= 0xF0 && c <= 0xF4) {
+    n = 4;
+    if (c == 0xF0) lo = 0x90;
+    if (c == 0xF4) hi = 0x8F;
+  } else {
+    return 0;
+  }
+  if (i + n > text.size() || at(i + 1) < lo || at(i + 1) > hi) return 0;
+  for (size_t k = 2; k < n; ++k) {
+    if (at(i + k) < 0x80 || at(i + k) > 0xBF) return 0;
+  }
+  return n;
+}
+
+bool IsValidUtf8(std::string_view text) {
+  for (size_t i = 0; i < text.size();) {
+    const size_t n = Utf8SequenceLength(text, i);
+    if (n == 0) return false;
+    i += n;
+  }
+  return true;
+}
+
 Status CheckText(const std::string& field, const std::string& text, size_t max_chars,
                  bool allow_newlines) {
   size_t chars = 0;
   for (size_t i = 0; i < text.size();) {
     auto c = static_cast<unsigned char>(text[i]);
-    size_t len = c < 0x80 ? 1 : (c >> 5) == 0x6 ? 2 : (c >> 4) == 0xE ? 3 : (c >> 3) == 0x1E ? 4 : 0;
-    if (len == 0 || i + len > text.size()) {
+    const size_t len = Utf8SequenceLength(text, i);
+    if (len == 0) {
       return Status::InvalidArgument(field + ": not valid UTF-8 (byte " + std::to_string(i) + ")");
-    }
-    for (size_t k = 1; k < len; ++k) {
-      if ((static_cast<unsigned char>(text[i + k]) & 0xC0) != 0x80) {
-        return Status::InvalidArgument(field + ": not valid UTF-8 (byte " + std::to_string(i) + ")");
-      }
     }
     bool newline = c == '\n' || c == '\t';
     if ((c < 0x20 && !(allow_newlines && (newline || c == '\r'))) || c == 0x7F) {

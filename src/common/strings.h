@@ -18,6 +18,12 @@ std::string ToLower(std::string_view text);
 // True when `needle` occurs in `text`, ASCII letters compared without case
 // ("a100" in "NVIDIA A100-SXM4-80GB"). An empty needle occurs everywhere.
 bool ContainsIgnoringCase(std::string_view text, std::string_view needle);
+// The length (1..4) of the well-formed UTF-8 sequence at text[i], or 0 when the
+// byte there starts none (RFC 3629: no overlong forms, no surrogates, at most
+// U+10FFFF). REQUIRES: i < text.size().
+size_t Utf8SequenceLength(std::string_view text, size_t i);
+// True when all of `text` is well-formed UTF-8 (as above).
+bool IsValidUtf8(std::string_view text);
 // OK when `text` is valid UTF-8 of at most `max_chars` code points without
 // control characters (newlines, tabs and CR allowed when `allow_newlines`);
 // else InvalidArgument naming `field`.

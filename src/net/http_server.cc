@@ -371,10 +371,9 @@ class HttpSession final : public Session, public std::enable_shared_from_this<Ht
     HttpResponse res;
     // HEAD: the GET route's answer, headers only (its Content-Length kept).
     const bool head = request_.method == "HEAD";
+    if (head) request_.method = "GET";
     try {
-      if (head) request_.method = "GET";
       res = state_->router.Dispatch(&request_);
-      if (head) request_.method = "HEAD";
     } catch (const std::exception& e) {
       ROTA_LOG(ERROR) << "handler for " << request_.method << " " << request_.path
                       << " threw: " << e.what();
@@ -384,6 +383,7 @@ class HttpSession final : public Session, public std::enable_shared_from_this<Ht
                       << " threw a non-exception";
       res = HttpResponse::Error(500, "internal error while handling " + request_.path);
     }
+    if (head) request_.method = "HEAD";  // whatever the handler did: no body follows
     Respond(std::move(res), keep_alive);
   }
 

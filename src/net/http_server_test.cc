@@ -175,7 +175,21 @@ TEST_F(HttpServerTest, HeadIsGetWithoutTheBody) {
   EXPECT_EQ(data.compare(head_end + 4, 12, "HTTP/1.1 200"), 0) << data;
 }
 
-// Bad inputs tried: a bad escape in the query, in a path parameter.
+// A handler that throws answers a HEAD with headers only too: the next answer on the
+// connection follows at once.
+TEST_F(HttpServerTest, HeadOfAThrowingHandlerHasNoBody) {
+  StartServer();
+  auto conn = RawConn::Connect(port_);
+  ASSERT_TRUE(conn);
+  conn->Write("HEAD /throw HTTP/1.1\r\nHost: x\r\n\r\nGET /echo?after HTTP/1.1\r\nHost: x\r\n\r\n");
+  const std::string data = conn->ReadUntil([](const std::string& s) { return s.find("get:/echo?after") != std::string::npos; });
+  ASSERT_TRUE(StartsWith(data, "HTTP/1.1 500")) << data;
+  const size_t head_end = data.find("\r\n\r\n");
+  ASSERT_NE(head_end, std::string::npos) << data;
+  EXPECT_EQ(data.compare(head_end + 4, 12, "HTTP/1.1 200"), 0) << data;
+}
+
+// Bad inputs tried: a bad escape in the query, in a path parameter; bytes that are not UTF-8.
 TEST_F(HttpServerTest, BadPercentEncodingIs400) {
   StartServer();
   auto r = HttpCall("GET", Url("/api/v1/nodes/a/gpus/1/metrics?since=%zz"));
@@ -183,6 +197,13 @@ TEST_F(HttpServerTest, BadPercentEncodingIs400) {
   EXPECT_EQ(r->status, 400);
   EXPECT_NE(r->body.find("since"), std::string::npos) << r->body;
   r = HttpCall("GET", Url("/api/v1/nodes/a%4/gpus/1/metrics"));
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ(r->status, 400);
+  r = HttpCall("GET", Url("/api/v1/nodes/a/gpus/1/metrics?label=%FF"));
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ(r->status, 400);
+  EXPECT_NE(r->body.find("not UTF-8"), std::string::npos) << r->body;
+  r = HttpCall("GET", Url("/api/v1/nodes/a%C0%AF/gpus/1/metrics"));
   ASSERT_TRUE(r.ok());
   EXPECT_EQ(r->status, 400);
 }

@@ -2,6 +2,8 @@
 
 #include <cstdio>
 
+#include "common/strings.h"
+
 namespace rota::net {
 
 const std::string& HttpRequest::Header(const std::string& lower_name) const {
@@ -225,35 +227,6 @@ const char* HttpReason(int s) {
   }
 }
 
-namespace {
-// The length of the well-formed UTF-8 sequence at text[i] (1..4), or 0 when
-// the byte there starts none (RFC 3629: no overlong forms, no surrogates).
-size_t Utf8Length(const std::string& text, size_t i) {
-  const auto at = [&](size_t k) { return static_cast<unsigned char>(text[k]); };
-  const unsigned char c = at(i);
-  if (c < 0x80) return 1;
-  size_t n;
-  unsigned char lo = 0x80, hi = 0xBF;  // the second byte's range
-  if (c >= 0xC2 && c <= 0xDF) {
-    n = 2;
-  } else if (c >= 0xE0 && c <= 0xEF) {
-    n = 3;
-    if (c == 0xE0) lo = 0xA0;
-    if (c == 0xED) hi = 0x9F;
-  } else if (c >= 0xF0 && c <= 0xF4) {
-    n = 4;
-    if (c == 0xF0) lo = 0x90;
-    if (c == 0xF4) hi = 0x8F;
-  } else {
-    return 0;
-  }
-  if (i + n > text.size() || at(i + 1) < lo || at(i + 1) > hi) return 0;
-  for (size_t k = 2; k < n; ++k) {
-    if (at(i + k) < 0x80 || at(i + k) > 0xBF) return 0;
-  }
-  return n;
-}
-}  // namespace
 
 std::string JsonEscape(const std::string& text) {
   std::string out;
@@ -262,7 +235,7 @@ std::string JsonEscape(const std::string& text) {
     const char c = text[i];
     if (static_cast<unsigned char>(c) >= 0x80) {
       // Valid UTF-8 as it is; any other byte as U+FFFD (the answer stays valid JSON).
-      const size_t n = Utf8Length(text, i);
+      const size_t n = Utf8SequenceLength(text, i);
       if (n == 0) {
         out += "\\ufffd";
       } else {

@@ -93,7 +93,7 @@ PathPattern::MatchResult PathPattern::MatchParts(const std::vector<std::string_v
     if (!decoded) {
       if (error != nullptr) {
         *error = "path segment \"" + std::string(parts[i]) + "\" (" + segments_[i].text +
-                 "): bad percent-encoding";
+                 "): bad percent-encoding or not UTF-8";
       }
       return MatchResult::kBadEscape;
     }

@@ -2,6 +2,8 @@
 
 #include <cctype>
 
+#include "common/strings.h"
+
 namespace rota::net {
 namespace {
 
@@ -34,6 +36,7 @@ std::optional<std::string> PercentDecode(std::string_view text, bool plus_is_spa
       out += c;
     }
   }
+  if (!IsValidUtf8(out)) return std::nullopt;
   return out;
 }
 
@@ -69,12 +72,12 @@ Result<std::map<std::string, std::string>> ParseQuery(std::string_view query) {
     std::optional<std::string> key = PercentDecode(raw_key, true);
     if (!key) {
       return Status::InvalidArgument("query parameter \"" + std::string(raw_key) +
-                                     "\": bad percent-encoding in the name");
+                                     "\": bad percent-encoding or not UTF-8 in the name");
     }
     std::optional<std::string> value = PercentDecode(raw_value, true);
     if (!value) {
       return Status::InvalidArgument("query parameter \"" + *key +
-                                     "\": bad percent-encoding in the value");
+                                     "\": bad percent-encoding or not UTF-8 in the value");
     }
     out[*key] = std::move(*value);
   }

@@ -12,7 +12,8 @@
 namespace rota::net {
 
 // Decodes %XX escapes; with `plus_is_space` also '+' -> ' ' (form/query encoding).
-// Returns nullopt on a bad escape ("%", "%4", "%zz") or an encoded NUL ("%00").
+// Returns nullopt on a bad escape ("%", "%4", "%zz"), an encoded NUL ("%00") or a
+// result that is not well-formed UTF-8 ("%FF").
 std::optional<std::string> PercentDecode(std::string_view text, bool plus_is_space);
 
 // Encodes every byte outside RFC 3986 "unreserved" (A-Z a-z 0-9 - . _ ~) as %XX.

@@ -14,9 +14,11 @@ TEST(PercentDecodeTest, DecodesEscapesAndPlus) {
 }
 
 // Bad inputs tried: lone '%', one hex digit, non-hex digits, an escape at the very end, an
-// encoded NUL.
-TEST(PercentDecodeTest, RejectsBadEscapes) {
-  for (const char* bad : {"%", "abc%", "%4", "a%4", "%zz", "%g1", "%1g", "x%00y"}) {
+// encoded NUL; bytes that are not UTF-8 (a lone continuation byte, 0xFF, an overlong '/', a
+// surrogate, a truncated sequence), raw or escaped.
+TEST(PercentDecodeTest, RejectsBadEscapesAndWhatIsNotUtf8) {
+  for (const char* bad : {"%", "abc%", "%4", "a%4", "%zz", "%g1", "%1g", "x%00y", "%FF", "a%80",
+                          "%C0%AF", "%ED%A0%80", "%E2%82", "x\xff"}) {
     EXPECT_FALSE(PercentDecode(bad, true).has_value()) << bad;
   }
 }

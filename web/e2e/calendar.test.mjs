@@ -229,6 +229,35 @@ describe('rota web UI: calendar and violations', { timeout: 15 * 60_000, skip: N
     await page.locator(`[data-testid="res-block"][data-res-id="${r.id}"]`).waitFor();
   });
 
+  step('a collapsed node row still shows its bookings; expand all / collapse all', async () => {
+    const mine = await apiCall(api, 'GET', '/api/v1/reservations?mine=true&state=upcoming', aliceToken);
+    const r = mine.json.reservations.find((x) => x.title === 'keyboard booking');
+    const toggle = page.locator('[data-testid="cal-node"][data-node="gpu-c"]');
+    await toggle.click();
+    await eventually('gpu-c collapsed', async () => (await toggle.getAttribute('aria-expanded')) === 'false');
+    assert.equal(await page.locator('[data-testid="cal-row"][data-node="gpu-c"]').count(), 0);
+    const band = page.locator(`[data-testid="cal-node-track"][data-node="gpu-c"] [data-testid="node-band"][data-band-res="${r.id}"]`);
+    await band.waitFor();
+    assert.match(await band.textContent(), /alice · 1 GPU\b/);
+    assert.match(await band.getAttribute('aria-label'), /keyboard booking, alice \(you\), 1 GPU/);
+    await checkScreen('07a-collapsed-band');
+    await band.click();
+    await page.getByTestId('res-details').waitFor();
+    assert.match(await page.getByTestId('res-gpus').textContent(), /gpu-c/);
+    await page.getByTestId('res-close').click();
+    await eventually('the dialog closed', async () => (await page.getByTestId('res-details').count()) === 0);
+    const all = page.getByTestId('cal-fold-all');
+    assert.equal((await all.textContent()).trim(), 'Expand all');
+    await all.click();
+    await eventually('14 GPU rows again', async () => (await page.getByTestId('cal-row').count()) === 14);
+    assert.equal((await all.textContent()).trim(), 'Collapse all');
+    await all.click();
+    await eventually('no GPU rows', async () => (await page.getByTestId('cal-row').count()) === 0);
+    await page.locator(`[data-testid="node-band"][data-band-res="${r.id}"]`).waitFor();
+    await all.click();
+    await eventually('14 GPU rows', async () => (await page.getByTestId('cal-row').count()) === 14);
+  });
+
   step('a running job shows on its GPU; a new booking starts on a GPU no job holds', async (t) => {
     if (process.getuid?.() !== 0) {
       t.skip('needs root to run a job as nobody');

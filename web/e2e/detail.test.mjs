@@ -144,6 +144,10 @@ describe('rota web UI: node and GPU detail, job templates', { timeout: 15 * 60_0
     );
     assert.match(await page.locator('[data-testid="gpu-tile"]').first().textContent(), /Drained/);
     await page.getByTestId('node-resume').waitFor();
+    // Drained, not "ready"; the resume button says what it will do.
+    await eventually('the drained badge on the node page', async () => (await page.getByTestId('node-state').textContent()).trim() === 'drained');
+    assert.match(await page.getByTestId('node-state').getAttribute('class'), /\bdrained\b/);
+    assert.equal((await page.getByTestId('node-resume-hint').textContent()).trim(), 'Resume to let new jobs start on gpu-b again.');
     await checkScreen('node-drained');
     // The server holds it: the API says the same.
     const admin = await login('admin');
@@ -155,6 +159,13 @@ describe('rota web UI: node and GPU detail, job templates', { timeout: 15 * 60_0
     const card = page.locator('[data-testid="node-card"][data-node="gpu-b"] [data-testid="node-drain"]');
     await eventually('the drain on the node card', async () => (await card.count()) === 1);
     assert.match(await card.textContent(), /Drained by admin: new fans/);
+    const cardState = page.locator('[data-testid="node-card"][data-node="gpu-b"] [data-testid="node-state"]');
+    assert.equal((await cardState.textContent()).trim(), 'drained');
+    assert.equal((await page.locator('[data-testid="node-card"][data-node="gpu-a"] [data-testid="node-state"]').textContent()).trim(), 'ready');
+    await eventually('the totals count the drained node apart', async () =>
+      /^2\s*of 3$/.test((await page.locator('[data-testid="total-nodes"] dd').first().textContent()).trim()) &&
+      (await page.getByTestId('total-nodes-drained').textContent()).trim() === '1 drained',
+    );
     await eventually('the totals count the drained GPUs apart', async () =>
       /and 4 idle on drained nodes/.test((await page.getByTestId('total-drained').textContent().catch(() => '')) ?? ''),
     );
@@ -164,6 +175,7 @@ describe('rota web UI: node and GPU detail, job templates', { timeout: 15 * 60_0
     await eventually('no drain after the resume', async () => (await page.getByTestId('node-drain').count()) === 0);
     await page.getByTestId('node-drain-form').waitFor();
     await eventually('gpu-b tiles free again', async () => (await page.locator('[data-testid="gpu-tile"][data-state="free"]').count()) === 4);
+    await eventually('ready again', async () => (await page.getByTestId('node-state').textContent()).trim() === 'ready');
     r = await apiCall(api, 'GET', '/api/v1/nodes/gpu-b', admin);
     assert.equal(r.json.drain, null);
     checkClean('node drain');

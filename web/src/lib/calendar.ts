@@ -297,3 +297,109 @@ export function firstFreeGpu(node: Node, holds: Map<string, JobHold[]>, reservat
   const free = node.gpus.find((g) => !taken(g.index));
   return (free ?? node.gpus[0])?.index;
 }
+
+// ---- collapsed node rows --------------------------------------------------
+
+/** What a collapsed node row draws: one band per live reservation and per running
+ * job on the node, merged over its GPUs ("alice · 8 GPUs"). */
+export interface NodeBand {
+  kind: 'reservation' | 'job';
+  id: number;
+  owner: string;
+  title: string;
+  gpus: number;
+  start: number;
+  end: number;
+  /** Reservation state, or 'running' for a job. */
+  state: string;
+  /** A job without a time limit (its end is a guess). */
+  open: boolean;
+  /** Reservations that overlap in time share the row: this one's lane of `lanes`. */
+  lane: number;
+  lanes: number;
+}
+
+/** The bands of a collapsed node row: its live reservations (one band each, whatever
+ * GPUs they cover) and the running jobs holding its GPUs (one band per job, the GPUs
+ * it holds there counted), overlapping [from, to). */
+export function nodeBands(
+  node: string,
+  reservations: Reservation[],
+  holds: Map<string, JobHold[]>,
+  from: number,
+  to: number,
+): NodeBand[] {
+  const out: NodeBand[] = [];
+  for (const r of reservations) {
+    if (r.node !== node || r.state === 'cancelled') continue;
+    const start = Date.parse(r.start);
+    const end = Date.parse(r.end);
+    if (!(end > from && start < to)) continue;
+    out.push({ kind: 'reservation', id: r.id, owner: r.owner, title: r.title, gpus: r.gpus.length, start, end, state: r.state, open: false, lane: 0, lanes: 1 });
+  }
+  out.sort((a, b) => a.start - b.start || a.id - b.id);
+  // Lanes: each reservation takes the lowest lane free at its start; every band of a
+  // group that overlaps (transitively) gets that group's lane count.
+  let group: NodeBand[] = [];
+  let groupEnd = -Infinity;
+  let laneEnds: number[] = [];
+  const close = () => {
+    for (const b of group) b.lanes = laneEnds.length;
+    group = [];
+    laneEnds = [];
+  };
+  for (const b of out) {
+    if (b.start >= groupEnd) close();
+    let lane = laneEnds.findIndex((e) => e <= b.start);
+    if (lane < 0) lane = laneEnds.push(b.end) - 1;
+    else laneEnds[lane] = b.end;
+    b.lane = lane;
+    group.push(b);
+    groupEnd = Math.max(groupEnd, b.end);
+  }
+  close();
+  const jobs = new Map<number, NodeBand>();
+  const prefix = `${node}/`;
+  for (const [k, list] of holds) {
+    if (!k.startsWith(prefix)) continue;
+    for (const h of list) {
+      const b = jobs.get(h.id);
+      if (b) b.gpus++;
+      else jobs.set(h.id, { kind: 'job', id: h.id, owner: h.owner, title: h.name, gpus: 1, start: h.start, end: h.end, state: 'running', open: h.open, lane: 0, lanes: 1 });
+    }
+  }
+  for (const b of jobs.values()) if (b.end > from && b.start < to) out.push(b);
+  return out.sort((a, b) => a.start - b.start || a.id - b.id);
+}
+
+/** "alice · 8 GPUs", "bob · 1 GPU". */
+export function bandText(b: NodeBand): string {
+  return `${b.owner} · ${b.gpus} GPU${b.gpus === 1 ? '' : 's'}`;
+}
+
+/** How many nodes start open on a large cluster; with more than COLLAPSE_OVER nodes
+ * the rest start collapsed. */
+export const OPEN_FIRST = 4;
+export const COLLAPSE_OVER = 12;
+
+/** Whether a node row starts collapsed: on a cluster of more than COLLAPSE_OVER nodes,
+ * every node after the first OPEN_FIRST, except those holding a live reservation of
+ * `me` in [from, to) (a user's own bookings are never folded away). */
+export function startsCollapsed(
+  nodes: { name: string }[],
+  index: number,
+  mine: Set<string>,
+): boolean {
+  return nodes.length > COLLAPSE_OVER && index >= OPEN_FIRST && !mine.has(nodes[index].name);
+}
+
+/** The nodes holding a live reservation of `me` that overlaps [from, to). */
+export function nodesWithMine(reservations: Reservation[], me: string, from: number, to: number): Set<string> {
+  const out = new Set<string>();
+  if (!me) return out;
+  for (const r of reservations) {
+    if (r.owner !== me || r.state === 'cancelled') continue;
+    if (Date.parse(r.end) > from && Date.parse(r.start) < to) out.add(r.node);
+  }
+  return out;
+}

@@ -7,6 +7,7 @@
 import { ApiError, get, query } from '../api/client';
 import { openStream, type SseEvent, type StreamStatus } from '../api/stream';
 import type { Gpu, Job, Node, Reservation, SampleEvent } from '../api/types';
+import { nodeBadge } from './nodes';
 
 export type TileState = 'free' | 'job' | 'hand' | 'drained' | 'reserved' | 'failed' | 'unreachable';
 
@@ -56,7 +57,10 @@ export function tileState(node: Node, gpu: Gpu | undefined, hold: Hold | undefin
 
 export interface Totals {
   nodes: number;
+  /** Ready and not drained. */
   nodesReady: number;
+  /** Ready but drained by an admin (no new job starts there). */
+  nodesDrained: number;
   gpus: number;
   busy: number;
   busyJob: number;
@@ -96,6 +100,7 @@ class Cluster {
     const t: Totals = {
       nodes: 0,
       nodesReady: 0,
+      nodesDrained: 0,
       gpus: 0,
       busy: 0,
       busyJob: 0,
@@ -115,7 +120,9 @@ class Cluster {
       const sample = n.sample;
       const holds = n.holds;
       t.nodes++;
-      if (info.state === 'ready') t.nodesReady++;
+      const badge = nodeBadge(info);
+      if (badge === 'ready') t.nodesReady++;
+      else if (badge === 'drained') t.nodesDrained++;
       for (const g of info.gpus) {
         const row = sample?.gpus.find((r) => r.index === g.index);
         const st = tileState(info, row, holds.get(g.index));

@@ -33,3 +33,19 @@ export function commandText(j: Job): string {
   if (j.spec?.shell) return `sh -c ${quote(c.join(' '))}`;
   return c.map(quote).join(' ');
 }
+
+/** Whether the jobs list shows only the signed-in user's jobs: as `mine=` says, else
+ * by default a user's own, an admin's all. */
+export function listMine(param: string | null, admin: boolean): boolean {
+  return param === null ? !admin : param === 'true';
+}
+
+/** Paging of the jobs list (newest first): the offsets of the newer and older pages
+ * (null: none), and "jobs 1–100" of what is shown. */
+export function jobsPage(offset: number, limit: number, shown: number, truncated: boolean) {
+  return {
+    newer: offset > 0 ? Math.max(0, offset - limit) : null,
+    older: truncated ? offset + Math.max(shown, 1) : null,
+    text: shown === 0 ? (offset > 0 ? `no jobs from ${offset + 1}` : 'no jobs') : `jobs ${offset + 1}–${offset + shown}`,
+  };
+}
