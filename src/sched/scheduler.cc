@@ -82,7 +82,8 @@ Decisions Pass::Run() {
   }
   PreemptForReservations();
   KeepPlacesOfMovedJobs();
-  if (s_.policy.preempt) CollectVictims();
+  if (s_.policy.preempt || !idle_owners_.empty()) CollectVictims();  // victims_: TryPreempt's and ReclaimReservations'
+
   std::vector<Rank> ranks;
   ranks.reserve(s_.pending.size());
   shape_of_.resize(s_.pending.size());
@@ -407,13 +408,15 @@ void Pass::Consider(const PendingJob& job, Shape& shape, const Rank& rank, uint3
     }
     return;
   }
+  // Stopping borrowers of the owner's reservation is a reservation rule, as
+  // PreemptForReservations is: it holds with policy preemption off too.
+  if (std::string ids = AwaitStopping(job, shape); !ids.empty()) {
+    return AddWait(job, position, "waiting for job(s) " + ids + " to stop", s_.now_ms);
+  }
+  if (std::string ids = ReclaimReservations(job, shape); !ids.empty()) {
+    return AddWait(job, position, "stopping job(s) " + ids + " that borrow its owner's reservation", s_.now_ms);
+  }
   if (p.preempt) {
-    if (std::string ids = AwaitStopping(job, shape); !ids.empty()) {
-      return AddWait(job, position, "waiting for job(s) " + ids + " to stop", s_.now_ms);
-    }
-    if (std::string ids = ReclaimReservations(job, shape); !ids.empty()) {
-      return AddWait(job, position, "stopping job(s) " + ids + " that borrow its owner's reservation", s_.now_ms);
-    }
     if (std::string victims = TryPreempt(job, shape, rank); !victims.empty()) {
       return AddWait(job, position, "preempting job(s) " + victims + " for it", s_.now_ms);
     }

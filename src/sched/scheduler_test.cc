@@ -431,6 +431,13 @@ TEST(ScheduleTest, AnOwnersWaitingJobReclaimsAnIdleReservationAtOnce) {
   EXPECT_EQ(d.preemptions[0].reason, "reservation 7 of alice on gpu-b: its owner has a job waiting for the GPUs");
   EXPECT_EQ(WaitOf(d, 3)->reason, "stopping job(s) 1 that borrow its owner's reservation");
   EXPECT_EQ(d.reclaimed, std::vector<int64_t>{7});
+  // A reservation rule: it holds with policy preemption off too.
+  s.policy.preempt = false;
+  Decisions off = Schedule(s);
+  ASSERT_EQ(off.preemptions.size(), 1u);
+  EXPECT_EQ(off.preemptions[0].id, 1);
+  EXPECT_EQ(off.reclaimed, std::vector<int64_t>{7});
+  s.policy.preempt = true;
   // A job of hers for other nodes only leaves the borrower alone.
   s.pending[0].demands[0].nodes = {"gpu-c"};
   EXPECT_TRUE(Schedule(s).preemptions.empty());

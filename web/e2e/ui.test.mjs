@@ -184,6 +184,51 @@ describe('rota web UI', { timeout: 15 * 60_000, skip: NO_BROWSER }, () => {
     await checkScreen('10-job-cancelled');
   });
 
+  step("the jobs list: alice's own by default, paged Newer / Older by offset", async () => {
+    const token = async (user) => (await apiCall(api, 'POST', '/api/v1/auth/login', null, { username: user, password: accounts[user] })).json.token;
+    const aliceToken = await token('alice');
+    const adminToken = await token('admin');
+    const submit = async (tok, name) => {
+      const r = await apiCall(api, 'POST', '/api/v1/jobs', tok, {
+        name, command: ['sleep', '30'], groups: [{ role: 'worker', replicas: 1, gpus_per_task: 1 }],
+      });
+      assert.equal(r.status, 201, r.text);
+      return r.json.id;
+    };
+    const adminJob = await submit(adminToken, 'admins-job');
+    const p1 = await submit(aliceToken, 'page-1');
+    const p2 = await submit(aliceToken, 'page-2');
+    try {
+      const rowIds = async () => page.$$eval('[data-testid="job-row"]', (els) => els.map((e) => Number(e.dataset.jobId)));
+      await navigate('#/jobs?limit=2');
+      await eventually('the newest two of alice\'s jobs', async () => JSON.stringify(await rowIds()) === JSON.stringify([p2, p1]));
+      assert.equal(await page.getByTestId('filter-mine').isChecked(), true, 'a user sees their own jobs first');
+      assert.equal((await page.getByTestId('jobs-range').textContent()).trim(), 'jobs 1–2');
+      assert.equal(await page.getByTestId('jobs-newer').isDisabled(), true);
+      await checkScreen('10b-jobs-paged');
+      await page.getByTestId('jobs-older').click();
+      await eventually('offset=2 in the URL', async () => /offset=2\b/.test(page.url()));
+      await eventually('the third of alice\'s jobs', async () => JSON.stringify(await rowIds()) === JSON.stringify([jobId]));
+      assert.equal((await page.getByTestId('jobs-range').textContent()).trim(), 'jobs 3–3');
+      assert.equal(await page.getByTestId('jobs-older').isDisabled(), true, 'no older page: the server said so');
+      const api3 = await apiCall(api, 'GET', '/api/v1/jobs?mine=true&limit=2&offset=2', aliceToken);
+      assert.deepEqual(api3.json.jobs.map((j) => j.id), [jobId]);
+      await page.getByTestId('jobs-newer').click();
+      await eventually('back to the newest', async () => JSON.stringify(await rowIds()) === JSON.stringify([p2, p1]));
+      assert.doesNotMatch(page.url(), /offset=/);
+      await page.getByTestId('filter-all').check();
+      await eventually('mine=false in the URL', async () => /mine=false/.test(page.url()));
+      await eventually("everyone's jobs", async () => JSON.stringify(await rowIds()) === JSON.stringify([p2, p1]));
+      await page.getByTestId('jobs-older').click();
+      await eventually("admin's job on the next page", async () => (await rowIds()).includes(adminJob));
+      checkClean('jobs paging');
+    } finally {
+      for (const [id, tok] of [[adminJob, adminToken], [p1, aliceToken], [p2, aliceToken]]) {
+        await apiCall(api, 'POST', `/api/v1/jobs/${id}/cancel`, tok);
+      }
+    }
+  });
+
   step('phone-sized screens', async () => {
     await page.setViewportSize({ width: 390, height: 844 });
     await navigate('#/');

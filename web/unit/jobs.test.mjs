@@ -2,7 +2,7 @@
 // src/lib/format.ts, src/lib/jobform.ts): `npm run test:unit`, no server or browser.
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { jobGpus } from '../src/lib/jobs.ts';
+import { jobGpus, jobsPage, listMine } from '../src/lib/jobs.ts';
 import { ago, durationText, factor, localTimes, relative } from '../src/lib/format.ts';
 import { firstFreeGpu, jobHolds } from '../src/lib/calendar.ts';
 import { applyTemplate, buildSpec, defaultJobForm, TEMPLATES } from '../src/lib/jobform.ts';
@@ -123,5 +123,24 @@ describe('firstFreeGpu', () => {
   it('falls back to the lowest when every GPU is taken', () => {
     assert.equal(firstFreeGpu({ name: 'n1', gpus: [{ index: 0 }] }, holds, [], at), 0);
     assert.equal(firstFreeGpu({ name: 'n1', gpus: [] }, holds, [], at), undefined);
+  });
+});
+
+describe('listMine', () => {
+  it('shows a user their own jobs and an admin everyone\'s unless mine= says otherwise', () => {
+    assert.equal(listMine(null, false), true);
+    assert.equal(listMine(null, true), false);
+    assert.equal(listMine('false', false), false);
+    assert.equal(listMine('true', true), true);
+  });
+});
+
+describe('jobsPage', () => {
+  it('pages by offset: newer back towards 0, older only while the server says truncated', () => {
+    assert.deepEqual(jobsPage(0, 100, 100, true), { newer: null, older: 100, text: 'jobs 1–100' });
+    assert.deepEqual(jobsPage(100, 100, 100, true), { newer: 0, older: 200, text: 'jobs 101–200' });
+    assert.deepEqual(jobsPage(200, 100, 37, false), { newer: 100, older: null, text: 'jobs 201–237' });
+    assert.deepEqual(jobsPage(50, 100, 10, false), { newer: 0, older: null, text: 'jobs 51–60' });
+    assert.deepEqual(jobsPage(0, 100, 0, false), { newer: null, older: null, text: 'no jobs' });
   });
 });
