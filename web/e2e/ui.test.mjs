@@ -235,7 +235,21 @@ describe('rota web UI', { timeout: 15 * 60_000, skip: NO_BROWSER }, () => {
     await eventually('tiles', async () => (await page.getByTestId('gpu-tile').count()) === 14);
     await checkScreen('11-overview-phone');
     await navigate('#/jobs');
-    await page.locator(`[data-testid="job-row"][data-job-id="${jobId}"]`).waitFor();
+    const jobRow = page.locator(`[data-testid="job-row"][data-job-id="${jobId}"]`);
+    await jobRow.waitFor();
+    // The jobs are cards on a phone: nothing of a row is off-screen, nothing scrolls sideways.
+    for (const id of ['job-state', 'job-reason']) {
+      const box = await jobRow.getByTestId(id).evaluate((e) => {
+        const r = e.getBoundingClientRect();
+        return { left: r.left, right: r.right, width: r.width, viewport: window.innerWidth };
+      });
+      assert.ok(box.width > 0 && box.left >= 0 && box.right <= box.viewport, `${id} is off-screen on a phone: ${JSON.stringify(box)}`);
+    }
+    const fit = await page.evaluate(() => {
+      const wrap = document.querySelector('[data-testid="jobs-table"]').parentElement;
+      return { scrollWidth: wrap.scrollWidth, clientWidth: wrap.clientWidth, doc: document.documentElement.scrollWidth, vw: window.innerWidth };
+    });
+    assert.ok(fit.scrollWidth <= fit.clientWidth && fit.doc <= fit.vw, `the jobs list scrolls sideways on a phone: ${JSON.stringify(fit)}`);
     await checkScreen('12-jobs-phone');
     await page.setViewportSize({ width: 1280, height: 900 });
   });

@@ -437,12 +437,10 @@ void JobService::DropCommittedEnds() {
   for (int64_t id : ids) {
     auto it = active_.find(id);
     if (it == active_.end() || !it->second.Final()) continue;
-    // Its GPU time now counts as an ended job's in the quota period (unless the
-    // last read of ended jobs, which began after it ended, has it).
+    // Its GPU time now counts as an ended job's in the quota period, unless the
+    // last read of ended jobs has it (or none was made yet: the first has it).
     const Job& job = it->second;
-    if (c.ended_usage_ms >= 0 && job.ended_ms.value_or(0) >= c.ended_usage_ms) {
-      c.ended_gpu_ms[job.owner] += job.attained_gpu_ms;
-    }
+    if (c.ended_usage_ms >= 0 && c.ended_read.erase(id) == 0) c.ended_gpu_ms[job.owner] += job.attained_gpu_ms;
     active_.erase(it);
   }
 }

@@ -331,9 +331,12 @@ class JobService {
     std::vector<Reservation> reservations;                 // running and upcoming
     std::map<std::string, std::string> group_of;           // username -> primary group
     std::set<std::string> disabled;                        // disabled accounts: their jobs wait
-    // GPU-ms of the jobs that ended in the quota period, by owner (read every minute).
+    // GPU-ms of the jobs that ended in the quota period, by owner (read every minute),
+    // and which of the ended jobs still in active_ that read counted (their end was
+    // committed before it): each ended job counts once, from the read or from memory.
     int64_t ended_usage_ms = -1;
     std::map<std::string, double> ended_gpu_ms;
+    std::set<int64_t> ended_read;
   };
   PassCache pass_cache_ ROTA_GUARDED_BY(mu_);
   // Fair share: decayed GPU-ms per user and group.

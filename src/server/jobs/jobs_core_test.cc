@@ -2,6 +2,8 @@
 // a fake clock, a fake transport standing for the agents, real SQLite, real
 // accounts, queues, quotas and reservations. Each Step() is one round of what
 // the service thread does.
+#include <future>
+
 #include <gtest/gtest.h>
 
 #include <chrono>
@@ -388,6 +390,38 @@ TEST_F(JobsCoreTest, AJobThatJustEndedStillCountsAgainstTheGpuHoursQuota) {
   }
   EXPECT_EQ(Get(first).state, JobState::kSucceeded);
   EXPECT_NE(Get(second).wait_reason.find("GPU-hours"), std::string::npos) << Get(second).wait_reason;
+}
+
+// The once-a-minute read of ended jobs can run after a job ended but before its
+// end is committed: the job counts from memory then, once.
+TEST_F(JobsCoreTest, AJobEndingJustBeforeTheQuotaReadCountsOnce) {
+  QuotaDef q;
+  q.kind = "user";
+  q.name = "alice";
+  q.limits.max_gpus = 1;
+  q.limits.max_gpu_hours_per_period = 0.01;  // 36 GPU-seconds
+  ASSERT_TRUE(quotas_->Set(q).ok());
+  auto [first, task] = Running();
+  const int64_t second = Submit();
+  jobs_->Step(true);
+  clock_.AdvanceMs(40'000);
+  // The writer waits: the end is not committed when the next read runs.
+  std::promise<void> release;
+  std::shared_future<void> released = release.get_future().share();
+  store_->WriteAsync([released](store::Db&) { released.wait(); return Status::Ok(); }, [](Status) {});
+  transport_.Report("gpu-a", task, "exited", 4242, 0);
+  jobs_->Step();
+  clock_.AdvanceMs(30'000);  // past the minute: this full pass reads ended jobs again
+  jobs_->Step(true);
+  EXPECT_EQ(Get(second).state, JobState::kPending) << Get(second).reason;
+  EXPECT_NE(Get(second).wait_reason.find("GPU-hours"), std::string::npos) << Get(second).wait_reason;
+  release.set_value();
+  ASSERT_TRUE(store_->Write([](store::Db&) { return Status::Ok(); }).ok());  // the end is committed
+  for (int round = 0; round < 3; ++round) {
+    jobs_->Step(true);
+    ASSERT_EQ(Get(second).state, JobState::kPending) << "round " << round << ": " << Get(second).reason;
+  }
+  EXPECT_NEAR(jobs_->UsageNow().user_period["alice"] * 3600'000, 40'000, 1);  // counted once
 }
 
 // Disabling an account holds its pending jobs (they keep their place in the

@@ -62,26 +62,31 @@ void JobService::RefreshEndedUsage(int64_t now_ms) {
   PassCache& c = pass_cache_;
   if (c.ended_usage_ms >= 0 && now_ms - c.ended_usage_ms < kPeriodUsageMs) return;
   c.ended_usage_ms = now_ms;
-  std::map<std::string, double> ended;
+  // The ended jobs not yet dropped from active_ ended at or after the first of them.
+  int64_t first_end = INT64_MAX;
+  for (const auto& [id, job] : active_) {
+    if (job.Final()) first_end = std::min(first_end, job.ended_ms.value_or(0));
+  }
+  store::EndedUsage ended;
   Status st = store_->Read([&](store::Db& db) -> Status {
-    ASSIGN_OR_RETURN(ended, store::EndedGpuMsByOwner(db, now_ms - options_.quota_period_ms));
+    ASSIGN_OR_RETURN(ended, store::EndedUsageSince(db, now_ms - options_.quota_period_ms, first_end));
     return Status::Ok();
   });
   if (!st.ok()) {
     ROTA_LOG(WARNING) << "scheduler: cannot read quota usage: " << st.message();
     return;
   }
-  c.ended_gpu_ms = std::move(ended);
+  c.ended_gpu_ms = std::move(ended.gpu_ms_by_owner);
+  c.ended_read = std::move(ended.recent_ids);
 }
 
 void JobService::PeriodGpuHours(int64_t now_ms, std::map<std::string, double>* user,
                                 std::map<std::string, double>* group) const {
   std::map<std::string, double> user_ms = pass_cache_.ended_gpu_ms;
   for (const auto& [id, job] : active_) {
-    // An ended job still here (its end not yet committed) counts unless the last
-    // read of ended jobs began after it ended (that read has it; as DropCommittedEnds).
-    if (job.Final() && pass_cache_.ended_usage_ms >= 0 && job.ended_ms.value_or(0) < pass_cache_.ended_usage_ms)
-      continue;
+    // An ended job still here (its end not known committed) counts unless the last
+    // read of ended jobs has it.
+    if (job.Final() && pass_cache_.ended_read.count(id)) continue;
     user_ms[job.owner] += job.attained_gpu_ms + (job.run_open ? scheduling::CurrentRunGpuMs(job, now_ms) : 0);
   }
   for (const auto& [owner, ms] : user_ms) {

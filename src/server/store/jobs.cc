@@ -113,16 +113,22 @@ Result<std::vector<JobRow>> UnfinishedJobs(Db& db) {
   return Rows(s);
 }
 
-Result<std::map<std::string, double>> EndedGpuMsByOwner(Db& db, int64_t since_ms) {
-  ASSIGN_OR_RETURN(Stmt s, db.Prepare("SELECT u.username, SUM(j.attained_gpu_ms) FROM jobs j "
+Result<EndedUsage> EndedUsageSince(Db& db, int64_t since_ms, int64_t recent_ms) {
+  // One statement: both parts see the same committed state.
+  ASSIGN_OR_RETURN(Stmt s, db.Prepare("SELECT u.username, SUM(j.attained_gpu_ms), NULL FROM jobs j "
                                       "JOIN users u ON u.id = j.owner_id "
-                                      "WHERE j.ended_ms >= ?1 GROUP BY u.username"));
-  s.Bind(1, since_ms);
-  std::map<std::string, double> out;
+                                      "WHERE j.ended_ms >= ?1 GROUP BY u.username "
+                                      "UNION ALL SELECT NULL, NULL, id FROM jobs WHERE ended_ms >= ?2"));
+  s.Bind(1, since_ms).Bind(2, recent_ms);
+  EndedUsage out;
   while (true) {
     ASSIGN_OR_RETURN(bool row, s.Step());
     if (!row) break;
-    out[s.Text(0)] = static_cast<double>(s.Int(1));
+    if (s.IsNull(2)) {
+      out.gpu_ms_by_owner[s.Text(0)] = static_cast<double>(s.Int(1));
+    } else {
+      out.recent_ids.insert(s.Int(2));
+    }
   }
   return out;
 }

@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <map>
+#include <set>
 #include <optional>
 #include <string>
 #include <vector>
@@ -53,8 +54,15 @@ Result<std::vector<JobRow>> ListJobs(Db& db, int64_t owner_id, const std::string
 // Jobs that have not ended (succeeded, failed or cancelled).
 Result<std::vector<JobRow>> UnfinishedJobs(Db& db);
 // GPU-milliseconds attained by the jobs that ended at or after `since_ms`, by
-// owner's username (quota periods).
-Result<std::map<std::string, double>> EndedGpuMsByOwner(Db& db, int64_t since_ms);
+// owner's username (quota periods), and, read at the same instant, the ids of the
+// jobs that ended at or after `recent_ms` (none when INT64_MAX): which ended jobs
+// the sums count, for a caller that also holds ended jobs whose end may not be
+// committed yet.
+struct EndedUsage {
+  std::map<std::string, double> gpu_ms_by_owner;
+  std::set<int64_t> recent_ids;
+};
+Result<EndedUsage> EndedUsageSince(Db& db, int64_t since_ms, int64_t recent_ms);
 
 // Fair-share usage (decayed GPU-ms) by user and by group, as of at_ms.
 struct FairShareUsage {

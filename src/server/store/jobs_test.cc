@@ -109,9 +109,13 @@ TEST_F(StoreJobsTest, AJobIsInsertedUpdatedReadAndListedWithItsHistory) {
   EXPECT_EQ(Read([&](Db& db) { return ListJobs(db, 0, "", 1); })->size(), 1u);
   auto open = Read([&](Db& db) { return UnfinishedJobs(db); });
   ASSERT_EQ(open->size(), 2u);
-  auto ended = Read([&](Db& db) { return EndedGpuMsByOwner(db, 5000); });
-  EXPECT_EQ(*ended, (std::map<std::string, double>{{"alice", 7000}}));
-  EXPECT_TRUE(Read([&](Db& db) { return EndedGpuMsByOwner(db, 5001); })->empty());
+  auto ended = Read([&](Db& db) { return EndedUsageSince(db, 5000, INT64_MAX); });
+  EXPECT_EQ(ended->gpu_ms_by_owner, (std::map<std::string, double>{{"alice", 7000}}));
+  EXPECT_TRUE(ended->recent_ids.empty());
+  ended = Read([&](Db& db) { return EndedUsageSince(db, 5001, 5000); });
+  EXPECT_TRUE(ended->gpu_ms_by_owner.empty());
+  EXPECT_EQ(ended->recent_ids, std::set<int64_t>{*a});
+  EXPECT_TRUE(Read([&](Db& db) { return EndedUsageSince(db, 0, 5001); })->recent_ids.empty());
 }
 
 TEST_F(StoreJobsTest, FairShareUsageIsReplacedWhole) {
