@@ -172,7 +172,7 @@ void TaskManager::Start(const api::TaskSpec& spec) {
     failed_[spec.id] = r;
   };
   for (uint16_t port : spec.ports) {
-    if (!PortFree(port)) return refuse("port " + std::to_string(port) + " " + api::kPortInUseError);
+    if (!PortFree(port)) return refuse(api::PortInUseError(port));
   }
   TaskRequest req;
   req.id = spec.id;
@@ -187,7 +187,7 @@ void TaskManager::Start(const api::TaskSpec& spec) {
   if (::geteuid() == 0) {
     if (spec.user.empty()) return refuse("no Unix user to run the task as");
     pw = ::getpwnam(spec.user.c_str());
-    if (pw == nullptr) return refuse("Unix user '" + spec.user + "' " + api::kNoUnixUserError);
+    if (pw == nullptr) return refuse(api::NoUnixUserError(spec.user));
     if (pw->pw_uid == 0) return refuse("refusing to run a job task as root");
     req.uid = pw->pw_uid;
     req.gid = pw->pw_gid;

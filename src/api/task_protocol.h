@@ -33,6 +33,14 @@ inline constexpr size_t kMaxTaskPorts = 64;
 inline constexpr const char* kPortInUseError = "is in use on this node";
 // In a start failure's error when the task's Unix user is unknown on the node.
 inline constexpr const char* kNoUnixUserError = "does not exist on this node";
+// A start failure's whole error for each: the server acts on these exact texts
+// (an error that only contains them, e.g. naming a command, is another failure).
+inline std::string PortInUseError(uint16_t port) {
+  return "port " + std::to_string(port) + " " + kPortInUseError;
+}
+inline std::string NoUnixUserError(const std::string& user) {
+  return "Unix user '" + user + "' " + kNoUnixUserError;
+}
 
 struct TaskSpec {
   std::string id;

@@ -108,7 +108,8 @@ Result<std::string> RemoteShell(const std::string& login_user, const std::string
   const std::string u = ShellQuote(task_user);
   return "u=" + u +
          "; h=$(getent passwd \"$u\" | cut -d: -f6); "
-         "if [ -z \"$h\" ]; then echo \"error: Unix user $u does not exist on this node\"; exit 0; fi; "
+         "if [ -z \"$h\" ]; then echo \"error: Unix user '$u' " + std::string(api::kNoUnixUserError) +
+         "\"; exit 0; fi; "
          "i=$(id -u \"$u\"); "
          "if [ \"$i\" = 0 ]; then echo 'error: refusing to run a job task as root'; exit 0; fi; "
          "exec setpriv --reuid=\"$i\" --regid=\"$(id -g \"$u\")\" --init-groups "
@@ -158,7 +159,7 @@ Result<std::string> LaunchScript(const std::string& cluster, const api::TaskSpec
   for (uint16_t port : task.ports) {
     s << "if cat /proc/net/tcp /proc/net/tcp6 2>/dev/null | awk -v h=" << PortHex(port)
       << " '$4 == \"0A\" { n = split($2, a, \":\"); if (a[n] == h) f = 1 } END { exit !f }'; then\n"
-      << "  rm -rf \"$d\"; echo 'error: port " << port << " " << api::kPortInUseError << "'; exit 0\n"
+      << "  rm -rf \"$d\"; echo 'error: " << api::PortInUseError(port) << "'; exit 0\n"
       << "fi\n";
   }
   // The environment, exactly: the spec's variables, then the account's own.

@@ -305,6 +305,16 @@ void JobService::StopGang(Job& job, StopTo to, const std::string& reason, int64_
 void JobService::AfterTaskChange(Job& job, int64_t now_ms) {
   const bool all_ended = std::all_of(job.tasks.begin(), job.tasks.end(),
                                      [](const JobTask& t) { return !t.runs || Ended(t); });
+  // Every node found without the owner's Unix account is noted, those of
+  // tasks refused while the gang stops too: each costs a launch to find.
+  bool no_account = false;
+  for (const auto& t : job.tasks) {
+    if (t.runs && t.state == TaskState::kExited && !t.unix_user.empty() &&
+        t.error == api::NoUnixUserError(t.unix_user)) {
+      no_account_[job.owner][t.node] = NoAccount{t.unix_user, now_ms + kNoAccountMs};
+      no_account = true;
+    }
+  }
   if (job.Stopping()) {
     if (!all_ended) return;  // StopGang already ended the placeholders
     const StopTo to = job.stop_to;
@@ -328,8 +338,7 @@ void JobService::AfterTaskChange(Job& job, int64_t now_ms) {
   // A port its agent found taken by something outside rota: placed again on
   // other ports, without counting a restart.
   for (const auto& t : job.tasks) {
-    if (t.runs && t.state == TaskState::kExited && t.port != 0 &&
-        t.error.find(api::kPortInUseError) != std::string::npos) {
+    if (t.runs && t.state == TaskState::kExited && t.port != 0 && t.error == api::PortInUseError(t.port)) {
       foreign_ports_[t.address][t.port] = now_ms + 60'000;
       job.retry_at_ms = now_ms;
       return StopGang(job, StopTo::kReplace, t.error + "; placing the job again on other ports", now_ms);
@@ -339,9 +348,8 @@ void JobService::AfterTaskChange(Job& job, int64_t now_ms) {
   // (none of the owner's jobs goes there for a while), without counting a
   // restart.
   for (const auto& t : job.tasks) {
-    if (t.runs && t.state == TaskState::kExited && !t.unix_user.empty() &&
-        t.error.find(api::kNoUnixUserError) != std::string::npos) {
-      no_account_[job.owner][t.node] = NoAccount{t.unix_user, now_ms + kNoAccountMs};
+    if (no_account && t.runs && t.state == TaskState::kExited && !t.unix_user.empty() &&
+        t.error == api::NoUnixUserError(t.unix_user)) {
       job.retry_at_ms = now_ms;
       std::string why = t.error;  // "... on this node": name it
       if (auto at = why.rfind("this node"); at != std::string::npos) why.replace(at, 9, t.node);

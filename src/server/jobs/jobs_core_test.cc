@@ -289,6 +289,43 @@ TEST_F(JobsCoreTest, AJobAvoidsNodesWithoutItsOwnersUnixAccount) {
   EXPECT_EQ(transport_.starts.back().second.task.user, "daemon");
 }
 
+// A gang refused on several nodes notes each of them, the refusals that come
+// while it stops too: one launch finds them all.
+TEST_F(JobsCoreTest, AGangRefusedOnSeveralNodesAvoidsEachOfThem) {
+  for (const char* name : {"gpu-b", "gpu-c"}) {
+    api::NodeInfo n = node_;
+    n.name = name;
+    n.node_id = std::string("node-") + name;
+    ASSERT_TRUE(cluster_.Connect(n, 1, clock_.NowMs()).ok());
+  }
+  const int64_t id = Submit(Json{{"groups", {{{"role", "worker"}, {"replicas", 2}, {"gpus_per_task", 2}}}}});
+  jobs_->Step();
+  ASSERT_EQ(transport_.starts.size(), 2u);
+  const auto first = transport_.starts;
+  for (const auto& [node, start] : first) {
+    transport_.Report(node, start.task.id, "exited", 0, std::nullopt, std::nullopt,
+                      api::NoUnixUserError("nobody"));
+  }
+  for (int round = 0; round < 3; ++round) jobs_->Step(true);
+  EXPECT_EQ(transport_.starts.size(), 2u);  // only gpu-c is left: the gang waits
+  Job j = Get(id);
+  EXPECT_EQ(j.state, JobState::kPending);
+  EXPECT_EQ(j.restart_count, 0u);
+  EXPECT_EQ(j.wait_reason, "waiting for 2 free GPUs on one node for each of 2 tasks (largest free block: 2 on gpu-c)");
+}
+
+// A task whose error only contains the words (a command named so) is a failure
+// like any other, not a missing account.
+TEST_F(JobsCoreTest, AnErrorThatOnlyMentionsAMissingAccountIsAFailure) {
+  const int64_t id = Submit();
+  jobs_->Step();
+  ASSERT_EQ(transport_.starts.size(), 1u);
+  transport_.Report("gpu-a", transport_.starts.back().second.task.id, "exited", 0, std::nullopt,
+                    std::nullopt, "cannot run '" + api::NoUnixUserError("nobody") + "'");
+  jobs_->Step(true);
+  EXPECT_EQ(Get(id).state, JobState::kFailed) << Get(id).reason;
+}
+
 // Without a remap, a node without the owner's account is tried again after ten
 // minutes (an admin may have made the account by hand).
 TEST_F(JobsCoreTest, ANodeWithoutTheOwnersAccountIsTriedAgainAfterTenMinutes) {
