@@ -415,8 +415,12 @@ std::optional<int64_t> JobService::HandleReport(const std::string& node, const a
   task->exit_code = r.exit_code;
   task->signal = r.signal;
   task->error = r.error;
-  task->ended_ms = r.ended_ms;
-  it->second.updated_ms = clock_->NowMs();
+  // The end by the node's clock, unless that clock is off from the server's
+  // (before the run began, or still to come): then the time the report came.
+  const int64_t now = clock_->NowMs();
+  const bool plausible = r.ended_ms >= it->second.started_ms && r.ended_ms <= now;
+  task->ended_ms = r.ended_ms <= 0 ? 0 : plausible ? r.ended_ms : now;
+  it->second.updated_ms = now;
   return it->first;
 }
 

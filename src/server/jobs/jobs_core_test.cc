@@ -387,6 +387,25 @@ TEST_F(JobsCoreTest, ARunningJobKeepsItsRunStartAcrossAServerRestart) {
   EXPECT_NEAR(Get(id).attained_gpu_ms, 60'000, 1'000);
 }
 
+// A node whose clock is behind the server's reports an end before the run
+// began: the run is charged up to when the report came, not nothing.
+TEST_F(JobsCoreTest, AnEndFromANodeWhoseClockIsBehindCountsUntilTheReportCame) {
+  auto [id, task] = Running();
+  clock_.AdvanceMs(180'000);
+  api::TaskReport r;
+  r.id = task;
+  r.state = "exited";
+  r.pid = 4242;
+  r.exit_code = 0;
+  r.ended_ms = clock_.NowMs() - 300'000;  // the node's clock: 5 minutes behind
+  api::TaskStatusMsg m;
+  m.tasks.push_back(r);
+  transport_.listener()("gpu-a", m);
+  jobs_->Step();
+  ASSERT_EQ(Get(id).state, JobState::kSucceeded) << Get(id).reason;
+  EXPECT_NEAR(Get(id).attained_gpu_ms, 180'000, 1'000);
+}
+
 // A job above its owner's GPUs-at-once quota could never start: refused at
 // submission, naming the limit (a job within it waits while others hold GPUs).
 TEST_F(JobsCoreTest, AJobAboveItsOwnersGpuQuotaIsRefusedAtSubmission) {
