@@ -188,6 +188,8 @@ Result<std::vector<PlacedTask>> PlaceJob(const JobSpec& spec, const std::vector<
   return out;
 }
 
+bool CouldEverHold(const NodeOffer& n, const TaskGroup& g) { return CouldFit(n, g); }
+
 std::vector<PlacedTask> ExamplePlacement(const JobSpec& spec) {
   std::vector<PlacedTask> out;
   for (const auto& g : spec.groups) {

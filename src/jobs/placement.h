@@ -69,6 +69,10 @@ struct PlacementOptions {
 Result<std::vector<PlacedTask>> PlaceJob(const JobSpec& spec, const std::vector<NodeOffer>& nodes,
                                          const PlacementOptions& options = {});
 
+// Whether a task of `g` could ever run on `n` were the node idle (its nodes,
+// labels, GPU model, GPUs, CPUs and memory per task).
+bool CouldEverHold(const NodeOffer& n, const TaskGroup& g);
+
 // An illustrative placement of `spec` for previews (what a job's processes will see): each
 // task on a node of its own named "node-<k>" (k = 1, 2, ... in task order), GPUs 0..n-1,
 // port 29500. Same order as PlaceJob. The real placement decides nodes, GPUs and ports.

@@ -512,6 +512,18 @@ TEST_F(JobsCoreTest, AJobWithMoreTasksThanJobPortsIsRefusedAtSubmission) {
             "the job's 4 tasks need a job port each; the cluster has 3 (31000-31002 on each of 1 address)");
   spec->groups[0].replicas = 3;
   EXPECT_TRUE(jobs_->Submit(alice_id_, "alice", *spec).ok());
+  // Only the addresses of the nodes it may use count.
+  api::NodeInfo b = node_;
+  b.name = "gpu-b";
+  b.node_id = "node-b";
+  b.addresses = {"10.0.0.2"};
+  ASSERT_TRUE(cluster_.Connect(b, 1, clock_.NowMs()).ok());
+  spec->groups[0].replicas = 4;
+  EXPECT_TRUE(jobs_->Submit(alice_id_, "alice", *spec).ok());
+  spec->groups[0].nodes = {"gpu-a"};
+  job = jobs_->Submit(alice_id_, "alice", *spec);
+  EXPECT_EQ(job.status().message(),
+            "the job's 4 tasks need a job port each; the nodes it may use have 3 (31000-31002 on each of 1 address)");
 }
 
 TEST_F(JobsCoreTest, ACancelledPendingJobNamesWhoCancelledIt) {

@@ -96,18 +96,31 @@ Result<jobs::JobSpec> JobService::CheckSubmission(int64_t owner_id, const std::s
     auto p = jobs::PlaceJob(spec, idle, o);
     if (!p.ok() && p.status().code() == StatusCode::kInvalidArgument) return p.status();
     // Every task takes a job port of its node's address (nodes of one address
-    // share them): more tasks than that could never run at once.
-    std::set<std::string> addresses;
-    for (const auto& n : idle) addresses.insert(n.address);
+    // share them): more tasks than the addresses the job may use have ports
+    // could never run at once.
     const uint64_t range = options_.ports.last >= options_.ports.first
                                ? uint64_t{options_.ports.last} - options_.ports.first + 1
                                : 0;
-    if (uint64_t{spec.TaskCount()} > range * addresses.size()) {
+    std::set<std::string> addresses;
+    auto too_many = [&](uint64_t tasks, size_t count, const std::string& whose) {
       return Status::InvalidArgument(
-          "the job's " + std::to_string(spec.TaskCount()) + " tasks need a job port each; the cluster has " +
-          std::to_string(range * addresses.size()) + " (" + std::to_string(options_.ports.first) + "-" +
-          std::to_string(options_.ports.last) + " on each of " + std::to_string(addresses.size()) +
-          (addresses.size() == 1 ? " address)" : " addresses)"));
+          whose + std::to_string(tasks) + " tasks need a job port each; the " +
+          (count == idle.size() ? "cluster has " : "nodes it may use have ") + std::to_string(range * count) +
+          " (" + std::to_string(options_.ports.first) + "-" + std::to_string(options_.ports.last) + " on each of " +
+          std::to_string(count) + (count == 1 ? " address)" : " addresses)"));
+    };
+    for (const auto& g : spec.groups) {
+      std::set<std::string> own;
+      for (const auto& n : idle) {
+        if (jobs::CouldEverHold(n, g)) own.insert(n.address.empty() ? n.name : n.address);
+      }
+      if (uint64_t{g.replicas} > range * own.size()) {
+        return too_many(g.replicas, own.size(), spec.groups.size() > 1 ? "its " + g.role + " group's " : "the job's ");
+      }
+      addresses.insert(own.begin(), own.end());
+    }
+    if (uint64_t{spec.TaskCount()} > range * addresses.size()) {
+      return too_many(spec.TaskCount(), addresses.size(), "the job's ");
     }
   }
   return spec;
