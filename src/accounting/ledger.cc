@@ -1,6 +1,7 @@
 #include "accounting/ledger.h"
 
 #include <algorithm>
+#include <set>
 #include <utility>
 
 #include "accounting/cpu_energy.h"
@@ -26,6 +27,18 @@ std::string GroupOf(const std::string& user, const People& people) {
 }
 
 }  // namespace
+
+std::map<std::string, std::string> UsersOfUnixAccounts(
+    const std::vector<std::pair<std::string, std::string>>& user_and_unix) {
+  std::map<std::string, std::string> out;
+  std::set<std::string> shared;
+  for (const auto& [user, unix_user] : user_and_unix) {
+    auto [it, added] = out.emplace(unix_user, user);
+    if (!added && it->second != user) shared.insert(unix_user);
+  }
+  for (const auto& name : shared) out.erase(name);
+  return out;
+}
 
 Amounts& Amounts::operator+=(const Amounts& o) {
   gpu_ms += o.gpu_ms;

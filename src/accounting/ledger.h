@@ -77,6 +77,12 @@ struct People {
   std::map<std::string, std::string> group_of_user;
 };
 
+// user_of_unix from (rota user, Unix user) pairs: a Unix account several rota
+// users share is left out (its processes count as "unix:<name>": which of them
+// ran one is unknown).
+std::map<std::string, std::string> UsersOfUnixAccounts(
+    const std::vector<std::pair<std::string, std::string>>& user_and_unix);
+
 struct Key {
   int64_t bucket_ms = 0;  // start of the bucket
   std::string node;

@@ -388,5 +388,14 @@ TEST(LedgerCpuTest, ARestoredCpuMeterContinuesWithItsTasks) {
   EXPECT_EQ(CpuOf(rows, [](const Key&) { return true; }), 600'000);
 }
 
+// A Unix account several rota users share names none of them: its processes
+// count as the account's, not as whichever user was listed last.
+TEST(LedgerTest, ASharedUnixAccountIsNoOnesInParticular) {
+  auto map = UsersOfUnixAccounts({{"alice", "alice"}, {"bob", "lab"}, {"carol", "lab"}, {"dave", "dave"}});
+  EXPECT_EQ(map, (std::map<std::string, std::string>{{"alice", "alice"}, {"dave", "dave"}}));
+  EXPECT_EQ(UsersOfUnixAccounts({{"bob", "lab"}, {"bob", "lab"}}),
+            (std::map<std::string, std::string>{{"lab", "bob"}}));
+}
+
 }  // namespace
 }  // namespace rota::accounting

@@ -100,7 +100,9 @@ void AccountingService::RefreshPeople() {
     return;
   }
   accounting::People people;
-  for (const auto& u : *users) people.user_of_unix[u.unix_user.empty() ? u.username : u.unix_user] = u.username;
+  std::vector<std::pair<std::string, std::string>> pairs;
+  for (const auto& u : *users) pairs.emplace_back(u.username, u.unix_user.empty() ? u.username : u.unix_user);
+  people.user_of_unix = accounting::UsersOfUnixAccounts(pairs);
   people.group_of_user = std::move(*groups);
   std::map<std::string, int64_t> gaps;
   if (cluster_ != nullptr) {

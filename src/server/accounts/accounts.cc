@@ -332,10 +332,16 @@ Result<std::set<std::string>> Accounts::DisabledUsers() {
 
 Result<User> Accounts::FindByUnixUser(const std::string& node, const std::string& unix_user) {
   ASSIGN_OR_RETURN(std::vector<User> users, ListUsers());
+  std::vector<User> found;
   for (auto& u : users) {
-    if (!u.disabled && u.UnixUserOn(node) == unix_user) return std::move(u);
+    if (!u.disabled && u.UnixUserOn(node) == unix_user) found.push_back(std::move(u));
   }
-  return Status::NotFound("no rota user has Unix account '" + unix_user + "' on " + node);
+  if (found.size() == 1) return std::move(found.front());
+  if (found.empty()) return Status::NotFound("no rota user has Unix account '" + unix_user + "' on " + node);
+  // Shared: which of them ran a process is unknown, so none is blamed.
+  std::string names;
+  for (const auto& u : found) names += (names.empty() ? "" : ", ") + u.username;
+  return Status::NotFound("Unix account '" + unix_user + "' on " + node + " is shared by " + names);
 }
 
 Result<std::vector<User>> Accounts::ListUsers() {

@@ -103,7 +103,8 @@ class Accounts {
   Result<std::map<std::string, std::string>> PrimaryGroups();
   // The usernames of disabled accounts (their pending jobs wait).
   Result<std::set<std::string>> DisabledUsers();
-  // The enabled user whose Unix account on `node` is `unix_user`; NotFound otherwise.
+  // The enabled user whose Unix account on `node` is `unix_user`; NotFound when
+  // none is, or several share it (which of them ran a process is unknown).
   Result<User> FindByUnixUser(const std::string& node, const std::string& unix_user);
   Result<std::vector<User>> ListUsers();
   Result<int64_t> CountUsers();

@@ -256,6 +256,15 @@ TEST_F(AccountsTest, GroupsAndUnixAccounts) {
   EXPECT_EQ(accounts_->FindByUnixUser("gpu-a", "cwu")->username, "carol");
   EXPECT_EQ(accounts_->FindByUnixUser("gpu-b", "carol2")->username, "carol");
   EXPECT_FALSE(accounts_->FindByUnixUser("gpu-b", "cwu").ok());
+  // A Unix account two users share names neither (neither is blamed for its processes).
+  UserPatch dan;
+  dan.username = "dan";
+  dan.unix_user = "cwu";
+  ASSERT_TRUE(accounts_->CreateUser(dan, clock_.NowMs()).ok());
+  auto shared = accounts_->FindByUnixUser("gpu-a", "cwu");
+  ASSERT_FALSE(shared.ok());
+  EXPECT_EQ(shared.status().message(), "Unix account 'cwu' on gpu-a is shared by carol, dan");
+  EXPECT_EQ(accounts_->FindByUnixUser("gpu-b", "cwu")->username, "dan");
   auto groups = accounts_->ListGroups();
   ASSERT_TRUE(groups.ok());
   ASSERT_EQ(groups->size(), 1u);
