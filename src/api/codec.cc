@@ -184,7 +184,40 @@ Result<NodeInfo> NodeInfoFromJson(const Json& j) {
   return n;
 }
 
+namespace {
+
+// True when arrays and objects in `text` nest deeper than `limit` (brackets
+// inside strings do not count). Copying and printing a parsed value recurse
+// once per level: deep enough text would overflow the stack.
+bool NestsDeeperThan(const std::string& text, size_t limit) {
+  size_t depth = 0;
+  bool in_string = false;
+  for (size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    if (in_string) {
+      if (c == '\\') {
+        ++i;
+      } else if (c == '"') {
+        in_string = false;
+      }
+    } else if (c == '"') {
+      in_string = true;
+    } else if (c == '[' || c == '{') {
+      if (++depth > limit) return true;
+    } else if ((c == ']' || c == '}') && depth > 0) {
+      --depth;
+    }
+  }
+  return false;
+}
+
+}  // namespace
+
 Result<Json> ParseJson(const std::string& text) {
+  if (NestsDeeperThan(text, kMaxJsonDepth)) {
+    return Status::InvalidArgument("malformed JSON: nested deeper than " + std::to_string(kMaxJsonDepth) +
+                                   " levels");
+  }
   Json j = Json::parse(text, nullptr, /*allow_exceptions=*/false);
   if (j.is_discarded()) {
     // Re-parse with exceptions to get the position for the message.
@@ -222,6 +255,7 @@ Result<Json> ParseStrictJson(const std::string& text) {
     }
     return true;
   };
+  if (NestsDeeperThan(text, kMaxJsonDepth)) return ParseJson(text);  // its message
   Json j = Json::parse(text, watch, /*allow_exceptions=*/false);
   if (j.is_discarded()) return ParseJson(text);  // the parser's message and position
   if (duplicate.has_value()) {

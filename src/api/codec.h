@@ -28,7 +28,12 @@ Result<NodeSample> NodeSampleFromJson(const Json& j);
 Result<GpuInfo> GpuInfoFromJson(const Json& j);
 Result<NodeInfo> NodeInfoFromJson(const Json& j);
 
-// Parses text as JSON; InvalidArgument with the parser's position on junk.
+// Arrays and objects nest at most this deep in text ParseJson accepts.
+inline constexpr size_t kMaxJsonDepth = 64;
+
+// Parses text as JSON; InvalidArgument with the parser's position on junk, and
+// on arrays/objects nested deeper than kMaxJsonDepth (copying or printing such a
+// value would overflow the stack).
 Result<Json> ParseJson(const std::string& text);
 
 // Parses text people write (API request bodies, configuration files): as ParseJson, and

@@ -183,6 +183,21 @@ TEST(CodecTest, ParseJsonReportsMalformedText) {
   }
 }
 
+// Bad input tried: 100,000 nested arrays in a field (it crashed the server:
+// copying the value recursed once per level).
+TEST(CodecTest, ParseJsonRefusesDeepNesting) {
+  const std::string ok = R"({"a":)" + std::string(kMaxJsonDepth - 1, '[') + std::string(kMaxJsonDepth - 1, ']') + "}";
+  EXPECT_TRUE(ParseJson(ok).ok());
+  EXPECT_TRUE(ParseStrictJson(ok).ok());
+  // Brackets inside strings (escaped quotes too) are text.
+  EXPECT_TRUE(ParseJson(R"({"a":"\")" + std::string(100, '[') + R"("})").ok());
+  const std::string deep = R"({"a":)" + std::string(100'000, '[') + std::string(100'000, ']') + "}";
+  for (const auto& r : {ParseJson(deep), ParseStrictJson(deep)}) {
+    ASSERT_FALSE(r.ok());
+    EXPECT_EQ(r.status().message(), "malformed JSON: nested deeper than 64 levels");
+  }
+}
+
 TEST(CodecTest, ParseStrictJsonRefusesAKeyNamedTwiceInOneObject) {
   for (const char* bad : {R"({"gpus":1,"gpus":2})", R"({"a":{"b":1,"c":[{"d":1,"d":1}]}})",
                           R"([{"x":1},{"y":{"z":1,"z":2}}])"}) {
