@@ -113,6 +113,38 @@ describe('rota web UI: queue, usage, tokens and admin', { timeout: 15 * 60_000, 
     await shot('user-edited');
   });
 
+  step('users on a phone: each user a card, Edit and Delete in view, nothing scrolls sideways', async () => {
+    try {
+      await page.setViewportSize({ width: 390, height: 844 });
+      const row = byTest('user-row', { name: 'carol' });
+      const fit = await eventually('the phone layout', async () => {
+        const r = await row.evaluate((tr) => {
+          const wrap = tr.closest('.table-wrap');
+          const box = (sel) => tr.querySelector(sel).getBoundingClientRect();
+          return {
+            viewport: window.innerWidth,
+            docWidth: document.documentElement.scrollWidth,
+            scrollWidth: wrap.scrollWidth,
+            clientWidth: wrap.clientWidth,
+            edit: box('[data-testid="user-edit"]').right,
+            del: box('[data-testid="user-delete"]').right,
+            role: getComputedStyle(tr.querySelector('[data-testid="user-role-cell"]'), '::before').content,
+          };
+        });
+        return r.viewport === 390 ? r : null;
+      });
+      assert.ok(fit.docWidth <= fit.viewport && fit.scrollWidth <= fit.clientWidth, `the users table scrolls sideways: ${JSON.stringify(fit)}`);
+      assert.ok(fit.edit <= fit.viewport && fit.del <= fit.viewport, `Edit or Delete off-screen: ${JSON.stringify(fit)}`);
+      assert.match(fit.role, /Role: /);
+      await row.getByTestId('user-edit').click();
+      await page.getByTestId('user-edit-form').waitFor();
+      await checkScreen('users-phone');
+      await page.getByTestId('edit-cancel').click();
+    } finally {
+      await page.setViewportSize({ width: 1280, height: 900 });
+    }
+  });
+
   step('quotas: set one for carol and see it on the Usage screen', async () => {
     await page.getByTestId('admin-tab-quotas').click();
     await page.waitForURL(/#\/admin\/quotas$/);
@@ -135,6 +167,8 @@ describe('rota web UI: queue, usage, tokens and admin', { timeout: 15 * 60_000, 
     assert.equal(q.json.max_gpus, 2);
     assert.equal(q.json.max_gpu_hours, 100);
     assert.equal(q.json.share, 2);
+    // The same verb as on the other admin lists.
+    assert.equal((await byTest('quota-row', { kind: 'user', name: 'carol' }).getByTestId('quota-delete').textContent()).trim(), 'Delete');
     await checkScreen('quotas');
 
     await navLink('Usage').click();
@@ -289,7 +323,7 @@ describe('rota web UI: queue, usage, tokens and admin', { timeout: 15 * 60_000, 
     }
   });
 
-  step('queue: the queues table fits a 1280x800 screen; the built-in tag stands apart; phones scroll it', async () => {
+  step('queue: the queues table fits a 1280x800 screen; the built-in tag stands apart; a phone shows cards', async () => {
     // A queue with a long description and many members: the widest cells the table has.
     const wide = {
       name: 'research-long-runs',
@@ -368,7 +402,7 @@ describe('rota web UI: queue, usage, tokens and admin', { timeout: 15 * 60_000, 
       );
       await checkScreen('queue-1280x800');
 
-      // A phone: the table keeps its columns and scrolls inside its panel, the page does not.
+      // A phone: each queue is a card (labelled figures); neither the table nor the page scrolls sideways.
       await page.setViewportSize({ width: 390, height: 844 });
       const phone = await eventually('the phone layout', async () => {
         const r = await page.evaluate(() => {
@@ -382,8 +416,15 @@ describe('rota web UI: queue, usage, tokens and admin', { timeout: 15 * 60_000, 
         });
         return r.viewport === 390 ? r : null;
       });
-      assert.ok(phone.scrollWidth > phone.clientWidth, `the queues table does not scroll on a phone: ${JSON.stringify(phone)}`);
+      assert.ok(phone.scrollWidth <= phone.clientWidth, `the queues table scrolls sideways on a phone: ${JSON.stringify(phone)}`);
+      assert.match(
+        await byTest('queue-row', { name: wide.name }).getByTestId('queue-who').evaluate((e) => getComputedStyle(e, '::before').content),
+        /Who: /,
+      );
       assert.ok(phone.docWidth <= phone.viewport, `the page scrolls sideways on a phone: ${JSON.stringify(phone)}`);
+      // No job waits: no Earlier / Later buttons that both do nothing.
+      await page.getByTestId('queue-empty').waitFor();
+      assert.equal(await page.getByTestId('queue-pager').count(), 0);
       await shot('queue-phone');
     } finally {
       await page.setViewportSize({ width: 1280, height: 900 });

@@ -325,6 +325,9 @@ describe('rota web UI: calendar and violations', { timeout: 15 * 60_000, skip: N
     await checkScreen('08-violations');
     await page.getByTestId('violations-state').selectOption('resolved');
     await eventually('state=resolved in the URL', async () => /state=resolved/.test(page.url()));
+    // One page (or none) of violations: no Newer / Older buttons that both do nothing.
+    await eventually('the row gone', async () => (await row.count()) === 0);
+    assert.equal(await page.getByTestId('violations-pager').count(), 0);
     await page.getByTestId('violations-state').selectOption('');
     await row.waitFor();
     await row.locator('a').first().click();

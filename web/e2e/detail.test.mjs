@@ -114,7 +114,11 @@ describe('rota web UI: node and GPU detail, job templates', { timeout: 15 * 60_0
     assert.ok(status !== '' && status !== 'ok', `rota dev's agents say why they measure no CPU energy: ${JSON.stringify(status)}`);
     const cpuEnergy = page.getByTestId('node-cpu-energy');
     assert.equal(await cpuEnergy.getAttribute('data-status'), status);
-    assert.equal((await cpuEnergy.textContent()).trim(), status);
+    // In plain words; the agent's detail (a command-line flag) only in the tooltip.
+    assert.match((await cpuEnergy.textContent()).trim(), /^not reported by this node\b/);
+    assert.equal(await cpuEnergy.getAttribute('title'), status);
+    assert.match(await page.locator('.now div', { hasText: 'CPU' }).first().textContent(), /of \d+ cores?\b/);
+    assert.match(await page.locator('dt', { hasText: 'Load' }).textContent(), /Load \(1\/5\/15 min\)/);
     assert.equal((await page.locator('dt', { hasText: 'CPU energy' }).count()), 1);
     await checkScreen('04-node');
     // From the overview, a node card's name opens it too.
@@ -267,6 +271,19 @@ describe('rota web UI: node and GPU detail, job templates', { timeout: 15 * 60_0
     await eventually('alice as the rota user', async () => /alice/.test(await row.textContent()));
     await eventually('the GPU in state Job', async () => (await page.getByTestId('gpu-state').textContent()).trim() === 'Job');
     await checkScreen('06-gpu-job');
+    // On a phone each process is a card: nothing scrolls sideways, the job link in view.
+    await page.setViewportSize({ width: 390, height: 844 });
+    const procFit = await eventually('the phone layout', async () => {
+      const r = await page.evaluate(() => {
+        const wrap = document.querySelector('[data-testid="procs-table"]').closest('.table-wrap');
+        const link = document.querySelector('[data-testid="proc-job"]').getBoundingClientRect();
+        return { vw: window.innerWidth, doc: document.documentElement.scrollWidth, sw: wrap.scrollWidth, cw: wrap.clientWidth, link: link.right };
+      });
+      return r.vw === 390 ? r : null;
+    });
+    assert.ok(procFit.doc <= procFit.vw && procFit.sw <= procFit.cw && procFit.link <= procFit.vw, `the processes scroll sideways on a phone: ${JSON.stringify(procFit)}`);
+    await shot('06b-gpu-job-phone');
+    await page.setViewportSize({ width: 1280, height: 900 });
     // Its tile on the node page: "Memory: 1.0 / 80 GiB" stays inside the tile, on a laptop
     // (a node's 8 tiles in a row) and on a phone.
     await navigate(`#/nodes/${jobTask.node}`);
@@ -299,6 +316,32 @@ describe('rota web UI: node and GPU detail, job templates', { timeout: 15 * 60_0
     await navigate(`#/nodes/${jobTask.node}/gpus/${jobTask.gpu}`);
     await eventually('the process gone', async () => (await page.locator('[data-testid="proc-job"]').count()) === 0, { timeout: 30_000 });
     await checkScreen('07-gpu-after');
+  });
+
+  step('a failed job: its task is failed (red), the log opens on stderr, Follow is off, the node links', async () => {
+    const token = await login('alice');
+    const r = await apiCall(api, 'POST', '/api/v1/jobs', token, {
+      name: 'crash', shell: true, command: ['echo starting; echo "CUDA error: out of memory" >&2; exit 3'],
+      groups: [{ role: 'worker', replicas: 1, gpus_per_task: 1 }],
+    });
+    assert.equal(r.status, 201, r.text);
+    const id = r.json.id;
+    await navigate(`#/jobs/${id}`);
+    await eventually('state failed', async () => (await page.getByTestId('job-state').textContent()).trim() === 'failed', { timeout: 60_000 });
+    const row = page.getByTestId('task-row').first();
+    await eventually('the task failed', async () => (await row.getByTestId('task-state').textContent()).trim() === 'failed');
+    assert.match(await row.getByTestId('task-state').getAttribute('class'), /\bfailed\b/);
+    const job = (await apiCall(api, 'GET', `/api/v1/jobs/${id}`, token)).json;
+    const t = job.tasks[0];
+    assert.equal(await row.getByTestId('task-node').getAttribute('href'), `#/nodes/${t.node}`);
+    assert.equal(await row.locator('[data-testid="task-gpus"] a').first().getAttribute('href'), `#/nodes/${t.node}/gpus/${t.gpus[0]}`);
+    assert.equal(await page.getByTestId('log-stderr').isChecked(), true, 'a failed job opens on stderr');
+    await eventually('the error in the log', async () => /CUDA error: out of memory/.test(await page.getByTestId('log-view').textContent()));
+    assert.equal(await page.getByTestId('log-follow').isChecked(), false, 'nothing to follow on a finished job');
+    assert.equal(await page.getByTestId('log-follow').isDisabled(), true);
+    assert.match(await page.getByTestId('job-reason').textContent(), /^\s*Reason:/);
+    await checkScreen('07b-job-failed');
+    await navigate(`#/nodes/${jobTask.node}/gpus/${jobTask.gpu}`); // where the next step starts
   });
 
   step('phone-sized GPU detail', async () => {

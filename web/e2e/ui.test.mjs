@@ -171,6 +171,7 @@ describe('rota web UI', { timeout: 15 * 60_000, skip: NO_BROWSER }, () => {
     await eventually('the tile busy by the job', async () => (await tile.getAttribute('data-state')) === 'job', { timeout: 30_000 });
     assert.match(await tile.textContent(), new RegExp(`\\b${jobId}\\b`));
     assert.match(await tile.textContent(), /alice/);
+    assert.match(await tile.getByTestId('tile-processes').textContent(), /^Processes: /, 'a capital, like the tile\'s other labels');
     await checkScreen('09-overview-job');
   });
 
@@ -234,6 +235,27 @@ describe('rota web UI', { timeout: 15 * 60_000, skip: NO_BROWSER }, () => {
     await navigate('#/');
     await eventually('tiles', async () => (await page.getByTestId('gpu-tile').count()) === 14);
     await checkScreen('11-overview-phone');
+    // The navigation folds into a menu button (keyboard too): the sticky header stays short.
+    const nav = page.getByRole('navigation', { name: 'Main' });
+    const menu = page.getByTestId('nav-menu');
+    const headH = await page.locator('header').evaluate((h) => h.getBoundingClientRect().height);
+    assert.ok(headH <= 110, `the header takes ${headH} px on a phone`);
+    assert.equal(await menu.getAttribute('aria-expanded'), 'false');
+    assert.equal(await nav.getByRole('link', { name: 'Jobs', exact: true }).isVisible(), false);
+    await menu.focus();
+    await page.keyboard.press('Enter');
+    assert.equal(await menu.getAttribute('aria-expanded'), 'true');
+    await nav.getByRole('link', { name: 'Jobs', exact: true }).waitFor({ state: 'visible' });
+    await checkScreen('11b-nav-menu-phone');
+    await page.keyboard.press('Escape');
+    assert.equal(await menu.getAttribute('aria-expanded'), 'false');
+    assert.equal(await menu.evaluate((b) => b === document.activeElement), true, 'Escape gives the focus back to the button');
+    await page.keyboard.press('Enter');
+    await page.keyboard.press('Tab');
+    assert.equal(await page.evaluate(() => document.activeElement?.textContent?.trim()), 'Overview', 'Tab goes into the list');
+    await nav.getByRole('link', { name: 'Jobs', exact: true }).click();
+    await eventually('the jobs page', () => /#\/jobs$/.test(page.url()));
+    assert.equal(await menu.getAttribute('aria-expanded'), 'false', 'going somewhere closes the menu');
     await navigate('#/jobs');
     const jobRow = page.locator(`[data-testid="job-row"][data-job-id="${jobId}"]`);
     await jobRow.waitFor();
@@ -252,6 +274,7 @@ describe('rota web UI', { timeout: 15 * 60_000, skip: NO_BROWSER }, () => {
     assert.ok(fit.scrollWidth <= fit.clientWidth && fit.doc <= fit.vw, `the jobs list scrolls sideways on a phone: ${JSON.stringify(fit)}`);
     await checkScreen('12-jobs-phone');
     await page.setViewportSize({ width: 1280, height: 900 });
+    assert.equal(await page.getByTestId('nav-menu').isVisible(), false, 'no menu button on a wide screen');
   });
 
   step('a revoked session signs out with a notice', async () => {

@@ -409,7 +409,8 @@ describe('rota web UI: usage report and power', { timeout: 15 * 60_000, skip: NO
     const aRow = byTest('power-node', { node: 'gpu-a' });
     assert.equal(await aRow.getByRole('link', { name: 'gpu-a', exact: true }).getAttribute('href'), '#/nodes/gpu-a');
     assert.equal((await aRow.getByTestId('power-node-gpus').textContent()).trim(), '8 GPUs');
-    assert.match(await aRow.getByTestId('power-node-bad').textContent(), /none refused/);
+    assert.match(await aRow.getByTestId('power-node-bad').textContent(), /no refusals/);
+    assert.equal(await page.getByRole('columnheader', { name: 'Applied on the node' }).count(), 1, 'the agent in plain words');
     assert.equal(await powerToggle('gpu-a').evaluate((b) => b.tagName), 'BUTTON');
     assert.equal(await page.getByRole('button', { name: 'GPUs of gpu-a' }).getAttribute('aria-expanded'), 'false');
 
@@ -458,30 +459,33 @@ describe('rota web UI: usage report and power', { timeout: 15 * 60_000, skip: NO
     await page.getByTestId('theme-toggle').click();
     await eventually('light theme', () => page.evaluate(() => document.documentElement.dataset.theme === 'light'));
 
-    // A phone: the page does not scroll sideways, the table does inside its panel, and the
-    // node column with its toggle stays in view.
+    // A phone: each node and GPU is a card (the labels by the figures); neither the page
+    // nor the table scrolls sideways, and the toggle is in view.
     try {
       await page.setViewportSize({ width: 390, height: 844 });
       const phone = await eventually('the phone layout', async () => {
         const r = await page.evaluate(() => {
           const wrap = document.querySelector('[data-testid="power-table"]').closest('.table-wrap');
-          wrap.scrollLeft = wrap.scrollWidth; // scrolled to the far right
           const b = document.querySelector('[data-testid="power-node"][data-node="gpu-b"] [data-testid="power-node-toggle"]').getBoundingClientRect();
-          const w = wrap.getBoundingClientRect();
+          const draw = document.querySelector('[data-testid="power-node"][data-node="gpu-b"] [data-testid="power-node-draw"]');
           return {
             viewport: window.innerWidth,
             docWidth: document.documentElement.scrollWidth,
-            scrollLeft: wrap.scrollLeft,
+            scrollWidth: wrap.scrollWidth,
+            clientWidth: wrap.clientWidth,
             toggleLeft: b.left,
             toggleRight: b.right,
-            wrapLeft: w.left,
+            drawLabel: getComputedStyle(draw, '::before').content,
+            drawRight: draw.getBoundingClientRect().right,
           };
         });
         return r.viewport === 390 ? r : null;
       });
       assert.ok(phone.docWidth <= phone.viewport, `the page scrolls sideways on a phone: ${JSON.stringify(phone)}`);
-      assert.ok(phone.scrollLeft > 0, `the table does not scroll on a phone: ${JSON.stringify(phone)}`);
-      assert.ok(phone.toggleLeft >= phone.wrapLeft && phone.toggleRight <= phone.viewport, `the toggle scrolled away: ${JSON.stringify(phone)}`);
+      assert.ok(phone.scrollWidth <= phone.clientWidth, `the power table scrolls sideways on a phone: ${JSON.stringify(phone)}`);
+      assert.ok(phone.toggleLeft >= 0 && phone.toggleRight <= phone.viewport, `the toggle is off-screen: ${JSON.stringify(phone)}`);
+      assert.ok(phone.drawRight <= phone.viewport, `the draw is off-screen: ${JSON.stringify(phone)}`);
+      assert.match(phone.drawLabel, /Draw: /, 'a card labels its figures');
       await powerToggle('gpu-b').click();
       assert.equal((await powerRows()).filter((r) => r.startsWith('gpu-b/')).length, 4);
       await powerToggle('gpu-b').click();

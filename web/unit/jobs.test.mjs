@@ -2,7 +2,7 @@
 // src/lib/format.ts, src/lib/jobform.ts): `npm run test:unit`, no server or browser.
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { jobGpus, jobsPage, listMine } from '../src/lib/jobs.ts';
+import { firstLog, jobGpus, jobsPage, listMine, reasonLabel, taskBadge } from '../src/lib/jobs.ts';
 import { ago, durationText, factor, localTimes, relative } from '../src/lib/format.ts';
 import { firstFreeGpu, jobHolds } from '../src/lib/calendar.ts';
 import { applyTemplate, buildSpec, defaultJobForm, TEMPLATES } from '../src/lib/jobform.ts';
@@ -15,6 +15,40 @@ describe('jobGpus', () => {
   it('sums the spec, else the tasks', () => {
     assert.equal(jobGpus({ id: 1, spec: { groups: [{ replicas: 2, gpus_per_task: 4 }, { gpus_per_task: 1 }] } }), 9);
     assert.equal(jobGpus({ id: 1, tasks: [{ gpus: [0, 1] }, { gpus: [3] }] }), 3);
+  });
+});
+
+describe('taskBadge', () => {
+  it('says failed for a non-zero exit status or a signal, exited only for 0', () => {
+    assert.equal(taskBadge({ state: 'exited', exit_code: 3 }), 'failed');
+    assert.equal(taskBadge({ state: 'exited', signal: 9 }), 'failed');
+    assert.equal(taskBadge({ state: 'exited', exit_code: 0, signal: 15 }), 'failed');
+    assert.equal(taskBadge({ state: 'exited', exit_code: 0 }), 'exited');
+    assert.equal(taskBadge({ state: 'running' }), 'running');
+    assert.equal(taskBadge({ state: 'lost', exit_code: 1 }), 'lost');
+  });
+});
+
+describe('firstLog', () => {
+  const tasks = [
+    { name: 'launcher', runs: false, state: 'created' },
+    { name: 'worker-0', runs: true, state: 'exited', exit_code: 0 },
+    { name: 'worker-1', runs: true, state: 'exited', exit_code: 3 },
+  ];
+  it("opens a failed job on its failed task's stderr", () => {
+    assert.deepEqual(firstLog({ state: 'failed', tasks }), { task: 'worker-1', stream: 'stderr' });
+  });
+  it('opens any other job on the first running task, stdout', () => {
+    assert.deepEqual(firstLog({ state: 'running', tasks }), { task: 'worker-0', stream: 'stdout' });
+    assert.deepEqual(firstLog({ state: 'pending', tasks: [] }), { task: '', stream: 'stdout' });
+  });
+});
+
+describe('reasonLabel', () => {
+  it('waits when pending, gives the reason when final, else the last event', () => {
+    assert.equal(reasonLabel('pending'), 'Waiting:');
+    assert.equal(reasonLabel('failed'), 'Reason:');
+    assert.equal(reasonLabel('running'), 'Last event:');
   });
 });
 

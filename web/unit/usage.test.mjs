@@ -2,7 +2,10 @@
 // `npm run test:unit`, no server or browser.
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { amount, csvName, keyLabel, keyText, reportColumns, reportCsv, sortRows, CSV_FIGURES } from '../src/lib/usage.ts';
+import { amount, csvName, energyMethodText, keyLabel, keyText, reportColumns, reportCsv, sortRows, CSV_FIGURES } from '../src/lib/usage.ts';
+import { figure, powerW, watts } from '../src/lib/format.ts';
+import { w } from '../src/lib/power.ts';
+import { cores, cpuEnergyText } from '../src/lib/nodes.ts';
 
 /** A row of figures: zeros but what `f` sets. */
 function figures(f = {}) {
@@ -54,7 +57,7 @@ describe('reportColumns', () => {
     assert.equal(label('energy_kwh'), 'GPU kWh');
     assert.equal(label('cpu_energy_kwh'), 'CPU kWh');
     assert.equal(label('total_energy_kwh'), 'Total kWh');
-    assert.equal(label('energy_method'), 'GPU energy from');
+    assert.equal(label('energy_method'), 'GPU energy');
     assert.match(cols.find((c) => c.key === 'cpu_energy_kwh').long, /CPU .*RAPL/);
   });
 
@@ -141,12 +144,49 @@ describe('reportCsv', () => {
 });
 
 describe('formats', () => {
-  it('amount: two decimals, small amounts with two significant digits, a dash for nothing', () => {
+  it('amount: 3 significant digits, whole from 100 on, a dash for nothing (one formatter: format.ts figure)', () => {
+    assert.equal(amount, figure);
     assert.equal(amount(1.2345), '1.23');
     assert.equal(amount(0), '0');
-    assert.equal(amount(0.000123), '0.00012');
+    assert.equal(amount(0.000123), '0.000123');
+    assert.equal(amount(0.0026), '0.0026');
+    assert.equal(amount(0.00016), '0.00016');
+    assert.equal(amount(15.92), '15.9');
+    assert.equal(amount(4.2), '4.2');
+    assert.equal(amount(100), '100');
+    assert.equal(amount(81.11), '81.1');
+    assert.equal(amount(12345.6), '12,346');
     assert.equal(amount(undefined), '–');
     assert.equal(amount(NaN), '–');
+  });
+
+  it('powerW and watts: W below 10,000 W, kW from there', () => {
+    assert.equal(powerW(350), '350 W');
+    assert.equal(powerW(12.5), '12.5 W');
+    assert.equal(powerW(9999), '9999 W');
+    assert.equal(powerW(313_600), '313.6 kW');
+    assert.equal(powerW(10_000), '10.0 kW');
+    assert.equal(powerW(null), '–');
+    assert.equal(watts(313_600_000), '313.6 kW');
+    assert.equal(watts(400_400), '400 W');
+    assert.equal(w(3200), '3200 W');
+    assert.equal(w(25600), '25.6 kW');
+  });
+
+  it('energyMethodText: how the GPU energy was measured, in words', () => {
+    assert.deepEqual(energyMethodText('counter'), { text: 'measured', title: "Measured by the GPU's energy counter" });
+    assert.equal(energyMethodText('none').text, 'not measured');
+  });
+
+  it("cpuEnergyText: no command-line detail in the text, it goes to the tooltip; cores", () => {
+    assert.deepEqual(cpuEnergyText('not reported: --powercap-root is empty'), {
+      text: 'not reported by this node',
+      title: 'not reported: --powercap-root is empty',
+    });
+    assert.deepEqual(cpuEnergyText('ok'), { text: 'measured (RAPL)' });
+    assert.deepEqual(cpuEnergyText(undefined), { text: 'not reported by this agent' });
+    assert.equal(cores(2), '2 cores');
+    assert.equal(cores(1), '1 core');
   });
 
   it('keyText: ids with #, the empty key in words', () => {

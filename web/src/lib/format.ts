@@ -32,8 +32,27 @@ export function pct(n: number | undefined | null): string {
   return n === undefined || n === null || !isFinite(n) ? '–' : `${Math.round(n)}%`;
 }
 
+/** Power in watts, whole when whole ("350 W", "12.5 W"); from 10,000 W in kW ("313.6 kW"). */
+export function powerW(w: number | undefined | null): string {
+  if (w === undefined || w === null || !isFinite(w)) return '–';
+  if (Math.abs(w) >= 10_000) return `${(w / 1000).toFixed(1)} kW`;
+  return `${Number.isInteger(w) ? w : w.toFixed(1)} W`;
+}
+
+/** Power given in milliwatts, to the watt (see powerW). */
 export function watts(mw: number | undefined | null): string {
-  return mw === undefined || mw === null ? '–' : `${Math.round(mw / 1000)} W`;
+  return mw === undefined || mw === null || !isFinite(mw) ? '–' : powerW(Math.round(mw / 1000));
+}
+
+const FIGURE_SMALL = new Intl.NumberFormat('en-US', { maximumSignificantDigits: 3 });
+const FIGURE_LARGE = new Intl.NumberFormat('en-US', { maximumFractionDigits: 0 });
+
+/** An amount (GPU-hours, kWh, a percentage) to 3 significant digits, whole from 100 on:
+ * "0", "0.0026", "0.77", "15.9", "100", "1,234"; a dash for nothing. */
+export function figure(n: number | undefined | null): string {
+  if (n === undefined || n === null || !isFinite(n)) return '–';
+  if (n === 0) return '0';
+  return Math.abs(n) >= 100 ? FIGURE_LARGE.format(n) : FIGURE_SMALL.format(n);
 }
 
 export function num(n: number | undefined | null, digits = 2): string {

@@ -49,3 +49,31 @@ export function jobsPage(offset: number, limit: number, shown: number, truncated
     text: shown === 0 ? (offset > 0 ? `no jobs from ${offset + 1}` : 'no jobs') : `jobs ${offset + 1}–${offset + shown}`,
   };
 }
+
+/** What a task's state badge says: an exited task that ended with a non-zero status or
+ * a signal "failed" (red), "exited" only for status 0; other states as they are. */
+export function taskBadge(t: { state: string; exit_code?: number; signal?: number }): string {
+  if (t.state !== 'exited') return t.state;
+  return t.signal || (t.exit_code !== undefined && t.exit_code !== 0) ? 'failed' : 'exited';
+}
+
+/** The log a job's page opens on: for a failed job the first task that failed, on
+ * stderr (where the failure is written); else the first task that runs, on stdout. */
+export function firstLog(j: Pick<Job, 'state'> & { tasks: Pick<Job['tasks'][number], 'name' | 'runs' | 'state' | 'exit_code' | 'signal'>[] }): {
+  task: string;
+  stream: 'stdout' | 'stderr';
+} {
+  const runs = j.tasks.filter((t) => t.runs);
+  if (j.state === 'failed') {
+    const bad = runs.find((t) => taskBadge(t) === 'failed') ?? runs[0];
+    return { task: bad?.name ?? '', stream: 'stderr' };
+  }
+  return { task: runs[0]?.name ?? '', stream: 'stdout' };
+}
+
+/** The label of a job's last reason: what it waits for, why it ended, else the last event. */
+export function reasonLabel(state: string): string {
+  if (state === 'pending') return 'Waiting:';
+  if (FINAL_JOB_STATES.includes(state as Job['state'])) return 'Reason:';
+  return 'Last event:';
+}

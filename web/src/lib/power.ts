@@ -1,4 +1,5 @@
 // Power screen helpers (pure): the policy form's text fields to the API's form and back.
+import { powerW } from './format';
 import type { PolicyWindow, PowerGpu, PowerPolicy, PowerPolicySpec, PowerScope } from '../api/types';
 
 /** "a, b ,c" -> ["a", "b", "c"] (empty parts dropped). */
@@ -103,11 +104,8 @@ export function rangesByModel(gpus: PowerGpu[]): string[] {
   return [...seen.keys()].sort();
 }
 
-/** Watts, whole when whole. */
-export function w(v: number | null | undefined): string {
-  if (v === null || v === undefined || !isFinite(v)) return '–';
-  return `${Number.isInteger(v) ? v : v.toFixed(1)} W`;
-}
+/** Watts, whole when whole; kW from 10,000 W (format.ts's powerW). */
+export const w = powerW;
 
 /** GPUs whose node or model contains `query` (any case); all of them for a blank query. */
 export function filterGpus(gpus: PowerGpu[], query: string): PowerGpu[] {

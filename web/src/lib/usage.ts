@@ -1,4 +1,5 @@
 // Usage report helpers (pure): periods, the key's words, sorting, number formats and CSV.
+import { figure } from './format';
 import type { UsageBy, UsageFigures, UsageReport, UsageReportRow } from '../api/types';
 
 export const BYS: { key: UsageBy; label: string }[] = [
@@ -106,7 +107,7 @@ export function reportColumns(r: UsageReport): Column[] {
     { key: 'energy_kwh', label: 'GPU kWh', long: 'GPU energy, kWh' },
     { key: 'cpu_energy_kwh', label: 'CPU kWh', long: 'CPU package energy (RAPL), kWh' },
     { key: 'total_energy_kwh', label: 'Total kWh', long: 'Total energy, GPU and CPU, kWh' },
-    { key: 'energy_method', label: 'GPU energy from', long: 'How the GPU energy was measured' },
+    { key: 'energy_method', label: 'GPU energy', long: 'How the GPU energy was measured' },
   ];
   const cur = r.total.currency;
   if (r.total.cost !== undefined) {
@@ -137,13 +138,27 @@ function compareKeys(a: string, b: string): number {
   return a.localeCompare(b);
 }
 
-/** Two decimals; small non-zero amounts (a few minutes of one GPU) with two significant digits. */
-export function amount(n: number | undefined | null): string {
-  if (n === undefined || n === null || !isFinite(n)) return '–';
-  if (n === 0) return '0';
-  if (Math.abs(n) < 0.01) return n.toPrecision(2);
-  return n.toFixed(2);
+/** How the GPU energy was measured (the API's energy_method), in plain words: a short
+ * text for the table cell and a sentence for its tooltip. */
+export function energyMethodText(m: string): { text: string; title: string } {
+  switch (m) {
+    case 'counter':
+      return { text: 'measured', title: "Measured by the GPU's energy counter" };
+    case 'integrated':
+      return { text: 'from power readings', title: "Added up from the GPU's power readings (no energy counter)" };
+    case 'estimated':
+      return { text: 'estimated', title: 'Estimated from utilisation and the power limits (no reading)' };
+    case 'mixed':
+      return { text: 'mixed', title: 'Partly measured, partly added up from readings or estimated' };
+    case 'none':
+      return { text: 'not measured', title: 'No GPU energy was reported' };
+    default:
+      return { text: m, title: m };
+  }
 }
+
+/** An amount of the report, as every figure of the UI (format.ts's figure: 3 significant digits). */
+export const amount = figure;
 
 /**
  * The CSV columns after the key (the API's names). Energy: `energy_kwh` is the GPUs',
