@@ -10,6 +10,7 @@
 #include "cli/client.h"
 #include "cli/commands.h"
 #include "cli/format.h"
+#include "cli/yaml_json.h"
 #include "common/file_util.h"
 #include "common/strings.h"
 
@@ -18,34 +19,16 @@ namespace {
 
 using api::Json;
 
-Json YamlToJson(const YAML::Node& n) {
-  if (n.IsMap()) {
-    Json j = Json::object();
-    for (const auto& kv : n) j[kv.first.as<std::string>()] = YamlToJson(kv.second);
-    return j;
-  }
-  if (n.IsSequence()) {
-    Json j = Json::array();
-    for (const auto& e : n) j.push_back(YamlToJson(e));
-    return j;
-  }
-  if (n.IsNull()) return nullptr;
-  const std::string s = n.Scalar();
-  if (n.Tag() != "!") {  // unquoted: numbers and booleans as such
-    if (s == "true" || s == "false") return s == "true";
-    if (!s.empty() && s.find_first_not_of("0123456789") == std::string::npos && s.size() < 18) {
-      return std::stoll(s);
-    }
-  }
-  return s;
-}
-
 // The job spec from a file (JSON or YAML).
 Result<Json> LoadSpecFile(const std::string& path) {
   ASSIGN_OR_RETURN(std::string text, ReadFile(path));
-  if (auto j = api::ParseJson(text); j.ok()) return *j;
+  auto json = api::ParseJson(text);
+  if (json.ok()) return *json;
+  if (json.status().message().find("nested deeper") != std::string::npos) return json.status().WithContext(path);
   try {
-    return YamlToJson(YAML::Load(text));
+    auto j = YamlToJson(YAML::Load(text), YamlNumbers::kIntegers);
+    if (!j.ok()) return j.status().WithContext(path);
+    return j;
   } catch (const std::exception& e) {
     return Status::InvalidArgument(path + ": neither JSON nor YAML: " + e.what());
   }

@@ -7,6 +7,7 @@
 
 #include "cli/commands.h"
 #include "cli/format.h"
+#include "cli/yaml_json.h"
 #include "common/clock.h"
 #include "common/file_util.h"
 #include "common/strings.h"
@@ -95,41 +96,13 @@ Result<int64_t> ParseId(const std::string& text) {
   return std::stoll(text);
 }
 
-// YAML (a superset of JSON) to JSON: plain scalars that look like booleans or
-// numbers become those; quoted scalars stay strings.
-Json YamlToJson(const YAML::Node& n) {
-  switch (n.Type()) {
-    case YAML::NodeType::Map: {
-      Json j = Json::object();
-      for (const auto& kv : n) j[kv.first.as<std::string>()] = YamlToJson(kv.second);
-      return j;
-    }
-    case YAML::NodeType::Sequence: {
-      Json j = Json::array();
-      for (const auto& e : n) j.push_back(YamlToJson(e));
-      return j;
-    }
-    case YAML::NodeType::Scalar: {
-      const std::string s = n.Scalar();
-      if (n.Tag() != "!") {
-        if (s == "true" || s == "false") return s == "true";
-        if (s == "null" || s == "~") return nullptr;
-        auto parsed = Json::parse(s, nullptr, false);
-        if (!parsed.is_discarded() && parsed.is_number()) return parsed;
-      }
-      return s;
-    }
-    default:
-      return nullptr;
-  }
-}
-
 Result<Json> ReadPolicyFile(const std::string& path) {
   if (path.empty()) return Status::InvalidArgument("--file: required (a JSON or YAML policy)");
   ASSIGN_OR_RETURN(std::string text, ReadFile(path));
   try {
-    YAML::Node root = YAML::Load(text);
-    Json j = YamlToJson(root);
+    auto converted = YamlToJson(YAML::Load(text), YamlNumbers::kAll);
+    if (!converted.ok()) return converted.status().WithContext(path);
+    Json j = std::move(*converted);
     if (!j.is_object()) return Status::InvalidArgument(path + ": a policy must be a mapping/object");
     return j;
   } catch (const YAML::Exception& e) {
