@@ -1,5 +1,7 @@
 // `rota simulate` as a user runs it: the binary on trace and queue files.
 
+#include <unistd.h>
+
 #include <gtest/gtest.h>
 
 #include "common/file_util.h"
@@ -34,6 +36,19 @@ TEST(SimulateCli, TheTracesQueuesComeFromAQueuesFile) {
   CliResult plot = RunCli({"simulate", "--trace", trace, "--plot", "/nonexistent/x.svg", "--policy", "fifo"});
   EXPECT_EQ(plot.exit_code, 2) << plot.err;
   EXPECT_NE(plot.err.find("--plot: cannot write into /nonexistent"), std::string::npos) << plot.err;
+  // --plot replaces its file: a device or a link of that name is refused (run
+  // as root, --plot /dev/null would have replaced /dev/null).
+  const std::string link = dir.path() + "/link.svg";
+  ASSERT_EQ(::symlink((dir.path() + "/missing.svg").c_str(), link.c_str()), 0);
+  for (const std::string& special : {std::string("/dev/null"), link}) {
+    CliResult dev = RunCli({"simulate", "--trace", trace, "--plot", special, "--policy", "fifo"});
+    EXPECT_EQ(dev.exit_code, 2) << special << ": " << dev.err;
+    EXPECT_NE(dev.err.find("exists and is not a regular file"), std::string::npos) << dev.err;
+  }
+  // Input files are read up to a size: /dev/zero is refused, not read forever.
+  CliResult zeros = RunCli({"simulate", "--trace", trace, "--policy", "fifo", "--queues", "/dev/zero"});
+  EXPECT_EQ(zeros.exit_code, 2) << zeros.err;
+  EXPECT_NE(zeros.err.find("larger than 16 MiB"), std::string::npos) << zeros.err;
   const std::string none = dir.path() + "/empty-queues.json";
   ASSERT_TRUE(WriteFileAtomic(none, R"({"queues": []})").ok());
   CliResult empty = RunCli({"simulate", "--trace", trace, "--pooled", "1", "--policy", "fifo", "--queues", none});

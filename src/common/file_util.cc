@@ -14,7 +14,7 @@ Status Errno(const std::string& what) {
 }
 }  // namespace
 
-Result<std::string> ReadFile(const std::string& path) {
+Result<std::string> ReadFile(const std::string& path, size_t max_bytes) {
   int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) {
     if (errno == ENOENT) return Status::NotFound("file " + path + " does not exist");
@@ -32,6 +32,10 @@ Result<std::string> ReadFile(const std::string& path) {
     }
     if (n == 0) break;
     out.append(buf, static_cast<size_t>(n));
+    if (out.size() > max_bytes) {
+      ::close(fd);
+      return Status::InvalidArgument(path + " is larger than " + std::to_string(max_bytes >> 20) + " MiB");
+    }
   }
   ::close(fd);
   return out;

@@ -1,5 +1,6 @@
 #include "sim/simulate.h"
 
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -253,6 +254,11 @@ int RunSimulate(const SimulateOptions& o) {
     const size_t slash = o.plot.rfind('/');
     const std::string dir = slash == std::string::npos ? "." : slash == 0 ? "/" : o.plot.substr(0, slash);
     if (::access(dir.c_str(), W_OK) != 0) return usage("--plot: cannot write into " + dir);
+    // It replaces the file: never a device, a link or a directory of that name.
+    struct stat st {};
+    if (::lstat(o.plot.c_str(), &st) == 0 && !S_ISREG(st.st_mode)) {
+      return usage("--plot: " + o.plot + " exists and is not a regular file");
+    }
   }
   if (o.pooled_gpus > 0 && o.nodes > 0) return usage("--pooled and --nodes exclude each other");
   if (!o.preempt_cost.empty() && o.preempt_cost[0] == '-') return usage("--preempt-cost must not be negative");

@@ -14,6 +14,8 @@ namespace {
 
 constexpr uint32_t kMaxGpus = 4096;
 constexpr double kMaxDurationS = 366.0 * 24 * 3600;
+constexpr double kYear10000S = 253402300800.0;  // 10000-01-01T00:00:00Z
+constexpr size_t kMaxTraceBytes = size_t{1} << 30;
 
 std::string Trim(std::string s) {
   while (!s.empty() && (s.back() == '\r' || s.back() == ' ' || s.back() == '\t')) s.pop_back();
@@ -47,8 +49,14 @@ std::vector<std::string> SplitCsvLine(const std::string& line) {
   return out;
 }
 
+// Text quoted in a message: at most 80 bytes of it.
+std::string Quote(const std::string& s) {
+  return "'" + (s.size() > 80 ? s.substr(0, 77) + "..." : s) + "'";
+}
+
+// A decimal number (an exponent allowed, as spreadsheets write; no hex, inf or nan).
 bool ParseDouble(const std::string& s, double* out) {
-  if (s.empty()) return false;
+  if (s.empty() || s.find_first_not_of("0123456789.eE+-") != std::string::npos) return false;
   char* end = nullptr;
   *out = std::strtod(s.c_str(), &end);
   return end == s.c_str() + s.size() && std::isfinite(*out);
@@ -57,14 +65,15 @@ bool ParseDouble(const std::string& s, double* out) {
 Result<int64_t> ParseSubmit(const std::string& s) {
   double secs = 0;
   if (ParseDouble(s, &secs)) {
-    if (secs < 0) return Status::InvalidArgument("'" + s + "' is before 1970");
+    if (secs < 0) return Status::InvalidArgument(Quote(s) + " is before 1970");
+    if (secs >= kYear10000S) return Status::InvalidArgument(Quote(s) + " is after the year 9999");
     return static_cast<int64_t>(std::llround(secs * 1000));
   }
   std::string t = s;
   if (t.size() == 19 && t[10] == ' ') t[10] = 'T';
   if (t.size() == 19) t += "Z";
   auto ms = ParseRfc3339(t);
-  if (!ms.ok()) return Status::InvalidArgument("'" + s + "' is not a time (YYYY-MM-DD HH:MM:SS, RFC 3339 or seconds)");
+  if (!ms.ok()) return Status::InvalidArgument(Quote(s) + " is not a time (YYYY-MM-DD HH:MM:SS, RFC 3339 or seconds)");
   return *ms;
 }
 
@@ -82,7 +91,7 @@ Result<Trace> ParseTrace(const std::string& csv, const TraceReadOptions& options
     for (size_t i = 0; i < names.size(); ++i) {
       if (names[i].empty()) continue;  // trailing commas of a spreadsheet export
       if (!col.emplace(names[i], i).second) {
-        return Status::InvalidArgument("line 1: the column '" + names[i] + "' appears twice");
+        return Status::InvalidArgument("line 1: the column " + Quote(names[i]) + " appears twice");
       }
     }
   }
@@ -100,8 +109,8 @@ Result<Trace> ParseTrace(const std::string& csv, const TraceReadOptions& options
   auto group_col = find({"group", "cluster"});
   if (!submit_col || !duration_col || !gpus_col) {
     return Status::InvalidArgument(
-        "line 1: the header must name submit_time, duration_s (or duration) and num_gpus (or gpus); it is '" +
-        Trim(lines[0]) + "'");
+        "line 1: the header must name submit_time, duration_s (or duration) and num_gpus (or gpus); it is " +
+        Quote(Trim(lines[0])));
   }
   for (size_t li = 1; li < lines.size(); ++li) {
     const std::string line = Trim(lines[li]);
@@ -132,13 +141,13 @@ Result<Trace> ParseTrace(const std::string& csv, const TraceReadOptions& options
     j.submit_ms = *submit;
     double dur = 0;
     if (!ParseDouble(fields[*duration_col], &dur) || dur < 0 || dur > kMaxDurationS) {
-      RETURN_IF_ERROR(bad("duration: '" + fields[*duration_col] + "' is not a duration in seconds (0..31622400)"));
+      RETURN_IF_ERROR(bad("duration: " + Quote(fields[*duration_col]) + " is not a duration in seconds (0..31622400)"));
       continue;
     }
     j.duration_ms = static_cast<int64_t>(std::llround(dur * 1000));
     double gpus = 0;
     if (!ParseDouble(fields[*gpus_col], &gpus) || gpus < 1 || gpus > kMaxGpus || gpus != std::floor(gpus)) {
-      RETURN_IF_ERROR(bad("num_gpus: '" + fields[*gpus_col] + "' is not a GPU count (1..4096)"));
+      RETURN_IF_ERROR(bad("num_gpus: " + Quote(fields[*gpus_col]) + " is not a GPU count (1..4096)"));
       continue;
     }
     j.gpus = static_cast<uint32_t>(gpus);
@@ -155,7 +164,7 @@ Result<Trace> ParseTrace(const std::string& csv, const TraceReadOptions& options
 }
 
 Result<Trace> ReadTrace(const std::string& path, const TraceReadOptions& options) {
-  auto text = ReadFile(path);
+  auto text = ReadFile(path, kMaxTraceBytes);
   if (!text.ok()) return text.status().WithContext("trace " + path);
   auto t = ParseTrace(*text, options);
   if (!t.ok()) return t.status().WithContext("trace " + path);

@@ -64,6 +64,23 @@ TEST(TraceTest, BadRowsNameTheirLineAndAreRefusedOrSkipped) {
   EXPECT_NE(skipped->warnings[5].find("line 8: has 1 fields"), std::string::npos);
 }
 
+// Bad input tried: a submit time past int64 milliseconds (the replay ran to
+// 11 GB), hex and inf numbers, a 10 MB field (echoed whole in the message).
+TEST(TraceTest, OutOfRangeTimesAndNonDecimalNumbersAreRefusedAndQuotesAreShort) {
+  auto far = ParseTrace("submit_time,duration_s,num_gpus\n0,100,1\n1e16,100,1\n");
+  ASSERT_FALSE(far.ok());
+  EXPECT_EQ(far.status().message(),
+            "line 3: submit_time: '1e16' is after the year 9999 (skip bad rows with --skip-bad-rows)");
+  EXPECT_TRUE(ParseTrace("submit_time,duration_s,num_gpus\n1.5e9,1e2,1e1\n").ok());  // spreadsheet style
+  for (const char* row : {"0,100,0x10", "0,0x10,1", "0x10,1,1", "0,inf,1", "0,100,infinity"}) {
+    EXPECT_FALSE(ParseTrace(std::string("submit_time,duration_s,num_gpus\n") + row + "\n").ok()) << row;
+  }
+  auto huge = ParseTrace("submit_time,duration_s,num_gpus\n0,100," + std::string(10 << 20, '7') + "\n");
+  ASSERT_FALSE(huge.ok());
+  EXPECT_LT(huge.status().message().size(), 200u);
+  EXPECT_NE(huge.status().message().find("77...'"), std::string::npos);
+}
+
 TEST(TraceTest, MissingColumnsAndEmptyTracesAreRefused) {
   EXPECT_FALSE(ParseTrace("").ok());
   EXPECT_NE(ParseTrace("a,b\n1,2\n").status().message().find("header must name"), std::string::npos);

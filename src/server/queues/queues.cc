@@ -119,7 +119,7 @@ Json ToJson(const QueueDef& d) {
 }
 
 Result<std::vector<sched::Queue>> QueuesFromJsonFile(const std::string& path) {
-  ASSIGN_OR_RETURN(std::string text, ReadFile(path));
+  ASSIGN_OR_RETURN(std::string text, ReadFile(path, size_t{16} << 20));
   auto parsed = api::ParseStrictJson(text);
   if (!parsed.ok()) return Status::InvalidArgument(path + ": " + parsed.status().message());
   const Json* list = &*parsed;
