@@ -413,15 +413,23 @@ TEST_F(SchedE2E, QueuesAreManagedWithTheCliAndBadInputIsRefused) {
   std::tie(st, msg) = as_admin("DELETE", "/api/v1/queues/default", "");
   EXPECT_EQ(st, 409) << msg;
   EXPECT_NE(msg.find("built in"), std::string::npos) << msg;
-  // A member deleted since does not stop other changes; a new unknown one does.
+  // A deleted member leaves the queues and its quota goes: whoever gets the
+  // name later inherits neither.
   ASSERT_TRUE(server_->CreateUser("temp", "user", Json{{"unix_user", "nobody"}}).ok());
   std::tie(st, msg) = as_admin("POST", "/api/v1/queues", R"({"name": "keep", "users": ["temp", "alice"]})");
   ASSERT_EQ(st, 201) << msg;
+  std::tie(st, msg) = as_admin("PUT", "/api/v1/quotas/user/temp", R"({"max_gpus": 8})");
+  ASSERT_EQ(st, 200) << msg;
   std::tie(st, msg) = as_admin("DELETE", "/api/v1/users/temp", "");
   ASSERT_EQ(st / 100, 2) << msg;
+  auto kept = server_->GetJson("/api/v1/queues/keep");
+  ASSERT_TRUE(kept.ok());
+  EXPECT_EQ((*kept)["users"], Json({"alice"})) << kept->dump();
+  std::tie(st, msg) = as_admin("GET", "/api/v1/quotas/user/temp", "");
+  EXPECT_EQ(st, 404) << msg;
   CliResult keep = RunCli({"queues", "set", "keep", "--max-gpus", "1"}, env);
   EXPECT_EQ(keep.exit_code, 0) << keep.out << keep.err;
-  std::tie(st, msg) = as_admin("PUT", "/api/v1/queues/keep", R"({"users": ["temp", "alice", "nobody2"]})");
+  std::tie(st, msg) = as_admin("PUT", "/api/v1/queues/keep", R"({"users": ["alice", "nobody2"]})");
   EXPECT_EQ(st, 400) << msg;
   EXPECT_NE(msg.find("no user 'nobody2'"), std::string::npos) << msg;
   std::tie(st, msg) = as_admin("DELETE", "/api/v1/queues/keep", "");

@@ -20,6 +20,9 @@
 #include "net/http_server.h"
 #include "server/accounts/accounts.h"
 #include "server/api_context.h"
+#include "common/log.h"
+#include "server/quotas/quotas.h"
+#include "server/queues/queues.h"
 #include "server/accounts/auth.h"
 
 namespace rota::server {
@@ -171,6 +174,27 @@ std::string TokenIdOf(const HttpRequest& req) {
   return end == std::string::npos ? "" : h.substr(start, end - start);
 }
 
+// A deleted user or group leaves no trace in queues and quotas: someone given
+// the name later must not inherit its queue access or its limits. Failures are
+// logged (the account is gone either way; a stale name admits no one then).
+void ForgetName(ApiContext& ctx, const std::string& kind, const std::string& name) {
+  if (ctx.queues != nullptr) {
+    for (QueueDef q : ctx.queues->List()) {
+      auto& names = kind == "user" ? q.queue.users : q.queue.groups;
+      if (std::erase(names, name) == 0) continue;
+      if (auto r = ctx.queues->Replace(q); !r.ok()) {
+        ROTA_LOG(WARNING) << "deleting " << kind << " " << name << ": queue " << q.queue.name
+                          << " still names it: " << r.status().message();
+      }
+    }
+  }
+  if (ctx.quotas != nullptr && ctx.quotas->Get(kind, name).ok()) {
+    if (Status st = ctx.quotas->Delete(kind, name); !st.ok()) {
+      ROTA_LOG(WARNING) << "deleting " << kind << " " << name << ": its quota stays: " << st.message();
+    }
+  }
+}
+
 }  // namespace
 
 Status RegisterAccountRoutes(net::HttpServer& http, ApiContext& ctx) {
@@ -244,6 +268,7 @@ Status RegisterAccountRoutes(net::HttpServer& http, ApiContext& ctx) {
     if (!user.ok()) return Fail(user.status());
     Status st = ctx.accounts->DeleteUser(user->id);
     if (!st.ok()) return Fail(st);
+    ForgetName(ctx, "user", user->username);
     return HttpResponse{204, "application/json", "", {}};
   }));
 
@@ -284,6 +309,7 @@ Status RegisterAccountRoutes(net::HttpServer& http, ApiContext& ctx) {
     if (!who.ok()) return Fail(who.status());
     Status st = ctx.accounts->DeleteGroup(req.Param("name"));
     if (!st.ok()) return Fail(st);
+    ForgetName(ctx, "group", req.Param("name"));
     return HttpResponse{204, "application/json", "", {}};
   }));
 
