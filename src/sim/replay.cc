@@ -124,6 +124,7 @@ class Replayer {
       for (int round = 0; round < 16; ++round) {
         if (!Pass(now)) break;
       }
+      if (o_.progress) o_.progress(next, jobs_.size(), s_.running.size() + s_.pending.size());
     }
     ReplayResult r = Results();
     r.replay_s = static_cast<double>(MonotonicNs() - wall0) / 1e9;

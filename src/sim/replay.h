@@ -7,6 +7,7 @@
 // every event time gets one pass (repeated while it preempts).
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -49,6 +50,10 @@ struct ReplayOptions {
   // Queue priority and max_gpus apply; jobs stay preemptible and get no time
   // limit from their queue (the trace has neither).
   std::vector<sched::Queue> queues;
+  // Called at every event of the replay with the jobs arrived so far, the
+  // jobs replayed in all, and those in the system (pending or running): a
+  // shell may show progress of a long replay. Must not throw.
+  std::function<void(size_t arrived, size_t total, size_t in_system)> progress;
 };
 
 struct Percentiles {

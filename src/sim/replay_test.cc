@@ -1,5 +1,7 @@
 #include "sim/replay.h"
 
+#include <algorithm>
+
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -41,6 +43,23 @@ TEST(ReplayTest, AWindowOfCenturiesIsRefusedNotAllocated) {
   auto r = Replay(jobs, *spec, o);
   EXPECT_EQ(r.status().code(), StatusCode::kInvalidArgument);
   EXPECT_NE(r.status().message().find("at most 3,660"), std::string::npos) << r.status().message();
+}
+
+// A shell shows a long replay's progress from these calls.
+TEST(ReplayTest, ProgressIsReportedUntilEveryJobHasArrivedAndLeft) {
+  std::vector<TraceJob> jobs = {Job(0, 60, 2), Job(10, 60, 2), Job(20, 60, 1)};
+  ReplayOptions o;
+  o.pooled_gpus = 2;
+  std::vector<std::pair<size_t, size_t>> seen;  // arrived, in the system
+  o.progress = [&](size_t arrived, size_t total, size_t in_system) {
+    EXPECT_EQ(total, 3u);
+    seen.emplace_back(arrived, in_system);
+  };
+  RunPolicy(jobs, "fifo", o);
+  ASSERT_GE(seen.size(), 4u);
+  EXPECT_EQ(seen.front(), (std::pair<size_t, size_t>{1, 1}));
+  EXPECT_EQ(seen.back(), (std::pair<size_t, size_t>{3, 0}));
+  EXPECT_TRUE(std::is_sorted(seen.begin(), seen.end(), [](auto a, auto b) { return a.first < b.first; }));
 }
 
 TEST(ReplayTest, FifoBlocksAndEasyBackfillsAroundTheHead) {

@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "common/clock.h"
 #include "common/file_util.h"
 #include "common/time_util.h"
 
@@ -329,6 +330,16 @@ int RunSimulate(const SimulateOptions& o) {
   }
   std::vector<ReplayResult> results;
   for (const auto& spec : specs) {
+    // A long replay says how far it is, every 10 s (on stderr: -o json stays clean).
+    const int64_t began_ns = MonotonicNs();
+    int64_t said_ns = began_ns;
+    ro.progress = [&](size_t arrived, size_t total, size_t in_system) {
+      const int64_t now_ns = MonotonicNs();
+      if (now_ns - said_ns < 10'000'000'000) return;
+      said_ns = now_ns;
+      std::cerr << "rota: policy " << spec.name << ": " << arrived << " of " << total << " jobs arrived, "
+                << in_system << " in the system (" << (now_ns - began_ns) / 1'000'000'000 << " s)\n";
+    };
     auto r = Replay(trace->jobs, spec, ro);
     if (!r.ok()) {
       std::cerr << "rota: policy " << spec.name << ": " << r.status().message() << "\n";
