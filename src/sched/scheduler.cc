@@ -100,16 +100,32 @@ Decisions Pass::Run() {
     }
     shape_of_[i] = it->second;
   }
-  // Indices in rank order (ties by index: a pair's order).
+  // Indices in rank order (ties by index: a strict order, so any way of
+  // ordering gives the same sequence). Explaining considers every job: sort.
+  // Otherwise the walk usually stops early (the cluster is full), so jobs are
+  // taken from a heap as needed: O(n + k log n) for the k considered, where a
+  // sort of a queue of 20,000 cost most of each pass.
+  const auto before = [&ranks](uint32_t a, uint32_t b) {
+    return ranks[a] < ranks[b] || (!(ranks[b] < ranks[a]) && a < b);
+  };
+  const auto after = [&before](uint32_t a, uint32_t b) { return before(b, a); };
   std::vector<uint32_t> order(s_.pending.size());
   for (uint32_t i = 0; i < order.size(); ++i) order[i] = i;
-  std::sort(order.begin(), order.end(), [&ranks](uint32_t a, uint32_t b) {
-    return ranks[a] < ranks[b] || (!(ranks[b] < ranks[a]) && a < b);
-  });
-  uint32_t position = 0;
-  for (const uint32_t i : order) {
+  if (s_.policy.explain) {
+    std::sort(order.begin(), order.end(), before);
+  } else {
+    std::make_heap(order.begin(), order.end(), after);
+  }
+  auto heap_end = order.end();
+  for (uint32_t position = 1; position <= order.size(); ++position) {
+    uint32_t i;
+    if (s_.policy.explain) {
+      i = order[position - 1];
+    } else {
+      std::pop_heap(order.begin(), heap_end, after);
+      i = *--heap_end;
+    }
     const Rank& rank = ranks[i];
-    ++position;
     const PendingJob& job = s_.pending[i];
     if (!s_.policy.explain && Exhausted(rank)) break;
     Consider(job, shapes_[shape_of_[i]], rank, position);
