@@ -285,6 +285,9 @@ class Pass {
     size_t running;  // index in s_.running
     uint32_t gpus;   // it holds
     bool taken = false;
+    // Its run began less than preempt_after_ms ago: not stopped for order (a
+    // queue of many jobs would stop each run before it made any progress).
+    bool young = false;
   };
   void CollectVictims();
 

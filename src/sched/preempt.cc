@@ -100,7 +100,8 @@ void Pass::CollectVictims() {
     const RunningJob& r = s_.running[i];
     if (!r.meta.preemptible || !r.stoppable || preempted_.count(r.meta.id)) continue;
     const uint32_t gpus = GpusOf(r.tasks);
-    victims_.push_back({ranker_.Of(r.meta, gpus, r.started_ms), i, gpus});
+    victims_.push_back({ranker_.Of(r.meta, gpus, r.started_ms), i, gpus, false,
+                        s_.now_ms - r.started_ms < s_.policy.preempt_after_ms});
   }
   // Worst first.
   std::sort(victims_.begin(), victims_.end(),
@@ -133,7 +134,7 @@ std::string Pass::TryPreempt(const PendingJob& job, Shape& shape, const Rank& ra
   for (size_t k = 0; k < victims_.size(); ++k) {
     const Victim& v = victims_[k];
     if (!(rank < v.rank)) break;
-    if (v.taken) continue;
+    if (v.taken || v.young) continue;
     // Only a victim that frees a GPU the job's largest task could use.
     if (!GiveCounted(trial, v.running, job, eligible, blocked, cap, big)) continue;
     added.push_back(k);

@@ -182,6 +182,9 @@ class Replayer {
     for (const auto& r : s_.running) {
       const SimJob& j = jobs_[static_cast<size_t>(r.meta.id - 1)];
       t = std::min(t, j.start_ms + j.Remaining());
+      // A run may be preempted for order once it has lasted preempt_after.
+      if (s_.policy.preempt && !s_.pending.empty() && j.start_ms + s_.policy.preempt_after_ms > s_.now_ms)
+        t = std::min(t, j.start_ms + s_.policy.preempt_after_ms);
       if (!levels) continue;
       const double attained_at_start = j.attained_prior;
       for (double th : s_.policy.las_thresholds_gpu_ms) {
