@@ -453,6 +453,23 @@ TEST(ScheduleTest, AnOwnersWaitingJobReclaimsAnIdleReservationAtOnce) {
   EXPECT_TRUE(Schedule(s).reclaimed.empty());
 }
 
+// A run must last preempt_after before a job ordering first may stop it: else
+// a long queue stops every run seconds after it began and none progresses.
+TEST(ScheduleTest, ARunJustBegunIsNotPreemptedForOrder) {
+  Snapshot s = Base({MakeNode("a", 1)});
+  s.policy.preempt_after_ms = 2 * kMin;
+  auto r = Running(1, "u", {On("a", {0})}, kNow - kMin);  // ran for one minute
+  r.meta.preemptible = true;
+  r.meta.attained_gpu_ms = 5 * kHour;  // orders last
+  s.running = {r};
+  s.pending = {Pending(2, "v", {Demand(1, 1)}, kNow - 10 * kMin)};
+  EXPECT_TRUE(Schedule(s).preemptions.empty());
+  s.running[0].started_ms = kNow - 2 * kMin;
+  Decisions d = Schedule(s);
+  ASSERT_EQ(d.preemptions.size(), 1u);
+  EXPECT_EQ(d.preemptions[0].id, 1);
+}
+
 TEST(ScheduleTest, PreemptsWorstOrderedJobsAfterTheThreshold) {
   Snapshot s = Base({MakeNode("a", 4)});
   s.policy.preempt_after_ms = 5 * kMin;
