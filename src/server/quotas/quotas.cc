@@ -42,8 +42,12 @@ Result<QuotaDef> QuotaFromJson(const std::string& kind, const std::string& name,
   RETURN_IF_ERROR(f.Int("max_gpus", &gpus, 0, 1'000'000));
   q.limits.max_gpus = static_cast<uint32_t>(gpus);
   RETURN_IF_ERROR(f.Number("max_gpu_hours", &q.limits.max_gpu_hours_per_period, 0, 1e12));
-  RETURN_IF_ERROR(f.Number("share", &q.share, 0, kMaxShare));
-  if (f.Has("share") && q.share <= 0) return Status::InvalidArgument("quota.share: must be > 0");
+  // One message for 0, negative and vanishing shares (1e-320 is no share).
+  if (f.Has("share") && body["share"].is_number() &&
+      !(body["share"].get<double>() >= kMinShare && body["share"].get<double>() <= kMaxShare)) {
+    return Status::InvalidArgument("quota.share: must be from 0.001 to 1000000");
+  }
+  RETURN_IF_ERROR(f.Number("share", &q.share, kMinShare, kMaxShare));
   return q;
 }
 

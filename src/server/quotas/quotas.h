@@ -29,6 +29,7 @@ namespace rota::server {
 
 inline constexpr size_t kMaxQuotas = 10'000;
 inline constexpr double kMaxShare = 1'000'000;
+inline constexpr double kMinShare = 0.001;
 
 struct QuotaDef {
   std::string kind;  // "user" | "group"

@@ -43,7 +43,11 @@ TEST_F(QuotasTest, BadQuotasAreRefusedNamingTheField) {
       {"user", "alice", R"({"max_gpus": -1})", "quota.max_gpus"},
       {"user", "alice", R"({"max_gpus": "8"})", "quota.max_gpus"},
       {"user", "alice", R"({"max_gpu_hours": -5})", "quota.max_gpu_hours"},
-      {"user", "alice", R"({"share": 0})", "quota.share"},
+      {"user", "alice", R"({"share": 0})", "quota.share: must be from 0.001 to 1000000"},
+      {"user", "alice", R"({"share": -1})", "quota.share: must be from 0.001 to 1000000"},
+      {"user", "alice", R"({"share": 1e-320})", "quota.share: must be from 0.001 to 1000000"},
+      {"user", "alice", R"({"share": 1e7})", "quota.share: must be from 0.001 to 1000000"},
+      {"user", "alice", R"({"share": "2"})", "quota.share"},
       {"user", "alice", R"({"name": "bob"})", "quota.name"},
       {"user", "alice", R"({"kind": "group"})", "quota.kind"},
   };
