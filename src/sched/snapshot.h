@@ -165,7 +165,8 @@ struct Policy {
   Order order = Order::kRota;
   Backfill backfill = Backfill::kEasy;
   // Running preemptible jobs may be stopped for pending jobs that order before
-  // them (after waiting preempt_after_ms), and for reservation owners.
+  // them (after waiting preempt_after_ms, once the run has lasted as long), and
+  // for reservation owners (at once).
   bool preempt = true;
   int64_t preempt_after_ms = 2 * 60'000;
   // Defragmentation (needs preempt): a job that has waited preempt_after_ms
