@@ -146,6 +146,15 @@ class JobsCoreTest : public ::testing::Test {
     EXPECT_TRUE(j.ok()) << j.status().ToString();
     return j.ok() ? *j : Job{};
   }
+  // Alice's quota: GPUs at once and GPU-hours per period.
+  void LimitAlice(uint32_t gpus, double gpu_hours) {
+    QuotaDef q;
+    q.kind = "user";
+    q.name = "alice";
+    q.limits.max_gpus = gpus;
+    q.limits.max_gpu_hours_per_period = gpu_hours;
+    ASSERT_TRUE(quotas_->Set(q).ok());
+  }
   // Submits, starts and reports running; returns the job id and its task id.
   std::pair<int64_t, std::string> Running(Json extra = Json::object()) {
     const int64_t id = Submit(std::move(extra));
@@ -428,12 +437,7 @@ TEST_F(JobsCoreTest, AJobAboveItsOwnersGpuQuotaIsRefusedAtSubmission) {
 // The GPU time of a job that just ended still counts against the GPU-hours
 // quota: the job waiting for its GPU does not start over the limit.
 TEST_F(JobsCoreTest, AJobThatJustEndedStillCountsAgainstTheGpuHoursQuota) {
-  QuotaDef q;
-  q.kind = "user";
-  q.name = "alice";
-  q.limits.max_gpus = 1;
-  q.limits.max_gpu_hours_per_period = 0.01;  // 36 GPU-seconds
-  ASSERT_TRUE(quotas_->Set(q).ok());
+  LimitAlice(1, 0.01);  // 36 GPU-seconds
   auto [first, task] = Running();
   const int64_t second = Submit();
   jobs_->Step();
@@ -451,12 +455,7 @@ TEST_F(JobsCoreTest, AJobThatJustEndedStillCountsAgainstTheGpuHoursQuota) {
 // The once-a-minute read of ended jobs can run after a job ended but before its
 // end is committed: the job counts from memory then, once.
 TEST_F(JobsCoreTest, AJobEndingJustBeforeTheQuotaReadCountsOnce) {
-  QuotaDef q;
-  q.kind = "user";
-  q.name = "alice";
-  q.limits.max_gpus = 1;
-  q.limits.max_gpu_hours_per_period = 0.01;  // 36 GPU-seconds
-  ASSERT_TRUE(quotas_->Set(q).ok());
+  LimitAlice(1, 0.01);  // 36 GPU-seconds
   auto [first, task] = Running();
   const int64_t second = Submit();
   jobs_->Step(true);
