@@ -290,6 +290,16 @@ class Pass {
     bool young = false;
   };
   void CollectVictims();
+  // Whether `job` (ranked `rank`) may stop victim `v` because it orders first.
+  // The plain order for every policy but kRota. Under kRota ordering first is
+  // not enough, else jobs of one tier and level whose owners' fair-share
+  // factors drift past each other by the minute take turns stopping each other:
+  // a job stops another only from a higher queue tier or a lower LAS level (the
+  // level 0 a long wait lends included); in the same tier and level only when the victim's owner is clearly over share
+  // (factor <= kOverShare: it used twice its share) and the job's owner is not
+  // over (factor >= 0.5), or when both are the same user's and the job has the
+  // higher priority.
+  bool StopsForOrder(const PendingJob& job, const Rank& rank, const Victim& v) const;
 
   // The GPUs of the victims not taken that are ordered after `rank`: those a
   // job of that rank may preempt. Amortised O(1) while the ranks asked come

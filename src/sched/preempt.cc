@@ -108,6 +108,17 @@ void Pass::CollectVictims() {
             [](const Victim& a, const Victim& b) { return b.rank < a.rank; });
 }
 
+bool Pass::StopsForOrder(const PendingJob& job, const Rank& rank, const Victim& v) const {
+  if (s_.policy.order != Order::kRota) return true;
+  if (rank.k0 != v.rank.k0) return rank.k0 < v.rank.k0;  // queue tier
+  if (rank.k1 != v.rank.k1) return rank.k1 < v.rank.k1;  // LAS level (a long wait's 0 too)
+  const JobMeta& victim = s_.running[v.running].meta;
+  if (victim.user == job.meta.user) return job.meta.priority > victim.priority;
+  constexpr double kOverShare = 0.25;
+  return ranker_.FairShareFactor(victim.user, victim.group) <= kOverShare &&
+         ranker_.FairShareFactor(job.meta.user, job.meta.group) >= 0.5;
+}
+
 std::string Pass::TryPreempt(const PendingJob& job, Shape& shape, const Rank& rank) {
   if (s_.now_ms - job.meta.queued_ms < s_.policy.preempt_after_ms) return "";
   if (shape.no_fit_preempting) return "";
@@ -134,7 +145,7 @@ std::string Pass::TryPreempt(const PendingJob& job, Shape& shape, const Rank& ra
   for (size_t k = 0; k < victims_.size(); ++k) {
     const Victim& v = victims_[k];
     if (!(rank < v.rank)) break;
-    if (v.taken || v.young) continue;
+    if (v.taken || v.young || !StopsForOrder(job, rank, v)) continue;
     // Only a victim that frees a GPU the job's largest task could use.
     if (!GiveCounted(trial, v.running, job, eligible, blocked, cap, big)) continue;
     added.push_back(k);

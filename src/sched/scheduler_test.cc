@@ -470,6 +470,59 @@ TEST(ScheduleTest, ARunJustBegunIsNotPreemptedForOrder) {
   EXPECT_EQ(d.preemptions[0].id, 1);
 }
 
+// Ordering first is not enough to stop a run: only a higher queue tier, a lower
+// LAS level, a clearly lighter user or the owner's own higher priority does
+// (else jobs of one level whose users' fair-share factors drift past each
+// other take turns stopping each other: 26 preemptions per job on an
+// overloaded replay).
+TEST(ScheduleTest, OnlyAClearLeadStopsARunForOrder) {
+  struct Case {
+    const char* name;
+    std::string pending_user, pending_queue = "default";
+    int pending_priority = 0, running_priority = 0;
+    double running_attained_h = 0.25;  // one GPU: level 0 below 0.9 h
+    std::map<std::string, double> usage;
+    bool preempts;
+  };
+  const std::vector<Case> cases = {
+      {.name = "same level, the victim's user at its share",
+       .pending_user = "new", .usage = {{"run", 1e6}}, .preempts = false},
+      {.name = "same level, the victim's user twice over its share",
+       .pending_user = "new", .usage = {{"run", 1e9}, {"b", 1e6}, {"c", 1e6}}, .preempts = true},
+      {.name = "same level, both users over their share",
+       .pending_user = "b", .usage = {{"run", 6e8}, {"b", 3e8}, {"c", 5e7}, {"d", 5e7}},
+       .preempts = false},
+      {.name = "a lower LAS level", .pending_user = "new", .running_attained_h = 1.5,
+       .usage = {{"run", 1e6}}, .preempts = true},
+      {.name = "a higher queue tier", .pending_user = "new", .pending_queue = "high",
+       .usage = {{"run", 1e6}}, .preempts = true},
+      {.name = "the same user's higher priority", .pending_user = "run", .pending_priority = 5,
+       .usage = {{"run", 1e6}}, .preempts = true},
+      {.name = "the same user's equal priority", .pending_user = "run", .pending_priority = 5,
+       .running_priority = 5, .usage = {{"run", 1e6}}, .preempts = false},
+      {.name = "another user's higher priority", .pending_user = "new", .pending_priority = 5,
+       .usage = {{"run", 1e6}}, .preempts = false},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.name);
+    Snapshot s = Base({MakeNode("a", 1)});
+    s.queues = {Queue{}, Queue{.name = "high", .priority = 10}};
+    s.policy.preempt_after_ms = 5 * kMin;
+    auto r = Running(1, "run", {On("a", {0})}, kNow - 15 * kMin);
+    r.meta.preemptible = true;
+    r.meta.priority = c.running_priority;
+    r.meta.attained_gpu_ms = c.running_attained_h * kHour;
+    s.running = {r};
+    auto p = Pending(2, c.pending_user, {Demand(1, 1)}, kNow - 10 * kMin);
+    p.meta.queue = c.pending_queue;
+    p.meta.priority = c.pending_priority;
+    s.pending = {p};
+    s.fairshare.user_usage = c.usage;
+    const Decisions d = Schedule(s);
+    EXPECT_EQ(d.preemptions.size(), c.preempts ? 1u : 0u);
+  }
+}
+
 TEST(ScheduleTest, PreemptsWorstOrderedJobsAfterTheThreshold) {
   Snapshot s = Base({MakeNode("a", 4)});
   s.policy.preempt_after_ms = 5 * kMin;
