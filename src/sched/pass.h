@@ -215,8 +215,12 @@ class Pass {
     if (strict_blocked_ != 0 && !s_.policy.preempt) return true;
     if (free_.TotalFree() > 0) return false;
     if (!s_.policy.preempt) return true;
-    // Worst first: the first one not taken decides.
-    while (first_untaken_ < victims_.size() && victims_[first_untaken_].taken) ++first_untaken_;
+    // Worst first: the first one that may still be stopped decides (a young
+    // run only for a reservation's owner: none without idle owners).
+    const bool young_count = !idle_owners_.empty();
+    while (first_untaken_ < victims_.size() &&
+           (victims_[first_untaken_].taken || (victims_[first_untaken_].young && !young_count)))
+      ++first_untaken_;
     return first_untaken_ == victims_.size() || !(rank < victims_[first_untaken_].rank);
   }
 
