@@ -399,15 +399,43 @@ TEST_F(JobsE2E, CliRunWaitsAndExitsWithTheJobsStatus) {
   CliResult page = RunCli({"jobs", "--mine", "--limit", "1"}, env);
   EXPECT_EQ(page.exit_code, 0) << page.err;
   EXPECT_EQ(page.out.find("hello"), std::string::npos) << page.out;
-  EXPECT_NE(page.out.find("(more jobs follow: rota jobs --offset 1 --limit 1)"), std::string::npos) << page.out;
-  auto second = server_->CallAs(alice_, "GET", "/api/v1/jobs?mine=true&limit=1&offset=1", "");
+  EXPECT_NE(page.out.find("(more jobs follow: rota jobs --before 2 --limit 1 --mine)"), std::string::npos)
+      << page.out;
+  // A job submitted between two pages moves an offset page, not one below an id.
+  CliResult third = RunCli({"run", "--workdir", "/tmp", "--", "true"}, env);
+  ASSERT_EQ(third.exit_code, 0) << third.err;
+  CliResult next = RunCli({"jobs", "--mine", "--limit", "1", "--before", "2"}, env);
+  EXPECT_EQ(next.exit_code, 0) << next.err;
+  EXPECT_NE(next.out.find("hello"), std::string::npos) << next.out;
+  EXPECT_EQ(next.out.find("more jobs follow"), std::string::npos) << next.out;
+  auto second = server_->CallAs(alice_, "GET", "/api/v1/jobs?mine=true&limit=1&before=2", "");
   ASSERT_TRUE(second.ok());
   ASSERT_EQ(second->status, 200) << second->body;
   const Json rest = Json::parse(second->body);
   ASSERT_EQ(rest["jobs"].size(), 1u) << second->body;
   EXPECT_EQ(rest["jobs"][0]["name"], "hello");
   EXPECT_FALSE(rest.contains("truncated")) << second->body;
+  auto shifted = server_->CallAs(alice_, "GET", "/api/v1/jobs?mine=true&limit=1&offset=1", "");
+  ASSERT_TRUE(shifted.ok());
+  EXPECT_EQ(Json::parse(shifted->body)["jobs"][0]["id"], 2) << shifted->body;
+  // The page just newer than job 1: job 2, with job 3 newer still.
+  auto newer = server_->CallAs(alice_, "GET", "/api/v1/jobs?mine=true&limit=1&after=1", "");
+  ASSERT_TRUE(newer.ok());
+  const Json up = Json::parse(newer->body);
+  ASSERT_EQ(up["jobs"].size(), 1u) << newer->body;
+  EXPECT_EQ(up["jobs"][0]["id"], 2);
+  EXPECT_EQ(up.value("truncated", false), true) << newer->body;
+  auto both = server_->CallAs(alice_, "GET", "/api/v1/jobs?after=1&limit=5", "");
+  ASSERT_TRUE(both.ok());
+  ASSERT_EQ(Json::parse(both->body)["jobs"].size(), 2u) << both->body;
+  EXPECT_EQ(Json::parse(both->body)["jobs"][0]["id"], 3) << both->body;  // newest first
+  for (const char* bad : {"before=x", "before=0", "after=-1", "before=3&after=1", "before=3&offset=1"}) {
+    auto r = server_->CallAs(alice_, "GET", std::string("/api/v1/jobs?") + bad, "");
+    ASSERT_TRUE(r.ok());
+    EXPECT_EQ(r->status, 400) << bad << ": " << r->body;
+  }
   EXPECT_EQ(RunCli({"jobs", "--limit", "0"}, env).exit_code, 2);
+  EXPECT_EQ(RunCli({"jobs", "--before", "2", "--offset", "1"}, env).exit_code, 2);
   CliResult logs = RunCli({"logs", "1", "--task", "worker-1"}, env);
   EXPECT_EQ(logs.exit_code, 0) << logs.err;
   EXPECT_NE(logs.out.find("rank 1 of "), std::string::npos) << logs.out;

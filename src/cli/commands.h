@@ -160,9 +160,16 @@ struct RunOptions {
 // Prints the job id (-o json: the job); with --wait follows it and exits 0 only
 // when it succeeded.
 int RunRun(const ClientOptions& client, const OutputOptions& out, const RunOptions& o);
-// `rota jobs`: newest first, `limit` (1..1000) of them from the `offset`-th.
-int RunJobs(const ClientOptions& client, const OutputOptions& out, bool mine, const std::string& state,
-            int limit = 100, int offset = 0);
+// `rota jobs`: newest first, `limit` (1..1000) of them from the `offset`-th,
+// older than job `before` when set; a hint under the list names the next page.
+struct JobsListOptions {
+  bool mine = false;
+  std::string state;
+  int limit = 100;
+  int offset = 0;
+  int64_t before = 0;
+};
+int RunJobs(const ClientOptions& client, const OutputOptions& out, const JobsListOptions& o);
 // action: "show" or "cancel".
 int RunJobCommand(const ClientOptions& client, const OutputOptions& out, const std::string& action,
                   const std::string& id);

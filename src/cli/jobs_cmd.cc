@@ -196,22 +196,32 @@ int RunRun(const ClientOptions& client, const OutputOptions& out, const RunOptio
   }
 }
 
-int RunJobs(const ClientOptions& client, const OutputOptions& out, bool mine, const std::string& state, int limit,
-            int offset) {
+int RunJobs(const ClientOptions& client, const OutputOptions& out, const JobsListOptions& o) {
   if (!ValidOutput(out)) return 2;
-  if (limit < 1 || limit > 1000) return Usage("--limit must be 1..1000");
-  if (offset < 0) return Usage("--offset must be 0 or more");
+  if (o.limit < 1 || o.limit > 1000) return Usage("--limit must be 1..1000");
+  if (o.offset < 0) return Usage("--offset must be 0 or more");
+  if (o.before < 0) return Usage("--before must be a job id");
+  if (o.before > 0 && o.offset > 0) return Usage("--before and --offset: give one of them");
   auto api = ApiClient::Create(client);
   if (!api.ok()) return Fail(api.status());
-  std::string q = "/api/v1/jobs?limit=" + std::to_string(limit) + "&offset=" + std::to_string(offset);
-  if (mine) q += "&mine=true";
-  if (!state.empty()) q += "&state=" + state;
+  std::string q = "/api/v1/jobs?limit=" + std::to_string(o.limit);
+  if (o.offset > 0) q += "&offset=" + std::to_string(o.offset);
+  if (o.before > 0) q += "&before=" + std::to_string(o.before);
+  if (o.mine) q += "&mine=true";
+  if (!o.state.empty()) q += "&state=" + o.state;
   auto list = api->Get(q);
   if (!list.ok()) return Fail(list.status());
-  const bool more = list->value("truncated", false);
+  const auto& jobs = (*list)["jobs"];
+  const bool more = list->value("truncated", false) && !jobs.empty();
+  // The next page starts below the last job shown: exact while jobs are submitted.
+  const std::string next =
+      more ? "rota jobs --before " + std::to_string(jobs.back().value("id", int64_t{0})) +
+                 (o.limit != 100 ? " --limit " + std::to_string(o.limit) : "") + (o.mine ? " --mine" : "") +
+                 (o.state.empty() ? "" : " --state " + o.state)
+           : "";
   if (out.format == "json") {
-    std::cout << (*list)["jobs"].dump(2) << "\n";
-    if (more) std::cerr << "more jobs follow: --offset " << offset + limit << "\n";
+    std::cout << jobs.dump(2) << "\n";
+    if (more) std::cerr << "more jobs follow: " << next << "\n";
     return 0;
   }
   Table t({"ID", "NAME", "OWNER", "QUEUE", "FRAMEWORK", "STATE", "TASKS", "RESTARTS", "REASON"});
@@ -223,10 +233,7 @@ int RunJobs(const ClientOptions& client, const OutputOptions& out, bool mine, co
            std::to_string(j["tasks"].size()), std::to_string(j.value("restart_count", 0)), reason});
   }
   std::cout << t.Render();
-  if (more) {
-    std::cout << "(more jobs follow: rota jobs --offset " << offset + limit << (limit != 100 ? " --limit " + std::to_string(limit) : "")
-              << ")\n";
-  }
+  if (more) std::cout << "(more jobs follow: " << next << ")\n";
   return 0;
 }
 

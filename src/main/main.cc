@@ -309,9 +309,10 @@ int main(int argc, char** argv) {
   add_client_flags(jobs_cmd);
   jobs_cmd->add_flag("--mine", jobs_mine, "Only mine");
   jobs_cmd->add_option("--state", jobs_state, "pending, starting, running, succeeded, failed or cancelled");
-  int jobs_limit = 100, jobs_offset = 0;
-  jobs_cmd->add_option("--limit", jobs_limit, "How many, newest first (1..1000; default 100)");
-  jobs_cmd->add_option("--offset", jobs_offset, "Skip this many of the newest");
+  rota::cli::JobsListOptions jobs_list;
+  jobs_cmd->add_option("--limit", jobs_list.limit, "How many, newest first (1..1000; default 100)");
+  jobs_cmd->add_option("--offset", jobs_list.offset, "Skip this many of the newest");
+  jobs_cmd->add_option("--before", jobs_list.before, "Only jobs older than this job id (the next page)");
   std::string queue_name;
   auto* queue_cmd = app.add_subcommand("queue", "Pending jobs in the scheduler's order, with why they wait");
   add_client_flags(queue_cmd);
@@ -552,7 +553,11 @@ int main(int argc, char** argv) {
                                                     : "show";
     return rota::cli::RunPower(client, output, power_options);
   }
-  if (jobs_cmd->parsed()) return rota::cli::RunJobs(client, output, jobs_mine, jobs_state, jobs_limit, jobs_offset);
+  if (jobs_cmd->parsed()) {
+    jobs_list.mine = jobs_mine;
+    jobs_list.state = jobs_state;
+    return rota::cli::RunJobs(client, output, jobs_list);
+  }
   if (job_cmd->parsed()) return rota::cli::RunJobCommand(client, output, "show", job_id);
   if (cancel->parsed()) return rota::cli::RunJobCommand(client, output, "cancel", job_id);
   if (logs->parsed()) return rota::cli::RunLogs(client, logs_options);

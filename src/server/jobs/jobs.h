@@ -220,11 +220,21 @@ class JobService {
   // A job as it is now: a running job's attained_gpu_ms counts its current run
   // so far (GPU time shown to people).
   Result<Job> Get(int64_t id, std::vector<JobEvent>* events = nullptr);
-  // Newest first, from the `offset`-th on; at most `limit` (1..1000), and
-  // *more (when given) says whether more follow. owner_id 0: everyone's.
-  // state "": any. As Get.
-  Result<std::vector<Job>> List(int64_t owner_id, std::optional<jobs::JobState> state, int limit,
-                                int64_t offset = 0, bool* more = nullptr);
+  // Which jobs List shows. owner_id 0: everyone's; no state: any. A page is
+  // the `limit` (1..1000) newest from the `offset`-th on, below `before`
+  // when set; with `after` set instead, the `limit` oldest above it (the page
+  // just newer), still shown newest first. Ids as boundaries give exact pages
+  // while jobs are submitted; offset does not combine with them.
+  struct ListQuery {
+    int64_t owner_id = 0;
+    std::optional<jobs::JobState> state;
+    int limit = 100;
+    int64_t offset = 0;
+    int64_t before = 0, after = 0;
+  };
+  // *more (when given) says whether more follow in the page's direction
+  // (older; newer with `after`). As Get.
+  Result<std::vector<Job>> List(const ListQuery& q, bool* more = nullptr);
   // Part of a task's log from its node. NotFound for an unknown task;
   // Unavailable when the node does not answer.
   Result<api::TaskLogMsg> Logs(int64_t id, const std::string& task, const std::string& stream,

@@ -89,7 +89,9 @@ Status RegisterJobRoutes(net::HttpServer& http, ApiContext& ctx) {
   RETURN_IF_ERROR(http.Route("GET", "/api/v1/jobs", [&ctx](const HttpRequest& req) {
     auto who = RequireReader(ctx, req);
     if (!who.ok()) return Fail(who.status());
-    if (Status st = OnlyQueryParams(req, {"mine", "state", "limit", "offset"}); !st.ok()) return Fail(st);
+    if (Status st = OnlyQueryParams(req, {"mine", "state", "limit", "offset", "before", "after"}); !st.ok()) {
+      return Fail(st);
+    }
     const std::string mine = req.Query("mine");
     if (!mine.empty() && mine != "true" && mine != "false") {
       return Fail(Status::InvalidArgument("mine: must be true or false"));
@@ -99,6 +101,14 @@ Status RegisterJobRoutes(net::HttpServer& http, ApiContext& ctx) {
     if (!limit.ok()) return Fail(limit.status());
     auto offset = UintParam(req, "offset", 0, 1'000'000'000);
     if (!offset.ok()) return Fail(offset.status());
+    int64_t bounds[2] = {0, 0};  // before, after
+    for (int k = 0; k < 2; ++k) {
+      const char* name = k == 0 ? "before" : "after";
+      if (req.Query(name).empty()) continue;
+      auto id = ParsePositiveId(name, req.Query(name));
+      if (!id.ok()) return Fail(id.status());
+      bounds[k] = *id;
+    }
     std::optional<jobs::JobState> state;
     if (const std::string s = req.Query("state"); !s.empty()) {
       state = jobs::ParseJobState(s);
@@ -108,13 +118,18 @@ Status RegisterJobRoutes(net::HttpServer& http, ApiContext& ctx) {
       }
     }
     bool more = false;
-    auto list = ctx.jobs->List(mine == "true" ? who->user_id : 0, state, static_cast<int>(*limit),
-                               static_cast<int64_t>(*offset), &more);
+    auto list = ctx.jobs->List({.owner_id = mine == "true" ? who->user_id : 0,
+                                .state = state,
+                                .limit = static_cast<int>(*limit),
+                                .offset = static_cast<int64_t>(*offset),
+                                .before = bounds[0],
+                                .after = bounds[1]},
+                               &more);
     if (!list.ok()) return Fail(list.status());
     api::Json rows = api::Json::array();
     for (const auto& j : *list) rows.push_back(Visible(j, *who));
     api::Json out{{"jobs", std::move(rows)}};
-    if (more) out["truncated"] = true;  // more follow: ask again from offset + limit
+    if (more) out["truncated"] = true;  // more follow: ask again before the last id (after the first)
     return HttpResponse::Json(200, out.dump());
   }));
 

@@ -360,7 +360,7 @@ TEST_F(JobsCoreTest, ARunningJobsGpuTimeCountsItsCurrentRun) {
   const double before = Get(id).attained_gpu_ms;
   clock_.AdvanceMs(60'000);
   EXPECT_DOUBLE_EQ(Get(id).attained_gpu_ms - before, 60'000);  // 1 GPU for a minute
-  auto listed = jobs_->List(0, std::nullopt, 10);
+  auto listed = jobs_->List({.limit = 10});
   ASSERT_TRUE(listed.ok());
   ASSERT_EQ(listed->size(), 1u);
   EXPECT_DOUBLE_EQ((*listed)[0].attained_gpu_ms, Get(id).attained_gpu_ms);

@@ -1,6 +1,7 @@
 // The job service's store side: job rows, their JSON, Persist, Get and List.
 #include "server/jobs/jobs_rows.h"
 
+#include <algorithm>
 #include <optional>
 #include <string>
 #include <vector>
@@ -286,18 +287,24 @@ Result<Job> JobService::Get(int64_t id, std::vector<JobEvent>* events) {
   return stored;
 }
 
-Result<std::vector<Job>> JobService::List(int64_t owner_id, std::optional<jobs::JobState> state_filter,
-                                          int limit, int64_t offset, bool* more) {
+Result<std::vector<Job>> JobService::List(const ListQuery& q, bool* more) {
+  const int limit = q.limit;
   if (limit < 1 || limit > 1000) return Status::InvalidArgument("limit: must be 1..1000");
-  if (offset < 0) return Status::InvalidArgument("offset: must be 0 or more");
-  const std::string state = state_filter ? jobs::StateName(*state_filter) : "";
+  if (q.offset < 0) return Status::InvalidArgument("offset: must be 0 or more");
+  if (q.before < 0 || q.after < 0) return Status::InvalidArgument("before, after: must be job ids");
+  if (q.before > 0 && q.after > 0) return Status::InvalidArgument("before and after: give one of them");
+  if (q.offset > 0 && (q.before > 0 || q.after > 0)) {
+    return Status::InvalidArgument("offset: does not combine with before or after");
+  }
+  const store::JobListFilter filter{q.owner_id, q.state ? jobs::StateName(*q.state) : "", q.before, q.after};
   std::vector<store::JobRow> rows;
   RETURN_IF_ERROR(store_->Read([&](Db& db) -> Status {
-    ASSIGN_OR_RETURN(rows, store::ListJobs(db, owner_id, state, limit + 1, offset));  // one more: are there more?
+    ASSIGN_OR_RETURN(rows, store::ListJobs(db, filter, limit + 1, q.offset));  // one more: are there more?
     return Status::Ok();
   }));
   if (more != nullptr) *more = rows.size() > static_cast<size_t>(limit);
   if (rows.size() > static_cast<size_t>(limit)) rows.pop_back();
+  if (q.after > 0) std::reverse(rows.begin(), rows.end());  // newest first
   std::vector<Job> out;
   for (const auto& r : rows) {
     auto job = JobFromRow(r);

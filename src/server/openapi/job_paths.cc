@@ -94,13 +94,19 @@ Json JobPaths(Json& schemas) {
   logs_params.push_back(QueryParam("max_bytes", "integer", "1..1048576 (default 65536)"));
   return Json{
       {"/api/v1/jobs",
-       {{"get", Op("Jobs, newest first; truncated: more follow (ask again from offset + limit)",
+       {{"get", Op("Jobs, newest first; truncated: more follow (the next older page: before = the last "
+                   "id; with after, the next newer page: after = the first id). before/after pages stay "
+                   "exact while jobs are submitted; offset counts from the newest",
                    Closed({{"jobs", Arr(job)}, {"truncated", T("boolean")}}, {"truncated"}), {400, 401},
                    Json::array({QueryParam("mine", "boolean", "only the caller's"),
                                 QueryParam("state", "string", "pending, starting, running, succeeded, "
                                                               "failed or cancelled"),
                                 QueryParam("limit", "integer", "1..1000 (default 100)"),
-                                QueryParam("offset", "integer", "skip this many of the newest (default 0)")}))},
+                                QueryParam("offset", "integer", "skip this many of the newest (default 0)"),
+                                QueryParam("before", "integer", "only jobs with a smaller id (older)"),
+                                QueryParam("after", "integer",
+                                           "only jobs with a larger id (newer): the limit oldest of them, "
+                                           "shown newest first")}))},
         {"post", WithBody(Answers(201, Op("Submit a job: {name, command, shell?, env?, workdir?, framework?, "
                                           "groups: [{role, replicas, gpus_per_task, cpus_per_task?, memory?, "
                                           "node_labels?, nodes?, gpu_model?, command?}], restart?: {policy, max_restarts?, "

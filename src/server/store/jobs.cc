@@ -98,12 +98,13 @@ Result<std::vector<JobEventRow>> JobEvents(Db& db, int64_t id) {
   return out;
 }
 
-Result<std::vector<JobRow>> ListJobs(Db& db, int64_t owner_id, const std::string& state, int limit,
-                                     int64_t offset) {
+Result<std::vector<JobRow>> ListJobs(Db& db, const JobListFilter& f, int limit, int64_t offset) {
   ASSIGN_OR_RETURN(Stmt s, db.Prepare(std::string(kJobSelect) +
                                       "WHERE (?1 = 0 OR j.owner_id = ?1) AND (?2 = '' OR j.state = ?2) "
-                                      "ORDER BY j.id DESC LIMIT ?3 OFFSET ?4"));
-  s.Bind(1, owner_id).Bind(2, state).Bind(3, int64_t{limit}).Bind(4, offset);
+                                      "AND (?5 = 0 OR j.id < ?5) AND (?6 = 0 OR j.id > ?6) " +
+                                      (f.after > 0 ? "ORDER BY j.id ASC" : "ORDER BY j.id DESC") +
+                                      " LIMIT ?3 OFFSET ?4"));
+  s.Bind(1, f.owner_id).Bind(2, f.state).Bind(3, int64_t{limit}).Bind(4, offset).Bind(5, f.before).Bind(6, f.after);
   return Rows(s);
 }
 

@@ -48,9 +48,17 @@ Status UpdateJob(Db& db, const JobRow& row, const JobEventRow* event);
 Result<std::optional<JobRow>> GetJob(Db& db, int64_t id);
 // Its history, oldest first.
 Result<std::vector<JobEventRow>> JobEvents(Db& db, int64_t id);
-// Newest first, at most `limit`; owner_id 0: anyone's; state "": any.
-Result<std::vector<JobRow>> ListJobs(Db& db, int64_t owner_id, const std::string& state, int limit,
-                                     int64_t offset = 0);
+// Which jobs a list shows: owner_id 0 anyone's; state "" any; before > 0 only
+// ids below it, after > 0 only ids above it (a page boundary that jobs
+// submitted meanwhile do not move, unlike offset).
+struct JobListFilter {
+  int64_t owner_id = 0;
+  std::string state;
+  int64_t before = 0, after = 0;
+};
+// At most `limit` after skipping `offset`: newest first; with filter.after the
+// oldest above it first (the page just newer than `after`).
+Result<std::vector<JobRow>> ListJobs(Db& db, const JobListFilter& filter, int limit, int64_t offset = 0);
 // Jobs that have not ended (succeeded, failed or cancelled).
 Result<std::vector<JobRow>> UnfinishedJobs(Db& db);
 // GPU-milliseconds attained by the jobs that ended at or after `since_ms`, by

@@ -99,14 +99,21 @@ TEST_F(StoreJobsTest, AJobIsInsertedUpdatedReadAndListedWithItsHistory) {
   EXPECT_EQ((*events)[1].state, "succeeded");
 
   EXPECT_FALSE(Read([&](Db& db) { return GetJob(db, 999); })->has_value());
-  auto all = Read([&](Db& db) { return ListJobs(db, 0, "", 10); });
+  auto all = Read([&](Db& db) { return ListJobs(db, {}, 10); });
   ASSERT_TRUE(all.ok());
   ASSERT_EQ(all->size(), 3u);
   EXPECT_EQ((*all)[0].id, *c);  // newest first
-  auto alices = Read([&](Db& db) { return ListJobs(db, 1, "pending", 10); });
+  auto alices = Read([&](Db& db) { return ListJobs(db, {.owner_id = 1, .state = "pending"}, 10); });
   ASSERT_EQ(alices->size(), 1u);
   EXPECT_EQ((*alices)[0].id, *c);
-  EXPECT_EQ(Read([&](Db& db) { return ListJobs(db, 0, "", 1); })->size(), 1u);
+  EXPECT_EQ(Read([&](Db& db) { return ListJobs(db, {}, 1); })->size(), 1u);
+  // Id boundaries: below c newest first; above a oldest first.
+  auto below = Read([&](Db& db) { return ListJobs(db, {.before = *c}, 1); });
+  ASSERT_EQ(below->size(), 1u);
+  EXPECT_EQ((*below)[0].id, *b);
+  auto above = Read([&](Db& db) { return ListJobs(db, {.after = *a}, 1); });
+  ASSERT_EQ(above->size(), 1u);
+  EXPECT_EQ((*above)[0].id, *b);
   auto open = Read([&](Db& db) { return UnfinishedJobs(db); });
   ASSERT_EQ(open->size(), 2u);
   auto ended = Read([&](Db& db) { return EndedUsageSince(db, 5000, INT64_MAX); });
