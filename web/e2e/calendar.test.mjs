@@ -241,6 +241,26 @@ describe('rota web UI: calendar and violations', { timeout: 15 * 60_000, skip: N
     assert.match(await band.textContent(), /alice · 1 GPU\b/);
     assert.match(await band.getAttribute('aria-label'), /keyboard booking, alice \(you\), 1 GPU/);
     await checkScreen('07a-collapsed-band');
+    // A band too narrow for its text ends it in an ellipsis, within the band, and says it all
+    // in its tooltip (the width is set as the page sets it, through the CSSOM).
+    const narrow = await band.evaluate((b) => {
+      const before = b.style.width;
+      b.style.width = '48px';
+      const o = b.querySelector('.o');
+      const r = {
+        bandRight: b.getBoundingClientRect().right,
+        ownerRight: o.getBoundingClientRect().right,
+        clipped: o.scrollWidth > o.clientWidth,
+        overflow: getComputedStyle(o).textOverflow,
+        title: b.title,
+      };
+      b.style.width = before;
+      return r;
+    });
+    assert.ok(narrow.ownerRight <= narrow.bandRight, `a narrow band's label runs past its end: ${JSON.stringify(narrow)}`);
+    assert.equal(narrow.overflow, 'ellipsis', `a narrow band's label is cut off without an ellipsis: ${JSON.stringify(narrow)}`);
+    assert.ok(narrow.clipped, `the label should not fit 48 px: ${JSON.stringify(narrow)}`);
+    assert.match(narrow.title, /keyboard booking, alice \(you\), 1 GPU/, 'the whole text in the tooltip');
     await band.click();
     await page.getByTestId('res-details').waitFor();
     assert.match(await page.getByTestId('res-gpus').textContent(), /gpu-c/);

@@ -60,7 +60,14 @@ describe('rota web UI: node and GPU detail, job templates', { timeout: 15 * 60_0
     assert.equal(await group.locator('button').count(), 4);
     assert.equal(await page.getByTestId('range-1h').getAttribute('aria-pressed'), 'true');
     const util = page.locator('[data-chart="c-util"] [data-testid="chart-summary"]');
-    assert.match(await util.textContent(), /Utilisation over the last hour\. GPU: minimum \d+ %, average \d+ %, maximum \d+ %; Memory:/);
+    // Percentages are written one way everywhere, as format.ts's pct does on the tiles ("42%"):
+    // the charts' summaries and the values beside their legends too.
+    const summary = await util.textContent();
+    assert.match(summary, /Utilisation over the last hour\. GPU: minimum \d+%, average \d+%, maximum \d+%; Memory:/);
+    assert.doesNotMatch(summary, /\d %/, 'no space before the percent sign');
+    for (const v of await page.locator('[data-chart="c-util"] .val').allTextContents()) {
+      assert.match(v.trim(), /^(\d+%|–)$/, `a chart legend value: "${v}"`);
+    }
     // Live: samples from the stream land at the right edge (the newest bucket moves on).
     const lastX = () => page.locator('[data-chart="c-util"]').getAttribute('data-last').then(Number);
     const first = await lastX();
@@ -105,7 +112,7 @@ describe('rota web UI: node and GPU detail, job templates', { timeout: 15 * 60_0
     await page.locator('h1', { hasText: 'gpu-a' }).waitFor();
     await chartsReady(3);
     assert.equal(await page.getByTestId('gpu-tile').count(), 8);
-    assert.match(await page.locator('[data-chart="c-cpu"] [data-testid="chart-summary"]').textContent(), /CPU over the last hour\. CPU: minimum/);
+    assert.match(await page.locator('[data-chart="c-cpu"] [data-testid="chart-summary"]').textContent(), /CPU over the last hour\. CPU: minimum \d+%, average \d+%, maximum \d+%\./);
     // Whether the node measures CPU package energy (RAPL), and why not: rota dev's agents
     // read no counter.
     const n = await apiCall(api, 'GET', '/api/v1/nodes/gpu-a', await login('admin'));

@@ -175,6 +175,85 @@ describe('rota web UI', { timeout: 15 * 60_000, skip: NO_BROWSER }, () => {
     await checkScreen('09-overview-job');
   });
 
+  step('the overview narrows to busy, free or drained nodes (URL, counts, keyboard) and has a compact view', async () => {
+    // What the tiles say now, per node (the job keeps its GPU busy).
+    const nodeStates = () =>
+      page.evaluate(() => {
+        const m = {};
+        for (const t of document.querySelectorAll('[data-testid="gpu-tile"]')) (m[t.dataset.node] ??= []).push(t.dataset.state);
+        return m;
+      });
+    const cards = async () => (await page.getByTestId('node-card').evaluateAll((cs) => cs.map((c) => c.dataset.node))).sort();
+    // "3 nodes" (the word for screen readers only).
+    const count = async (key) => parseInt(await page.locator(`[data-testid="node-state-count"][data-state="${key}"]`).textContent(), 10);
+    // The counts are those of the tiles (read together: a sample may change a tile meanwhile).
+    let last = null;
+    const { busy, free } = await eventually('the counts as the tiles say', async () => {
+      const all = await nodeStates();
+      const busy = Object.keys(all).filter((n) => all[n].some((st) => st === 'job' || st === 'hand')).sort();
+      const free = Object.keys(all).filter((n) => all[n].includes('free')).sort();
+      const got = { all: await count('all'), busy: await count('busy'), free: await count('free'), drained: await count('drained') };
+      last = { all, got };
+      const want = { all: 3, busy: busy.length, free: free.length, drained: 0 };
+      return JSON.stringify(got) === JSON.stringify(want) ? { busy, free } : null;
+    }).catch((e) => assert.fail(`${e.message}: ${JSON.stringify(last)}`));
+    assert.ok(busy.length >= 1 && busy.length < 3, `busy nodes: ${JSON.stringify(last)}`);
+    assert.equal((await page.getByTestId('nodes-shown').textContent()).trim(), '3 nodes');
+
+    // The mouse: busy nodes only, and the URL says so.
+    await page.locator('label:has([data-testid="node-state-busy"])').click();
+    await eventually('state=busy in the URL', () => /#\/\?state=busy$/.test(page.url()));
+    await eventually('only the busy nodes', async () => JSON.stringify(await cards()) === JSON.stringify(busy));
+    assert.equal(await page.getByTestId('node-state-busy').isChecked(), true);
+    assert.equal(
+      (await page.getByTestId('nodes-shown').textContent()).trim(),
+      `${busy.length} of 3 nodes (busy)`,
+    );
+    for (const [n, states] of Object.entries(await nodeStates())) {
+      assert.ok(states.some((st) => st === 'job' || st === 'hand'), `${n} is shown as busy: ${states}`);
+    }
+    await checkScreen('09b-overview-busy');
+
+    // The keyboard: the arrow keys move through the choices.
+    await page.getByTestId('node-state-busy').focus();
+    await page.keyboard.press('ArrowRight');
+    await eventually('state=free in the URL', () => /#\/\?state=free$/.test(page.url()));
+    assert.equal(await page.getByTestId('node-state-free').isChecked(), true);
+    await eventually('only nodes with a free GPU', async () => JSON.stringify(await cards()) === JSON.stringify(free));
+
+    // Nothing drained: no node, said in words, and a way back.
+    await page.locator('label:has([data-testid="node-state-drained"])').click();
+    await eventually('no node shown', async () => (await page.getByTestId('node-card').count()) === 0);
+    assert.match(await page.getByTestId('nodes-shown').textContent(), /No node is drained\./);
+
+    // A reload keeps the filter (it is in the URL).
+    await page.reload();
+    await page.getByTestId('nodes-shown').waitFor();
+    assert.equal(await page.getByTestId('node-state-drained').isChecked(), true);
+    assert.equal(await page.getByTestId('node-card').count(), 0);
+    await page.getByRole('button', { name: 'Show all nodes' }).click();
+    await eventually('every node again', async () => (await page.getByTestId('node-card').count()) === 3);
+    assert.equal(await page.getByTestId('node-state-all').isChecked(), true);
+    await eventually('no state in the URL', () => /#\/$/.test(page.url()));
+
+    // Compact: tiles without their readings, so a node takes less height; kept by the browser.
+    const height = () => page.locator('[data-testid="node-card"][data-node="gpu-a"]').evaluate((c) => c.getBoundingClientRect().height);
+    const full = await height();
+    assert.ok((await page.locator('[data-testid="gpu-tile"] .readings').count()) > 0);
+    await page.getByTestId('node-compact').check();
+    await eventually('no readings in compact tiles', async () => (await page.locator('[data-testid="gpu-tile"] .readings').count()) === 0);
+    const small = await height();
+    assert.ok(small < full * 0.7, `a compact node is not much shorter: ${small} px against ${full} px`);
+    assert.equal(await page.getByTestId('gpu-tile').count(), 14, 'every GPU still has its tile');
+    await checkScreen('09c-overview-compact');
+    await page.reload();
+    await page.getByTestId('node-compact').waitFor();
+    assert.equal(await page.getByTestId('node-compact').isChecked(), true, 'compact is remembered');
+    await page.getByTestId('node-compact').uncheck();
+    await eventually('readings again', async () => (await page.locator('[data-testid="gpu-tile"] .readings').count()) > 0);
+    checkClean('overview filters');
+  });
+
   step('alice cancels the job from its page', async () => {
     await navigate(`#/jobs/${jobId}`);
     await page.getByTestId('cancel-job').click();
@@ -274,6 +353,40 @@ describe('rota web UI', { timeout: 15 * 60_000, skip: NO_BROWSER }, () => {
     });
     assert.ok(fit.scrollWidth <= fit.clientWidth && fit.doc <= fit.vw, `the jobs list scrolls sideways on a phone: ${JSON.stringify(fit)}`);
     await checkScreen('12-jobs-phone');
+    // The job's page: its tasks and events are cards; nothing scrolls sideways.
+    await navigate(`#/jobs/${jobId}`);
+    await page.getByTestId('tasks-table').waitFor();
+    await page.getByTestId('events-table').waitFor();
+    const jobFit = await eventually('the phone layout of the job page', async () => {
+      const r = await page.evaluate(() => {
+        const wrap = (id) => {
+          const w = document.querySelector(`[data-testid="${id}"]`).closest('.table-wrap');
+          return { scrollWidth: w.scrollWidth, clientWidth: w.clientWidth };
+        };
+        return {
+          doc: document.scrollingElement.scrollWidth,
+          vw: window.innerWidth,
+          tasks: wrap('tasks-table'),
+          events: wrap('events-table'),
+          taskState: document.querySelector('[data-testid="task-state"]').getBoundingClientRect().right,
+        };
+      });
+      return r.vw === 390 ? r : null;
+    });
+    assert.ok(jobFit.doc <= jobFit.vw, `the job page scrolls sideways on a phone: ${JSON.stringify(jobFit)}`);
+    for (const t of ['tasks', 'events']) {
+      assert.ok(jobFit[t].scrollWidth <= jobFit[t].clientWidth, `the ${t} table scrolls sideways on a phone: ${JSON.stringify(jobFit)}`);
+    }
+    assert.ok(jobFit.taskState <= jobFit.vw, `the task's state is off-screen on a phone: ${JSON.stringify(jobFit)}`);
+    await checkScreen('12b-job-phone');
+    // The overview's filters wrap on a phone; the page does not scroll sideways.
+    await navigate('#/?state=busy');
+    await page.getByTestId('nodes-shown').waitFor();
+    const ovFit = await page.evaluate(() => ({ doc: document.scrollingElement.scrollWidth, vw: window.innerWidth }));
+    assert.ok(ovFit.doc <= ovFit.vw, `the overview scrolls sideways on a phone: ${JSON.stringify(ovFit)}`);
+    await checkScreen('12c-overview-busy-phone');
+    await navigate('#/jobs');
+    await jobRow.waitFor();
     await page.setViewportSize({ width: 1280, height: 900 });
     assert.equal(await page.getByTestId('nav-menu').isVisible(), false, 'no menu button on a wide screen');
   });

@@ -171,17 +171,35 @@ describe('rota web UI: usage report and power', { timeout: 15 * 60_000, skip: NO
     await checkScreen('02-usage-node-dark');
     await page.getByTestId('theme-toggle').click();
     await eventually('light theme', () => page.evaluate(() => document.documentElement.dataset.theme === 'light'));
-    // A phone: the tables scroll inside their panels, the page does not scroll sideways.
+    // A phone: the report's rows are cards (labelled figures) with the sort buttons above them;
+    // neither the page nor the report's table scrolls sideways.
     await page.getByTestId('usage-period').waitFor(); // the quotas too
     await page.setViewportSize({ width: 390, height: 844 });
     try {
-      const phone = await page.evaluate(() => ({
-        docWidth: document.documentElement.scrollWidth,
-        viewport: window.innerWidth,
-        tableScrolls: [...document.querySelectorAll('.table-wrap')].some((w) => w.scrollWidth > w.clientWidth),
-      }));
+      const phone = await eventually('the phone layout', async () => {
+        const r = await page.evaluate(() => {
+          const wrap = document.querySelector('[data-testid="report-table"]').closest('.table-wrap');
+          const row = document.querySelector('[data-testid="report-row"][data-key="gpu-a"]');
+          const cell = row.querySelector('[data-col="gpu_hours"]');
+          const sorts = [...document.querySelectorAll('[data-testid="report-sort"]')].map((b) => b.getBoundingClientRect());
+          return {
+            docWidth: document.scrollingElement.scrollWidth,
+            viewport: window.innerWidth,
+            scrollWidth: wrap.scrollWidth,
+            clientWidth: wrap.clientWidth,
+            rowRight: row.getBoundingClientRect().right,
+            label: getComputedStyle(cell, '::before').content,
+            sortsInView: sorts.every((b) => b.width > 1 && b.left >= 0 && b.right <= window.innerWidth),
+          };
+        });
+        return r.viewport === 390 ? r : null;
+      });
       assert.ok(phone.docWidth <= phone.viewport, `the Usage page scrolls sideways on a phone: ${JSON.stringify(phone)}`);
-      assert.ok(phone.tableScrolls, `no table scrolls in its panel on a phone: ${JSON.stringify(phone)}`);
+      assert.ok(phone.scrollWidth <= phone.clientWidth, `the usage report scrolls sideways on a phone: ${JSON.stringify(phone)}`);
+      assert.ok(phone.rowRight <= phone.viewport, `a report row is wider than the phone: ${JSON.stringify(phone)}`);
+      assert.match(phone.label, /GPU-hours: /, 'each figure of a card is labelled');
+      assert.ok(phone.sortsInView, `the sort buttons are off-screen on a phone: ${JSON.stringify(phone)}`);
+      await checkA11y('the usage report on a phone');
       await shot('01-usage-phone');
     } finally {
       await page.setViewportSize({ width: 1280, height: 900 });

@@ -6,26 +6,10 @@
 // every node has its own signals, so a sample re-renders that node alone.
 import { ApiError, get, query } from '../api/client';
 import { openStream, type SseEvent, type StreamStatus } from '../api/stream';
-import type { Gpu, Job, Node, Reservation, SampleEvent } from '../api/types';
-import { nodeBadge } from './nodes';
+import type { Job, Node, Reservation, SampleEvent } from '../api/types';
+import { nodeBadge, tileState, type Hold, type TileState } from './nodes';
 
-export type TileState = 'free' | 'job' | 'hand' | 'drained' | 'reserved' | 'failed' | 'unreachable';
-
-/** A tile state in words, for badges. */
-export const TILE_STATE_TEXT: Record<TileState, string> = {
-  free: 'Free',
-  job: 'Job',
-  hand: 'In use',
-  drained: 'Drained',
-  reserved: 'Reserved',
-  failed: 'Failed',
-  unreachable: 'Unreachable',
-};
-
-export interface Hold {
-  job?: { id: number; name: string; owner: string; task: string; unix_user: string; pid: number };
-  reservation?: { id: number; owner: string; title: string; end: string };
-}
+export { TILE_STATE_TEXT, tileState, type Hold, type TileState } from './nodes';
 
 export class NodeLive {
   readonly name: string;
@@ -34,25 +18,21 @@ export class NodeLive {
   /** By GPU index. */
   holds = $state.raw<ReadonlyMap<number, Hold>>(new Map());
   holdsKey = '';
+  /** Its GPUs' tile states, in the order of `info.gpus`. */
+  states = $derived.by<TileState[]>(() =>
+    this.info.gpus.map((g) =>
+      tileState(
+        this.info,
+        this.sample?.gpus.find((r) => r.index === g.index),
+        this.holds.get(g.index),
+      ),
+    ),
+  );
 
   constructor(info: Node) {
     this.name = info.name;
     this.info = info;
   }
-}
-
-/**
- * A GPU tile's state: the first that applies of unreachable, failed, job, hand
- * (processes), drained (its node takes no new job), reserved, free.
- */
-export function tileState(node: Node, gpu: Gpu | undefined, hold: Hold | undefined): TileState {
-  if (node.state !== 'ready' || gpu?.state === 'unreachable') return 'unreachable';
-  if (gpu?.state === 'failed' || gpu?.failed) return 'failed';
-  if (hold?.job) return 'job';
-  if (gpu && gpu.processes && gpu.processes.length > 0) return 'hand';
-  if (node.drain) return 'drained';
-  if (hold?.reservation) return 'reserved';
-  return 'free';
 }
 
 export interface Totals {

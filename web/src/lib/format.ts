@@ -28,8 +28,15 @@ export function bytesOf(used: number | undefined, total: number | undefined): st
   return `${usedS} / ${t.toFixed(t >= 100 ? 0 : 1).replace(/\.0$/, '')} ${UNITS[u]}`;
 }
 
+/** A percentage, whole, without a space before the sign: "100%" (every tile, chart, axis and
+ * table of the UI writes percentages through this one function). */
 export function pct(n: number | undefined | null): string {
   return n === undefined || n === null || !isFinite(n) ? '–' : `${Math.round(n)}%`;
+}
+
+/** A temperature, whole: "45 °C". */
+export function celsius(c: number | undefined | null): string {
+  return c === undefined || c === null || !isFinite(c) ? '–' : `${Math.round(c)} °C`;
 }
 
 /** Power in watts, whole when whole ("350 W", "12.5 W"); from 10,000 W in kW ("313.6 kW"). */

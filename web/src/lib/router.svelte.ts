@@ -3,7 +3,7 @@
 // (the server serves only /).
 
 export type Route =
-  | { name: 'overview' }
+  | { name: 'overview'; params: URLSearchParams }
   | { name: 'node'; node: string; params: URLSearchParams }
   | { name: 'gpu'; node: string; index: number; params: URLSearchParams }
   | { name: 'jobs'; params: URLSearchParams }
@@ -26,7 +26,7 @@ function parse(hash: string): Route {
   const params = new URLSearchParams(q >= 0 ? path.slice(q + 1) : '');
   if (q >= 0) path = path.slice(0, q);
   path = path.replace(/\/+$/, '') || '/';
-  if (path === '/') return { name: 'overview' };
+  if (path === '/') return { name: 'overview', params };
   if (path === '/jobs') return { name: 'jobs', params };
   if (path === '/submit') return { name: 'submit' };
   if (path === '/reservations') return { name: 'reservations', params };
