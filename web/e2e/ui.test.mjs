@@ -261,10 +261,12 @@ describe('rota web UI', { timeout: 15 * 60_000, skip: NO_BROWSER }, () => {
     const state = page.getByTestId('job-state');
     await eventually('state cancelled', async () => (await state.textContent()).trim() === 'cancelled', { timeout: 30_000 });
     assert.equal(await page.getByTestId('cancel-job').count(), 0);
+    // SIGTERM ended its task because it was cancelled: stopped, not failed.
+    await eventually('its task stopped', async () => (await page.getByTestId('task-state').first().textContent()).trim() === 'stopped', { timeout: 30_000 });
     await checkScreen('10-job-cancelled');
   });
 
-  step("the jobs list: alice's own by default, paged Newer / Older by offset", async () => {
+  step("the jobs list: alice's own by default, paged Newer / Older by job id", async () => {
     const token = async (user) => (await apiCall(api, 'POST', '/api/v1/auth/login', null, { username: user, password: accounts[user] })).json.token;
     const aliceToken = await token('alice');
     const adminToken = await token('admin');
@@ -278,33 +280,40 @@ describe('rota web UI', { timeout: 15 * 60_000, skip: NO_BROWSER }, () => {
     const adminJob = await submit(adminToken, 'admins-job');
     const p1 = await submit(aliceToken, 'page-1');
     const p2 = await submit(aliceToken, 'page-2');
+    let p3 = 0;
     try {
       const rowIds = async () => page.$$eval('[data-testid="job-row"]', (els) => els.map((e) => Number(e.dataset.jobId)));
       await navigate('#/jobs?limit=2');
       await eventually('the newest two of alice\'s jobs', async () => JSON.stringify(await rowIds()) === JSON.stringify([p2, p1]));
       assert.equal(await page.getByTestId('filter-mine').isChecked(), true, 'a user sees their own jobs first');
-      assert.equal((await page.getByTestId('jobs-range').textContent()).trim(), 'jobs 1–2');
+      assert.equal((await page.getByTestId('jobs-range').textContent()).trim(), 'newest 2');
       assert.equal(await page.getByTestId('jobs-newer').isDisabled(), true);
       await checkScreen('10b-jobs-paged');
       await page.getByTestId('jobs-older').click();
-      await eventually('offset=2 in the URL', async () => /offset=2\b/.test(page.url()));
+      await eventually(`before=${p1} in the URL`, async () => new RegExp(`before=${p1}\\b`).test(page.url()));
       await eventually('the third of alice\'s jobs', async () => JSON.stringify(await rowIds()) === JSON.stringify([jobId]));
-      assert.equal((await page.getByTestId('jobs-range').textContent()).trim(), 'jobs 3–3');
+      assert.equal((await page.getByTestId('jobs-range').textContent()).trim(), `job ${jobId}`);
       assert.equal(await page.getByTestId('jobs-older').isDisabled(), true, 'no older page: the server said so');
-      const api3 = await apiCall(api, 'GET', '/api/v1/jobs?mine=true&limit=2&offset=2', aliceToken);
-      assert.deepEqual(api3.json.jobs.map((j) => j.id), [jobId]);
+      // A job submitted now does not move the page (an offset page would show page-1).
+      p3 = await submit(aliceToken, 'page-3');
+      await page.reload();
+      await eventually('the same page after a new job', async () => JSON.stringify(await rowIds()) === JSON.stringify([jobId]));
       await page.getByTestId('jobs-newer').click();
-      await eventually('back to the newest', async () => JSON.stringify(await rowIds()) === JSON.stringify([p2, p1]));
-      assert.doesNotMatch(page.url(), /offset=/);
+      await eventually(`after=${jobId} in the URL`, async () => new RegExp(`after=${jobId}\\b`).test(page.url()));
+      await eventually('the page just newer', async () => JSON.stringify(await rowIds()) === JSON.stringify([p2, p1]));
+      await page.getByTestId('jobs-newer').click();
+      await eventually('the newest of alice\'s jobs', async () => JSON.stringify(await rowIds()) === JSON.stringify([p3]));
+      assert.equal(await page.getByTestId('jobs-newer').isDisabled(), true, 'nothing newer: the server said so');
       await page.getByTestId('filter-all').check();
       await eventually('mine=false in the URL', async () => /mine=false/.test(page.url()));
-      await eventually("everyone's jobs", async () => JSON.stringify(await rowIds()) === JSON.stringify([p2, p1]));
+      assert.doesNotMatch(page.url(), /after=|before=/, 'a filter starts from the newest');
+      await eventually("everyone's jobs", async () => JSON.stringify(await rowIds()) === JSON.stringify([p3, p2]));
       await page.getByTestId('jobs-older').click();
       await eventually("admin's job on the next page", async () => (await rowIds()).includes(adminJob));
       checkClean('jobs paging');
     } finally {
-      for (const [id, tok] of [[adminJob, adminToken], [p1, aliceToken], [p2, aliceToken]]) {
-        await apiCall(api, 'POST', `/api/v1/jobs/${id}/cancel`, tok);
+      for (const [id, tok] of [[adminJob, adminToken], [p1, aliceToken], [p2, aliceToken], [p3, aliceToken]]) {
+        if (id) await apiCall(api, 'POST', `/api/v1/jobs/${id}/cancel`, tok);
       }
     }
   });

@@ -2,7 +2,7 @@
 // src/lib/format.ts, src/lib/jobform.ts): `npm run test:unit`, no server or browser.
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { firstLog, jobGpus, jobsPage, listMine, reasonLabel, taskBadge } from '../src/lib/jobs.ts';
+import { firstLog, jobGpus, jobsCursor, jobsPage, listMine, reasonLabel, taskBadge } from '../src/lib/jobs.ts';
 import { ago, durationText, factor, localTimes, relative } from '../src/lib/format.ts';
 import { firstFreeGpu, jobHolds } from '../src/lib/calendar.ts';
 import { applyTemplate, buildSpec, defaultJobForm, TEMPLATES } from '../src/lib/jobform.ts';
@@ -26,6 +26,11 @@ describe('taskBadge', () => {
     assert.equal(taskBadge({ state: 'exited', exit_code: 0 }), 'exited');
     assert.equal(taskBadge({ state: 'running' }), 'running');
     assert.equal(taskBadge({ state: 'lost', exit_code: 1 }), 'lost');
+  });
+  it('says stopped for a cancelled job\'s task ended by a signal, failed for its own failure', () => {
+    assert.equal(taskBadge({ state: 'exited', exit_code: 0, signal: 15 }, 'cancelled'), 'stopped');
+    assert.equal(taskBadge({ state: 'exited', exit_code: 2 }, 'cancelled'), 'failed');
+    assert.equal(taskBadge({ state: 'exited', signal: 9 }, 'failed'), 'failed');
   });
 });
 
@@ -170,11 +175,30 @@ describe('listMine', () => {
 });
 
 describe('jobsPage', () => {
-  it('pages by offset: newer back towards 0, older only while the server says truncated', () => {
-    assert.deepEqual(jobsPage(0, 100, 100, true), { newer: null, older: 100, text: 'jobs 1–100' });
-    assert.deepEqual(jobsPage(100, 100, 100, true), { newer: 0, older: 200, text: 'jobs 101–200' });
-    assert.deepEqual(jobsPage(200, 100, 37, false), { newer: 100, older: null, text: 'jobs 201–237' });
-    assert.deepEqual(jobsPage(50, 100, 10, false), { newer: 0, older: null, text: 'jobs 51–60' });
-    assert.deepEqual(jobsPage(0, 100, 0, false), { newer: null, older: null, text: 'no jobs' });
+  it('pages by job id: older below the last shown, newer above the first', () => {
+    assert.deepEqual(jobsPage(null, [9, 7, 4], true), { newer: null, older: { before: 4 }, text: 'newest 3' });
+    assert.deepEqual(jobsPage(null, [9, 7, 4], false), { newer: null, older: null, text: 'newest 3' });
+    assert.deepEqual(jobsPage({ before: 4 }, [3, 2], true), { newer: { after: 3 }, older: { before: 2 }, text: 'jobs 3 to 2' });
+    assert.deepEqual(jobsPage({ before: 4 }, [3], false), { newer: { after: 3 }, older: null, text: 'job 3' });
+    // An after page: more newer only while the server says truncated; older always.
+    assert.deepEqual(jobsPage({ after: 3 }, [7, 4], true), { newer: { after: 7 }, older: { before: 4 }, text: 'jobs 7 to 4' });
+    assert.deepEqual(jobsPage({ after: 7 }, [9], false), { newer: null, older: { before: 9 }, text: 'job 9' });
+  });
+  it('finds its way back from an empty page', () => {
+    assert.deepEqual(jobsPage(null, [], false), { newer: null, older: null, text: 'no jobs' });
+    assert.deepEqual(jobsPage({ before: 4 }, [], false), { newer: { after: 3 }, older: null, text: 'no jobs' });
+    assert.deepEqual(jobsPage({ after: 9 }, [], false), { newer: null, older: { before: 10 }, text: 'no jobs' });
+  });
+});
+
+describe('jobsCursor', () => {
+  it('reads before or after as a positive id, anything else as the newest page', () => {
+    assert.deepEqual(jobsCursor(new URLSearchParams('before=12')), { before: 12 });
+    assert.deepEqual(jobsCursor(new URLSearchParams('after=3&limit=2')), { after: 3 });
+    assert.equal(jobsCursor(new URLSearchParams('before=0')), null);
+    assert.equal(jobsCursor(new URLSearchParams('before=-4')), null);
+    assert.equal(jobsCursor(new URLSearchParams('before=1.5')), null);
+    assert.equal(jobsCursor(new URLSearchParams('after=x')), null);
+    assert.equal(jobsCursor(new URLSearchParams('offset=100')), null);
   });
 });

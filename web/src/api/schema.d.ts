@@ -132,7 +132,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Jobs, newest first; truncated: more follow (ask again from offset + limit) */
+        /** Jobs, newest first; truncated: more follow (the next older page: before = the last id; with after, the next newer page: after = the first id). before/after pages stay exact while jobs are submitted; offset counts from the newest */
         get: operations["getJobs"];
         put?: never;
         /** Submit a job: {name, command, shell?, env?, workdir?, framework?, groups: [{role, replicas, gpus_per_task, cpus_per_task?, memory?, node_labels?, nodes?, gpu_model?, command?}], restart?: {policy, max_restarts?, backoff?, max_backoff?}, time_limit?, process_per_node?, queue?, priority?, preemptible?, spread?, stop_after_disconnect?}; 400 names the field (or the largest node, or the queue's bounds); 403 when the queue does not admit the caller. A pending job's reason says why it waits, with its position and estimated start */
@@ -1967,6 +1967,10 @@ export interface operations {
                 limit?: number;
                 /** @description skip this many of the newest (default 0) */
                 offset?: number;
+                /** @description only jobs with a smaller id (older) */
+                before?: number;
+                /** @description only jobs with a larger id (newer): the limit oldest of them, shown newest first */
+                after?: number;
             };
             header?: never;
             path?: never;

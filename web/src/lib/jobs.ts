@@ -40,20 +40,50 @@ export function listMine(param: string | null, admin: boolean): boolean {
   return param === null ? !admin : param === 'true';
 }
 
-/** Paging of the jobs list (newest first): the offsets of the newer and older pages
- * (null: none), and "jobs 1–100" of what is shown. */
-export function jobsPage(offset: number, limit: number, shown: number, truncated: boolean) {
-  return {
-    newer: offset > 0 ? Math.max(0, offset - limit) : null,
-    older: truncated ? offset + Math.max(shown, 1) : null,
-    text: shown === 0 ? (offset > 0 ? `no jobs from ${offset + 1}` : 'no jobs') : `jobs ${offset + 1}–${offset + shown}`,
+/** Where a page of the jobs list starts: below a job id (older), above one (the page
+ * just newer), or null for the newest. Ids, not offsets: jobs submitted meanwhile do
+ * not move a page. */
+export type JobsCursor = { before: number } | { after: number } | null;
+
+/** The cursor in a jobs URL (`before=` or `after=`, a positive id), else null. */
+export function jobsCursor(params: URLSearchParams): JobsCursor {
+  const id = (key: string) => {
+    const n = Number(params.get(key));
+    return Number.isSafeInteger(n) && n > 0 ? n : 0;
   };
+  if (id('before')) return { before: id('before') };
+  if (id('after')) return { after: id('after') };
+  return null;
+}
+
+/** Paging of the jobs list (shown newest first, `ids` in that order): the cursors of
+ * the newer and older pages (null: none) and what the page shows. `truncated`: the
+ * server has more in the page's direction (older; newer for an `after` page). */
+export function jobsPage(cursor: JobsCursor, ids: number[], truncated: boolean) {
+  const first = ids[0];
+  const last = ids[ids.length - 1];
+  let newer: JobsCursor = null;
+  let older: JobsCursor = null;
+  if (cursor === null) {
+    if (truncated) older = { before: last };
+  } else if ('before' in cursor) {
+    newer = { after: ids.length ? first : cursor.before - 1 };
+    if (truncated) older = { before: last };
+  } else {
+    if (truncated) newer = { after: first };
+    older = { before: ids.length ? last : cursor.after + 1 };
+  }
+  const text =
+    ids.length === 0 ? 'no jobs' : cursor === null ? `newest ${ids.length}` : ids.length === 1 ? `job ${first}` : `jobs ${first} to ${last}`;
+  return { newer, older, text };
 }
 
 /** What a task's state badge says: an exited task that ended with a non-zero status or
- * a signal "failed" (red), "exited" only for status 0; other states as they are. */
-export function taskBadge(t: { state: string; exit_code?: number; signal?: number }): string {
+ * a signal "failed" (red), "exited" only for status 0, "stopped" when its job was
+ * cancelled and the task ended by the signal that stopped it; other states as they are. */
+export function taskBadge(t: { state: string; exit_code?: number; signal?: number }, jobState?: string): string {
   if (t.state !== 'exited') return t.state;
+  if (jobState === 'cancelled' && t.signal) return 'stopped';  // rota stopped it: not a failure
   return t.signal || (t.exit_code !== undefined && t.exit_code !== 0) ? 'failed' : 'exited';
 }
 
