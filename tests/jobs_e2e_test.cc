@@ -436,6 +436,7 @@ TEST_F(JobsE2E, CliRunWaitsAndExitsWithTheJobsStatus) {
   }
   EXPECT_EQ(RunCli({"jobs", "--limit", "0"}, env).exit_code, 2);
   EXPECT_EQ(RunCli({"jobs", "--before", "2", "--offset", "1"}, env).exit_code, 2);
+  EXPECT_EQ(RunCli({"jobs", "--before", "99999999999999999999"}, env).exit_code, 2);
   CliResult logs = RunCli({"logs", "1", "--task", "worker-1"}, env);
   EXPECT_EQ(logs.exit_code, 0) << logs.err;
   EXPECT_NE(logs.out.find("rank 1 of "), std::string::npos) << logs.out;

@@ -5,6 +5,7 @@
 // (estimated starts) and preempt.cc (preemption, jobs being stopped,
 // defragmentation).
 
+#include <array>
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -143,15 +144,19 @@ struct Shape {
   std::vector<std::vector<uint8_t>>
       eligible;             // [demand][node]: schedulable and matching; empty until needed
   bool no_fit_now = false;  // does not fit the free GPUs, blocks ignored
-  bool no_fit_preempting =
-      false;  // does not fit even with every candidate victim stopped, blocks ignored
+  // Does not fit even with every candidate victim stopped, blocks ignored; by
+  // class: [0] jobs that may not stop the jobs of users over their share, [1]
+  // jobs that may (Pass::MayStopOverShare). A class-1 failure is a class-0 one
+  // too (class 0 may stop fewer jobs).
+  std::array<bool, 2> no_fit_preempting = {false, false};
   bool no_fit_stopping = false;  // does not fit once the jobs being stopped end, blocks ignored
   bool defrag_tried = false;     // a defragmentation was looked for in this pass
   // Sets of blockers (Pass::blockers_) with which the shape did not fit the
   // free GPUs now / even preempting: free GPUs only shrink and victims only
   // get fewer, and more blockers keep more GPUs away, so a later job of the
   // shape whose blockers include such a set fails as well.
-  std::vector<BlockerBits> no_fit_now_blocked, no_fit_preempting_blocked;
+  std::vector<BlockerBits> no_fit_now_blocked;
+  std::array<std::vector<BlockerBits>, 2> no_fit_preempting_blocked;  // by class, as no_fit_preempting
   uint64_t fits_version = ~0ULL;   // free_version_ at which it was seen to fit (blocks ignored)
   uint64_t block_version = ~0ULL;  // free_version_ of largest_block
   std::string largest_block;       // WhyNot's text for "no node holds a task"
@@ -210,16 +215,18 @@ class Pass {
     return r;
   }
 
-  // Nothing later in the order can start or preempt: stop looking (simulator).
+  // Nothing from `rank` on in the order can start, preempt or reclaim a
+  // reservation: stop looking (passes that do not explain).
   bool Exhausted(const Rank& rank) {
     if (strict_blocked_ != 0 && !s_.policy.preempt) return true;
     if (free_.TotalFree() > 0) return false;
+    // An idle reservation's owner reclaims its GPUs whatever the order.
+    if (idle_owner_jobs_left_ > 0) return false;
     if (!s_.policy.preempt) return true;
-    // Worst first: the first one that may still be stopped decides (a young
-    // run only for a reservation's owner: none without idle owners).
-    const bool young_count = !idle_owners_.empty();
+    // Worst first: the first run that may still be stopped for order decides
+    // (a young one may not: TryPreempt skips it).
     while (first_untaken_ < victims_.size() &&
-           (victims_[first_untaken_].taken || (victims_[first_untaken_].young && !young_count)))
+           (victims_[first_untaken_].taken || victims_[first_untaken_].young))
       ++first_untaken_;
     return first_untaken_ == victims_.size() || !(rank < victims_[first_untaken_].rank);
   }
@@ -294,16 +301,21 @@ class Pass {
     bool young = false;
   };
   void CollectVictims();
-  // Whether `job` (ranked `rank`) may stop victim `v` because it orders first.
-  // The plain order for every policy but kRota. Under kRota ordering first is
-  // not enough, else jobs of one tier and level whose owners' fair-share
-  // factors drift past each other by the minute take turns stopping each other:
-  // a job stops another only from a higher queue tier or a lower LAS level (the
-  // level 0 a long wait lends included); in the same tier and level only when the victim's owner is clearly over share
-  // (factor <= kOverShare: it used twice its share) and the job's owner is not
-  // over (factor >= 0.5), or when both are the same user's and the job has the
-  // higher priority.
-  bool StopsForOrder(const PendingJob& job, const Rank& rank, const Victim& v) const;
+  // Whether a job ranked `rank` may stop victim `v` (that it orders before)
+  // for order. Any such victim for every policy but kRota. Under kRota
+  // ordering first is not enough, else jobs of one tier and level whose
+  // owners' fair-share factors drift past each other as they run take turns
+  // stopping each other: a job stops another only from a higher queue tier or
+  // a lower LAS level (the level 0 a long wait lends included), and in the
+  // same tier and level only when the victim's owner is clearly over share
+  // (factor <= kOverShare: it used twice its share) and the job may stop such
+  // jobs (`may_stop_over_share`). Job priority only orders: a user cannot
+  // stop others' jobs by raising their own; queues are the admins' tool.
+  bool StopsForOrder(const Rank& rank, bool may_stop_over_share, const Victim& v) const;
+  // kRota: whether the job's owner is not over its share (factor >= 0.5), so
+  // it may stop same-level jobs of users clearly over theirs. True for the
+  // other policies (the class has no meaning there).
+  bool MayStopOverShare(const PendingJob& job) const;
 
   // The GPUs of the victims not taken that are ordered after `rank`: those a
   // job of that rank may preempt. Amortised O(1) while the ranks asked come
@@ -515,6 +527,7 @@ class Pass {
   // Owners of running reservations lent out as idle (ReclaimReservations looks
   // no further for anyone else's job).
   std::set<std::string> idle_owners_;
+  size_t idle_owner_jobs_left_ = 0;  // pending jobs of idle owners not yet considered
   std::vector<size_t> stopping_;           // running jobs being stopped (indices)
   // Of the jobs being stopped, what a waiting job counts on (AwaitStopping):
   // per flat GPU, and per [stopping_ index][task] (any of the task).

@@ -108,23 +108,29 @@ void Pass::CollectVictims() {
             [](const Victim& a, const Victim& b) { return b.rank < a.rank; });
 }
 
-bool Pass::StopsForOrder(const PendingJob& job, const Rank& rank, const Victim& v) const {
+bool Pass::MayStopOverShare(const PendingJob& job) const {
+  return s_.policy.order != Order::kRota || ranker_.FairShareFactor(job.meta.user, job.meta.group) >= 0.5;
+}
+
+bool Pass::StopsForOrder(const Rank& rank, bool may_stop_over_share, const Victim& v) const {
   if (s_.policy.order != Order::kRota) return true;
   if (rank.k0 != v.rank.k0) return rank.k0 < v.rank.k0;  // queue tier
   if (rank.k1 != v.rank.k1) return rank.k1 < v.rank.k1;  // LAS level (a long wait's 0 too)
-  const JobMeta& victim = s_.running[v.running].meta;
-  if (victim.user == job.meta.user) return job.meta.priority > victim.priority;
   constexpr double kOverShare = 0.25;
-  return ranker_.FairShareFactor(victim.user, victim.group) <= kOverShare &&
-         ranker_.FairShareFactor(job.meta.user, job.meta.group) >= 0.5;
+  const JobMeta& victim = s_.running[v.running].meta;
+  return may_stop_over_share && ranker_.FairShareFactor(victim.user, victim.group) <= kOverShare;
 }
 
 std::string Pass::TryPreempt(const PendingJob& job, Shape& shape, const Rank& rank) {
   if (s_.now_ms - job.meta.queued_ms < s_.policy.preempt_after_ms) return "";
-  if (shape.no_fit_preempting) return "";
+  // What a job may stop depends on its rank and on whether it may stop jobs
+  // of users over their share: failures are kept per class (see Shape).
+  const bool over_share = MayStopOverShare(job);
+  const size_t cls = over_share ? 1 : 0;
+  if (shape.no_fit_preempting[cls]) return "";
   const uint32_t need = shape.need;
   if (free_.TotalFree() + VictimGpusAfter(rank) < need) {
-    shape.no_fit_preempting = true;
+    shape.no_fit_preempting = {true, true};
     return "";
   }
   const auto& eligible = EligibleNodes(job, shape);
@@ -132,7 +138,7 @@ std::string Pass::TryPreempt(const PendingJob& job, Shape& shape, const Rank& ra
   for (size_t d = 1; d < job.demands.size(); ++d) {
     if (job.demands[d].gpus_per_task > job.demands[big].gpus_per_task) big = d;
   }
-  if (FindBlockers(job) && IncludesOneOf(shape.no_fit_preempting_blocked, blockers_bits_))
+  if (FindBlockers(job) && IncludesOneOf(shape.no_fit_preempting_blocked[cls], blockers_bits_))
     return "";
   const GpuMask* blocked = BlockerMask();
   FreeMap& trial = trial_;
@@ -145,7 +151,7 @@ std::string Pass::TryPreempt(const PendingJob& job, Shape& shape, const Rank& ra
   for (size_t k = 0; k < victims_.size(); ++k) {
     const Victim& v = victims_[k];
     if (!(rank < v.rank)) break;
-    if (v.taken || v.young || !StopsForOrder(job, rank, v)) continue;
+    if (v.taken || v.young || !StopsForOrder(rank, over_share, v)) continue;
     // Only a victim that frees a GPU the job's largest task could use.
     if (!GiveCounted(trial, v.running, job, eligible, blocked, cap, big)) continue;
     added.push_back(k);
@@ -157,11 +163,16 @@ std::string Pass::TryPreempt(const PendingJob& job, Shape& shape, const Rank& ra
     if (placed) break;
   }
   if (!placed) {
-    // Later jobs of this shape have no more victims and no more free GPUs.
-    if (!blocked || !PlaceGang(trial, job.demands, job.spread, nullptr, &eligible))
-      shape.no_fit_preempting = true;
-    else
-      shape.no_fit_preempting_blocked.push_back(blockers_bits_);
+    // Later jobs of this shape and class, or of a class that may stop fewer
+    // jobs, have no more victims and no more free GPUs.
+    const bool unblocked_fails = !blocked || !PlaceGang(trial, job.demands, job.spread, nullptr, &eligible);
+    for (size_t c = 0; c <= cls; ++c) {
+      if (unblocked_fails) {
+        shape.no_fit_preempting[c] = true;
+      } else {
+        shape.no_fit_preempting_blocked[c].push_back(blockers_bits_);
+      }
+    }
     return "";
   }
   std::string ids;

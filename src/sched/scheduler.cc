@@ -93,6 +93,7 @@ Decisions Pass::Run() {
     const PendingJob& p = s_.pending[i];
     const uint32_t need = GpusOf(p.demands);
     ranks.push_back(ranker_.Of(p.meta, need, 0));
+    if (!idle_owners_.empty() && idle_owners_.count(p.meta.user)) ++idle_owner_jobs_left_;
     auto [it, added] = shapes.emplace(ShapeOf{&p}, shapes_.size());
     if (added) {
       shapes_.emplace_back();
@@ -129,6 +130,7 @@ Decisions Pass::Run() {
     const PendingJob& job = s_.pending[i];
     if (!s_.policy.explain && Exhausted(rank)) break;
     Consider(job, shapes_[shape_of_[i]], rank, position);
+    if (idle_owner_jobs_left_ > 0 && idle_owners_.count(job.meta.user)) --idle_owner_jobs_left_;
   }
   return std::move(out_);
 }

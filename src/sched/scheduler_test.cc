@@ -437,6 +437,16 @@ TEST(ScheduleTest, AnOwnersWaitingJobReclaimsAnIdleReservationAtOnce) {
   ASSERT_EQ(off.preemptions.size(), 1u);
   EXPECT_EQ(off.preemptions[0].id, 1);
   EXPECT_EQ(off.reclaimed, std::vector<int64_t>{7});
+  // Passes that do not explain stop early once the cluster is full, but not
+  // before an idle owner's job, whatever it orders.
+  for (bool preempt : {true, false}) {
+    s.policy.preempt = preempt;
+    s.policy.explain = false;
+    Decisions quick = Schedule(s);
+    ASSERT_EQ(quick.preemptions.size(), 1u) << "preempt " << preempt;
+    EXPECT_EQ(quick.reclaimed, std::vector<int64_t>{7});
+  }
+  s.policy.explain = true;
   s.policy.preempt = true;
   // A job of hers for other nodes only leaves the borrower alone.
   s.pending[0].demands[0].nodes = {"gpu-c"};
@@ -471,10 +481,10 @@ TEST(ScheduleTest, ARunJustBegunIsNotPreemptedForOrder) {
 }
 
 // Ordering first is not enough to stop a run: only a higher queue tier, a lower
-// LAS level, a clearly lighter user or the owner's own higher priority does
-// (else jobs of one level whose users' fair-share factors drift past each
-// other take turns stopping each other: 26 preemptions per job on an
-// overloaded replay).
+// LAS level or a user not over share against one clearly over does (else jobs
+// of one level whose users' fair-share factors drift past each other take
+// turns stopping each other: 26 preemptions per job on an overloaded replay).
+// Job priority only orders.
 TEST(ScheduleTest, OnlyAClearLeadStopsARunForOrder) {
   struct Case {
     const char* name;
@@ -497,7 +507,7 @@ TEST(ScheduleTest, OnlyAClearLeadStopsARunForOrder) {
       {.name = "a higher queue tier", .pending_user = "new", .pending_queue = "high",
        .usage = {{"run", 1e6}}, .preempts = true},
       {.name = "the same user's higher priority", .pending_user = "run", .pending_priority = 5,
-       .usage = {{"run", 1e6}}, .preempts = true},
+       .usage = {{"run", 1e6}}, .preempts = false},
       {.name = "the same user's equal priority", .pending_user = "run", .pending_priority = 5,
        .running_priority = 5, .usage = {{"run", 1e6}}, .preempts = false},
       {.name = "another user's higher priority", .pending_user = "new", .pending_priority = 5,
@@ -521,6 +531,29 @@ TEST(ScheduleTest, OnlyAClearLeadStopsARunForOrder) {
     const Decisions d = Schedule(s);
     EXPECT_EQ(d.preemptions.size(), c.preempts ? 1u : 0u);
   }
+}
+
+// Whether a job may stop jobs of users over their share depends on its owner,
+// not its shape: a job of one shape that may not (its owner is over share
+// too, ordered first by age) does not make a later one that may give up.
+TEST(ScheduleTest, AFailedPreemptionOfOneOwnerDoesNotStopAnotherOwnersJobOfTheSameShape) {
+  Snapshot s = Base({MakeNode("a", 1)});
+  s.policy.preempt_after_ms = 5 * kMin;
+  auto r = Running(1, "run", {On("a", {0})}, kNow - 15 * kMin);
+  r.meta.preemptible = true;
+  s.running = {r};
+  s.fairshare.user_usage = {{"run", 6e8}, {"b", 3e8}, {"c", 5e7}, {"d", 5e7}};
+  s.pending = {Pending(2, "b", {Demand(1, 1)}, kNow - 100 * kHour),  // first by age; b is over share
+               Pending(3, "new", {Demand(1, 1)}, kNow - 10 * kMin)};
+  s.policy.explain = false;
+  Decisions d = Schedule(s);
+  ASSERT_EQ(d.preemptions.size(), 1u);
+  EXPECT_EQ(d.preemptions[0].id, 1);
+  EXPECT_NE(d.preemptions[0].reason.find("for job 3"), std::string::npos) << d.preemptions[0].reason;
+  s.policy.explain = true;
+  d = Schedule(s);
+  ASSERT_EQ(d.preemptions.size(), 1u);
+  EXPECT_NE(d.preemptions[0].reason.find("for job 3"), std::string::npos) << d.preemptions[0].reason;
 }
 
 TEST(ScheduleTest, PreemptsWorstOrderedJobsAfterTheThreshold) {
