@@ -407,6 +407,12 @@ class Pass {
   std::string ClosedReason(const PendingJob& job, Shape& shape);
 
   std::string QuotaReason(const PendingJob& job, uint32_t need) const;
+  // When `job` (`need` GPUs) would be within its user's, group's and queue's
+  // GPUs-at-once limits, counting the ends expected of their running jobs
+  // (those started in this pass included); now when it is; kForever when a
+  // job without a time limit must end first, the job needs more than a limit,
+  // or a GPU-hours quota is used up (its period's end is not known here).
+  int64_t QuotaFreeAt(const PendingJob& job, uint32_t need) const;
 
   // ", N of <them> reserved by U until T" (or "by others") for the free GPUs
   // that others' reservations keep from `job` now, on the nodes `on` accepts
@@ -418,6 +424,7 @@ class Pass {
     for (const auto& t : tasks) free_.Take(t);
     ++free_version_;
     const uint32_t gpus = GpusOf(tasks);
+    holdings_.push_back({EndOf(job, s_.now_ms), gpus, &job.meta});
     user_gpus_[job.meta.user] += gpus;
     if (!job.meta.group.empty()) group_gpus_[job.meta.group] += gpus;
     queue_gpus_[job.meta.queue] += gpus;
@@ -472,8 +479,8 @@ class Pass {
   // future: running jobs' expected ends, reservations and every planned job's
   // GPUs. One sweep over the times something changes, keeping per node the
   // GPUs free and not blocked at that time; PlaceGang runs only where the
-  // counts allow the gang.
-  std::optional<Hold> Plan(const PendingJob& job, Shape& shape);
+  // counts allow the gang. Not before `not_before` (a quota's release).
+  std::optional<Hold> Plan(const PendingJob& job, Shape& shape, int64_t not_before = 0);
 
   // The earliest time `job` can fit, known from the jobs of its shape
   // planned before it in this pass (Shape::planned), or t0; kForever when it
@@ -508,6 +515,14 @@ class Pass {
   uint64_t reserved_free_version_ = ~0ULL;
   bool reserved_free_ = false;
   std::map<std::string, uint32_t> user_gpus_, group_gpus_, queue_gpus_;
+  // The GPUs of each running job (and each started in this pass) and when it
+  // is expected to end (kForever: unknown), for QuotaFreeAt.
+  struct Holding {
+    int64_t end;
+    uint32_t gpus;
+    const JobMeta* meta;
+  };
+  std::vector<Holding> holdings_;
   std::vector<std::vector<size_t>> running_nodes_;  // [running job][task]: node index or kNoNode
   std::vector<Release> releases_;  // tasks of running jobs with an expected end, by end
   std::vector<Release> started_;   // tasks started in this pass with a time limit, by end

@@ -51,8 +51,8 @@ int64_t Pass::PlanBound(const PendingJob& job, const Shape& shape, int64_t t0) c
   return bound;
 }
 
-std::optional<Hold> Pass::Plan(const PendingJob& job, Shape& shape) {
-  const int64_t t0 = std::max(s_.now_ms, job.not_before_ms);
+std::optional<Hold> Pass::Plan(const PendingJob& job, Shape& shape, int64_t not_before) {
+  const int64_t t0 = std::max({s_.now_ms, job.not_before_ms, not_before});
   const int64_t from = PlanBound(job, shape, t0);
   std::optional<Hold> h = from == kForever ? std::nullopt : Sweep(job, shape, t0, from);
   if (job.demands.size() == 1) {

@@ -1,6 +1,7 @@
 #include "sched/scheduler.h"
 
 #include <algorithm>
+#include <functional>
 #include <set>
 
 #include "common/time_util.h"
@@ -62,6 +63,7 @@ Pass::Pass(const Snapshot& s) : s_(s), free_(s.nodes), trial_(free_), ranker_(s)
     }
     if (!r.stoppable) stopping_.push_back(i);
     const uint32_t gpus = GpusOf(r.tasks);
+    holdings_.push_back({r.expected_end_ms > 0 ? r.expected_end_ms : kForever, gpus, &r.meta});
     user_gpus_[r.meta.user] += gpus;
     if (!r.meta.group.empty()) group_gpus_[r.meta.group] += gpus;
     queue_gpus_[r.meta.queue] += gpus;
@@ -349,6 +351,57 @@ std::string Pass::QuotaReason(const PendingJob& job, uint32_t need) const {
   return r;
 }
 
+int64_t Pass::QuotaFreeAt(const PendingJob& job, uint32_t need) const {
+  auto used_up = [](const std::map<std::string, Quota>& quotas, const std::map<std::string, double>& used,
+                    const std::string& who) {
+    auto q = quotas.find(who);
+    if (q == quotas.end() || q->second.max_gpu_hours_per_period <= 0) return false;
+    auto u = used.find(who);
+    return u != used.end() && u->second >= q->second.max_gpu_hours_per_period;
+  };
+  if (used_up(s_.user_quotas, s_.user_period_gpu_hours, job.meta.user)) return kForever;
+  if (!job.meta.group.empty() && used_up(s_.group_quotas, s_.group_period_gpu_hours, job.meta.group)) {
+    return kForever;
+  }
+  // When enough of the GPUs held under one limit come back.
+  auto freed_at = [&](uint32_t max, const std::map<std::string, uint32_t>& in_use, const std::string& who,
+                      const std::function<bool(const JobMeta&)>& counts) -> int64_t {
+    if (max == 0) return s_.now_ms;
+    if (need > max) return kForever;
+    auto u = in_use.find(who);
+    const uint32_t held = u == in_use.end() ? 0 : u->second;
+    if (held + need <= max) return s_.now_ms;
+    uint32_t excess = held + need - max;
+    std::vector<std::pair<int64_t, uint32_t>> ends;
+    for (const Holding& h : holdings_) {
+      if (counts(*h.meta)) ends.emplace_back(h.end, h.gpus);
+    }
+    std::sort(ends.begin(), ends.end());
+    for (const auto& [end, gpus] : ends) {
+      if (end == kForever) return kForever;
+      excess -= std::min(excess, gpus);
+      if (excess == 0) return end;
+    }
+    return kForever;
+  };
+  auto limit = [](const std::map<std::string, Quota>& quotas, const std::string& who) -> uint32_t {
+    auto q = quotas.find(who);
+    return q == quotas.end() ? 0 : q->second.max_gpus;
+  };
+  int64_t at = freed_at(limit(s_.user_quotas, job.meta.user), user_gpus_, job.meta.user,
+                        [&](const JobMeta& m) { return m.user == job.meta.user; });
+  if (!job.meta.group.empty()) {
+    at = std::max(at, freed_at(limit(s_.group_quotas, job.meta.group), group_gpus_, job.meta.group,
+                               [&](const JobMeta& m) { return m.group == job.meta.group; }));
+  }
+  auto q = queues_.find(job.meta.queue);
+  if (q != queues_.end()) {
+    at = std::max(at, freed_at(q->second->max_gpus, queue_gpus_, job.meta.queue,
+                               [&](const JobMeta& m) { return m.queue == job.meta.queue; }));
+  }
+  return at;
+}
+
 std::string Pass::ReservedNote(const PendingJob& job, const std::function<bool(size_t)>& on,
                                const std::string& model, const std::string& them) {
   if (reservations_.empty() || free_.TotalFree() == 0) return "";
@@ -393,7 +446,18 @@ void Pass::Consider(const PendingJob& job, Shape& shape, const Rank& rank, uint3
   if (job.not_before_ms > s_.now_ms) {
     return AddWait(job, position, "restarting after a back-off", job.not_before_ms);
   }
-  if (std::string q = QuotaReason(job, shape.need); !q.empty()) return AddWait(job, position, q);
+  if (std::string q = QuotaReason(job, shape.need); !q.empty()) {
+    // Its estimate: where it fits from when its quotas let it (no hold: it
+    // keeps nothing from the jobs behind it).
+    int64_t estimate = 0;
+    if (p.explain && planned_ < p.plan_depth) {
+      if (const int64_t at = QuotaFreeAt(job, shape.need); at != kForever) {
+        ++planned_;
+        if (auto h = Plan(job, shape, at)) estimate = h->start;
+      }
+    }
+    return AddWait(job, position, q, estimate);
+  }
   if (strict_blocked_ != 0) {
     return AddWait(
         job, position,

@@ -716,6 +716,41 @@ TEST(ScheduleTest, QuotasAndQueueLimitsHoldJobsWithoutBlockingOthers) {
             "queue default limit: the job needs 2 GPUs at once; the queue holds 1 (it starts only if the limit is raised)");
 }
 
+// A job held by a GPUs-at-once limit gets an estimate: where it fits from when
+// enough of its owner's (group's, queue's) running jobs are expected to end.
+TEST(ScheduleTest, AJobOverAQuotaIsEstimatedFromWhenItsOwnersJobsEnd) {
+  Snapshot s = Base({MakeNode("a", 4)});
+  s.user_quotas["alice"] = Quota{.max_gpus = 3};
+  s.running.push_back(Running(1, "alice", {On("a", {0, 1})}, kNow - kHour, kNow + kHour));
+  s.pending = {Pending(2, "alice", {Demand(1, 2)})};
+  Decisions d = Schedule(s);
+  EXPECT_EQ(WaitOf(d, 2)->reason, "user quota: 2 GPUs in use, limit 3");
+  EXPECT_EQ(WaitOf(d, 2)->estimated_start_ms, kNow + kHour);
+  // The GPUs count too: bob holds the other two for three hours.
+  s.running.push_back(Running(3, "bob", {On("a", {2, 3})}, kNow - kHour, kNow + 3 * kHour));
+  s.pending[0].demands = {Demand(1, 3)};
+  EXPECT_EQ(WaitOf(Schedule(s), 2)->estimated_start_ms, kNow + 3 * kHour);
+  // The same for a queue limit and a group quota.
+  s.user_quotas.clear();
+  s.queues[0].max_gpus = 3;
+  EXPECT_EQ(WaitOf(Schedule(s), 2)->reason, "queue default limit: 4 GPUs in use, limit 3");
+  EXPECT_EQ(WaitOf(Schedule(s), 2)->estimated_start_ms, kNow + 3 * kHour);
+  s.queues[0].max_gpus = 0;
+  s.group_quotas["ml"] = Quota{.max_gpus = 3};
+  s.running[0].meta.group = "ml";
+  s.pending[0].meta.group = "ml";
+  EXPECT_EQ(WaitOf(Schedule(s), 2)->estimated_start_ms, kNow + 3 * kHour);
+  // No estimate when a job of hers has no time limit, or the GPU-hours are used up.
+  s.running[0].expected_end_ms = 0;
+  EXPECT_EQ(WaitOf(Schedule(s), 2)->estimated_start_ms, 0);
+  s.running[0].expected_end_ms = kNow + kHour;
+  s.group_quotas["ml"].max_gpu_hours_per_period = 10;
+  s.group_period_gpu_hours["ml"] = 12;
+  d = Schedule(s);
+  EXPECT_EQ(WaitOf(d, 2)->reason, "group ml quota: 2 GPUs in use, limit 3");
+  EXPECT_EQ(WaitOf(d, 2)->estimated_start_ms, 0);
+}
+
 TEST(ScheduleTest, BadInputWaitsWithAReason) {
   Snapshot s = Base({MakeNode("a", 8)});
   auto p = Pending(1, "u", {Demand(1, 1)});
