@@ -228,7 +228,32 @@ class Pass {
     while (first_untaken_ < victims_.size() &&
            (victims_[first_untaken_].taken || victims_[first_untaken_].young))
       ++first_untaken_;
-    return first_untaken_ == victims_.size() || !(rank < victims_[first_untaken_].rank);
+    if (first_untaken_ == victims_.size()) return true;
+    const Rank& worst = victims_[first_untaken_].rank;
+    if (!(rank < worst)) return true;
+    // kRota (StopsForOrder): from the worst one's tier and level on, only a
+    // run of that tier and level whose owner is over share may be stopped.
+    if (s_.policy.order != Order::kRota || rank.k0 < worst.k0 || (rank.k0 == worst.k0 && rank.k1 < worst.k1))
+      return false;
+    return !OverShareVictimAtWorstKey();
+  }
+  // Whether a victim not taken nor young, of the tier and level of the worst
+  // one not taken, has an owner over share (remembered per worst one: victims
+  // taken since only make the answer conservative).
+  bool OverShareVictimAtWorstKey() {
+    if (over_share_at_ != first_untaken_) {
+      over_share_at_ = first_untaken_;
+      over_share_ = false;
+      const Rank& worst = victims_[first_untaken_].rank;
+      for (size_t k = first_untaken_;
+           k < victims_.size() && victims_[k].rank.k0 == worst.k0 && victims_[k].rank.k1 == worst.k1 && !over_share_;
+           ++k) {
+        const JobMeta& m = s_.running[victims_[k].running].meta;
+        over_share_ = !victims_[k].taken && !victims_[k].young &&
+                      ranker_.FairShareFactor(m.user, m.group) <= kOverShare;
+      }
+    }
+    return over_share_;
   }
 
   void AddWait(const PendingJob& job, uint32_t position, std::string reason, int64_t estimate = 0) {
@@ -312,6 +337,7 @@ class Pass {
   // jobs (`may_stop_over_share`). Job priority only orders: a user cannot
   // stop others' jobs by raising their own; queues are the admins' tool.
   bool StopsForOrder(const Rank& rank, bool may_stop_over_share, const Victim& v) const;
+  static constexpr double kOverShare = 0.25;
   // kRota: whether the job's owner is not over its share (factor >= 0.5), so
   // it may stop same-level jobs of users clearly over theirs. True for the
   // other policies (the class has no meaning there).
@@ -533,7 +559,9 @@ class Pass {
   std::vector<Shape> shapes_;
   std::vector<size_t> shape_of_;  // per pending job
   std::vector<Victim> victims_;  // worst first
-  size_t first_untaken_ = 0;      // Exhausted: no victim before it is left
+  size_t first_untaken_ = 0;
+  size_t over_share_at_ = SIZE_MAX;  // OverShareVictimAtWorstKey's memo
+  bool over_share_ = false;      // Exhausted: no victim before it is left
   // VictimGpusAfter: victims_[0, victims_after_) are ordered after the last
   // rank asked; victim_gpus_after_ counts the GPUs of those not taken.
   size_t victims_after_ = 0;

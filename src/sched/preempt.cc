@@ -116,7 +116,6 @@ bool Pass::StopsForOrder(const Rank& rank, bool may_stop_over_share, const Victi
   if (s_.policy.order != Order::kRota) return true;
   if (rank.k0 != v.rank.k0) return rank.k0 < v.rank.k0;  // queue tier
   if (rank.k1 != v.rank.k1) return rank.k1 < v.rank.k1;  // LAS level (a long wait's 0 too)
-  constexpr double kOverShare = 0.25;
   const JobMeta& victim = s_.running[v.running].meta;
   return may_stop_over_share && ranker_.FairShareFactor(victim.user, victim.group) <= kOverShare;
 }
