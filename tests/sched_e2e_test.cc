@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <thread>
 #include <map>
 #include <tuple>
 
@@ -180,6 +181,46 @@ TEST_F(SchedE2E, AHigherQueuePreemptsAPreemptibleJobWhichIsToldRequeuedAndRunsAg
   EXPECT_EQ(server_->Call("DELETE", "/api/v1/queues/default")->status, 409);
   EXPECT_EQ(server_->CallAs(bob_, "DELETE", "/api/v1/queues/urgent")->status, 403);
   EXPECT_EQ(server_->Call("DELETE", "/api/v1/queues/urgent")->status, 204);
+}
+
+// A queue changed after a job's submission holds the job to its new rules: a
+// user it no longer admits, a time limit over its new maximum. The job waits,
+// saying why, and starts once the queue allows it again.
+TEST_F(SchedE2E, AQueueChangedSinceASubmissionHoldsTheJobToItsNewRules) {
+  auto as_admin = [&](const char* method, const std::string& path, const Json& body) {
+    auto r = server_->Call(method, path, body.dump());
+    EXPECT_TRUE(r.ok());
+    return r.ok() ? r->status : 0;
+  };
+  ASSERT_EQ(as_admin("POST", "/api/v1/queues", Json{{"name", "lab"}, {"users", {"alice", "bob"}}}), 201);
+  Json busy{{"name", "busy"}, {"command", {"sleep", "60"}}, {"workdir", "/tmp"},
+            {"groups", {{{"role", "worker"}, {"gpus_per_task", 2}}}}};
+  auto hold = Submit(busy, bob_);
+  ASSERT_TRUE(hold.ok()) << hold.status().ToString();
+  const int64_t hold_id = (*hold)["id"];
+  ASSERT_TRUE(WaitState(hold_id, "running"));
+  Json mine{{"name", "mine"}, {"command", {"sleep", "1"}}, {"workdir", "/tmp"}, {"queue", "lab"},
+            {"time_limit", "10m"}, {"groups", {{{"role", "worker"}, {"gpus_per_task", 1}}}}};
+  auto job = Submit(mine, alice_);
+  ASSERT_TRUE(job.ok()) << job.status().ToString();
+  const int64_t id = (*job)["id"];
+  auto reason = [&] { return Job(id).value("reason", ""); };
+  ASSERT_EQ(as_admin("PUT", "/api/v1/queues/lab", Json{{"users", {"bob"}}}), 200);
+  EXPECT_TRUE(WaitFor([&] { return reason().find("queue lab now admits users bob only, not alice") == 0; },
+                      seconds(10)))
+      << reason();
+  ASSERT_EQ(as_admin("PUT", "/api/v1/queues/lab", Json{{"users", {"alice", "bob"}}, {"max_time_limit", "5m"}}), 200);
+  EXPECT_TRUE(WaitFor([&] { return reason() == "time limit 10m: queue lab now allows at most 5m (it starts if the "
+                                              "maximum is raised)"; },
+                      seconds(10)))
+      << reason();
+  // Free GPUs do not start it while the queue says no.
+  ASSERT_EQ(server_->Call("POST", "/api/v1/jobs/" + std::to_string(hold_id) + "/cancel", "")->status, 200);
+  ASSERT_TRUE(WaitFor([&] { return Job(hold_id).value("state", "") == "cancelled"; }, seconds(30)));
+  std::this_thread::sleep_for(std::chrono::milliseconds(600));
+  EXPECT_EQ(Job(id).value("state", ""), "pending") << Job(id).dump(2);
+  ASSERT_EQ(as_admin("PUT", "/api/v1/queues/lab", Json{{"users", {"alice", "bob"}}, {"max_time_limit", "1h"}}), 200);
+  EXPECT_TRUE(WaitFor([&] { return Job(id).value("state", "") == "succeeded"; }, seconds(30))) << Job(id).dump(2);
 }
 
 TEST_F(SchedE2E, AnIdleReservationLendsItsGpusToAPreemptibleJobUntilItsOwnerComesBack) {

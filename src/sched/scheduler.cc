@@ -443,6 +443,22 @@ void Pass::Consider(const PendingJob& job, Shape& shape, const Rank& rank, uint3
   if (!s_.queues.empty() && !queues_.count(job.meta.queue)) {
     return AddWait(job, position, "unknown queue '" + job.meta.queue + "'");
   }
+  if (auto q = queues_.find(job.meta.queue); q != queues_.end()) {
+    // The queue changed since the job was admitted: it waits until it admits it again.
+    if (job.queue_refuses_owner) {
+      return AddWait(job, position,
+                     "queue " + job.meta.queue + " now admits " + q->second->Members() + " only, not " +
+                         job.meta.user + " (it starts if the queue admits them again)");
+    }
+    const int64_t max = q->second->max_time_limit_ms;
+    if (max > 0 && (job.meta.time_limit_ms <= 0 || job.meta.time_limit_ms > max)) {
+      return AddWait(job, position,
+                     (job.meta.time_limit_ms <= 0 ? std::string("no time limit")
+                                                  : "time limit " + FormatExactDuration(job.meta.time_limit_ms)) +
+                         ": queue " + job.meta.queue + " now allows at most " + FormatExactDuration(max) +
+                         " (it starts if the maximum is raised)");
+    }
+  }
   if (job.not_before_ms > s_.now_ms) {
     return AddWait(job, position, "restarting after a back-off", job.not_before_ms);
   }

@@ -751,6 +751,35 @@ TEST(ScheduleTest, AJobOverAQuotaIsEstimatedFromWhenItsOwnersJobsEnd) {
   EXPECT_EQ(WaitOf(d, 2)->estimated_start_ms, 0);
 }
 
+// A queue changed since a job's submission: the job waits while the queue no
+// longer admits its owner (the shell says so) or allows its time limit.
+TEST(ScheduleTest, AJobWaitsWhileItsQueueNoLongerAllowsIt) {
+  Snapshot s = Base({MakeNode("a", 2)});
+  s.queues = {Queue{}, Queue{.name = "lab", .users = {"bob"}, .groups = {"ml"}, .max_time_limit_ms = 5 * kMin}};
+  auto p = Pending(1, "alice", {Demand(1, 1)});
+  p.meta.queue = "lab";
+  p.meta.time_limit_ms = 10 * kMin;
+  p.queue_refuses_owner = true;
+  s.pending = {p};
+  Decisions d = Schedule(s);
+  EXPECT_TRUE(d.starts.empty());
+  EXPECT_EQ(WaitOf(d, 1)->reason,
+            "queue lab now admits users bob and groups ml only, not alice (it starts if the queue admits them again)");
+  s.pending[0].queue_refuses_owner = false;
+  d = Schedule(s);
+  EXPECT_TRUE(d.starts.empty());
+  EXPECT_EQ(WaitOf(d, 1)->reason, "time limit 10m: queue lab now allows at most 5m (it starts if the maximum is raised)");
+  s.pending[0].meta.time_limit_ms = 0;
+  EXPECT_EQ(WaitOf(Schedule(s), 1)->reason, "no time limit: queue lab now allows at most 5m (it starts if the maximum is raised)");
+  s.pending[0].meta.time_limit_ms = 5 * kMin;
+  EXPECT_EQ(Schedule(s).starts.size(), 1u);
+  // Who a queue admits.
+  EXPECT_TRUE(s.queues[1].Admits("bob", {}));
+  EXPECT_TRUE(s.queues[1].Admits("carl", {"vision", "ml"}));
+  EXPECT_FALSE(s.queues[1].Admits("carl", {"vision"}));
+  EXPECT_TRUE(s.queues[0].Admits("anyone", {}));
+}
+
 TEST(ScheduleTest, BadInputWaitsWithAReason) {
   Snapshot s = Base({MakeNode("a", 8)});
   auto p = Pending(1, "u", {Demand(1, 1)});

@@ -112,6 +112,9 @@ struct PendingJob {
   std::vector<TaskDemand> demands;  // all start together or none does
   int64_t not_before_ms = 0;        // restart backoff
   bool spread = false;              // spread tasks over nodes instead of packing
+  // Its queue no longer admits its owner (changed since the submission; the
+  // shell decides, knowing every group of the owner and who is an admin).
+  bool queue_refuses_owner = false;
 };
 
 struct Reservation {
@@ -136,6 +139,31 @@ struct Queue {
   // fills it when set). Checked at submission.
   int64_t max_time_limit_ms = 0;
   bool preemptible_by_default = false;
+
+  // Whether it admits a user of `groups` (anyone when it names no one; an
+  // admin always: the caller's rule).
+  bool Admits(const std::string& user, const std::vector<std::string>& user_groups) const {
+    if (users.empty() && groups.empty()) return true;
+    for (const auto& u : users) {
+      if (u == user) return true;
+    }
+    for (const auto& g : user_groups) {
+      for (const auto& mine : groups) {
+        if (g == mine) return true;
+      }
+    }
+    return false;
+  }
+  // Whom it admits, for messages: "users a, b and groups c".
+  std::string Members() const {
+    auto list = [](const std::vector<std::string>& v) {
+      std::string s;
+      for (const auto& x : v) s += (s.empty() ? "" : ", ") + x;
+      return s;
+    };
+    return (users.empty() ? "" : "users " + list(users)) + (!users.empty() && !groups.empty() ? " and " : "") +
+           (groups.empty() ? "" : "groups " + list(groups));
+  }
 };
 
 // Limits per user or group. 0: no limit.

@@ -270,6 +270,10 @@ int RunSimulate(const SimulateOptions& o) {
   ro.pooled_gpus = o.pooled_gpus;
   ro.preempt_cost_ms = *cost;
   ro.queues = o.queues;
+  // Trace jobs have no time limit (as submitted they would get the default):
+  // a queue's maximum, checked live at submission and by every pass, would
+  // hold them for ever.
+  for (auto& q : ro.queues) q.max_time_limit_ms = 0;
   if (!o.from.empty()) {
     auto t = ParseWhen(o.from);
     if (!t.ok()) return usage("--from: " + t.status().message());

@@ -321,6 +321,15 @@ Result<std::map<std::string, std::string>> Accounts::PrimaryGroups() {
   return out;
 }
 
+Result<store::QueueMembership> Accounts::QueueMembership() {
+  store::QueueMembership out;
+  RETURN_IF_ERROR(store_->Read([&](Db& db) -> Status {
+    ASSIGN_OR_RETURN(out, store::ReadQueueMembership(db));
+    return Status::Ok();
+  }));
+  return out;
+}
+
 Result<std::set<std::string>> Accounts::DisabledUsers() {
   std::set<std::string> out;
   RETURN_IF_ERROR(store_->Read([&](Db& db) -> Status {

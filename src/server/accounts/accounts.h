@@ -16,6 +16,7 @@
 
 #include "common/mutex.h"
 #include "common/status.h"
+#include "server/store/accounts.h"
 #include "server/store/store.h"
 
 namespace rota::server {
@@ -103,6 +104,9 @@ class Accounts {
   Result<std::map<std::string, std::string>> PrimaryGroups();
   // The usernames of disabled accounts (their pending jobs wait).
   Result<std::set<std::string>> DisabledUsers();
+  // Every user's groups and the admins: one read (whether a queue changed
+  // since a job's submission still admits its owner).
+  Result<store::QueueMembership> QueueMembership();
   // The enabled user whose Unix account on `node` is `unix_user`; NotFound when
   // none is, or several share it (which of them ran a process is unknown).
   Result<User> FindByUnixUser(const std::string& node, const std::string& unix_user);

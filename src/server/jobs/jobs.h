@@ -42,6 +42,7 @@
 #include "sched/snapshot.h"
 #include "server/reservations/reservations.h"
 #include "accounting/ledger.h"
+#include "server/store/accounts.h"
 #include "server/store/store.h"
 
 namespace rota::server {
@@ -341,6 +342,7 @@ class JobService {
     std::vector<Reservation> reservations;                 // running and upcoming
     std::map<std::string, std::string> group_of;           // username -> primary group
     std::set<std::string> disabled;                        // disabled accounts: their jobs wait
+    store::QueueMembership membership;                     // every user's groups, admins
     // GPU-ms of the jobs that ended in the quota period, by owner (read every minute),
     // and which of the ended jobs still in active_ that read counted (their end was
     // committed before it): each ended job counts once, from the read or from memory.

@@ -49,6 +49,11 @@ void JobService::RefreshPassCache(int64_t now_ms) {
   } else {
     ROTA_LOG(WARNING) << "scheduler: cannot read users' groups: " << groups.status().message();
   }
+  if (auto m = accounts_->QueueMembership(); m.ok()) {
+    c.membership = std::move(*m);
+  } else {
+    ROTA_LOG(WARNING) << "scheduler: cannot read users' groups and roles: " << m.status().message();
+  }
   if (auto disabled = accounts_->DisabledUsers(); disabled.ok()) {
     c.disabled = std::move(*disabled);
   } else {
@@ -183,6 +188,7 @@ void JobService::SchedulePass(int64_t now_ms, bool full) {
   in.group_of = pass_cache_.group_of;
   in.released_ms = released_ms_;
   in.held_owners = &pass_cache_.disabled;
+  in.membership = &pass_cache_.membership;
   if (!no_account_.empty()) in.nodes_without_account = NodesWithoutAccount(now_ms);
   for (const auto& [node, tasks] : orphans_) {
     auto& gpus = in.unconfirmed_gpus[node];

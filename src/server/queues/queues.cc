@@ -266,15 +266,8 @@ Status Queues::Admit(const std::string& user, const std::vector<std::string>& gr
     return Status::InvalidArgument("job.queue: no queue '" + spec->queue + "' (queues: " + Join(names) + ")");
   }
   const sched::Queue& q = it->second.queue;
-  if (!admin && (!q.users.empty() || !q.groups.empty())) {
-    bool in = std::find(q.users.begin(), q.users.end(), user) != q.users.end();
-    for (const auto& g : groups) in = in || std::find(q.groups.begin(), q.groups.end(), g) != q.groups.end();
-    if (!in) {
-      return Status::PermissionDenied("queue '" + q.name + "' admits " +
-                                      (q.users.empty() ? "" : "users " + Join(q.users)) +
-                                      (!q.users.empty() && !q.groups.empty() ? " and " : "") +
-                                      (q.groups.empty() ? "" : "groups " + Join(q.groups)) + " only");
-    }
+  if (!admin && !q.Admits(user, groups)) {
+    return Status::PermissionDenied("queue '" + q.name + "' admits " + q.Members() + " only");
   }
   // A job naming no priority gets the queue's bound nearest 0.
   if (!spec->priority) spec->priority = std::clamp(0, q.min_priority, q.max_priority);

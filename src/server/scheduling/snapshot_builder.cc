@@ -94,6 +94,14 @@ sched::PendingJob PendingOf(const Job& job, const SchedulingInput& in) {
   p.not_before_ms = job.retry_at_ms;
   p.spread = job.spec.spread;
   p.demands = DemandsOf(job, in);
+  if (in.membership != nullptr && !in.membership->admins.count(job.owner)) {
+    for (const auto& q : in.queues) {
+      if (q.name != p.meta.queue) continue;
+      static const std::vector<std::string> kNone;
+      auto g = in.membership->groups_of.find(job.owner);
+      p.queue_refuses_owner = !q.Admits(job.owner, g == in.membership->groups_of.end() ? kNone : g->second);
+    }
+  }
   return p;
 }
 

@@ -46,6 +46,10 @@ struct SchedulingInput {
   std::map<std::string, std::string> group_of;  // username -> primary group
   // Owners whose pending jobs are left out (disabled accounts; borrowed, may be null).
   const std::set<std::string>* held_owners = nullptr;
+  // Every user's groups and the admins (borrowed; null: queues admit every
+  // pending job as at its submission): a pending job whose queue no longer
+  // admits its owner waits (sched::PendingJob::queue_refuses_owner).
+  const store::QueueMembership* membership = nullptr;
   // Username -> nodes where their Unix account is missing (no job of theirs
   // goes there: TaskDemand::not_nodes), ascending.
   std::map<std::string, std::vector<std::string>> nodes_without_account;

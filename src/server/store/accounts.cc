@@ -159,6 +159,25 @@ Result<std::map<std::string, std::string>> PrimaryGroups(Db& db) {
   return out;
 }
 
+Result<QueueMembership> ReadQueueMembership(Db& db) {
+  QueueMembership out;
+  ASSIGN_OR_RETURN(Stmt g, db.Prepare("SELECT u.username, g.name FROM users u "
+                                      "JOIN group_members m ON m.user_id = u.id "
+                                      "JOIN groups g ON g.id = m.group_id ORDER BY u.username, g.name"));
+  while (true) {
+    ASSIGN_OR_RETURN(bool row, g.Step());
+    if (!row) break;
+    out.groups_of[g.Text(0)].push_back(g.Text(1));
+  }
+  ASSIGN_OR_RETURN(Stmt a, db.Prepare("SELECT username FROM users WHERE role = 'admin'"));
+  while (true) {
+    ASSIGN_OR_RETURN(bool row, a.Step());
+    if (!row) break;
+    out.admins.insert(a.Text(0));
+  }
+  return out;
+}
+
 Result<std::set<std::string>> DisabledUsernames(Db& db) {
   ASSIGN_OR_RETURN(Stmt s, db.Prepare("SELECT username FROM users WHERE disabled != 0"));
   std::set<std::string> out;

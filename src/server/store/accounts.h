@@ -57,6 +57,13 @@ Result<std::vector<std::string>> UserGroups(Db& db, int64_t user_id);
 Result<std::map<std::string, std::string>> PrimaryGroups(Db& db);
 // The usernames of disabled accounts.
 Result<std::set<std::string>> DisabledUsernames(Db& db);
+// Who a queue admits: every user's groups by name (users in no group are
+// absent) and the usernames of admins.
+struct QueueMembership {
+  std::map<std::string, std::vector<std::string>> groups_of;
+  std::set<std::string> admins;
+};
+Result<QueueMembership> ReadQueueMembership(Db& db);
 // A user's email ("" when none or no such user).
 Result<std::string> UserEmail(Db& db, int64_t user_id);
 
