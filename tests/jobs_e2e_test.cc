@@ -437,6 +437,9 @@ TEST_F(JobsE2E, CliRunWaitsAndExitsWithTheJobsStatus) {
   EXPECT_EQ(RunCli({"jobs", "--limit", "0"}, env).exit_code, 2);
   EXPECT_EQ(RunCli({"jobs", "--before", "2", "--offset", "1"}, env).exit_code, 2);
   EXPECT_EQ(RunCli({"jobs", "--before", "99999999999999999999"}, env).exit_code, 2);
+  CliResult zero = RunCli({"jobs", "--before", "0"}, env);
+  EXPECT_NE(zero.exit_code, 0) << zero.out;
+  EXPECT_EQ(zero.out.find("hello"), std::string::npos) << zero.out;
   CliResult logs = RunCli({"logs", "1", "--task", "worker-1"}, env);
   EXPECT_EQ(logs.exit_code, 0) << logs.err;
   EXPECT_NE(logs.out.find("rank 1 of "), std::string::npos) << logs.out;

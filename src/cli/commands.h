@@ -168,6 +168,7 @@ struct JobsListOptions {
   int limit = 100;
   int offset = 0;
   int64_t before = 0;
+  bool before_given = false;  // --before was given (0 is not a job id)
 };
 int RunJobs(const ClientOptions& client, const OutputOptions& out, const JobsListOptions& o);
 // action: "show" or "cancel".

@@ -200,7 +200,9 @@ int RunJobs(const ClientOptions& client, const OutputOptions& out, const JobsLis
   if (!ValidOutput(out)) return 2;
   if (o.limit < 1 || o.limit > 1000) return Usage("--limit must be 1..1000");
   if (o.offset < 0) return Usage("--offset must be 0 or more");
-  if (o.before < 0 || o.before > 999'999'999'999'999'999) return Usage("--before must be a job id (at most 18 digits)");
+  if ((o.before_given && o.before < 1) || o.before < 0 || o.before > 999'999'999'999'999'999) {
+    return Usage("--before must be a job id (1 or more, at most 18 digits)");
+  }
   if (o.before > 0 && o.offset > 0) return Usage("--before and --offset: give one of them");
   auto api = ApiClient::Create(client);
   if (!api.ok()) return Fail(api.status());

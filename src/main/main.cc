@@ -312,7 +312,7 @@ int main(int argc, char** argv) {
   rota::cli::JobsListOptions jobs_list;
   jobs_cmd->add_option("--limit", jobs_list.limit, "How many, newest first (1..1000; default 100)");
   jobs_cmd->add_option("--offset", jobs_list.offset, "Skip this many of the newest");
-  jobs_cmd->add_option("--before", jobs_list.before, "Only jobs older than this job id (the next page)");
+  auto* jobs_before = jobs_cmd->add_option("--before", jobs_list.before, "Only jobs older than this job id (the next page)");
   std::string queue_name;
   auto* queue_cmd = app.add_subcommand("queue", "Pending jobs in the scheduler's order, with why they wait");
   add_client_flags(queue_cmd);
@@ -556,6 +556,7 @@ int main(int argc, char** argv) {
   if (jobs_cmd->parsed()) {
     jobs_list.mine = jobs_mine;
     jobs_list.state = jobs_state;
+    jobs_list.before_given = jobs_before->count() > 0;
     return rota::cli::RunJobs(client, output, jobs_list);
   }
   if (job_cmd->parsed()) return rota::cli::RunJobCommand(client, output, "show", job_id);

@@ -337,6 +337,11 @@ class Pass {
   // jobs (`may_stop_over_share`). Job priority only orders: a user cannot
   // stop others' jobs by raising their own; queues are the admins' tool.
   bool StopsForOrder(const Rank& rank, bool may_stop_over_share, const Victim& v) const;
+  // The rule by which StopsForOrder let a job ranked `rank` stop `v`, for the
+  // preemption's reason: ", of a higher-priority queue than Q", ", which has
+  // used less GPU time", ": U has used at least twice their fair share"; for
+  // other policies ", which orders first".
+  std::string WhyStopped(const Rank& rank, const Victim& v) const;
   static constexpr double kOverShare = 0.25;
   // kRota: whether the job's owner is not over its share (factor >= 0.5), so
   // it may stop same-level jobs of users clearly over theirs. True for the

@@ -108,6 +108,14 @@ void Pass::CollectVictims() {
             [](const Victim& a, const Victim& b) { return b.rank < a.rank; });
 }
 
+std::string Pass::WhyStopped(const Rank& rank, const Victim& v) const {
+  if (s_.policy.order != Order::kRota) return ", which orders first";
+  const JobMeta& victim = s_.running[v.running].meta;
+  if (rank.k0 != v.rank.k0) return ", of a higher-priority queue than " + victim.queue;
+  if (rank.k1 != v.rank.k1) return ", which has used less GPU time";
+  return ": " + victim.user + " has used at least twice their fair share";
+}
+
 bool Pass::MayStopOverShare(const PendingJob& job) const {
   return s_.policy.order != Order::kRota || ranker_.FairShareFactor(job.meta.user, job.meta.group) >= 0.5;
 }
@@ -180,8 +188,7 @@ std::string Pass::TryPreempt(const PendingJob& job, Shape& shape, const Rank& ra
     if (!SharesGpu(r.tasks, *placed)) continue;
     TakeVictim(k);
     preempted_.insert(r.meta.id);
-    out_.preemptions.push_back(
-        {r.meta.id, "for job " + std::to_string(job.meta.id) + ", which orders first"});
+    out_.preemptions.push_back({r.meta.id, "for job " + std::to_string(job.meta.id) + WhyStopped(rank, victims_[k])});
     ids += (ids.empty() ? "" : ", ") + std::to_string(r.meta.id);
   }
   // The GPUs stay held by the victims until they stop; the free ones the job

@@ -493,19 +493,21 @@ TEST(ScheduleTest, OnlyAClearLeadStopsARunForOrder) {
     double running_attained_h = 0.25;  // one GPU: level 0 below 0.9 h
     std::map<std::string, double> usage;
     bool preempts;
+    std::string why = "";  // the reason's rule
   };
   const std::vector<Case> cases = {
       {.name = "same level, the victim's user at its share",
        .pending_user = "new", .usage = {{"run", 1e6}}, .preempts = false},
       {.name = "same level, the victim's user twice over its share",
-       .pending_user = "new", .usage = {{"run", 1e9}, {"b", 1e6}, {"c", 1e6}}, .preempts = true},
+       .pending_user = "new", .usage = {{"run", 1e9}, {"b", 1e6}, {"c", 1e6}}, .preempts = true,
+       .why = ": run has used at least twice their fair share"},
       {.name = "same level, both users over their share",
        .pending_user = "b", .usage = {{"run", 6e8}, {"b", 3e8}, {"c", 5e7}, {"d", 5e7}},
        .preempts = false},
       {.name = "a lower LAS level", .pending_user = "new", .running_attained_h = 1.5,
-       .usage = {{"run", 1e6}}, .preempts = true},
+       .usage = {{"run", 1e6}}, .preempts = true, .why = ", which has used less GPU time"},
       {.name = "a higher queue tier", .pending_user = "new", .pending_queue = "high",
-       .usage = {{"run", 1e6}}, .preempts = true},
+       .usage = {{"run", 1e6}}, .preempts = true, .why = ", of a higher-priority queue than default"},
       {.name = "the same user's higher priority", .pending_user = "run", .pending_priority = 5,
        .usage = {{"run", 1e6}}, .preempts = false},
       {.name = "the same user's equal priority", .pending_user = "run", .pending_priority = 5,
@@ -529,7 +531,10 @@ TEST(ScheduleTest, OnlyAClearLeadStopsARunForOrder) {
     s.pending = {p};
     s.fairshare.user_usage = c.usage;
     const Decisions d = Schedule(s);
-    EXPECT_EQ(d.preemptions.size(), c.preempts ? 1u : 0u);
+    ASSERT_EQ(d.preemptions.size(), c.preempts ? 1u : 0u);
+    if (c.preempts) {
+      EXPECT_EQ(d.preemptions[0].reason, "for job 2" + c.why);
+    }
   }
 }
 
