@@ -88,7 +88,8 @@ Status CheckFeasible(const JobSpec& spec, const std::vector<NodeOffer>& nodes) {
         const std::string model = g.gpu_model.empty() ? "" : g.gpu_model + " ";
         return Status::InvalidArgument(
             "the " + std::to_string(g.replicas) + " " + g.role + " tasks need " +
-            std::to_string(g.gpus_per_task) + " " + model + "GPUs each; the nodes" +
+            std::to_string(g.gpus_per_task) + " " + model + (g.gpus_per_task == 1 ? "GPU" : "GPUs") +
+            " each; the nodes" +
             (g.nodes.empty() && g.node_labels.empty() ? "" : " allowed") + " hold " +
             std::to_string(tasks_held) + " such tasks at most");
       }

@@ -166,7 +166,7 @@ TEST(PlaceJobTest, AJobTheWholeClusterCouldNeverHoldIsRefusedNamingWhy) {
   // More tasks than the nodes hold, though each task fits one.
   auto placed = PlaceJob(Job({Group("worker", 1000, 1)}), cluster);
   EXPECT_EQ(placed.status().code(), StatusCode::kInvalidArgument);
-  EXPECT_NE(placed.status().message().find("the 1000 worker tasks need 1 GPUs each; the nodes hold 14"),
+  EXPECT_NE(placed.status().message().find("the 1000 worker tasks need 1 GPU each; the nodes hold 14"),
             std::string::npos)
       << placed.status().message();
   // Two 3-GPU tasks on the two nodes named: only b holds one.

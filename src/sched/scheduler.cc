@@ -256,9 +256,10 @@ std::string Pass::WhyNot(const PendingJob& job, Shape& shape) {
                     Plural(b.gpus_per_task,
                            "free " + (b.gpu_model.empty() ? "" : b.gpu_model + " ") + "GPU") +
                     " on one node" + (b.tasks > 1 ? " for each of " + std::to_string(b.tasks) + " tasks" : "") +
-                    " (largest free block: " + std::to_string(block) +
-                    (best == free_.size() ? ")" : " on " + free_.node(best).name);
-      if (portless.empty() && b.gpus_per_task > 0 && best != free_.size()) shape.block_of = {{best, big}};
+                    (block == 0 ? " (none free on the nodes it may use)"
+                                : " (largest free block: " + std::to_string(block) +
+                                      (best == free_.size() ? ")" : " on " + free_.node(best).name));
+      if (portless.empty() && b.gpus_per_task > 0 && best != free_.size() && block > 0) shape.block_of = {{best, big}};
     }
     if (!shape.block_of) return shape.largest_block;
     // The node's free GPUs another user has reserved: per job (its owner, its end).

@@ -26,6 +26,11 @@ TEST(ScheduleTest, StartsWhatFitsAndExplainsTheRest) {
   EXPECT_EQ(WaitOf(d, 5)->reason, "waiting for 7 GPUs (6 free); behind 1 earlier job in queue default");
   EXPECT_EQ(w->estimated_start_ms, 0);  // bob's job has no time limit
   EXPECT_EQ(w->position, 2u);
+  // GPUs free elsewhere, none on the node it may use.
+  s.running.push_back(Running(6, "bob", {On("gpu-b", {5, 6, 7})}));
+  s.pending = {Pending(7, "alice", {Demand(1, 1)})};
+  s.pending[0].demands[0].nodes = {"gpu-b"};
+  EXPECT_EQ(WaitOf(Schedule(s), 7)->reason, "waiting for 1 free GPU on one node (none free on the nodes it may use)");
 }
 
 // A gang of tasks too big for the free blocks says the block is per task.
