@@ -33,13 +33,20 @@ Ranker::Ranker(const Snapshot& s) : s_(s) {
   const FairShare& fs = s.fairshare;
   for (const auto& [u, v] : fs.user_usage) total_user_usage_ += std::max(0.0, v);
   for (const auto& [g, v] : fs.group_usage) total_group_usage_ += std::max(0.0, v);
-  // Shares are normalised over the users (groups) that have usage or a share
-  // set: one without either has factor 1 whatever the total.
+  // Shares are normalised over the users (groups) that have usage, a share
+  // set, or a job pending or running: one without usage has factor 1 whatever
+  // the total, and accounts nobody uses do not dilute the others' shares.
   std::map<std::string, bool> users, groups;
   for (const auto& [u, v] : fs.user_usage) users[u] = true;
   for (const auto& [u, v] : fs.user_shares) users[u] = true;
   for (const auto& [g, v] : fs.group_usage) groups[g] = true;
   for (const auto& [g, v] : fs.group_shares) groups[g] = true;
+  auto active = [&](const JobMeta& m) {
+    users[m.user] = true;
+    if (!m.group.empty()) groups[m.group] = true;
+  };
+  for (const auto& p : s.pending) active(p.meta);
+  for (const auto& r : s.running) active(r.meta);
   for (const auto& [u, b] : users) total_user_shares_ += ShareOf(fs.user_shares, u);
   for (const auto& [g, b] : groups) total_group_shares_ += ShareOf(fs.group_shares, g);
   for (const auto& q : s.queues) queue_priority_[q.name] = q.priority;

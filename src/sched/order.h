@@ -10,7 +10,8 @@
 //        weight_fairshare * F + weight_job * job priority
 //        + weight_age_per_hour * hours waited
 //      F = 2^-(u/s) averaged over user and group, u = the user's (group's)
-//      share of all decayed usage, s = its share of all shares (Slurm's
+//      share of all decayed usage, s = its share of all shares of the users
+//      (groups) with usage, a share set or a job pending or running (Slurm's
 //      classic fair-share factor). Age is unbounded, so a job that waits long
 //      enough passes any job of its level and tier: no starvation within them;
 //   4. submission time, then id.

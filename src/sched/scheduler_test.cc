@@ -501,8 +501,11 @@ TEST(ScheduleTest, OnlyAClearLeadStopsARunForOrder) {
     std::string why = "";  // the reason's rule
   };
   const std::vector<Case> cases = {
-      {.name = "same level, the victim's user at its share",
-       .pending_user = "new", .usage = {{"run", 1e6}}, .preempts = false},
+      {.name = "same level, the victim's user under twice its share (of three active users)",
+       .pending_user = "new", .usage = {{"run", 1e6}, {"b", 1e6}}, .preempts = false},
+      {.name = "two users, all the usage the victim's owner's (twice its share: the job's owner counts)",
+       .pending_user = "new", .usage = {{"run", 1e6}}, .preempts = true,
+       .why = ": run has used at least twice their fair share"},
       {.name = "same level, the victim's user twice over its share",
        .pending_user = "new", .usage = {{"run", 1e9}, {"b", 1e6}, {"c", 1e6}}, .preempts = true,
        .why = ": run has used at least twice their fair share"},
@@ -518,7 +521,7 @@ TEST(ScheduleTest, OnlyAClearLeadStopsARunForOrder) {
       {.name = "the same user's equal priority", .pending_user = "run", .pending_priority = 5,
        .running_priority = 5, .usage = {{"run", 1e6}}, .preempts = false},
       {.name = "another user's higher priority", .pending_user = "new", .pending_priority = 5,
-       .usage = {{"run", 1e6}}, .preempts = false},
+       .usage = {{"run", 1e6}, {"b", 1e6}}, .preempts = false},
   };
   for (const Case& c : cases) {
     SCOPED_TRACE(c.name);
