@@ -469,7 +469,9 @@ class Pass {
 
   // Preempts running jobs ordered after `rank`, worst first, until `job` fits.
   // Returns the victims' ids ("" when it cannot fit even so).
-  std::string TryPreempt(const PendingJob& job, Shape& shape, const Rank& rank);
+  // `dry`: whatever the job's wait, only find the victims (nothing is taken or
+  // kept): whom it would stop now, had it waited preempt_after_ms.
+  std::string TryPreempt(const PendingJob& job, Shape& shape, const Rank& rank, bool dry = false);
 
   // Gives back, in `map`, the GPUs of running job i.
   void GiveRunning(FreeMap& map, size_t i) const;

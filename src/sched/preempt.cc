@@ -128,8 +128,8 @@ bool Pass::StopsForOrder(const Rank& rank, bool may_stop_over_share, const Victi
   return may_stop_over_share && ranker_.FairShareFactor(victim.user, victim.group) <= kOverShare;
 }
 
-std::string Pass::TryPreempt(const PendingJob& job, Shape& shape, const Rank& rank) {
-  if (s_.now_ms - job.meta.queued_ms < s_.policy.preempt_after_ms) return "";
+std::string Pass::TryPreempt(const PendingJob& job, Shape& shape, const Rank& rank, bool dry) {
+  if (!dry && s_.now_ms - job.meta.queued_ms < s_.policy.preempt_after_ms) return "";
   // What a job may stop depends on its rank and on whether it may stop jobs
   // of users over their share: failures are kept per class (see Shape).
   const bool over_share = MayStopOverShare(job);
@@ -186,6 +186,10 @@ std::string Pass::TryPreempt(const PendingJob& job, Shape& shape, const Rank& ra
   for (size_t k : added) {
     const RunningJob& r = s_.running[victims_[k].running];
     if (!SharesGpu(r.tasks, *placed)) continue;
+    if (dry) {
+      ids += (ids.empty() ? "" : ", ") + std::to_string(r.meta.id);
+      continue;
+    }
     TakeVictim(k);
     preempted_.insert(r.meta.id);
     out_.preemptions.push_back({r.meta.id, "for job " + std::to_string(job.meta.id) + WhyStopped(rank, victims_[k])});
@@ -193,7 +197,7 @@ std::string Pass::TryPreempt(const PendingJob& job, Shape& shape, const Rank& ra
   }
   // The GPUs stay held by the victims until they stop; the free ones the job
   // will use are kept for it in this pass.
-  Keep(job, *placed);
+  if (!dry) Keep(job, *placed);
   return ids;
 }
 

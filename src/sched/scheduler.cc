@@ -527,6 +527,16 @@ void Pass::Consider(const PendingJob& job, Shape& shape, const Rank& rank, uint3
   }
   // Blocked.
   std::string reason = p.explain ? WhyNot(job, shape) : std::string();
+  // Explaining: a job that will preempt once it has waited long enough says
+  // so, and expects to start then (its victims still have to stop). As many
+  // as get an estimate (plan_depth): each may look through every victim.
+  int64_t preempts_at = 0;
+  if (p.explain && p.preempt && planned_ < p.plan_depth && s_.now_ms - job.meta.queued_ms < p.preempt_after_ms) {
+    if (std::string would = TryPreempt(job, shape, rank, /*dry=*/true); !would.empty()) {
+      preempts_at = job.meta.queued_ms + p.preempt_after_ms;
+      reason += "; it preempts job(s) " + would + " at " + FormatRfc3339(preempts_at) + " if still needed";
+    }
+  }
   auto queue_ahead = blocked_in_queue_[job.meta.queue]++;
   if (queue_ahead > 0 && p.explain) {
     reason += "; behind " + Plural(queue_ahead, "earlier job") + " in queue " + job.meta.queue;
@@ -545,6 +555,7 @@ void Pass::Consider(const PendingJob& job, Shape& shape, const Rank& rank, uint3
     }
     if (protect && p.backfill == Backfill::kEasy) EasyCover(job, shape);
   }
+  if (preempts_at > 0 && (estimate == 0 || preempts_at < estimate)) estimate = preempts_at;
   AddWait(job, position, reason, estimate);
 }
 

@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include "common/time_util.h"
 #include "sched/sched_test_util.h"
 
 namespace rota::sched {
@@ -567,6 +568,37 @@ TEST(ScheduleTest, AFailedPreemptionOfOneOwnerDoesNotStopAnotherOwnersJobOfTheSa
   d = Schedule(s);
   ASSERT_EQ(d.preemptions.size(), 1u);
   EXPECT_NE(d.preemptions[0].reason.find("for job 3"), std::string::npos) << d.preemptions[0].reason;
+}
+
+// A job that will preempt once it has waited preempt_after says so, and
+// expects to start then, not when the jobs it will stop would have ended.
+TEST(ScheduleTest, AJobAboutToPreemptSaysWhenAndExpectsToStartThen) {
+  Snapshot s = Base({MakeNode("a", 1)});
+  s.queues = {Queue{}, Queue{.name = "high", .priority = 10}};
+  s.policy.preempt_after_ms = 5 * kMin;
+  auto r = Running(1, "bob", {On("a", {0})}, kNow - 30 * kMin, kNow + 3 * kHour);  // LAS level 0
+  r.meta.preemptible = true;
+  s.running = {r};
+  auto p = Pending(2, "alice", {Demand(1, 1)}, kNow - 2 * kMin);
+  p.meta.queue = "high";
+  s.pending = {p};
+  Decisions d = Schedule(s);
+  EXPECT_TRUE(d.preemptions.empty());
+  EXPECT_EQ(WaitOf(d, 2)->reason, "waiting for 1 GPU (0 free); it preempts job(s) 1 at " +
+                                      FormatRfc3339(kNow + 3 * kMin) + " if still needed");
+  EXPECT_EQ(WaitOf(d, 2)->estimated_start_ms, kNow + 3 * kMin);
+  // A job it may not stop: no such promise, the estimate is the victim's end.
+  s.pending[0].meta.queue = "default";
+  s.fairshare.user_usage = {{"bob", 1e6}, {"carl", 1e6}};
+  d = Schedule(s);
+  EXPECT_EQ(WaitOf(d, 2)->reason.find("preempts"), std::string::npos) << WaitOf(d, 2)->reason;
+  EXPECT_EQ(WaitOf(d, 2)->estimated_start_ms, kNow + 3 * kHour);
+  // Once it has waited, it preempts.
+  s.pending[0].meta.queue = "high";
+  s.now_ms += 3 * kMin;
+  d = Schedule(s);
+  ASSERT_EQ(d.preemptions.size(), 1u);
+  EXPECT_EQ(d.preemptions[0].reason, "for job 2, of a higher-priority queue than default");
 }
 
 TEST(ScheduleTest, PreemptsWorstOrderedJobsAfterTheThreshold) {
