@@ -343,6 +343,7 @@ class JobService {
     std::map<std::string, std::string> group_of;           // username -> primary group
     std::set<std::string> disabled;                        // disabled accounts: their jobs wait
     store::QueueMembership membership;                     // every user's groups, admins
+    bool membership_read = false;                          // once: else queues admit as at submission
     // GPU-ms of the jobs that ended in the quota period, by owner (read every minute),
     // and which of the ended jobs still in active_ that read counted (their end was
     // committed before it): each ended job counts once, from the read or from memory.

@@ -51,6 +51,7 @@ void JobService::RefreshPassCache(int64_t now_ms) {
   }
   if (auto m = accounts_->QueueMembership(); m.ok()) {
     c.membership = std::move(*m);
+    c.membership_read = true;
   } else {
     ROTA_LOG(WARNING) << "scheduler: cannot read users' groups and roles: " << m.status().message();
   }
@@ -188,7 +189,8 @@ void JobService::SchedulePass(int64_t now_ms, bool full) {
   in.group_of = pass_cache_.group_of;
   in.released_ms = released_ms_;
   in.held_owners = &pass_cache_.disabled;
-  in.membership = &pass_cache_.membership;
+  // Until read once (a store error), a queue admits its jobs as at their submission.
+  in.membership = pass_cache_.membership_read ? &pass_cache_.membership : nullptr;
   if (!no_account_.empty()) in.nodes_without_account = NodesWithoutAccount(now_ms);
   for (const auto& [node, tasks] : orphans_) {
     auto& gpus = in.unconfirmed_gpus[node];
