@@ -545,8 +545,11 @@ Result<Child> StartSimAgent(const std::string& dir, const std::string& node,
       {"node", node},   {"default_node", false},           {"tasks_under", state},
       {"gpus", gpus},   {"faults", api::Json::object()}};
   RETURN_IF_ERROR(WriteFileAtomic(state + "/sim-nvml.json", sim.dump(2)));
+  // --enforcement-min-uid 0: the processes these tests have signalled are their own,
+  // root's in CI (by default an agent never signals a uid below 1000).
   Child agent({RotaBinary(), "agent", "--server", server_url, "--token", token, "--name", node,
-               "--state-dir", state, "--interval", "0.5s", "--nvml-lib", SimNvmlLibrary()},
+               "--state-dir", state, "--interval", "0.5s", "--nvml-lib", SimNvmlLibrary(),
+               "--enforcement-min-uid", "0"},
               {{"ROTA_SIM_NVML_CONFIG", state + "/sim-nvml.json"}}, state + ".log");
   RETURN_IF_ERROR(agent.Start());
   return agent;

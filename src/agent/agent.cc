@@ -29,7 +29,8 @@ Agent::Agent(AgentOptions options, api::NodeInfo info, Collector* collector, Clo
       collector_(collector),
       clock_(clock),
       buffer_(static_cast<size_t>(std::max<int64_t>(1, options_.buffer_ms / options_.interval_ms))),
-      loop_(std::make_unique<net::WsClientLoop>(1)) {
+      loop_(std::make_unique<net::WsClientLoop>(1)),
+      executor_(kDefaultUtmpPath, options_.enforcement_min_uid) {
   auto url = AgentConnectUrl(options_.server_url);
   ws_url_ = url.ok() ? *url : "";
   if (!options_.task_state_dir.empty()) {

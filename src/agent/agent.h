@@ -59,6 +59,9 @@ struct AgentOptions {
   // how to start the task shim ({"/path/rota", "task-shim"}).
   std::string task_state_dir;
   std::vector<std::string> task_shim_argv;
+  // Enforcement commands never signal or warn processes of uids below this (root
+  // and system accounts), whatever the server asks (CommandExecutor).
+  uint32_t enforcement_min_uid = api::kDefaultEnforcementMinUid;
 };
 
 class Agent {

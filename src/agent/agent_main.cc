@@ -71,6 +71,11 @@ int RunAgent(const AgentFlags& flags) {
   }
   if (options.token.empty()) return Usage("a join token is required (--token, --token-file or ROTA_JOIN_TOKEN)");
 
+  if (flags.enforcement_min_uid < 0 || flags.enforcement_min_uid > 4'294'967'294LL) {
+    return Usage("--enforcement-min-uid must be a uid (0..4294967294)");
+  }
+  options.enforcement_min_uid = static_cast<uint32_t>(flags.enforcement_min_uid);
+
   auto interval = ParseDurationMs(flags.interval);
   if (!interval.ok()) return Usage("--interval: " + interval.status().message());
   if (*interval < 500 || *interval > 60'000) return Usage("--interval must be between 0.5s and 60s");

@@ -22,6 +22,8 @@ struct AgentFlags {
   // RAPL's powercap tree (CPU package energy); "" reports none.
   std::string powercap_root = "/sys/class/powercap";
   std::string log_level;
+  // Enforcement never signals processes of uids below this (0..4294967294).
+  int64_t enforcement_min_uid = 1000;
 };
 
 // Returns the exit status: 0 after a clean stop, 2 on bad flags, 1 on other errors.

@@ -351,8 +351,9 @@ std::optional<int64_t> ReadBootTimeS() {
 
 }  // namespace
 
-CommandExecutor::CommandExecutor(std::string utmp_path)
+CommandExecutor::CommandExecutor(std::string utmp_path, uint32_t min_uid)
     : utmp_path_(std::move(utmp_path)),
+      min_uid_(min_uid),
       ticks_per_s_(std::max(1L, ::sysconf(_SC_CLK_TCK))),
       btime_s_(ReadBootTimeS()) {
   if (!btime_s_) ROTA_LOG(WARNING) << "no boot time in /proc/stat: commands cannot check start times";
@@ -368,9 +369,25 @@ api::CommandResultMsg CommandExecutor::Execute(const api::CommandMsg& cmd) const
   return cmd.action == api::CommandAction::kSignal ? Signal(cmd) : Warn(cmd);
 }
 
+std::vector<api::TargetResult> CommandExecutor::DenySystemUid(const api::CommandMsg& cmd) const {
+  std::vector<api::TargetResult> out;
+  for (const api::CommandTarget& t : cmd.targets) {
+    out.push_back(Outcome(t.pid, api::TargetOutcome::kDenied,
+                          "uid " + std::to_string(cmd.uid) + " is below --enforcement-min-uid " +
+                              std::to_string(min_uid_) + " (root or a system account): never touched"));
+  }
+  ROTA_LOG(WARNING) << "command " << cmd.id << ": refused: uid " << cmd.uid << " is below "
+                    << min_uid_ << " (root or a system account)";
+  return out;
+}
+
 api::CommandResultMsg CommandExecutor::Signal(const api::CommandMsg& cmd) const {
   api::CommandResultMsg r;
   r.id = cmd.id;
+  if (cmd.uid < min_uid_) {
+    r.outcomes = DenySystemUid(cmd);
+    return r;
+  }
   const int sig = cmd.signal == api::CommandSignal::kKill ? SIGKILL : SIGTERM;
   const std::string sig_name = std::string("SIG") + api::CommandSignalName(cmd.signal);
   for (const api::CommandTarget& t : cmd.targets) {
@@ -408,6 +425,10 @@ api::CommandResultMsg CommandExecutor::Signal(const api::CommandMsg& cmd) const 
 api::CommandResultMsg CommandExecutor::Warn(const api::CommandMsg& cmd) const {
   api::CommandResultMsg r;
   r.id = cmd.id;
+  if (cmd.uid < min_uid_) {
+    r.outcomes = DenySystemUid(cmd);
+    return r;
+  }
   std::vector<std::string> paths;
   for (const api::CommandTarget& t : cmd.targets) {
     Verified v;

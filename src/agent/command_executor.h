@@ -7,12 +7,16 @@
 //    (computed like host::HostMonitor's GpuProcess::start_time_ms) within ±1 s of the
 //    target's, and its real uid equal to the command's uid. Otherwise "gone" or
 //    "mismatch". The process is held by a pidfd while it is checked, so a pid reused
-//    between the check and the signal is not hit. pid 1 and the agent are "denied".
+//    between the check and the signal is not hit. pid 1 and the agent are "denied",
+//    and so is every process of a uid below min_uid (root and system accounts; the
+//    real uid read from /proc): the server never asks for them, and this agent
+//    refuses them even if it does.
 //  - warn: writes a header line and the message (control characters stripped) to the
 //    controlling terminal of each verified target and to the user's login sessions in
 //    utmp, like write(1): only character devices that are ttys owned by the command's
 //    uid, opened O_WRONLY|O_NOCTTY|O_NONBLOCK; a terminal that would block is skipped.
 //    The recipient's "mesg n" is not honoured (this is an administrative message).
+//    A uid below min_uid is not warned either (its targets are "denied").
 //
 // Thread-safe: Execute may run on several threads at once. It does not block on other
 // processes (no waiting for the signalled process to exit).
@@ -21,6 +25,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "api/protocol.h"
 
@@ -34,8 +39,11 @@ class CommandExecutor {
   static constexpr int64_t kStartTimeToleranceMs = 1000;
 
   // Reads the boot time once (as HostMonitor does, so both compute the same start
-  // times). `utmp_path` is the login record file read for warn.
-  explicit CommandExecutor(std::string utmp_path = kDefaultUtmpPath);
+  // times). `utmp_path` is the login record file read for warn; processes of uids
+  // below `min_uid` are never signalled or warned (the agent's
+  // --enforcement-min-uid).
+  explicit CommandExecutor(std::string utmp_path = kDefaultUtmpPath,
+                           uint32_t min_uid = api::kDefaultEnforcementMinUid);
 
   // Runs `cmd` and reports per target. An invalid command (see api::ValidateCommand)
   // is not run: the result carries only its id and `error`.
@@ -45,7 +53,11 @@ class CommandExecutor {
   api::CommandResultMsg Signal(const api::CommandMsg& cmd) const;
   api::CommandResultMsg Warn(const api::CommandMsg& cmd) const;
 
+  // The targets of `cmd` denied because its uid is below min_uid_, in target order.
+  std::vector<api::TargetResult> DenySystemUid(const api::CommandMsg& cmd) const;
+
   const std::string utmp_path_;
+  const uint32_t min_uid_;
   const long ticks_per_s_;
   const std::optional<int64_t> btime_s_;  // nullopt: /proc/stat had none
 };

@@ -105,6 +105,10 @@ ChildGuard SpawnSleep() {
 
 bool IsRoot() { return ::geteuid() == 0; }
 
+// The tests signal their own children (root's, in CI) and a system account's
+// processes: an executor that may touch every uid.
+CommandExecutor Executor() { return CommandExecutor(kDefaultUtmpPath, /*min_uid=*/0); }
+
 // Creates (once) the unprivileged test user; its uid/gid, or nullopt.
 std::optional<std::pair<uid_t, gid_t>> TestUser() {
   if (const passwd* pw = ::getpwnam(kTestUser)) return std::make_pair(pw->pw_uid, pw->pw_gid);
@@ -188,7 +192,7 @@ struct PtyChild {
 TEST(CommandExecutorTest, TermKillsAVerifiedProcess) {
   ChildGuard c = SpawnSleep();
   ASSERT_GT(c.pid, 0);
-  CommandExecutor ex;
+  CommandExecutor ex = Executor();
   CommandResultMsg r = ex.Execute(SignalCmd(CommandSignal::kTerm, ::getuid(), c.pid, StartTimeOf(c.pid)));
   EXPECT_EQ(r.id, 17u);
   EXPECT_TRUE(r.error.empty()) << r.error;
@@ -203,7 +207,7 @@ TEST(CommandExecutorTest, TermKillsAVerifiedProcess) {
 TEST(CommandExecutorTest, WrongStartTimeIsAMismatchAndNothingIsSignalled) {
   ChildGuard c = SpawnSleep();
   ASSERT_GT(c.pid, 0);
-  CommandExecutor ex;
+  CommandExecutor ex = Executor();
   int64_t start = StartTimeOf(c.pid);
   // Just outside the tolerance, both ways: a reused pid.
   for (int64_t off : {CommandExecutor::kStartTimeToleranceMs + 100, -CommandExecutor::kStartTimeToleranceMs - 100,
@@ -223,7 +227,7 @@ TEST(CommandExecutorTest, WrongStartTimeIsAMismatchAndNothingIsSignalled) {
 TEST(CommandExecutorTest, WrongUidIsAMismatch) {
   ChildGuard c = SpawnSleep();
   ASSERT_GT(c.pid, 0);
-  CommandExecutor ex;
+  CommandExecutor ex = Executor();
   CommandResultMsg r = ex.Execute(SignalCmd(CommandSignal::kKill, ::getuid() + 4242, c.pid, StartTimeOf(c.pid)));
   ASSERT_EQ(r.outcomes.size(), 1u);
   EXPECT_EQ(r.outcomes[0].outcome, TargetOutcome::kMismatch);
@@ -239,7 +243,7 @@ TEST(CommandExecutorTest, ProcessIgnoringTermSurvivesItAndDiesOnKill) {
   ASSERT_TRUE(pid.ok());
   c.pid = *pid;
   ASSERT_TRUE(WaitForExec(c.pid));  // the trap is set once sh has exec'd sleep
-  CommandExecutor ex;
+  CommandExecutor ex = Executor();
   int64_t start = StartTimeOf(c.pid);
   CommandResultMsg term = ex.Execute(SignalCmd(CommandSignal::kTerm, ::getuid(), c.pid, start));
   EXPECT_EQ(term.outcomes.at(0).outcome, TargetOutcome::kSignalled);
@@ -261,7 +265,7 @@ TEST(CommandExecutorTest, ExitedProcessesAreGone) {
     auto stat = ReadFile("/proc/" + std::to_string(*pid) + "/stat");
     return stat.ok() && stat->find(") Z ") != std::string::npos;
   }));
-  CommandExecutor ex;
+  CommandExecutor ex = Executor();
   CommandResultMsg r = ex.Execute(SignalCmd(CommandSignal::kKill, ::getuid(), *pid, 0));
   EXPECT_EQ(r.outcomes.at(0).outcome, TargetOutcome::kGone) << r.outcomes[0].detail;
   ASSERT_TRUE(WaitProcess(*pid, 5000).ok());
@@ -272,7 +276,7 @@ TEST(CommandExecutorTest, ExitedProcessesAreGone) {
 TEST(CommandExecutorTest, RefusesPidOneAndItselfAndReportsEachTargetInOrder) {
   ChildGuard c = SpawnSleep();
   ASSERT_GT(c.pid, 0);
-  CommandExecutor ex;
+  CommandExecutor ex = Executor();
   CommandMsg m = Command(CommandAction::kSignal, ::getuid(),
                          {{1, StartTimeOf(1)}, {::getpid(), StartTimeOf(::getpid())}, {c.pid, 0},
                           {c.pid, StartTimeOf(c.pid)}});
@@ -288,7 +292,7 @@ TEST(CommandExecutorTest, RefusesPidOneAndItselfAndReportsEachTargetInOrder) {
 
 TEST(CommandExecutorTest, InvalidCommandIsNotRun) {
   ChildGuard c = SpawnSleep();
-  CommandExecutor ex;
+  CommandExecutor ex = Executor();
   CommandMsg m = SignalCmd(CommandSignal::kKill, ::getuid(), c.pid, StartTimeOf(c.pid));
   m.targets.push_back({0, 0, 0});  // pid 0 would be the process group
   CommandResultMsg r = ex.Execute(m);
@@ -303,7 +307,7 @@ TEST(CommandExecutorTest, InvalidCommandIsNotRun) {
 TEST(CommandExecutorTest, WarnWritesToTheControllingTerminal) {
   PtyChild p;
   ASSERT_TRUE(p.Start());
-  CommandExecutor ex;
+  CommandExecutor ex = Executor();
   CommandMsg m = Command(CommandAction::kWarn, ::getuid(), {{p.child.pid, StartTimeOf(p.child.pid)}});
   m.message = "GPU 0 is reserved by alice.\n\x1b[2JPlease stop\x07 now.\x7f\tThanks";
   CommandResultMsg r = ex.Execute(m);
@@ -322,7 +326,7 @@ TEST(CommandExecutorTest, WarnSkipsATerminalOwnedByAnotherUid) {
   if (!IsRoot()) GTEST_SKIP() << "needs root to chown a pty (CI runs as root)";
   PtyChild p;
   ASSERT_TRUE(p.Start(/*tty_owner=*/54321));
-  CommandExecutor ex;
+  CommandExecutor ex = Executor();
   CommandMsg m = Command(CommandAction::kWarn, ::getuid(), {{p.child.pid, StartTimeOf(p.child.pid)}});
   m.message = "should not arrive";
   CommandResultMsg r = ex.Execute(m);
@@ -333,7 +337,7 @@ TEST(CommandExecutorTest, WarnSkipsATerminalOwnedByAnotherUid) {
 TEST(CommandExecutorTest, WarnOfAMismatchedTargetWritesNothing) {
   PtyChild p;
   ASSERT_TRUE(p.Start());
-  CommandExecutor ex;
+  CommandExecutor ex = Executor();
   CommandMsg m = Command(CommandAction::kWarn, ::getuid(), {{p.child.pid, StartTimeOf(p.child.pid) - 60'000}});
   m.message = "should not arrive";
   CommandResultMsg r = ex.Execute(m);
@@ -383,7 +387,7 @@ TEST(CommandExecutorTest, WarnReachesTheUsersLoginSessionsFromUtmp) {
     c.pid = pid;
   }
   ASSERT_TRUE(WaitForExec(c.pid));
-  CommandExecutor ex(utmp);
+  CommandExecutor ex(utmp, /*min_uid=*/0);
   CommandMsg m = Command(CommandAction::kWarn, ::getuid(), {{c.pid, StartTimeOf(c.pid)}});
   m.user = pw->pw_name;
   m.message = "from utmp";
@@ -420,7 +424,7 @@ TEST(CommandExecutorTest, AnotherUsersProcessIsWarnedAndKilled) {
   ASSERT_EQ(st.st_uid, uid);
   (void)gid;
 
-  CommandExecutor ex;
+  CommandExecutor ex = Executor();
   int64_t start = StartTimeOf(p.child.pid);
   CommandMsg warn = Command(CommandAction::kWarn, uid, {{p.child.pid, start}});
   warn.user = kTestUser;
@@ -443,6 +447,40 @@ TEST(CommandExecutorTest, AnotherUsersProcessIsWarnedAndKilled) {
 }
 
 // ---- text ----
+
+// Security review, issue 41: enforcement signalled root's and system accounts'
+// processes (only pid 1 and the agent were refused). By default the agent refuses
+// every uid below 1000, whatever the server asks: nothing is signalled or warned.
+TEST(CommandExecutorTest, NeverSignalsRootOrSystemAccountsByDefault) {
+  ChildGuard child = SpawnSleep();
+  ASSERT_TRUE(WaitForExec(child.pid));
+  const int64_t start = StartTimeOf(child.pid);
+  const uint32_t uid = ::getuid();
+  // As root (CI) the default executor; else one whose minimum is just above our uid.
+  CommandExecutor ex = uid < api::kDefaultEnforcementMinUid
+                           ? CommandExecutor()
+                           : CommandExecutor(kDefaultUtmpPath, uid + 1);
+  for (CommandSignal sig : {CommandSignal::kTerm, CommandSignal::kKill}) {
+    CommandResultMsg r = ex.Execute(SignalCmd(sig, uid, child.pid, start));
+    ASSERT_EQ(r.outcomes.size(), 1u);
+    EXPECT_EQ(r.outcomes[0].outcome, TargetOutcome::kDenied) << r.outcomes[0].detail;
+    EXPECT_NE(r.outcomes[0].detail.find("root or a system account"), std::string::npos)
+        << r.outcomes[0].detail;
+  }
+  CommandMsg warn = Command(CommandAction::kWarn, uid, {{child.pid, start}});
+  warn.message = "stop";
+  CommandResultMsg w = ex.Execute(warn);
+  ASSERT_EQ(w.outcomes.size(), 1u);
+  EXPECT_EQ(w.outcomes[0].outcome, TargetOutcome::kDenied);
+  EXPECT_TRUE(w.terminals.empty());
+  EXPECT_FALSE(child.WaitExit(200).has_value()) << "the process was signalled";
+  // At the minimum itself the process is fair game.
+  CommandExecutor at_min(kDefaultUtmpPath, uid);
+  CommandResultMsg r = at_min.Execute(SignalCmd(CommandSignal::kKill, uid, child.pid, start));
+  ASSERT_EQ(r.outcomes.size(), 1u);
+  EXPECT_EQ(r.outcomes[0].outcome, TargetOutcome::kSignalled) << r.outcomes[0].detail;
+  EXPECT_TRUE(child.WaitExit(5000).has_value());
+}
 
 TEST(TerminalSafeTextTest, StripsControlCharacters) {
   const std::vector<std::pair<std::string, std::string>> cases = {

@@ -1,7 +1,9 @@
 #include "agent/task_runner.h"
 
 #include <dirent.h>
+#include <fcntl.h>
 #include <signal.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -15,7 +17,6 @@
 #include "common/file_util.h"
 #include "common/log.h"
 #include "common/process.h"
-#include "common/strings.h"
 
 namespace rota::agent {
 namespace {
@@ -40,14 +41,55 @@ bool ValidFileName(const std::string& name) {
          name != "stderr.log";
 }
 
-std::optional<pid_t> ReadPid(const std::string& path) {
-  auto text = ReadFile(path);
+std::optional<TaskProcess> ReadTaskProcess(const std::string& path) {
+  auto text = ReadFile(path, 4096);
   if (!text.ok()) return std::nullopt;
-  const std::string t(Trim(*text));
-  if (t.empty() || t.size() > 10 || t.find_first_not_of("0123456789") != std::string::npos) return std::nullopt;
-  const long v = std::stol(t);
-  if (v <= 1) return std::nullopt;
-  return static_cast<pid_t>(v);
+  return ParsePidFile(*text);
+}
+
+// A file of the task's for its owner: 0600, owned by uid:gid when the task runs as
+// another user (else by the agent's user).
+Status WriteOwnerFile(const std::string& path, const std::string& content, std::optional<uint32_t> uid,
+                      std::optional<uint32_t> gid) {
+  RETURN_IF_ERROR(WriteFileAtomic(path, content, 0600));
+  if (uid && ::chown(path.c_str(), *uid, gid.value_or(static_cast<gid_t>(-1))) != 0) {
+    return Status::IoError("cannot give " + path + " to uid " + std::to_string(*uid) + ": " +
+                           std::strerror(errno));
+  }
+  return Status::Ok();
+}
+
+// The task directory's modes (MakeDirs' are cut by the umask): reachable by name,
+// not listable (its owner's task opens its own files in it).
+void TightenDir(const std::string& path) { ::chmod(path.c_str(), 0711); }
+
+// Every file of task directory `dir` made 0600: the agent's records keep their
+// owner, the others (logs, the request's files, the notice) go to uid:gid. Links and
+// other non-regular files are left alone.
+void TightenTaskFiles(const std::string& dir, std::optional<uint32_t> uid, std::optional<uint32_t> gid) {
+  TightenDir(dir);
+  DIR* d = ::opendir(dir.c_str());
+  if (d == nullptr) return;
+  while (dirent* e = ::readdir(d)) {
+    const std::string name = e->d_name;
+    if (name == "." || name == "..") continue;
+    int fd = ::openat(::dirfd(d), name.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+    if (fd < 0) continue;
+    struct stat st {};
+    if (::fstat(fd, &st) == 0 && S_ISREG(st.st_mode)) {
+      const bool agents = name == "spec.json" || name == "pid" || name == "status.json" || name == "shim.log";
+      if (!agents && uid) (void)::fchown(fd, *uid, gid.value_or(static_cast<gid_t>(-1)));
+      if ((st.st_mode & 07777) != 0600) ::fchmod(fd, 0600);
+    }
+    ::close(fd);
+  }
+  ::closedir(d);
+}
+
+Result<ShimSpec> ReadSpec(const std::string& dir) {
+  ASSIGN_OR_RETURN(std::string text, ReadFile(dir + "/spec.json"));
+  ASSIGN_OR_RETURN(api::Json j, api::ParseJson(text));
+  return ShimSpecFromJson(j);
 }
 
 std::optional<TaskExit> ReadExit(const std::string& path) {
@@ -72,7 +114,12 @@ const char* TaskStateName(TaskState s) {
 }
 
 TaskRunner::TaskRunner(std::vector<std::string> shim_argv, std::string state_dir)
-    : shim_argv_(std::move(shim_argv)), state_dir_(std::move(state_dir)) {}
+    : boot_id_(ReadBootId()), shim_argv_(std::move(shim_argv)), state_dir_(std::move(state_dir)) {
+  if (boot_id_.empty()) {
+    ROTA_LOG(WARNING) << "cannot read " << kBootIdPath << ": adopted tasks cannot be told apart from "
+                      << "processes that reuse their pids, and are not signalled";
+  }
+}
 
 TaskRunner::~TaskRunner() {
   // Tasks keep running; only reap shims that already ended.
@@ -91,7 +138,9 @@ Result<TaskStatus> TaskRunner::Start(const TaskRequest& r) {
   if (r.argv.empty()) return Status::InvalidArgument("task " + r.id + ": empty command");
   const std::string dir = Dir(r.id);
   if (::access(dir.c_str(), F_OK) == 0) return Status::AlreadyExists("task directory " + dir + " exists");
-  RETURN_IF_ERROR(MakeDirs(dir, 0755));
+  RETURN_IF_ERROR(MakeDirs(dir, 0711));
+  TightenDir(state_dir_ + "/tasks");
+  TightenDir(dir);
   ShimSpec s;
   s.argv = r.argv;
   s.env = r.env;
@@ -106,7 +155,7 @@ Result<TaskStatus> TaskRunner::Start(const TaskRequest& r) {
   s.status_path = dir + "/status.json";
   for (const auto& [name, content] : r.files) {
     if (!ValidFileName(name)) return Status::InvalidArgument("task file name '" + name + "' is not allowed");
-    RETURN_IF_ERROR(WriteFileAtomic(dir + "/" + name, content, 0644));
+    RETURN_IF_ERROR(WriteOwnerFile(dir + "/" + name, content, r.uid, r.gid));
     for (auto& a : s.argv) {
       const std::string pattern = "{file:" + name + "}";
       for (size_t p = a.find(pattern); p != std::string::npos; p = a.find(pattern, p)) {
@@ -143,6 +192,10 @@ Result<TaskStatus> TaskRunner::Start(const TaskRequest& r) {
   argv.push_back(spec_path);
   SpawnOptions opts;
   opts.output_path = dir + "/shim.log";
+  // Created 0600 here: the spawn would make it 0644.
+  if (int fd = ::open(opts.output_path.c_str(), O_WRONLY | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600); fd >= 0) {
+    ::close(fd);
+  }
   auto spawned = SpawnProcess(argv, opts);
   if (!spawned.ok()) {
     KillAndRemoveCgroups(s.cgroups);
@@ -153,7 +206,7 @@ Result<TaskStatus> TaskRunner::Start(const TaskRequest& r) {
   if (!s.cgroups.empty()) cgroups_[r.id] = s.cgroups;
   // The shim writes the pid before it waits; a start failure writes the status.
   for (int i = 0; wait_for_start_ && i < 1000; ++i) {
-    if (ReadPid(s.pid_path) || ReadExit(s.status_path)) break;
+    if (ReadTaskProcess(s.pid_path) || ReadExit(s.status_path)) break;
     int st = 0;
     if (::waitpid(shim, &st, WNOHANG) == shim) {
       shims_[r.id] = 0;
@@ -169,13 +222,41 @@ pid_t TaskRunner::ShimPid(const std::string& id) const {
   return it == shims_.end() ? 0 : it->second;
 }
 
+TaskRunner::ProcessCheck TaskRunner::CheckTaskProcess(const TaskProcess& p, std::string* why) const {
+  const std::string pid = "pid " + std::to_string(p.pid);
+  if (!p.identified()) {
+    *why = pid + " was recorded without a boot id and start time (a task of an older rota agent): "
+           "it may belong to another process now, and is never signalled";
+    return ProcessCheck::kNotTheTask;
+  }
+  if (boot_id_.empty()) {
+    *why = std::string("this boot's id cannot be read (") + kBootIdPath + "): " + pid +
+           " cannot be told apart from another process, and is never signalled";
+    return ProcessCheck::kNotTheTask;
+  }
+  if (p.boot_id != boot_id_) {
+    *why = "the node rebooted since the task started (boot id " + p.boot_id + ", now " + boot_id_ +
+           "): " + pid + " is not the task's process";
+    return ProcessCheck::kNotTheTask;
+  }
+  const std::optional<uint64_t> ticks = ReadStartTicks(p.pid);
+  if (!ticks) return ProcessCheck::kGone;
+  if (*ticks != *p.start_ticks) {
+    *why = pid + " now belongs to another process (started " + std::to_string(*ticks) +
+           " ticks after boot, the task " + std::to_string(*p.start_ticks) + ")";
+    return ProcessCheck::kNotTheTask;
+  }
+  return ProcessCheck::kTask;
+}
+
 Result<TaskStatus> TaskRunner::Poll(const std::string& id) {
   auto it = shims_.find(id);
   if (it == shims_.end()) return Status::NotFound("task " + id + " is not known");
   const std::string dir = Dir(id);
   TaskStatus out;
   out.id = id;
-  out.pid = ReadPid(dir + "/pid").value_or(0);
+  const std::optional<TaskProcess> record = ReadTaskProcess(dir + "/pid");
+  out.pid = record ? record->pid : 0;
   if (it->second > 0) {
     int st = 0;
     if (::waitpid(it->second, &st, WNOHANG) == it->second) it->second = 0;  // reaped
@@ -187,11 +268,13 @@ Result<TaskStatus> TaskRunner::Poll(const std::string& id) {
   }
   // No status yet: running while the shim lives.
   bool shim_alive = false;
+  std::string not_the_task;  // why the recorded pid is not the task's process
   if (it->second > 0) {
     shim_alive = true;
-  } else if (out.pid > 0) {
-    // Adopted (or reaped before writing its status): the task's own process tells.
-    shim_alive = ::kill(out.pid, 0) == 0 || errno == EPERM;
+  } else if (record) {
+    // Adopted (or reaped before writing its status): the task's own process tells,
+    // if that pid is still the task's (not another process since a reboot or its end).
+    shim_alive = CheckTaskProcess(*record, &not_the_task) == ProcessCheck::kTask;
   }
   if (shim_alive) {
     out.state = TaskState::kRunning;
@@ -205,14 +288,20 @@ Result<TaskStatus> TaskRunner::Poll(const std::string& id) {
     return out;
   }
   out.state = TaskState::kLost;
-  out.error = "the task's supervisor ended without recording how the task ended";
+  out.error = !not_the_task.empty()
+                  ? "lost: " + not_the_task
+                  : "the task's supervisor ended without recording how the task ended";
   return out;
 }
 
 Status TaskRunner::Notify(const std::string& id, const std::string& text) {
   if (!ValidId(id)) return Status::InvalidArgument("bad task id '" + id + "'");
-  if (::access((Dir(id) + "/spec.json").c_str(), F_OK) != 0) return Status::NotFound("no task " + id);
-  return WriteFileAtomic(Dir(id) + "/" + kNoticeFile, text + "\n", 0644);
+  auto spec = ReadSpec(Dir(id));
+  if (!spec.ok()) {
+    if (spec.status().code() == StatusCode::kNotFound) return Status::NotFound("no task " + id);
+    return spec.status();
+  }
+  return WriteOwnerFile(Dir(id) + "/" + kNoticeFile, text + "\n", spec->uid, spec->gid);
 }
 
 Status TaskRunner::Signal(const std::string& id, int sig) {
@@ -222,17 +311,25 @@ Status TaskRunner::Signal(const std::string& id, int sig) {
     std::this_thread::sleep_for(std::chrono::milliseconds(5));
     ASSIGN_OR_RETURN(st, Poll(id));
   }
-  if (st.state != TaskState::kRunning) return Status::Conflict("task " + id + " is not running");
+  if (st.state != TaskState::kRunning) {
+    return Status::Conflict("task " + id + " is not running" + (st.error.empty() ? "" : " (" + st.error + ")"));
+  }
   if (st.pid <= 1) return Status::Unavailable("task " + id + " has no process yet");
+  // Before any signal: is the pid still the task's process?
+  std::string why;
+  const std::optional<TaskProcess> record = ReadTaskProcess(Dir(id) + "/pid");
+  const ProcessCheck check = record && record->pid == st.pid ? CheckTaskProcess(*record, &why)
+                                                             : ProcessCheck::kGone;
+  if (check == ProcessCheck::kGone) return Status::Ok();  // it ended a moment ago
+  if (check == ProcessCheck::kNotTheTask) {
+    ROTA_LOG(WARNING) << "task " << id << ": not signalled: " << why;
+    return Status::Conflict("task " + id + " not signalled: " + why);
+  }
   if (::kill(-st.pid, sig) != 0 && errno != ESRCH) {
     return Status::IoError("cannot signal task " + id + ": " + std::strerror(errno));
   }
-  if (auto text = ReadFile(Dir(id) + "/spec.json"); text.ok()) {
-    auto j = api::ParseJson(*text);
-    auto spec = j.ok() ? ShimSpecFromJson(*j) : Result<ShimSpec>(j.status());
-    // Descendants that left the process group; those in it got the signal once.
-    if (spec.ok()) SignalCgroups(spec->cgroups, sig, st.pid);
-  }
+  // Descendants that left the process group; those in it got the signal once.
+  if (auto spec = ReadSpec(Dir(id)); spec.ok()) SignalCgroups(spec->cgroups, sig, st.pid);
   return Status::Ok();
 }
 
@@ -262,16 +359,18 @@ std::vector<std::string> TaskRunner::Adopt() {
   std::vector<std::string> out;
   DIR* d = ::opendir((state_dir_ + "/tasks").c_str());
   if (d == nullptr) return out;
+  TightenDir(state_dir_ + "/tasks");
   while (dirent* e = ::readdir(d)) {
     const std::string id = e->d_name;
     if (!ValidId(id) || shims_.count(id)) continue;
+    if (e->d_type != DT_DIR && e->d_type != DT_UNKNOWN) continue;
     shims_[id] = 0;
     out.push_back(id);
-    if (auto text = ReadFile(Dir(id) + "/spec.json"); text.ok()) {
-      auto j = api::ParseJson(*text);
-      auto spec = j.ok() ? ShimSpecFromJson(*j) : Result<ShimSpec>(j.status());
-      if (spec.ok() && !spec->cgroups.empty()) cgroups_[id] = spec->cgroups;
-    }
+    auto spec = ReadSpec(Dir(id));
+    if (spec.ok() && !spec->cgroups.empty()) cgroups_[id] = spec->cgroups;
+    // A directory of an older agent (0755, files 0644, logs 0640 to the owner's
+    // group) is tightened like a new one.
+    TightenTaskFiles(Dir(id), spec.ok() ? spec->uid : std::nullopt, spec.ok() ? spec->gid : std::nullopt);
   }
   ::closedir(d);
   std::sort(out.begin(), out.end());

@@ -4,6 +4,20 @@
 // stdout.log, stderr.log), so tasks survive an agent restart and a restarted
 // agent re-adopts them from that directory (Adopt).
 //
+// Only the task's owner and root read a task's files: the directory belongs to
+// the agent, mode 0711 (the owner's task opens its files by name, nobody lists
+// them; the owner cannot replace the agent's records in it), and every file in it
+// is 0600: the logs, the request's files and the preemption notice owned by the
+// task's user, spec.json, pid and status.json by the agent. The agent reads the
+// logs as root.
+//
+// The pid alone never identifies a task: the shim records this boot's id and the
+// process's start time with it (TaskProcess), and both are checked before any
+// signal and whenever an adopted task is looked at. A pid that after a reboot, or
+// after the task ended, names another process makes the task "lost" (with why) and
+// nothing is signalled; so does a record without them (a task directory of an
+// older agent: rota cannot tell).
+//
 // Thread-compatible: one thread at a time (the agent's task thread).
 
 #include <sys/types.h>
@@ -27,7 +41,7 @@ struct TaskStatus {
   TaskState state = TaskState::kRunning;
   pid_t pid = 0;                // the task's process (and process group)
   std::optional<TaskExit> exit; // kExited
-  std::string error;            // kLost: why
+  std::string error;            // kLost: why (e.g. the node rebooted since it started)
 };
 
 // The launch of one task, before paths are filled in by the runner.
@@ -70,8 +84,10 @@ class TaskRunner {
   void set_wait_for_start(bool wait) { wait_for_start_ = wait; }
 
   // Sends `sig` to the task's process group and to every process in its
-  // cgroup (descendants that left the group too). NotFound for an unknown id;
-  // FailedPrecondition-like Conflict when it already ended.
+  // cgroup (descendants that left the group too), once its pid is shown to be
+  // still the task's process (boot id and start time). NotFound for an unknown id;
+  // Conflict when it already ended, is lost, or its pid is not the task's any
+  // more (then nothing is signalled).
   Status Signal(const std::string& id, int sig);
   // Writes `text` to the task's notice file, whose path the task has in
   // ROTA_PREEMPT_NOTICE (the file appears only when rota is about to stop it).
@@ -96,7 +112,13 @@ class TaskRunner {
   std::string StderrPath(const std::string& id) const;
 
  private:
+  // Whether a recorded process is still the task's.
+  enum class ProcessCheck { kTask, kGone, kNotTheTask };
+  // *why says why for kNotTheTask.
+  ProcessCheck CheckTaskProcess(const TaskProcess& p, std::string* why) const;
+
   std::string Dir(const std::string& id) const;
+  const std::string boot_id_;  // this boot's, read once ("" unreadable)
   std::vector<std::string> shim_argv_;
   std::string state_dir_;
   std::string cgroup_root_ = "/sys/fs/cgroup";

@@ -49,9 +49,12 @@ void Complain(const std::string& what) {
 
 int64_t NowMs() { return RealClock::Get().NowMs(); }
 
+// A log only its owner (and root) can read: 0600, owned by the task's user. The
+// agent reads it as root for `rota logs`.
 Result<int> OpenLog(const std::string& path, const ShimSpec& s) {
-  int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC | O_NOFOLLOW, 0640);
+  int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC | O_NOFOLLOW, 0600);
   if (fd < 0) return Status::IoError("cannot open " + path + ": " + std::strerror(errno));
+  ::fchmod(fd, 0600);  // whatever the umask, or an older agent, made it
   if (s.uid && ::fchown(fd, *s.uid, s.gid.value_or(static_cast<gid_t>(-1))) != 0) {
     // Not fatal: the agent reads the logs; the user just cannot read them on the node.
   }
@@ -233,6 +236,85 @@ Result<ShimSpec> ShimSpecFromJson(const Json& j) {
   return s;
 }
 
+std::string FormatPidFile(const TaskProcess& p) {
+  std::string out = std::to_string(p.pid) + "\n";
+  if (!p.boot_id.empty()) out += "boot_id " + p.boot_id + "\n";
+  if (p.start_ticks) out += "start_ticks " + std::to_string(*p.start_ticks) + "\n";
+  return out;
+}
+
+namespace {
+
+std::optional<uint64_t> ParseDecimal(std::string_view t, size_t max_digits) {
+  if (t.empty() || t.size() > max_digits || t.find_first_not_of("0123456789") != std::string_view::npos) {
+    return std::nullopt;
+  }
+  uint64_t v = 0;
+  for (char c : t) v = v * 10 + static_cast<uint64_t>(c - '0');
+  return v;
+}
+
+std::string_view TrimSpace(std::string_view t) {
+  while (!t.empty() && (t.front() == ' ' || t.front() == '\t' || t.front() == '\r')) t.remove_prefix(1);
+  while (!t.empty() && (t.back() == ' ' || t.back() == '\t' || t.back() == '\r' || t.back() == '\n')) {
+    t.remove_suffix(1);
+  }
+  return t;
+}
+
+}  // namespace
+
+std::optional<TaskProcess> ParsePidFile(std::string_view text) {
+  const size_t nl = text.find('\n');
+  auto pid = ParseDecimal(TrimSpace(text.substr(0, nl)), 10);
+  if (!pid || *pid <= 1 || *pid > 0x7fffffff) return std::nullopt;
+  TaskProcess p;
+  p.pid = static_cast<pid_t>(*pid);
+  std::string_view rest = nl == std::string_view::npos ? std::string_view() : text.substr(nl + 1);
+  while (!rest.empty()) {
+    const size_t end = rest.find('\n');
+    std::string_view line = TrimSpace(rest.substr(0, end));
+    rest = end == std::string_view::npos ? std::string_view() : rest.substr(end + 1);
+    const size_t sp = line.find(' ');
+    if (sp == std::string_view::npos) continue;
+    std::string_view key = line.substr(0, sp), value = TrimSpace(line.substr(sp + 1));
+    if (key == "boot_id" && !value.empty() && value.size() <= 64 &&
+        value.find_first_of(" \t") == std::string_view::npos) {
+      p.boot_id = std::string(value);
+    } else if (key == "start_ticks") {
+      p.start_ticks = ParseDecimal(value, 19);
+    }
+  }
+  return p;
+}
+
+std::string ReadBootId(const char* path) {
+  auto text = ReadFile(path, 4096);
+  if (!text.ok()) return "";
+  std::string_view id = TrimSpace(*text);
+  if (id.size() > 64 || id.find_first_of(" \t\n") != std::string_view::npos) return "";
+  return std::string(id);
+}
+
+std::optional<uint64_t> ReadStartTicks(pid_t pid) {
+  auto text = ReadFile("/proc/" + std::to_string(pid) + "/stat", 64 * 1024);
+  if (!text.ok()) return std::nullopt;
+  // Fields are counted after the last ')': comm may hold spaces and parentheses.
+  const size_t close = text->rfind(')');
+  if (close == std::string::npos) return std::nullopt;
+  std::string_view rest = std::string_view(*text).substr(close + 1);
+  for (int field = 3; field <= 22; ++field) {
+    const size_t b = rest.find_first_not_of(' ');
+    if (b == std::string_view::npos) return std::nullopt;
+    rest.remove_prefix(b);
+    const size_t e = rest.find(' ');
+    if (field == 22) return ParseDecimal(rest.substr(0, e), 19);
+    if (e == std::string_view::npos) return std::nullopt;
+    rest.remove_prefix(e);
+  }
+  return std::nullopt;
+}
+
 Json ToJson(const TaskExit& e) {
   Json j{{"exit_code", e.exit_code}, {"signal", e.signal}, {"ended_ms", e.ended_ms}};
   if (!e.error.empty()) j["error"] = e.error;
@@ -273,7 +355,7 @@ int RunTaskShim(const std::string& spec_file) {
 
   auto finish = [&](TaskExit e) {
     KillAndRemoveCgroups(s.cgroups);  // also when the task never started
-    Status st = WriteFileAtomic(s.status_path, ToJson(e).dump() + "\n", 0644);
+    Status st = WriteFileAtomic(s.status_path, ToJson(e).dump() + "\n", 0600);
     if (!st.ok()) {
       Complain(st.message());
       return 1;
@@ -351,7 +433,12 @@ int RunTaskShim(const std::string& spec_file) {
   ::close(*out);
   ::close(*err);
   if (plan.stdin_fd >= 0) ::close(plan.stdin_fd);
-  Status st = WriteFileAtomic(s.pid_path, std::to_string(pid) + "\n", 0644);
+  // With what tells this process apart from a later one with the same pid (after it
+  // ended, or after a reboot): the agent checks both before it signals the task. The
+  // child cannot be gone yet (the shim has not reaped it), so its start time is its own.
+  TaskProcess record{pid, ReadBootId(), ReadStartTicks(pid)};
+  if (!record.identified()) Complain("cannot read the boot id or the start time of pid " + std::to_string(pid));
+  Status st = WriteFileAtomic(s.pid_path, FormatPidFile(record), 0600);
   if (!st.ok()) Complain(st.message());
   int msg[2] = {0, 0};
   ssize_t n;

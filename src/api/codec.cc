@@ -29,6 +29,7 @@ Json ToJson(const GpuProcess& p) {
   PutOpt(j, "uid", p.uid);
   if (!p.user.empty()) j["user"] = p.user;
   if (!p.command.empty()) j["command"] = p.command;
+  if (!p.exe.empty()) j["exe"] = p.exe;
   PutOpt(j, "start_time_ms", p.start_time_ms);
   PutOpt(j, "cpu_percent", p.cpu_percent);
   PutOpt(j, "rss_bytes", p.rss_bytes);

@@ -64,6 +64,27 @@ TEST(CodecTest, CpuEnergyFieldsRoundTripAndStayAbsentWhenNotSent) {
   EXPECT_TRUE(back->host.cpu_tasks.empty());
 }
 
+// The executable (what enforcement's exemptions match) travels with the process; an
+// older agent sends none and is still accepted (the process's exe is then unknown).
+TEST(CodecTest, GpuProcessExeRoundTripsAndOlderAgentsWithoutItAreAccepted) {
+  NodeSample s = MakeSample();
+  s.gpus[0].processes[0].command = "Xorg train.py";  // argv[0] as the process set it
+  s.gpus[0].processes[0].exe = "/usr/bin/python3.11";
+  Json j = ToJson(s);
+  EXPECT_EQ(j["gpus"][0]["processes"][0]["exe"], "/usr/bin/python3.11");
+  auto back = NodeSampleFromJson(j);
+  ASSERT_TRUE(back.ok()) << back.status().ToString();
+  EXPECT_EQ(back->gpus[0].processes[0].exe, "/usr/bin/python3.11");
+
+  Json old = ToJson(MakeSample());
+  EXPECT_FALSE(old["gpus"][0]["processes"][0].contains("exe"));
+  back = NodeSampleFromJson(old);
+  ASSERT_TRUE(back.ok()) << back.status().ToString();
+  EXPECT_EQ(back->gpus[0].processes[0].exe, "");
+  old["gpus"][0]["processes"][0]["exe"] = 7;
+  EXPECT_FALSE(NodeSampleFromJson(old).ok());
+}
+
 TEST(CodecTest, NodeInfoCarriesWhyCpuEnergyIsUnavailable) {
   NodeInfo n{.name = "node-a", .node_id = "id-1"};
   n.cpu_energy_status = "RAPL not available: /sys/class/powercap does not exist";

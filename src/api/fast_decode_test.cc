@@ -74,6 +74,7 @@ SamplesMsg Varied() {
         p.uid = 1000;
         p.user = "alice";
         p.command = "python train.py --lr 0.1";
+        if (k != 1) p.exe = "/usr/bin/python3.11";  // k == 1: an older agent's process
         p.cpu_percent = 99.5;
         gs.processes.push_back(p);
       }

@@ -26,6 +26,7 @@ Result<GpuProcess> DecodeGpuProcess(const V& j) {
   RETURN_IF_ERROR(r.OptInt("uid", &p.uid));
   RETURN_IF_ERROR(r.Str("user", &p.user, false, kMaxNameLength));
   RETURN_IF_ERROR(r.Str("command", &p.command, false));
+  RETURN_IF_ERROR(r.Str("exe", &p.exe, false));  // absent from older agents
   RETURN_IF_ERROR(r.OptInt("start_time_ms", &p.start_time_ms));
   RETURN_IF_ERROR(r.OptNum("cpu_percent", &p.cpu_percent, 0, 1e6));
   RETURN_IF_ERROR(r.OptInt("rss_bytes", &p.rss_bytes));

@@ -22,6 +22,7 @@ void WriteGpuProcess(JsonWriter& w, const GpuProcess& p) {
   OptInt(w, "uid", p.uid);
   if (!p.user.empty()) w.Key("user"), w.String(p.user);
   if (!p.command.empty()) w.Key("command"), w.String(p.command);
+  if (!p.exe.empty()) w.Key("exe"), w.String(p.exe);
   OptInt(w, "start_time_ms", p.start_time_ms);
   if (p.cpu_percent.has_value()) w.Key("cpu_percent"), w.Double(*p.cpu_percent);
   OptInt(w, "rss_bytes", p.rss_bytes);

@@ -16,6 +16,11 @@ namespace rota::api {
 inline constexpr int kProtocolVersion = 1;
 
 // A process using a GPU, as seen by NVML plus what the host knows of it.
+// Enforcement never touches processes of uids below this (root and system
+// accounts) unless configured otherwise: the server's enforcement_min_uid and the
+// agent's --enforcement-min-uid (its own check before any signal).
+inline constexpr uint32_t kDefaultEnforcementMinUid = 1000;
+
 struct GpuProcess {
   uint32_t pid = 0;
   std::string type = "compute";  // "compute" or "graphics"
@@ -23,7 +28,11 @@ struct GpuProcess {
   // Filled from /proc by the agent; absent when the process is gone or unreadable.
   std::optional<uint32_t> uid;
   std::string user;     // user name for uid ("" if unknown)
-  std::string command;  // command line, arguments joined by spaces
+  std::string command;  // command line, arguments joined by spaces (argv[0] is the process's choice)
+  // The executable the process runs: /proc/PID/exe resolved by the kernel, which the
+  // process cannot choose (unlike argv[0]). "" when unknown: gone, unreadable, or an
+  // agent older than the field (enforcement then treats the process conservatively).
+  std::string exe;
   std::optional<int64_t> start_time_ms;  // Unix ms
   std::optional<double> cpu_percent;     // of one core, since the previous sample
   std::optional<uint64_t> rss_bytes;

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <map>
+#include <string_view>
 
 namespace rota::enforce {
 namespace {
@@ -16,14 +17,30 @@ bool Contains(const std::vector<std::string>& v, const std::string& x) {
 
 }  // namespace
 
-bool IsExemptCommand(const std::string& command, const std::vector<std::string>& exempt_commands) {
+bool IsExemptProcess(const api::GpuProcess& p, const std::vector<std::string>& exempt_commands) {
   if (exempt_commands.empty()) return false;
-  size_t end = command.find(' ');
-  std::string argv0 = command.substr(0, end);
-  if (argv0.empty()) return false;
-  size_t slash = argv0.rfind('/');
-  std::string base = slash == std::string::npos ? argv0 : argv0.substr(slash + 1);
-  return Contains(exempt_commands, argv0) || (!base.empty() && Contains(exempt_commands, base));
+  const std::string path = !p.exe.empty() ? p.exe : p.command.substr(0, p.command.find(' '));
+  if (path.empty()) return false;
+  const size_t slash = path.rfind('/');
+  const std::string base = slash == std::string::npos ? path : path.substr(slash + 1);
+  auto matches = [&](std::string_view exe) {
+    if (exe.empty()) return false;
+    if (exe[0] == '/') return exe == path;
+    return !base.empty() && exe == base;
+  };
+  for (const std::string& entry : exempt_commands) {
+    std::string_view exe = entry;
+    const size_t colon = entry.find(':');
+    if (!entry.empty() && entry[0] != '/' && colon != std::string::npos) {
+      const std::string user = entry.substr(0, colon);
+      const bool same_user = (!p.user.empty() && user == p.user) ||
+                             (p.uid.has_value() && user == std::to_string(*p.uid));
+      if (!same_user) continue;
+      exe = std::string_view(entry).substr(colon + 1);
+    }
+    if (matches(exe)) return true;
+  }
+  return false;
 }
 
 std::vector<Offence> Detect(const std::string& node, const api::NodeSample& sample,
@@ -48,6 +65,7 @@ std::vector<Offence> Detect(const std::string& node, const api::NodeSample& samp
     std::map<uint32_t, Offence> by_uid;
     for (const api::GpuProcess& p : gpu.processes) {
       if (!p.uid.has_value()) continue;
+      if (*p.uid < settings.min_uid) continue;  // root or a system account
       bool fine = false;
       for (const ReservationView* r : covering) {
         fine = fine || (!p.user.empty() && p.user == r->owner_unix_user);
@@ -57,7 +75,7 @@ std::vector<Offence> Detect(const std::string& node, const api::NodeSample& samp
                         p.user == j.unix_user);
       }
       fine = fine || (!p.user.empty() && Contains(settings.exempt_users, p.user)) ||
-             IsExemptCommand(p.command, settings.exempt_commands);
+             IsExemptProcess(p, settings.exempt_commands);
       if (fine) continue;
 
       auto [it, inserted] = by_uid.try_emplace(*p.uid);

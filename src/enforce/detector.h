@@ -3,13 +3,15 @@
 // Pure: no clock, no I/O.
 //
 // A process on GPU g is fine when any of these holds:
+//  - its uid is below the settings' min_uid (root and system accounts: never
+//    judged, whatever they run);
 //  - the mode in effect on g is "off" (the reservation's settings on a reserved
 //    GPU, `node_default` on an unreserved one);
 //  - g is unreserved and the mode is not "strict";
 //  - its Unix user is the owner's Unix user of a reservation covering g;
 //  - it belongs to a job allocation on this node covering g with the same Unix user;
-//  - its Unix user is in exempt_users, or its command's argv0 or basename of
-//    argv0 is in exempt_commands.
+//  - its Unix user is in exempt_users, or its executable is exempt
+//    (IsExemptProcess; argv0 only when the agent did not report the executable).
 // Processes whose owner the agent could not read (no uid) are skipped: they are
 // gone or unreadable, and rota never signals what it cannot attribute. A
 // reservation whose owner has no Unix account ("") is not enforced.
@@ -59,8 +61,16 @@ std::vector<Offence> Detect(const std::string& node, const api::NodeSample& samp
                             const std::vector<JobAllocationView>& jobs,
                             const EnforcementSettings& node_default);
 
-// True when `command` (arguments joined by spaces) is exempt: its argv0 or the
-// basename of argv0 equals an entry of `exempt_commands`.
-bool IsExemptCommand(const std::string& command, const std::vector<std::string>& exempt_commands);
+// True when process `p` is exempt by `exempt_commands` (EnforcementSettings):
+//  - an entry that is an absolute path matches when it equals p.exe;
+//  - an entry that is a name matches p.exe's basename;
+//  - "USER:EXE" matches as EXE does, for a process whose Unix user (p.user) or uid
+//    (decimal) is USER.
+// The executable is what the kernel says the process runs (/proc/PID/exe), never
+// argv[0], which a process chooses (`exec -a Xorg python train.py`). When the agent
+// did not report it (p.exe empty: an agent older than the field, or unreadable),
+// the entries are matched against argv0 of p.command instead: such a process is
+// conservatively left alone rather than signalled when it might be exempt.
+bool IsExemptProcess(const api::GpuProcess& p, const std::vector<std::string>& exempt_commands);
 
 }  // namespace rota::enforce

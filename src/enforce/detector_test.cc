@@ -7,6 +7,7 @@
 namespace rota::enforce {
 namespace {
 
+using testing::ExeProc;
 using testing::Proc;
 using testing::Reservation;
 using testing::Sample;
@@ -34,6 +35,14 @@ std::vector<DetectCase> Cases() {
   alice_exempt_bob.settings.exempt_users = {"bob"};
   ReservationView alice_xorg = alice;
   alice_xorg.settings.exempt_commands = {"Xorg"};
+  ReservationView alice_xorg_path = alice;
+  alice_xorg_path.settings.exempt_commands = {"/usr/lib/xorg/Xorg"};
+  ReservationView alice_carol_nvtop = alice;
+  alice_carol_nvtop.settings.exempt_commands = {"carol:/usr/bin/nvtop"};
+  ReservationView alice_uid_nvtop = alice;
+  alice_uid_nvtop.settings.exempt_commands = {"1003:nvtop"};
+  ReservationView alice_root_judged = alice;
+  alice_root_judged.settings.min_uid = 0;
   ReservationView other_gpu = Reservation(8, "alice", {2});
   ReservationView other_node = Reservation(9, "alice", {1}, "node-b");
   ReservationView no_unix = alice;
@@ -58,21 +67,76 @@ std::vector<DetectCase> Cases() {
        "reserved",
        {alice_xorg},
        {},
-       Proc(10, 0, "root", "/usr/lib/xorg/Xorg :0 -nolisten tcp"),
+       ExeProc(10, 1003, "carol", "/usr/lib/xorg/Xorg", "/usr/lib/xorg/Xorg :0 -nolisten tcp"),
        false},
-      {"ExemptCommandBare", "reserved", {alice_xorg}, {}, Proc(10, 0, "root", "Xorg"), false},
+      {"ExemptCommandPath",
+       "reserved",
+       {alice_xorg_path},
+       {},
+       ExeProc(10, 1003, "carol", "/usr/lib/xorg/Xorg", "Xorg :0"),
+       false},
+      // A copy elsewhere is not the file an absolute entry names.
+      {"ExemptCommandPathIsThatFile",
+       "reserved",
+       {alice_xorg_path},
+       {},
+       ExeProc(10, 1003, "carol", "/home/carol/Xorg", "/usr/lib/xorg/Xorg :0"),
+       true},
       {"ExemptCommandIsNotPrefix",
        "reserved",
        {alice_xorg},
        {},
-       Proc(10, 0, "root", "Xorgish"),
+       ExeProc(10, 1003, "carol", "/usr/bin/Xorgish", "Xorgish"),
        true},
       {"ExemptCommandOnlyArgv0",
        "reserved",
        {alice_xorg},
        {},
-       Proc(10, 0, "root", "sh Xorg"),
+       ExeProc(10, 1003, "carol", "/bin/sh", "sh Xorg"),
        true},
+      // `exec -a Xorg python train.py`: argv[0] says Xorg, the executable is python.
+      {"ExemptCommandArgv0IsNotTheExecutable",
+       "reserved",
+       {alice_xorg},
+       {},
+       ExeProc(10, 1003, "carol", "/usr/bin/python3.11", "Xorg train.py"),
+       true},
+      {"ExemptCommandOfItsUser",
+       "reserved",
+       {alice_carol_nvtop},
+       {},
+       ExeProc(10, 1003, "carol", "/usr/bin/nvtop", "nvtop"),
+       false},
+      {"ExemptCommandOfAnotherUser",
+       "reserved",
+       {alice_carol_nvtop},
+       {},
+       ExeProc(10, 1002, "bob", "/usr/bin/nvtop", "nvtop"),
+       true},
+      {"ExemptCommandOfItsUid",
+       "reserved",
+       {alice_uid_nvtop},
+       {},
+       ExeProc(10, 1003, "", "/usr/bin/nvtop", "nvtop"),
+       false},
+      // An older agent reports no executable: argv0 is all there is, and a process
+      // that may be exempt is left alone; anything else is judged as before.
+      {"ExeUnknownArgv0ExemptLeftAlone",
+       "reserved",
+       {alice_xorg},
+       {},
+       Proc(10, 1003, "carol", "/usr/lib/xorg/Xorg :0"),
+       false},
+      {"ExeUnknownJudged", "reserved", {alice_xorg}, {}, Proc(10, 1003, "carol"), true},
+      {"RootNeverJudged",
+       "strict",
+       {alice},
+       {},
+       ExeProc(10, 0, "root", "/usr/bin/python3.11", "python train.py"),
+       false},
+      {"SystemAccountNeverJudged", "strict", {alice}, {}, Proc(10, 999, "gdm"), false},
+      {"FirstUserUidJudged", "reserved", {alice}, {}, Proc(10, 1000, "dave"), true},
+      {"RootJudgedWithMinUidZero", "reserved", {alice_root_judged}, {}, Proc(10, 0, "root"), true},
       {"JobOnItsGpu", "strict", {}, {bob_job}, Proc(10, 1002, "bob"), false},
       {"JobOnReservedGpu", "reserved", {alice}, {bob_job}, Proc(10, 1002, "bob"), false},
       {"JobOfOtherGpu", "strict", {}, {bob_job_gpu2}, Proc(10, 1002, "bob"), true},
@@ -159,16 +223,69 @@ TEST(DetectTest, UnreservedGpuUsesNodeDefaultExemptions) {
   EnforcementSettings strict = Mode("strict");
   strict.exempt_commands = {"nvidia-persistenced"};
   api::NodeSample sample = Sample(5000);
-  sample.gpus[3].processes = {Proc(10, 0, "root", "/usr/bin/nvidia-persistenced --verbose")};
+  sample.gpus[3].processes = {ExeProc(10, 1005, "monitor", "/usr/bin/nvidia-smi", "nvidia-smi dmon")};
+  EXPECT_FALSE(Detect("node-a", sample, {}, {}, strict).empty());
+  strict.exempt_commands = {"nvidia-smi"};
   EXPECT_TRUE(Detect("node-a", sample, {}, {}, strict).empty());
 }
 
-TEST(IsExemptCommandTest, MatchesArgv0OrBasename) {
-  EXPECT_TRUE(IsExemptCommand("/usr/lib/xorg/Xorg :0", {"/usr/lib/xorg/Xorg"}));
-  EXPECT_TRUE(IsExemptCommand("/usr/lib/xorg/Xorg :0", {"Xorg"}));
-  EXPECT_FALSE(IsExemptCommand("", {"Xorg"}));
-  EXPECT_FALSE(IsExemptCommand("/usr/lib/xorg/", {""}));
-  EXPECT_FALSE(IsExemptCommand("Xorg", {}));
+// Security review, issue 41: enforcement signalled root's and system accounts'
+// processes (only pid 1 and the agent were refused; exempt_users is empty by
+// default; Xorg is collected as a GPU process and could be flagged).
+TEST(DetectTest, EnforcementNeverFlagsRootOrSystemAccountsByDefault) {
+  EnforcementSettings strict = Mode("strict");  // the defaults otherwise: no exemptions
+  ASSERT_TRUE(strict.exempt_users.empty());
+  ASSERT_TRUE(strict.exempt_commands.empty());
+  EXPECT_EQ(strict.min_uid, 1000u);
+  api::NodeSample sample = Sample(5000);
+  sample.gpus[0].processes = {
+      ExeProc(10, 0, "root", "/usr/lib/xorg/Xorg", "/usr/lib/xorg/Xorg :0 -nolisten tcp"),
+      ExeProc(11, 120, "gdm", "/usr/bin/gnome-shell", "/usr/bin/gnome-shell"),
+      ExeProc(12, 999, "svc", "/usr/bin/python3.11", "python serve.py")};
+  sample.gpus[1].processes = sample.gpus[0].processes;  // and on a reserved GPU
+  ReservationView alice = Reservation(7, "alice", {1});
+  EXPECT_TRUE(Detect("node-a", sample, {alice}, {}, strict).empty());
+
+  // Configurable: with min_uid 0 root's processes are judged like any other.
+  strict.min_uid = 0;
+  alice.settings.min_uid = 0;
+  auto offences = Detect("node-a", sample, {alice}, {}, strict);
+  ASSERT_EQ(offences.size(), 6u);
+  EXPECT_EQ(offences[0].uid, 0u);
+}
+
+// Security review, issue 41: exemptions matched argv[0], which a process sets itself
+// (`exec -a Xorg python train.py` was never flagged).
+TEST(DetectTest, ExemptionsMatchTheExecutableNotArgv0) {
+  ReservationView alice = Reservation(7, "alice", {1});
+  alice.settings.exempt_commands = {"Xorg", "/usr/lib/xorg/Xorg"};
+  api::NodeSample sample = Sample(5000);
+  sample.gpus[1].processes = {ExeProc(10, 1002, "bob", "/usr/bin/python3.11", "Xorg train.py"),
+                              ExeProc(11, 1002, "bob", "/usr/bin/python3.11",
+                                      "/usr/lib/xorg/Xorg train.py")};
+  auto offences = Detect("node-a", sample, {alice}, {}, Mode("reserved"));
+  ASSERT_EQ(offences.size(), 1u);
+  ASSERT_EQ(offences[0].processes.size(), 2u);
+  EXPECT_EQ(offences[0].processes[0].command, "Xorg train.py");
+  // The real Xorg is exempt by either entry.
+  sample.gpus[1].processes = {ExeProc(12, 1002, "bob", "/usr/lib/xorg/Xorg", "Xorg :1")};
+  EXPECT_TRUE(Detect("node-a", sample, {alice}, {}, Mode("reserved")).empty());
+}
+
+TEST(IsExemptProcessTest, MatchesTheExecutablePathOrBasename) {
+  auto xorg = ExeProc(10, 1003, "carol", "/usr/lib/xorg/Xorg", "/usr/lib/xorg/Xorg :0");
+  EXPECT_TRUE(IsExemptProcess(xorg, {"/usr/lib/xorg/Xorg"}));
+  EXPECT_TRUE(IsExemptProcess(xorg, {"Xorg"}));
+  EXPECT_TRUE(IsExemptProcess(xorg, {"carol:Xorg"}));
+  EXPECT_TRUE(IsExemptProcess(xorg, {"1003:/usr/lib/xorg/Xorg"}));
+  EXPECT_FALSE(IsExemptProcess(xorg, {"bob:Xorg"}));
+  EXPECT_FALSE(IsExemptProcess(xorg, {"/usr/bin/Xorg"}));
+  EXPECT_FALSE(IsExemptProcess(xorg, {"xorg"}));
+  EXPECT_FALSE(IsExemptProcess(xorg, {}));
+  EXPECT_FALSE(IsExemptProcess(Proc(10, 1003, "carol", ""), {"Xorg"}));
+  EXPECT_FALSE(IsExemptProcess(ExeProc(10, 1003, "carol", "/usr/lib/xorg/", ""), {"Xorg"}));
+  // No executable reported (an older agent): argv0 stands in.
+  EXPECT_TRUE(IsExemptProcess(Proc(10, 1003, "carol", "Xorg :0"), {"Xorg"}));
 }
 
 }  // namespace

@@ -10,16 +10,24 @@
 
 namespace rota::enforce::testing {
 
+// `exe` "" is a process whose executable the agent did not report (an older agent).
 inline api::GpuProcess Proc(uint32_t pid, uint32_t uid, const std::string& user,
                             const std::string& command = "python train.py",
-                            int64_t start_ms = 1000) {
+                            int64_t start_ms = 1000, const std::string& exe = "") {
   api::GpuProcess p;
   p.pid = pid;
   p.uid = uid;
   p.user = user;
   p.command = command;
+  p.exe = exe;
   p.start_time_ms = start_ms;
   return p;
+}
+
+// A process of `uid`/`user` running `exe` with `command` as its argv.
+inline api::GpuProcess ExeProc(uint32_t pid, uint32_t uid, const std::string& user,
+                               const std::string& exe, const std::string& command) {
+  return Proc(pid, uid, user, command, 1000, exe);
 }
 
 // A sample of `gpus` GPUs (index i, uuid "GPU-i") at `t_ms`.

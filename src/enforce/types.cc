@@ -47,6 +47,18 @@ Result<std::vector<std::string>> GetNames(const Json& v, const std::string& fiel
   return out;
 }
 
+// An exempt command "USER:EXE" (not an absolute path) needs both parts.
+Status CheckExemptCommand(const std::string& c, const std::string& field) {
+  if (c[0] == '/') return Status::Ok();
+  const size_t colon = c.find(':');
+  if (colon == std::string::npos) return Status::Ok();
+  if (colon == 0 || colon + 1 == c.size() || c.find(':', colon + 1) != std::string::npos ||
+      c.substr(0, colon).find('/') != std::string::npos) {
+    return Bad(field, "'" + c + "' must be EXE or USER:EXE (one user, one executable)");
+  }
+  return Status::Ok();
+}
+
 Status CheckNames(const std::vector<std::string>& names, const std::string& field) {
   if (names.size() > kMaxExemptions) {
     return Bad(field, "at most " + std::to_string(kMaxExemptions) + " entries");
@@ -55,6 +67,9 @@ Status CheckNames(const std::vector<std::string>& names, const std::string& fiel
     if (names[i].empty() || names[i].size() > kMaxExemptionLength) {
       return Bad(field + "[" + std::to_string(i) + "]",
                  "must be 1.." + std::to_string(kMaxExemptionLength) + " characters");
+    }
+    if (field == "exempt_commands") {
+      RETURN_IF_ERROR(CheckExemptCommand(names[i], field + "[" + std::to_string(i) + "]"));
     }
   }
   return Status::Ok();

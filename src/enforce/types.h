@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "api/types.h"
 #include "common/status.h"
 
 namespace rota::enforce {
@@ -32,19 +33,28 @@ struct EnforcementSettings {
   int64_t grace_term_ms = 300'000;        // G2: SIGTERM, from the violation's start
   int64_t grace_kill_ms = 30'000;         // G3: SIGKILL, after the process's SIGTERM
   std::vector<std::string> exempt_users;  // Unix user names
-  // Matched against the command's argv0 and its basename ("Xorg", "/usr/lib/xorg/Xorg").
+  // Matched against the process's executable (GpuProcess::exe, never argv[0], which
+  // a process sets itself): "/usr/lib/xorg/Xorg" (an absolute path: that file),
+  // "Xorg" (a name: the executable's basename; any file of that name, a user's copy
+  // too), "USER:EXE" (EXE as above, for processes of Unix user USER, a name or a
+  // uid number, only). See IsExemptProcess.
   std::vector<std::string> exempt_commands;
+  // Processes of uids below this are never violations, whatever their command:
+  // root and system accounts. Server-wide (config enforcement_min_uid): not one of
+  // the JSON keys, so neither a policy nor a reservation owner can change it.
+  uint32_t min_uid = api::kDefaultEnforcementMinUid;
 
   bool operator==(const EnforcementSettings&) const = default;
 };
 
 // {"mode", "dry_run", "grace_email_ms", "grace_term_ms", "grace_kill_ms",
-//  "exempt_users", "exempt_commands"}.
+//  "exempt_users", "exempt_commands"} (min_uid is not a JSON setting).
 Json ToJson(const EnforcementSettings& s);
 // Parses an object holding any of the keys above; absent keys keep their value
 // from `base`. InvalidArgument naming the field for a non-object, unknown key,
 // wrong type, unknown mode, grace outside [0, kMaxGraceMs], grace_email_ms >
-// grace_term_ms, empty/oversized/too many exemptions.
+// grace_term_ms, empty/oversized/too many exemptions, an exempt command "USER:EXE"
+// without a user or an executable. min_uid is kept from `base`.
 Result<EnforcementSettings> ParseEnforcementSettings(const Json& j,
                                                      const EnforcementSettings& base = {});
 // The checks of ParseEnforcementSettings on a value built in code.

@@ -31,6 +31,22 @@ TEST(EnforcementSettingsTest, ParsesFieldsOverBase) {
   EXPECT_EQ(s->exempt_commands, std::vector<std::string>{"Xorg"});
 }
 
+// min_uid is server-wide: kept from the base, not a JSON key (a policy or an owner's
+// override cannot lower it); exempt commands may name a user, and a path holds ':'.
+TEST(EnforcementSettingsTest, MinUidComesFromTheBaseOnly) {
+  EnforcementSettings base;
+  EXPECT_EQ(base.min_uid, 1000u);
+  base.min_uid = 500;
+  auto s = ParseEnforcementSettings(
+      Json::parse(R"({"exempt_commands":["alice:nvtop","/opt/a:b/tool","1001:/usr/bin/x"]})"), base);
+  ASSERT_TRUE(s.ok()) << s.status().ToString();
+  EXPECT_EQ(s->min_uid, 500u);
+  auto applied = ApplyOwnerOverrides(base, Json::parse(R"({"grace_term_ms":300000})"), OwnerLimits{});
+  ASSERT_TRUE(applied.ok()) << applied.status().ToString();
+  EXPECT_EQ(applied->min_uid, 500u);
+  EXPECT_FALSE(ApplyOwnerOverrides(base, Json::parse(R"({"min_uid":0})"), OwnerLimits{}).ok());
+}
+
 struct BadCase {
   const char* name;
   const char* json;
@@ -64,6 +80,10 @@ INSTANTIATE_TEST_SUITE_P(
         {"ExemptNotString", R"({"exempt_users":["root",2]})", "exempt_users[1]: must be a string"},
         {"ExemptEmpty", R"({"exempt_commands":[""]})", "exempt_commands[0]: must be 1..256"},
         {"ExemptControl", R"({"exempt_commands":["a\nb"]})", "exempt_commands[0]: holds a control"},
+        {"ExemptNoUser", R"({"exempt_commands":[":Xorg"]})", "exempt_commands[0]: ':Xorg' must be EXE or USER:EXE"},
+        {"ExemptNoExe", R"({"exempt_commands":["Xorg","bob:"]})", "exempt_commands[1]: 'bob:' must be"},
+        {"ExemptTwoUsers", R"({"exempt_commands":["a:b:c"]})", "exempt_commands[0]: 'a:b:c' must be"},
+        {"MinUidIsNotASetting", R"({"min_uid":0})", "min_uid: unknown enforcement setting"},
     }),
     [](const auto& info) { return std::string(info.param.name); });
 

@@ -362,6 +362,13 @@ bool HostMonitor::ReadSlowFields(int dirfd, const std::string& dir, const PidSta
   e->reread_soon = raw.find_first_not_of('\0') == std::string_view::npos &&
                    (stat.flags & kPfKthread) == 0 && stat.state != 'Z';
   e->command = FormatCommand(raw, stat.comm, api::kMaxTextLength);
+  // The executable, which enforcement's exemptions match (argv[0] is the process's
+  // choice). Unreadable (kernel thread, gone) leaves it unknown.
+  char exe[PATH_MAX];
+  const ssize_t n = ::readlinkat(dirfd, "exe", exe, sizeof exe);
+  e->exe = n > 0 && static_cast<size_t>(n) < sizeof exe
+               ? SanitizeText(std::string_view(exe, static_cast<size_t>(n)), api::kMaxTextLength)
+               : "";
   // No cgroup file (kernel without cgroups) is not a sign that the process is gone.
   st = ReadAt(dirfd, dir, "cgroup", kMaxCgroupFileBytes, &buf_);
   e->cgroup = st.ok() ? ParseCgroup(buf_, api::kMaxTextLength) : "";
@@ -479,6 +486,7 @@ void HostMonitor::Describe(std::span<api::GpuProcess* const> processes) {
       p->uid.reset();
       p->user.clear();
       p->command.clear();
+      p->exe.clear();
       p->start_time_ms.reset();
       p->cpu_percent.reset();
       p->rss_bytes.reset();
@@ -489,6 +497,7 @@ void HostMonitor::Describe(std::span<api::GpuProcess* const> processes) {
     p->uid = e.uid;
     p->user = e.user;
     p->command = e.command;
+    p->exe = e.exe;
     p->start_time_ms = e.start_time_ms;
     p->cpu_percent = v.cpu_percent;
     p->rss_bytes = v.rss_bytes;

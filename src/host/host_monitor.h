@@ -75,8 +75,10 @@ class HostMonitor {
   // microseconds; the CPU energy fields are the collector's (agent/collector.h).
   Result<api::HostSample> Sample();
 
-  // Fills the host fields (uid, user, command, start_time_ms, cpu_percent, rss_bytes,
-  // cgroup) of each process from <proc_root>/<pid>; other fields are not touched. The
+  // Fills the host fields (uid, user, command, exe, start_time_ms, cpu_percent,
+  // rss_bytes, cgroup) of each process from <proc_root>/<pid>; other fields are not
+  // touched. exe is the target of the <pid>/exe link (the kernel's, as it reads,
+  // " (deleted)" included; "" when it cannot be read, e.g. a kernel thread). The
   // same pid may appear several times (one process on several GPUs): all copies get the
   // same values.
   //  - cpu_percent: CPU time (user + system) since the previous Describe that saw the
@@ -92,8 +94,8 @@ class HostMonitor {
   //    stat is read on first sight (start time) and with the slow fields. About 40 %
   //    cheaper than one stat read per process (docs/benchmarks.md). Under another
   //    proc_root (tests' fake trees) stat is kept open and read on every call instead.
-  //  - uid, user, command, start time and cgroup are cached per (pid, start time).
-  //    uid, command and cgroup are re-read after kRefreshMs (a process may exec or
+  //  - uid, user, command, exe, start time and cgroup are cached per (pid, start time).
+  //    uid, command, exe and cgroup are re-read after kRefreshMs (a process may exec or
   //    move), once kConfirmMs after the first read (a process may still be dropping
   //    privileges), or on the next call when the command line was empty for a process
   //    that is not a kernel thread (caught mid-exec); at most kMaxRefreshesPerCall
@@ -129,6 +131,7 @@ class HostMonitor {
     std::optional<uint32_t> uid;
     std::string user;
     std::string command;
+    std::string exe;
     bool reread_soon = false;  // command line was empty: exec in progress
     std::optional<int64_t> start_time_ms;
     std::string cgroup;

@@ -28,8 +28,8 @@ namespace {
 namespace fs = std::filesystem;
 
 bool HostFieldsUnset(const api::GpuProcess& p) {
-  return !p.uid && p.user.empty() && p.command.empty() && !p.start_time_ms && !p.cpu_percent &&
-         !p.rss_bytes && p.cgroup.empty();
+  return !p.uid && p.user.empty() && p.command.empty() && p.exe.empty() && !p.start_time_ms &&
+         !p.cpu_percent && !p.rss_bytes && p.cgroup.empty();
 }
 
 TEST(StaticInfoTest, RealMachine) {
@@ -134,6 +134,29 @@ TEST(HostMonitorRealProcTest, DescribesSelfAndASleepChild) {
   mon.Describe(ps);
   EXPECT_TRUE(HostFieldsUnset(child)) << child.command;
   EXPECT_EQ(self.user, UserName(::getuid()));
+}
+
+// Security review, issue 41: exemptions matched argv[0], which a process sets itself.
+// The agent reports the executable the kernel runs, whatever argv[0] says.
+TEST(HostMonitorRealProcTest, ReportsTheExecutableNotTheArgv0ItChose) {
+  Child disguised({"bash", "-c", "exec -a Xorg sleep 30"});
+  ASSERT_GT(disguised.pid(), 0) << "cannot spawn bash";
+  const std::string cmdline = "/proc/" + std::to_string(disguised.pid()) + "/cmdline";
+  ASSERT_TRUE(WaitUntil([&] {
+    std::ifstream in(cmdline);
+    std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    return text.rfind("Xorg", 0) == 0;
+  }));
+  HostMonitor mon;
+  api::GpuProcess p;
+  p.pid = static_cast<uint32_t>(disguised.pid());
+  std::vector<api::GpuProcess*> ps = {&p};
+  mon.Describe(ps);
+  EXPECT_EQ(p.command, "Xorg 30");
+  std::error_code ec;
+  EXPECT_EQ(p.exe, fs::canonical("/usr/bin/sleep", ec).string());
+  EXPECT_EQ(p.exe.substr(p.exe.rfind('/') + 1), "sleep");
+  disguised.Reap(/*kill=*/true);
 }
 
 TEST(HostMonitorRealProcTest, ExitedPidIsUnset) {

@@ -42,6 +42,14 @@ class FakeProc {
     ASSERT_TRUE(out.good()) << p;
   }
   void Remove(const std::string& rel) { fs::remove_all(fs::path(root_) / rel); }
+  // A symbolic link `rel` to `target` (which need not exist), replacing what was there.
+  void Link(const std::string& rel, const std::string& target) {
+    fs::path p = fs::path(root_) / rel;
+    fs::create_directories(p.parent_path());
+    std::error_code ec;
+    fs::remove(p, ec);
+    fs::create_symlink(target, p);
+  }
   // A process exits: descriptors the monitor holds on a real /proc/<pid>/stat then fail
   // with ESRCH; here they read the emptied files. Then the directory goes away.
   void Kill(uint32_t pid) {
@@ -79,9 +87,15 @@ struct FakePid {
       "0.1\0"s;
   uint64_t rss_pages = 250;
   std::string cgroup = "0::/user.slice/user-0.slice/session-1.scope\n";
+  std::string exe = "/usr/bin/python3.11";  // "": no exe link (a kernel thread)
 
   void WriteTo(FakeProc& proc) const {
     std::string dir = std::to_string(pid) + "/";
+    if (exe.empty()) {
+      proc.Remove(dir + "exe");
+    } else {
+      proc.Link(dir + "exe", exe);
+    }
     proc.Write(dir + "stat", StatLine(pid, comm, utime, stime, start, flags, rss_pages));
     proc.Write(dir + "status", status);
     proc.Write(dir + "cmdline", cmdline);
@@ -96,8 +110,8 @@ void WriteHostFiles(FakeProc& proc, const std::string& cpu_lines) {
 }
 
 bool HostFieldsUnset(const api::GpuProcess& p) {
-  return !p.uid && p.user.empty() && p.command.empty() && !p.start_time_ms && !p.cpu_percent &&
-         !p.rss_bytes && p.cgroup.empty();
+  return !p.uid && p.user.empty() && p.command.empty() && p.exe.empty() && !p.start_time_ms &&
+         !p.cpu_percent && !p.rss_bytes && p.cgroup.empty();
 }
 
 // ---------------------------------------------------------------------------------------
@@ -256,6 +270,7 @@ TEST_P(DescribeModeTest, FillsEveryFieldFromFakeProc) {
   EXPECT_EQ(p.uid, 0u);
   EXPECT_EQ(p.user, "root");
   EXPECT_EQ(p.command, "python3 train.py --lr 0.1");
+  EXPECT_EQ(p.exe, "/usr/bin/python3.11");
   EXPECT_EQ(p.start_time_ms, kBtime * 1000 + static_cast<int64_t>(12345 * 1000 / kTicks));
   EXPECT_FALSE(p.cpu_percent.has_value());  // first sight
   EXPECT_EQ(p.rss_bytes, 250 * kPage);
@@ -310,6 +325,7 @@ TEST(HostMonitorDescribeTest, KernelThreadAndUnknownUser) {
   fp.cmdline = "";
   fp.flags = kPfKthread;
   fp.status = "Name:\tkworker/0:1\nUid:\t3999999999\t0\t0\t0\n";
+  fp.exe = "";  // a kernel thread has no executable
   fp.WriteTo(proc);
   HostMonitor mon(proc.root());
   api::GpuProcess p;
@@ -317,6 +333,7 @@ TEST(HostMonitorDescribeTest, KernelThreadAndUnknownUser) {
   std::vector<api::GpuProcess*> ps = {&p};
   mon.Describe(ps);
   EXPECT_EQ(p.command, "[kworker/0:1]");
+  EXPECT_EQ(p.exe, "");
   EXPECT_EQ(p.uid, 3999999999u);
   EXPECT_EQ(p.user, "");
   // A kernel thread's empty command line is final: not read again before kRefreshMs.

@@ -79,6 +79,8 @@ int main(int argc, char** argv) {
   agent->add_option("--powercap-root", agent_flags.powercap_root,
                     "Where RAPL's CPU package energy counters are (default /sys/class/powercap; \"\": "
                     "no CPU energy)");
+  agent->add_option("--enforcement-min-uid", agent_flags.enforcement_min_uid,
+                    "Never signal processes of uids below this: root and system accounts (default 1000)");
   agent->add_option("--log-level", agent_flags.log_level, "debug, info, warning or error");
 
   // rota dev

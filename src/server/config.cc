@@ -72,6 +72,7 @@ const std::vector<KeyDef>& Keys() {
       {"grace_kill", "ROTA_GRACE_KILL"},
       {"exempt_users", "ROTA_EXEMPT_USERS"},
       {"exempt_commands", "ROTA_EXEMPT_COMMANDS"},
+      {"enforcement_min_uid", "ROTA_ENFORCEMENT_MIN_UID"},
   };
   return keys;
 }
@@ -328,6 +329,10 @@ Status ApplySetting(ServerConfig* c, const std::string& key, const std::string& 
                            : c->grace_kill_ms) = *ms;
   } else if (key == "exempt_users" || key == "exempt_commands") {
     (key == "exempt_users" ? c->exempt_users : c->exempt_commands) = SplitList(value);
+  } else if (key == "enforcement_min_uid") {
+    auto v = ParseInt(value, 0, 4'294'967'294);
+    if (!v.ok()) return err(v.status());
+    c->enforcement_min_uid = static_cast<uint32_t>(*v);
   } else {
     return Status::InvalidArgument("unknown setting '" + key + "' (" + source + ")");
   }
@@ -437,6 +442,7 @@ std::string ConfigToYaml(const ServerConfig& c, bool show_secrets) {
   out << YAML::Key << "grace_kill" << YAML::Value << FormatExactDuration(c.grace_kill_ms);
   out << YAML::Key << "exempt_users" << YAML::Value << JoinList(c.exempt_users);
   out << YAML::Key << "exempt_commands" << YAML::Value << JoinList(c.exempt_commands);
+  out << YAML::Key << "enforcement_min_uid" << YAML::Value << c.enforcement_min_uid;
   out << YAML::EndMap;
   return std::string(out.c_str()) + "\n";
 }

@@ -85,7 +85,9 @@ struct ServerConfig {
   int64_t grace_term_ms = 5 * 60'000;    // G2: SIGTERM after (from the violation's start)
   int64_t grace_kill_ms = 30'000;        // G3: SIGKILL after the SIGTERM
   std::vector<std::string> exempt_users;     // e.g. root? (none by default)
-  std::vector<std::string> exempt_commands;  // e.g. Xorg
+  std::vector<std::string> exempt_commands;  // e.g. Xorg, /usr/lib/xorg/Xorg, alice:nvtop
+  // Processes of uids below this (root, system accounts) are never violations.
+  uint32_t enforcement_min_uid = 1000;  // api::kDefaultEnforcementMinUid
 };
 
 // Applies one setting by its config-file key ("listen", "data_dir", ...).

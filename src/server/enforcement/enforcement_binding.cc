@@ -146,6 +146,7 @@ Result<EnforcementSettings> DefaultEnforcementSettings(const ServerConfig& confi
   s.grace_kill_ms = config.grace_kill_ms;
   s.exempt_users = config.exempt_users;
   s.exempt_commands = config.exempt_commands;
+  s.min_uid = config.enforcement_min_uid;
   Status st = enforce::ValidateEnforcementSettings(s);
   if (!st.ok()) return st.WithContext("enforcement configuration");
   return s;

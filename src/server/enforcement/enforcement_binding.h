@@ -49,7 +49,8 @@ struct PolicyEnforcement {
 Result<PolicyEnforcement> ParsePolicyEnforcement(const api::Json& j,
                                                  const enforce::EnforcementSettings& defaults);
 
-// The server-wide defaults (config keys enforcement_mode, grace_*, exempt_*).
+// The server-wide defaults (config keys enforcement_mode, grace_*, exempt_*,
+// enforcement_min_uid).
 // InvalidArgument when the configuration is inconsistent.
 Result<enforce::EnforcementSettings> DefaultEnforcementSettings(const ServerConfig& config);
 

@@ -130,6 +130,27 @@ TEST(EnforcementSettingsForTest, ServerDefaultsComeFromTheConfig) {
   EXPECT_EQ(DefaultEnforcementSettings(config).status().code(), StatusCode::kInvalidArgument);
 }
 
+// enforcement_min_uid: 1000 by default (root and system accounts are never judged),
+// validated, and carried into the defaults every policy and reservation starts from.
+TEST(EnforcementSettingsForTest, MinUidComesFromTheConfigAndIsValidated) {
+  ServerConfig config;
+  EXPECT_EQ(DefaultEnforcementSettings(config)->min_uid, 1000u);
+  ASSERT_TRUE(ApplySetting(&config, "enforcement_min_uid", "500", "env X").ok());
+  auto s = DefaultEnforcementSettings(config);
+  ASSERT_TRUE(s.ok()) << s.status().ToString();
+  EXPECT_EQ(s->min_uid, 500u);
+  EXPECT_NE(ConfigToYaml(config).find("enforcement_min_uid: 500"), std::string::npos);
+  for (const char* bad : {"-1", "root", "4294967295", ""}) {
+    Status st = ApplySetting(&config, "enforcement_min_uid", bad, "env X");
+    EXPECT_EQ(st.code(), StatusCode::kInvalidArgument) << bad;
+  }
+  // A policy's settings and an owner's overrides keep it.
+  auto policy = ParsePolicyEnforcement(Json{{"mode", "strict"}}, *s);
+  ASSERT_TRUE(policy.ok()) << policy.status().ToString();
+  EXPECT_EQ(policy->settings.min_uid, 500u);
+  EXPECT_FALSE(ParsePolicyEnforcement(Json{{"min_uid", 0}}, *s).ok());
+}
+
 // The runner judges samples off the ingest thread and hands node losses on.
 TEST(EnforcementRunnerTest, FeedsSamplesAndLossesToTheService) {
   store::testing::TempDir dir;

@@ -279,6 +279,14 @@ void EnforcementService::Signal(const std::string& node, const Action& a, int64_
   const bool term = a.kind == ActionKind::kTerm;
   const std::string action = term ? "term" : "kill";
   const std::string sig = term ? "SIGTERM" : "SIGKILL";
+  // Detect never charges these uids; a second check before anything is sent.
+  if (a.offence.uid < a.offence.settings.min_uid) {
+    return Record(a.violation_id, now_ms, action, "refused",
+                  "uid " + std::to_string(a.offence.uid) + " is below enforcement_min_uid " +
+                      std::to_string(a.offence.settings.min_uid) +
+                      " (root or a system account): never signalled",
+                  EventPids(a.pids));
+  }
   if (a.dry_run) {
     return Record(a.violation_id, now_ms, action, "dry_run",
                   "dry-run: would " + sig + " pids " + PidList(a.pids), EventPids(a.pids));
