@@ -10,7 +10,7 @@ PACKAGES=(
   build-essential cmake ninja-build pkg-config git
   libboost-dev libboost-system-dev
   nlohmann-json3-dev libsimdjson-dev libsqlite3-dev libcli11-dev libyaml-cpp-dev
-  libcurl4-openssl-dev libsodium-dev libjemalloc-dev
+  libcurl4-openssl-dev libssl-dev libsodium-dev libjemalloc-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   prometheus procps
   python3-aiosmtpd openssl openssh-client curl

@@ -377,6 +377,9 @@ Status ServerProcess::Start() {
   if (!up) return Status::Unavailable("server did not start; log:\n" + child_.Log());
   url_ = url;
   port_ = static_cast<uint16_t>(std::stoi(url_.substr(url_.rfind(':') + 1)));
+  // A server serving TLS (tls on, or a listen address away from loopback): this process
+  // trusts its generated CA from now on.
+  if (!ca_file().empty()) net::SetClientTls({.ca_file = ca_file(), .pin = ""});
   bool ready = WaitFor(
       [&] {
         auto r = net::HttpCall("GET", url_ + "/readyz", "", {}, 2000);
@@ -430,7 +433,9 @@ Result<std::string> ServerProcess::CreateUser(const std::string& username, const
 }
 
 std::map<std::string, std::string> ServerProcess::CliEnv() const {
-  return {{"ROTA_SERVER", url_}, {"ROTA_TOKEN", admin_token_}};
+  std::map<std::string, std::string> env = {{"ROTA_SERVER", url_}, {"ROTA_TOKEN", admin_token_}};
+  if (!ca_file().empty()) env["ROTA_CA_FILE"] = ca_file();
+  return env;
 }
 
 Result<api::Json> ServerProcess::GetJson(const std::string& path) const {
@@ -450,6 +455,12 @@ AgentProcess::AgentProcess(const std::string& base_dir, SimGpuNode node,
   argv_ = {RotaBinary(),   "agent",  "--server",   server.url(),    "--token",
            server.token(), "--name", node_.name,   "--state-dir",   state_dir_,
            "--interval",   "0.5s",   "--nvml-lib", SimNvmlLibrary()};
+  const bool trust_given = std::any_of(extra_args.begin(), extra_args.end(), [](const std::string& a) {
+    return a == "--server-pin" || a == "--ca-file";
+  });
+  if (!server.ca_file().empty() && !trust_given) {
+    argv_.insert(argv_.end(), {"--ca-file", server.ca_file()});
+  }
   for (auto& a : extra_args) argv_.push_back(std::move(a));
   log_path_ = base_dir + "/agent-" + node_.name + ".log";
   child_ = Child(argv_, {{"ROTA_SIM_NVML_CONFIG", sim_config_}}, log_path_);

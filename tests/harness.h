@@ -118,6 +118,12 @@ class ServerProcess {
   const std::string& token() const { return token_; }
   Child& child() { return child_; }
   const std::string& data_dir() const { return data_dir_; }
+  // The generated CA of a server serving TLS (url() is https://), else "". Start() makes
+  // this process trust it (net::SetClientTls), CliEnv() passes it (ROTA_CA_FILE), and
+  // AgentProcess gives it to the agent (--ca-file) unless told another trust.
+  std::string ca_file() const {
+    return url_.rfind("https://", 0) == 0 ? data_dir_ + "/tls/ca.pem" : "";
+  }
 
   // GET url() + path as JSON (as the admin); fails the Result on transport
   // errors or non-2xx.

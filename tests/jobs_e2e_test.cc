@@ -9,7 +9,10 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <chrono>
+#include <thread>
+#include <vector>
 
 #include "common/file_util.h"
 #include "common/process.h"
@@ -302,6 +305,41 @@ TEST_F(JobsE2E, CancelStopsEveryTaskAndTheEndedJobCannotBeCancelledAgain) {
   EXPECT_EQ(end.value("state", ""), "cancelled") << end.dump(2);
   for (const auto& t : end["tasks"]) EXPECT_EQ(t.value("signal", 0), 15) << t.dump();
   EXPECT_EQ(server_->CallAs(alice_, "POST", path + "/cancel")->status, 409);
+}
+
+// Regression: three concurrent log views (as three people looking at a job in the web UI)
+// froze the HTTP server: each request waited for the agent's answer on a network thread, and
+// the answer could only be read by those same threads (two answered 503 after 10 s, /healthz
+// took 9.8 s meanwhile). Now 12 views at once all answer with the log, and /healthz stays fast.
+TEST_F(JobsE2E, ConcurrentLogViewsDoNotFreezeTheServer) {
+  Json spec{{"name", "chatty"},
+            {"command", {"sh", "-c", "echo started; exec sleep 600"}},
+            {"workdir", "/tmp"},
+            {"groups", {{{"role", "worker"}, {"replicas", 1}}}}};
+  auto job = Submit(spec, alice_);
+  ASSERT_TRUE(job.ok()) << job.status().ToString();
+  const int64_t id = (*job)["id"];
+  ASSERT_TRUE(WaitFor([&] { return Log(id, "worker-0", alice_).find("started") != std::string::npos; },
+                      seconds(30)));
+  const auto start = std::chrono::steady_clock::now();
+  std::vector<std::thread> viewers;
+  std::atomic<int> ok{0};
+  for (int i = 0; i < 12; ++i) {
+    viewers.emplace_back([&] {
+      if (Log(id, "worker-0", alice_).find("started") != std::string::npos) ++ok;
+    });
+  }
+  auto health = server_->Call("GET", "/healthz");
+  const auto health_took = std::chrono::steady_clock::now() - start;
+  for (auto& v : viewers) v.join();
+  const auto all_took = std::chrono::steady_clock::now() - start;
+  ASSERT_TRUE(health.ok()) << health.status().ToString();
+  EXPECT_EQ(health->status, 200);
+  EXPECT_EQ(ok.load(), 12);
+  EXPECT_LT(health_took, std::chrono::seconds(1));
+  EXPECT_LT(all_took, std::chrono::seconds(5));
+  EXPECT_EQ(server_->CallAs(alice_, "POST", "/api/v1/jobs/" + std::to_string(id) + "/cancel")->status, 200);
+  WaitEnd(id);
 }
 
 // Bad requests tried: unknown framework, zero replicas, more GPUs per task than

@@ -3,8 +3,10 @@
 #include <random>
 
 #include "api/protocol.h"
+#include "common/file_util.h"
 #include "common/log.h"
 #include "common/mutex.h"
+#include "common/strings.h"
 #include "net/ws_client.h"
 
 namespace rota::agent {
@@ -33,6 +35,12 @@ Agent::Agent(AgentOptions options, api::NodeInfo info, Collector* collector, Clo
       executor_(kDefaultUtmpPath, options_.enforcement_min_uid) {
   auto url = AgentConnectUrl(options_.server_url);
   ws_url_ = url.ok() ? *url : "";
+  if (!options_.credential_file.empty()) {
+    if (auto text = ReadFile(options_.credential_file); text.ok()) {
+      MutexLock lock(&mu_);
+      credential_ = std::string(Trim(*text));
+    }
+  }
   if (!options_.task_state_dir.empty()) {
     tasks_ = std::make_unique<TaskManager>(
         options_.task_shim_argv, options_.task_state_dir, [this](std::string text) {
@@ -154,10 +162,14 @@ void Agent::Connect() {
   registered_ = false;
   net::WsClientOptions ws;
   ws.idle_timeout = std::chrono::milliseconds(options_.server_timeout_ms);
+  ws.tls = options_.tls;
   client_ = loop_->NewClient(ws);
   client_->SetOnMessage([this, attempt](const std::string& text) { OnMessage(attempt, text); });
   client_->SetOnClosed([this, attempt](const Status& st) { OnClosed(attempt, st); });
-  client_->Connect(ws_url_, {{"Authorization", "Bearer " + options_.token}},
+  // The node's own credential once enrolled; the join token to enrol.
+  presenting_credential_ = !credential_.empty();
+  const std::string& bearer = presenting_credential_ ? credential_ : options_.token;
+  client_->Connect(ws_url_, {{"Authorization", "Bearer " + bearer}},
                    [this, attempt](const Status& st) { OnConnected(attempt, st); });
 }
 
@@ -170,12 +182,17 @@ void Agent::OnConnected(uint64_t attempt, const Status& st) {
       ROTA_LOG(WARNING) << "cannot connect to " << ws_url_ << ": " << st.message();
       last_error_ = st.message();
     }
+    if (presenting_credential_ && st.code() == StatusCode::kUnauthenticated && !options_.token.empty()) {
+      // Revoked (or the server's store was replaced): enrol again with the join token.
+      ROTA_LOG(WARNING) << "the server refused this node's credential; enrolling again with the join token";
+      credential_.clear();
+    }
     client_.reset();  // from inside its own callback: allowed, and the last one
     ScheduleReconnect();
     cv_.NotifyAll();
     return;
   }
-  if (client_) client_->Send(api::Encode(api::RegisterMsg{info_}));
+  if (client_) client_->Send(api::Encode(api::RegisterMsg{info_, !options_.credential_file.empty()}));
 }
 
 void Agent::OnMessage(uint64_t attempt, const std::string& text) {
@@ -193,7 +210,17 @@ void Agent::OnMessage(uint64_t attempt, const std::string& text) {
     }
     return;
   }
-  if (std::holds_alternative<api::RegisteredMsg>(*msg)) {
+  if (auto* reg = std::get_if<api::RegisteredMsg>(&*msg)) {
+    if (!reg->credential.empty() && !options_.credential_file.empty()) {
+      // Enrolled: keep the credential (owner-only) and present it from now on.
+      if (Status st = WriteFileAtomic(options_.credential_file, reg->credential + "\n", 0600); !st.ok()) {
+        ROTA_LOG(ERROR) << "cannot keep this node's credential in " << options_.credential_file << ": "
+                        << st.message() << " (the server must revoke it before this node can enrol again)";
+      } else {
+        ROTA_LOG(INFO) << "enrolled: this node's credential is kept in " << options_.credential_file;
+      }
+      credential_ = reg->credential;
+    }
     registered_ = true;
     backoff_ms_ = 0;
     last_error_.clear();

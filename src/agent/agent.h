@@ -33,6 +33,7 @@
 #include "common/clock.h"
 #include "common/mutex.h"
 #include "common/status.h"
+#include "net/tls.h"
 
 namespace rota::net {
 class WsClientLoop;
@@ -43,7 +44,13 @@ namespace rota::agent {
 
 struct AgentOptions {
   std::string server_url;  // http(s):// or ws(s):// base URL of the server
-  std::string token;       // join token
+  std::string token;       // join token: enrols the node (may be empty once enrolled)
+  // How a wss:// (https://) server is trusted: pin, CA file or the system's CAs.
+  net::TlsClientConfig tls;
+  // Where the node's own credential is kept (0600): read at start, written when the
+  // server enrols the node, presented instead of the join token from then on. "":
+  // the agent does not enrol and always presents the join token.
+  std::string credential_file;
   int64_t interval_ms = 2000;
   int64_t buffer_ms = 10 * 60 * 1000;
   int64_t min_backoff_ms = 500;
@@ -118,6 +125,10 @@ class Agent {
   int64_t next_connect_ms_ ROTA_GUARDED_BY(mu_) = 0;  // monotonic
   int64_t backoff_ms_ ROTA_GUARDED_BY(mu_) = 0;
   std::string last_error_ ROTA_GUARDED_BY(mu_);
+  // The node's own credential ("" until enrolled), and whether the connection
+  // being made presents it (else the join token).
+  std::string credential_ ROTA_GUARDED_BY(mu_);
+  bool presenting_credential_ ROTA_GUARDED_BY(mu_) = false;
   PowerLimiter* power_ = nullptr;
   // The latest power_limits and the connection it came on (0: none pending).
   std::optional<api::PowerLimitsMsg> pending_power_ ROTA_GUARDED_BY(mu_);

@@ -23,9 +23,19 @@
 #include "gpu/gpu_provider.h"
 #include "host/host_monitor.h"
 #include "host/rapl.h"
+#include "net/tls.h"
+#include "net/url.h"
 
 namespace rota::agent {
 namespace {
+
+// A ws:// (http://) server URL whose host is not this machine.
+bool IsPlainToAnotherHost(const std::string& server) {
+  Result<std::string> ws = AgentConnectUrl(server);
+  if (!ws.ok()) return false;
+  Result<net::Url> url = net::ParseUrl(*ws);
+  return url.ok() && url->scheme == "ws" && !net::IsLoopbackHost(url->host);
+}
 
 constexpr const char* kAgentVersion = "0.1.0";
 
@@ -60,6 +70,19 @@ int RunAgent(const AgentFlags& flags) {
   options.server_url = flags.server;
   if (auto url = AgentConnectUrl(flags.server); !url.ok()) return Usage(url.status().message());
 
+  options.tls = {flags.ca_file, flags.server_pin};
+  if (!flags.server_pin.empty()) {
+    if (Status st = net::ValidatePin(flags.server_pin); !st.ok()) return Usage("--server-pin: " + st.message());
+  }
+  if (!flags.ca_file.empty() && !ReadFile(flags.ca_file).ok()) {
+    return Usage("--ca-file " + flags.ca_file + " is not readable");
+  }
+  if (IsPlainToAnotherHost(flags.server)) {
+    ROTA_LOG(WARNING) << "talking to " << flags.server << " without TLS: the join token, this node's "
+                      << "credential and every job's command line cross the network in clear text; "
+                      << "use https:// (docs/operations.md, \"TLS\")";
+  }
+
   options.token = flags.token;
   if (options.token.empty() && !flags.token_file.empty()) {
     auto text = ReadFile(flags.token_file);
@@ -69,7 +92,13 @@ int RunAgent(const AgentFlags& flags) {
   if (options.token.empty()) {
     if (const char* env = std::getenv("ROTA_JOIN_TOKEN")) options.token = env;
   }
-  if (options.token.empty()) return Usage("a join token is required (--token, --token-file or ROTA_JOIN_TOKEN)");
+  // The node's own credential, once enrolled (server/nodes/node_credentials.h);
+  // the join token is then needed only to enrol again.
+  options.credential_file = flags.state_dir + "/credential";
+  const bool enrolled = ReadFile(options.credential_file).ok();
+  if (options.token.empty() && !enrolled) {
+    return Usage("a join token is required to enrol this node (--token, --token-file or ROTA_JOIN_TOKEN)");
+  }
 
   if (flags.enforcement_min_uid < 0 || flags.enforcement_min_uid > 4'294'967'294LL) {
     return Usage("--enforcement-min-uid must be a uid (0..4294967294)");

@@ -12,6 +12,8 @@ struct AgentFlags {
   std::string server;
   std::string token;
   std::string token_file;
+  std::string ca_file;     // trust for an https:// server (net/tls.h)
+  std::string server_pin;  // ... or its key's pin, sha256//...
   std::string name;
   std::string state_dir = "/var/lib/rota-agent";
   std::string interval = "2s";

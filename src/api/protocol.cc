@@ -221,6 +221,7 @@ Status ValidateCommand(const CommandMsg& m) {
 std::string Encode(const RegisterMsg& m) {
   Json j = Envelope("register");
   j["node"] = ToJson(m.node);
+  if (m.enrol) j["enrol"] = true;
   return j.dump();
 }
 
@@ -248,6 +249,7 @@ std::string Encode(const RegisteredMsg& m) {
   Json j = Envelope("registered");
   j["node"] = m.node;
   j["server_time_ms"] = m.server_time_ms;
+  if (!m.credential.empty()) j["credential"] = m.credential;
   return j.dump();
 }
 
@@ -368,7 +370,12 @@ Result<AgentMessage> DecodeAgentMessage(const std::string& text) {
     if (!j.contains("node")) return Status::InvalidArgument("register: node is required");
     auto node = NodeInfoFromJson(j["node"]);
     if (!node.ok()) return node.status().WithContext("register: node");
-    return AgentMessage{RegisterMsg{std::move(*node)}};
+    RegisterMsg m{std::move(*node)};
+    if (j.contains("enrol")) {
+      if (!j["enrol"].is_boolean()) return Status::InvalidArgument("register: enrol must be a boolean");
+      m.enrol = j["enrol"].get<bool>();
+    }
+    return AgentMessage{std::move(m)};
   }
   if (type == "samples") {
     SamplesMsg m;
@@ -421,6 +428,9 @@ Result<ServerMessage> DecodeServerMessage(const std::string& text) {
     if (j.contains("node") && j["node"].is_string()) m.node = j["node"].get<std::string>();
     if (j.contains("server_time_ms") && j["server_time_ms"].is_number_integer()) {
       m.server_time_ms = j["server_time_ms"].get<int64_t>();
+    }
+    if (j.contains("credential") && j["credential"].is_string()) {
+      m.credential = j["credential"].get<std::string>();
     }
     return ServerMessage{m};
   }

@@ -1,18 +1,21 @@
 #pragma once
 // The agent <-> server protocol: JSON text messages over one WebSocket that the
-// agent dials (GET /api/v1/agent/connect, "Authorization: Bearer <join token>").
+// agent dials (GET /api/v1/agent/connect, "Authorization: Bearer <its node credential>",
+// or the cluster's join token to enrol; see server/nodes/node_credentials.h).
 // Every message is an object {"v": kProtocolVersion, "type": ..., ...}. A peer
 // refuses a message of another version or an unknown type with an "error"
 // message; it never crashes on one.
 //
 // agent -> server
-//   register  {"node": NodeInfo}                       first message, once
+//   register  {"node": NodeInfo, "enrol": bool}        first message, once
 //   samples   {"seq": S, "samples": [NodeSample...]}    seq of the first sample;
 //                                                       sample i has seq S+i
 //   command_result {"id": N, "outcomes": [...], "terminals": [...], "error": E}
 //                                                       answer to command N
 // server -> agent
-//   registered {"node": name, "server_time_ms": T}
+//   registered {"node": name, "server_time_ms": T, "credential"?: C}
+//              C: the node's own credential, sent once when this registration
+//              enrolled it (a session opened with the join token)
 //   ack        {"seq": S}      every sample with seq <= S is committed to the store
 //   error      {"message": M, "fatal": bool}   fatal: the server closes the connection
 //   command    {"id": N, "action": "warn"|"signal", "uid", "user", "message",
@@ -37,6 +40,10 @@ namespace rota::api {
 
 struct RegisterMsg {
   NodeInfo node;
+  // The agent keeps a node credential (node_credentials.h on the server): a session
+  // opened with the join token is then enrolled, and `registered` carries the
+  // credential. False from agents older than credentials ("enrol" absent).
+  bool enrol = false;
 };
 struct SamplesMsg {
   uint64_t seq = 0;
@@ -45,6 +52,9 @@ struct SamplesMsg {
 struct RegisteredMsg {
   std::string node;
   int64_t server_time_ms = 0;
+  // Set once, when this registration enrolled the node: the agent presents it
+  // ("Authorization: Bearer <credential>") instead of the join token from now on.
+  std::string credential;
 };
 struct AckMsg {
   uint64_t seq = 0;

@@ -82,7 +82,8 @@ int RunLogin(const ClientOptions& options, const LoginOptions& login) {
   auto token = user_client->Post("/api/v1/tokens", req);
   if (!token.ok()) return Fail(token.status());
   (void)user_client->Post("/api/v1/auth/logout", api::Json::object());
-  Status st = SaveCliConfig(client->base_url(), (*token)["token"].get<std::string>());
+  Status st = SaveCliConfig(client->base_url(), (*token)["token"].get<std::string>(),
+                            client->tls());
   if (!st.ok()) return Fail(st.WithContext("cannot save the token"));
   std::cout << "Signed in to " << client->base_url() << " as " << username << "; token saved in "
             << CliConfigPath() << "\n";
@@ -100,7 +101,7 @@ int RunLogout(const ClientOptions& options) {
     auto r = client->Delete("/api/v1/tokens/" + net::PercentEncode(token.substr(5, end - 5)));
     if (!r.ok() && r.status().code() != StatusCode::kUnauthenticated) return Fail(r.status());
   }
-  Status st = SaveCliConfig(client->base_url(), "");
+  Status st = SaveCliConfig(client->base_url(), "", client->tls());
   if (!st.ok()) return Fail(st);
   std::cout << "Signed out of " << client->base_url() << "\n";
   return 0;

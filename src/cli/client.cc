@@ -2,6 +2,8 @@
 
 #include <yaml-cpp/yaml.h>
 
+#include <unistd.h>
+
 #include <cstdlib>
 
 #include "common/file_util.h"
@@ -46,13 +48,16 @@ std::string CliConfigPath() {
   return dir + "/rota/cli.yaml";
 }
 
-Status SaveCliConfig(const std::string& server, const std::string& token) {
+Status SaveCliConfig(const std::string& server, const std::string& token,
+                     const net::TlsClientConfig& tls) {
   const std::string path = CliConfigPath();
   if (path.empty()) return Status::InvalidArgument("neither XDG_CONFIG_HOME nor HOME is set");
   RETURN_IF_ERROR(MakeDirs(path.substr(0, path.rfind('/')), 0700));
   YAML::Emitter out;
   out << YAML::BeginMap << YAML::Key << "server" << YAML::Value << server;
   if (!token.empty()) out << YAML::Key << "token" << YAML::Value << token;
+  if (!tls.ca_file.empty()) out << YAML::Key << "ca_file" << YAML::Value << tls.ca_file;
+  if (!tls.pin.empty()) out << YAML::Key << "server_pin" << YAML::Value << tls.pin;
   out << YAML::EndMap;
   return WriteFileAtomic(path, std::string(out.c_str()) + "\n", 0600);
 }
@@ -73,7 +78,19 @@ Result<ApiClient> ApiClient::Create(const ClientOptions& options) {
   if (token.empty() && !options.anonymous) {
     ASSIGN_OR_RETURN(token, ConfigValue("token"));
   }
-  return ApiClient(server, token, options.timeout_ms);
+  // Trust: the first source that names either a pin or a CA file wins as a whole.
+  net::TlsClientConfig tls{options.ca_file, options.server_pin};
+  if (tls.ca_file.empty() && tls.pin.empty()) tls = {Env("ROTA_CA_FILE"), Env("ROTA_SERVER_PIN")};
+  if (tls.ca_file.empty() && tls.pin.empty()) {
+    ASSIGN_OR_RETURN(tls.ca_file, ConfigValue("ca_file"));
+    ASSIGN_OR_RETURN(tls.pin, ConfigValue("server_pin"));
+  }
+  if (!tls.pin.empty()) RETURN_IF_ERROR(net::ValidatePin(tls.pin));
+  if (!tls.ca_file.empty() && ::access(tls.ca_file.c_str(), R_OK) != 0) {
+    return Status::InvalidArgument("CA file " + tls.ca_file + " is not readable");
+  }
+  net::SetClientTls(tls);
+  return ApiClient(server, token, tls, options.timeout_ms);
 }
 
 std::vector<std::string> ApiClient::Headers() const {

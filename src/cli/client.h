@@ -1,18 +1,23 @@
 #pragma once
 // ApiClient: the CLI's view of a rota server. Finds the server from, in order:
 // --server, ROTA_SERVER, the CLI config file (~/.config/rota/cli.yaml, keys
-// `server` and `token`), then http://127.0.0.1:8080. ROTA_TOKEN likewise.
+// `server` and `token`), then http://127.0.0.1:8080. ROTA_TOKEN likewise. How an https://
+// server is trusted (net/tls.h): --server-pin / ROTA_SERVER_PIN / `server_pin`, else
+// --ca-file / ROTA_CA_FILE / `ca_file`, else the system's CAs.
 
 #include <string>
 
 #include "api/codec.h"
 #include "common/status.h"
+#include "net/tls.h"
 
 namespace rota::cli {
 
 struct ClientOptions {
   std::string server;  // from --server; "" to look further
   std::string token;   // from --token; "" to look further
+  std::string ca_file;     // from --ca-file; "" to look further
+  std::string server_pin;  // from --server-pin; "" to look further
   int timeout_ms = 10000;
   bool anonymous = false;  // send no token at all (rota login)
 };
@@ -20,17 +25,20 @@ struct ClientOptions {
 // Path of the CLI config file ($XDG_CONFIG_HOME or ~/.config)/rota/cli.yaml;
 // "" when neither variable is set.
 std::string CliConfigPath();
-// Writes `server` and `token` to the CLI config file (mode 0600, directory
-// created 0700). An empty token removes it.
-Status SaveCliConfig(const std::string& server, const std::string& token);
+// Writes `server`, `token` and how the server is trusted to the CLI config file (mode 0600,
+// directory created 0700). An empty token removes it.
+Status SaveCliConfig(const std::string& server, const std::string& token,
+                     const net::TlsClientConfig& tls);
 
 class ApiClient {
  public:
-  // Resolves the server URL and token as described above.
+  // Resolves the server URL, token and trust as described above, and makes the trust the
+  // process's (net::SetClientTls). Errors: a bad URL or pin, an unreadable CA file.
   static Result<ApiClient> Create(const ClientOptions& options);
 
   const std::string& base_url() const { return base_url_; }
   const std::string& token() const { return token_; }
+  const net::TlsClientConfig& tls() const { return tls_; }
 
   // GET base_url + path; a non-2xx answer becomes a Status with the server's
   // message (404 -> NotFound, 400 -> InvalidArgument, ...). Unreachable server ->
@@ -50,10 +58,14 @@ class ApiClient {
   std::vector<std::string> Headers() const;
 
  private:
-  ApiClient(std::string base_url, std::string token, int timeout_ms)
-      : base_url_(std::move(base_url)), token_(std::move(token)), timeout_ms_(timeout_ms) {}
+  ApiClient(std::string base_url, std::string token, net::TlsClientConfig tls, int timeout_ms)
+      : base_url_(std::move(base_url)),
+        token_(std::move(token)),
+        tls_(std::move(tls)),
+        timeout_ms_(timeout_ms) {}
   std::string base_url_;
   std::string token_;
+  net::TlsClientConfig tls_;
   int timeout_ms_;
 };
 

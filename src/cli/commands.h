@@ -23,6 +23,9 @@ int Usage(const std::string& message);
 bool ValidOutput(const OutputOptions& out);
 
 int RunNodes(const ClientOptions& client, const OutputOptions& out);
+// rota nodes revoke NAME: deletes the node's own credential (its agent must enrol
+// again with the join token, e.g. after a reinstall or a leak).
+int RunNodeRevoke(const ClientOptions& client, const OutputOptions& out, const std::string& node);
 // rota nodes drain NAME [--reason R] (drain = true) / rota nodes resume NAME.
 int RunNodeDrain(const ClientOptions& client, const OutputOptions& out, const std::string& node,
                  bool drain, const std::string& reason);

@@ -77,6 +77,21 @@ int RunNodeDrain(const ClientOptions& options, const OutputOptions& out, const s
   return 0;
 }
 
+int RunNodeRevoke(const ClientOptions& options, const OutputOptions& out, const std::string& node) {
+  if (!ValidOutput(out)) return 2;
+  auto client = ApiClient::Create(options);
+  if (!client.ok()) return Fail(client.status());
+  auto body = client->Delete("/api/v1/nodes/" + net::PercentEncode(node) + "/credential");
+  if (!body.ok()) return Fail(body.status());
+  if (out.format == "json") {
+    std::cout << body->dump(2) << "\n";
+    return 0;
+  }
+  std::cout << "revoked the credential of " << node
+            << ": its agent was disconnected and must enrol again with the join token\n";
+  return 0;
+}
+
 std::string RenderGpuTable(const api::Json& gpus, bool show_processes) {
   Table t({"NODE", "GPU", "MODEL", "STATE", "UTIL", "MEMORY", "TEMP", "POWER", "USERS", "PROCESSES"});
   for (const auto& g : gpus) {

@@ -64,9 +64,13 @@ int main(int argc, char** argv) {
   // rota agent
   rota::agent::AgentFlags agent_flags;
   auto* agent = app.add_subcommand("agent", "Run the node agent (monitoring; one per GPU node)");
-  agent->add_option("--server", agent_flags.server, "Server URL, e.g. http://10.0.0.1:8080")->required();
+  agent->add_option("--server", agent_flags.server, "Server URL, e.g. https://10.0.0.1:8080")->required();
   agent->add_option("--token", agent_flags.token, "Join token (or ROTA_JOIN_TOKEN)");
   agent->add_option("--token-file", agent_flags.token_file, "File holding the join token");
+  agent->add_option("--ca-file", agent_flags.ca_file,
+                    "CA certificate(s) to trust for an https:// server (the server's <data_dir>/tls/ca.pem)");
+  agent->add_option("--server-pin", agent_flags.server_pin,
+                    "Trust the https:// server whose key has this pin, sha256//... (printed by rota server)");
   agent->add_option("--name", agent_flags.name, "Node name (default: hostname)");
   agent->add_option("--state-dir", agent_flags.state_dir, "Agent state directory (default /var/lib/rota-agent)");
   agent->add_option("--interval", agent_flags.interval, "Sample interval, 0.5s..60s (default 2s)");
@@ -102,9 +106,11 @@ int main(int argc, char** argv) {
   rota::cli::OutputOptions output;
   auto add_client_flags = [&](CLI::App* cmd) {
     cmd->add_option("--server", client.server, "Server URL (or ROTA_SERVER)");
+    cmd->add_option("--ca-file", client.ca_file, "CA certificate(s) to trust for an https:// server (or ROTA_CA_FILE)");
+    cmd->add_option("--server-pin", client.server_pin, "Trust the https:// server whose key has this pin, sha256//... (or ROTA_SERVER_PIN)");
     cmd->add_option("-o,--output", output.format, "Output format: table or json");
   };
-  auto* nodes = app.add_subcommand("nodes", "List nodes and their state; drain or resume one (admin)");
+  auto* nodes = app.add_subcommand("nodes", "List nodes and their state; drain, resume or revoke one (admin)");
   add_client_flags(nodes);
   std::string drain_node, drain_reason;
   auto* nodes_drain = nodes->add_subcommand("drain", "Start no new job on a node; running jobs go on (admin)");
@@ -114,6 +120,10 @@ int main(int argc, char** argv) {
     cmd->add_option("name", drain_node, "Node name")->required();
   }
   nodes_drain->add_option("--reason", drain_reason, "Why, shown to users whose jobs wait for it");
+  auto* nodes_revoke = nodes->add_subcommand(
+      "revoke", "Revoke a node's own credential: its agent must enrol again with the join token (admin)");
+  add_client_flags(nodes_revoke);
+  nodes_revoke->add_option("name", drain_node, "Node name")->required();
   std::string gpus_node;
   auto* gpus = app.add_subcommand("gpus", "List GPUs: utilisation, memory, temperature, power, users, processes");
   add_client_flags(gpus);
@@ -129,10 +139,14 @@ int main(int argc, char** argv) {
   rota::cli::LoginOptions login_options;
   auto* login = app.add_subcommand("login", "Sign in and save an API token for the CLI");
   login->add_option("--server", client.server, "Server URL (or ROTA_SERVER)");
+  login->add_option("--ca-file", client.ca_file, "CA certificate(s) to trust for an https:// server (or ROTA_CA_FILE)");
+  login->add_option("--server-pin", client.server_pin, "Trust the https:// server whose key has this pin, sha256//... (or ROTA_SERVER_PIN)");
   login->add_option("-u,--user", login_options.username, "Username (prompted when absent)");
   login->add_option("--ttl", login_options.ttl, "Token lifetime, e.g. 90d (default: no expiry)");
   auto* logout = app.add_subcommand("logout", "Revoke the saved CLI token and forget it");
   logout->add_option("--server", client.server, "Server URL (or ROTA_SERVER)");
+  logout->add_option("--ca-file", client.ca_file, "CA certificate(s) to trust for an https:// server (or ROTA_CA_FILE)");
+  logout->add_option("--server-pin", client.server_pin, "Trust the https:// server whose key has this pin, sha256//... (or ROTA_SERVER_PIN)");
   auto* whoami = app.add_subcommand("whoami", "Show the signed-in user");
   add_client_flags(whoami);
   auto* users = app.add_subcommand("users", "List users (admin)");
@@ -260,6 +274,8 @@ int main(int argc, char** argv) {
   auto* exec = app.add_subcommand("exec", "Run a command on the GPUs you hold on this node now "
                                           "(sets CUDA_VISIBLE_DEVICES)");
   exec->add_option("--server", client.server, "Server URL (or ROTA_SERVER)");
+  exec->add_option("--ca-file", client.ca_file, "CA certificate(s) to trust for an https:// server (or ROTA_CA_FILE)");
+  exec->add_option("--server-pin", client.server_pin, "Trust the https:// server whose key has this pin, sha256//... (or ROTA_SERVER_PIN)");
   exec->add_option("--node", exec_options.node, "Node (default: $ROTA_NODE, else the hostname)");
   exec->add_option("command", exec_options.command, "CMD ARGS... (after --)");
   exec->positionals_at_end();  // everything from CMD on belongs to CMD
@@ -406,6 +422,8 @@ int main(int argc, char** argv) {
   rota::cli::LogsOptions logs_options;
   auto* logs = app.add_subcommand("logs", "Print a job task's log");
   logs->add_option("--server", client.server, "Server URL (or ROTA_SERVER)");
+  logs->add_option("--ca-file", client.ca_file, "CA certificate(s) to trust for an https:// server (or ROTA_CA_FILE)");
+  logs->add_option("--server-pin", client.server_pin, "Trust the https:// server whose key has this pin, sha256//... (or ROTA_SERVER_PIN)");
   logs->add_option("id", logs_options.id, "Job id")->required();
   logs->add_option("--task", logs_options.task, "Task, e.g. worker-1 (default: the first)");
   logs->add_flag("--stderr", logs_options.use_stderr, "stderr instead of stdout");
@@ -489,6 +507,7 @@ int main(int argc, char** argv) {
   if (nodes_drain->parsed() || nodes_resume->parsed()) {
     return rota::cli::RunNodeDrain(client, output, drain_node, nodes_drain->parsed(), drain_reason);
   }
+  if (nodes_revoke->parsed()) return rota::cli::RunNodeRevoke(client, output, drain_node);
   if (nodes->parsed()) return rota::cli::RunNodes(client, output);
   if (gpus->parsed()) return rota::cli::RunGpus(client, output, gpus_node);
   if (top->parsed()) return rota::cli::RunTop(client, output, top_options);

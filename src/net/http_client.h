@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "common/status.h"
+#include "net/tls.h"
 
 namespace rota::net {
 
@@ -17,6 +18,11 @@ struct ClientResponse {
   std::string body;
   std::map<std::string, std::string> headers;  // lower-case names; repeats joined with ", "
 };
+
+// How every call of this process trusts https:// servers (pin, CA file, or the system's CAs:
+// net/tls.h). The CLI sets it once from --ca-file / --server-pin; the default is the
+// system's CAs. Thread-safe; applies to calls started afterwards.
+void SetClientTls(const TlsClientConfig& config);
 
 // Performs one request. `headers` are "Name: value" lines. Any HTTP status is a successful
 // result (check ClientResponse::status); transport failures (refused, timeout, bad URL) are

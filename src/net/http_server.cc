@@ -30,6 +30,8 @@
 #include "common/strings.h"
 #include "common/mutex.h"
 #include "net/server_internal.h"
+#include "net/tls_context.h"
+#include "net/transport.h"
 #include "net/url.h"
 
 namespace rota::net {
@@ -100,11 +102,11 @@ class EventSinkImpl final : public EventSink {
 // Reads only to notice the client leaving.
 class StreamSession final : public Session, public std::enable_shared_from_this<StreamSession> {
  public:
-  StreamSession(tcp::socket socket, std::shared_ptr<EventSinkImpl> sink,
+  StreamSession(Transport stream, std::shared_ptr<EventSinkImpl> sink,
                 std::shared_ptr<ServerState> state, ConnectionSlot slot, HttpRequest request,
                 SteadyTime request_time)
-      : exec_(socket.get_executor()),
-        socket_(std::move(socket)),
+      : exec_(stream.get_executor()),
+        stream_(std::move(stream)),
         timer_(exec_),
         sink_(std::move(sink)),
         state_(std::move(state)),
@@ -149,7 +151,7 @@ class StreamSession final : public Session, public std::enable_shared_from_this<
   void StartWrite(Then then) {
     writing_ = true;
     write_started_ = SteadyNow();
-    asio::async_write(socket_, asio::buffer(current_),
+    asio::async_write(stream_, asio::buffer(current_),
                       [self = shared_from_this(), then](beast::error_code ec, size_t) {
                         self->writing_ = false;
                         if (ec || self->finished_) return self->Finish();
@@ -164,7 +166,7 @@ class StreamSession final : public Session, public std::enable_shared_from_this<
   }
 
   void ReadForClose() {
-    socket_.async_read_some(asio::buffer(read_buf_),
+    stream_.async_read_some(asio::buffer(read_buf_),
                             [self = shared_from_this()](beast::error_code ec, size_t) {
                               if (ec || self->finished_) return self->Finish();
                               self->ReadForClose();
@@ -194,13 +196,13 @@ class StreamSession final : public Session, public std::enable_shared_from_this<
     sink_->link().outbox().Close();
     timer_.cancel();
     beast::error_code ec;
-    socket_.shutdown(tcp::socket::shutdown_both, ec);
-    socket_.close(ec);
+    stream_.next_layer().socket().shutdown(tcp::socket::shutdown_both, ec);
+    stream_.next_layer().socket().close(ec);
     slot_.Release();
   }
 
   asio::any_io_executor exec_;
-  tcp::socket socket_;
+  Transport stream_;
   asio::steady_timer timer_;
   std::shared_ptr<EventSinkImpl> sink_;
   std::shared_ptr<ServerState> state_;
@@ -219,17 +221,31 @@ class StreamSession final : public Session, public std::enable_shared_from_this<
 
 class HttpSession final : public Session, public std::enable_shared_from_this<HttpSession> {
  public:
-  HttpSession(tcp::socket socket, std::shared_ptr<ServerState> state, ConnectionSlot slot)
-      : exec_(socket.get_executor()),
-        remote_(RemoteAddress(socket)),
-        stream_(std::move(socket)),
+  HttpSession(Transport stream, std::shared_ptr<ServerState> state, ConnectionSlot slot)
+      : exec_(stream.get_executor()),
+        remote_(RemoteAddress(stream.next_layer().socket())),
+        stream_(std::move(stream)),
         state_(std::move(state)),
         opts_(state_->options),
         slot_(std::move(slot)) {}
 
   void Start() {
     slot_.Attach(shared_from_this());
-    asio::dispatch(exec_, [self = shared_from_this()] { self->WaitForRequest(); });
+    asio::dispatch(exec_, [self = shared_from_this()] {
+      if (!self->stream_.is_tls()) return self->WaitForRequest();
+      // The TLS handshake counts as reading a request (same timeout, closed by Shutdown).
+      self->phase_ = Phase::kReading;
+      self->stream_.next_layer().expires_after(self->opts_.request_timeout);
+      self->stream_.tls()->async_handshake(
+          boost::asio::ssl::stream_base::server, [self](beast::error_code ec) {
+            if (ec) {
+              ROTA_LOG(DEBUG) << "TLS handshake with " << self->remote_ << " failed: "
+                              << ec.message();
+              return self->CloseNow();
+            }
+            self->WaitForRequest();
+          });
+    });
   }
 
   void Shutdown() override {
@@ -244,7 +260,11 @@ class HttpSession final : public Session, public std::enable_shared_from_this<Ht
   }
   void CloseWith(int, std::string) override { Shutdown(); }
   void Kick() override {}
-  void Detach() override {}
+  // Stop, after the io threads are joined: an answer still awaited is dropped.
+  void Detach() override {
+    if (std::shared_ptr<AnswerLink> link = answer_link_) link->Detach();
+    answer_link_.reset();
+  }
 
  private:
   enum class Phase { kIdle, kReading, kHandling, kWriting, kLingering, kDone, kHandedOff };
@@ -255,7 +275,7 @@ class HttpSession final : public Session, public std::enable_shared_from_this<Ht
     phase_ = Phase::kIdle;
     if (buffer_.size() > 0) return ReadHeader();  // a pipelined request is already here
     if (buffer_.capacity() > kShrinkAbove) buffer_.shrink_to_fit();
-    stream_.expires_after(opts_.idle_timeout);
+    stream_.next_layer().expires_after(opts_.idle_timeout);
     stream_.async_read_some(buffer_.prepare(kReadChunk),
                             [self = shared_from_this()](beast::error_code ec, size_t n) {
                               self->buffer_.commit(n);
@@ -271,7 +291,7 @@ class HttpSession final : public Session, public std::enable_shared_from_this<Ht
     parser_->header_limit(
         static_cast<uint32_t>(std::min<size_t>(opts_.max_header_bytes, UINT32_MAX)));
     parser_->body_limit(opts_.max_body_bytes);
-    stream_.expires_after(opts_.request_timeout);
+    stream_.next_layer().expires_after(opts_.request_timeout);
     http::async_read_header(
         stream_, buffer_, *parser_,
         [self = shared_from_this()](beast::error_code ec, size_t) { self->OnHeader(ec); });
@@ -368,24 +388,82 @@ class HttpSession final : public Session, public std::enable_shared_from_this<Ht
       }
     }
 
-    HttpResponse res;
     // HEAD: the GET route's answer, headers only (its Content-Length kept).
     const bool head = request_.method == "HEAD";
     if (head) request_.method = "GET";
+    // The handler answers through the Responder, now (a plain Handler) or later from any
+    // thread (an AsyncHandler waiting on an agent or a pool). An answer given during
+    // Dispatch on this thread is taken inline; a later one is posted to this strand.
+    auto link = std::make_shared<AnswerLink>(shared_from_this());
+    answer_link_ = link;
+    Responder respond([link](HttpResponse res) { link->Deliver(std::move(res)); });
+    link->BeginInline();
     try {
-      res = state_->router.Dispatch(&request_);
+      state_->router.Dispatch(&request_, respond);
     } catch (const std::exception& e) {
       ROTA_LOG(ERROR) << "handler for " << request_.method << " " << request_.path
                       << " threw: " << e.what();
-      res = HttpResponse::Error(500, "internal error while handling " + request_.path);
+      respond(HttpResponse::Error(500, "internal error while handling " + request_.path));
     } catch (...) {
       ROTA_LOG(ERROR) << "handler for " << request_.method << " " << request_.path
                       << " threw a non-exception";
-      res = HttpResponse::Error(500, "internal error while handling " + request_.path);
+      respond(HttpResponse::Error(500, "internal error while handling " + request_.path));
     }
-    if (head) request_.method = "HEAD";  // whatever the handler did: no body follows
-    Respond(std::move(res), keep_alive);
+    head_ = head;
+    keep_alive_ = keep_alive;
+    if (std::optional<HttpResponse> res = link->EndInline()) OnAnswer(std::move(*res));
   }
+
+  // The handler's answer, on this session's strand.
+  void OnAnswer(HttpResponse res) {
+    answer_link_.reset();
+    if (phase_ != Phase::kHandling) return;  // cut by Stop meanwhile
+    if (head_) request_.method = "HEAD";  // whatever the handler did: no body follows
+    Respond(std::move(res), keep_alive_);
+  }
+
+  // Carries one request's answer from its Responder (any thread) back to the session. It
+  // holds the session alive while the answer is awaited (no I/O is pending then); Detach
+  // (Stop, after the io threads are joined) lets go of it.
+  class AnswerLink {
+   public:
+    explicit AnswerLink(std::shared_ptr<HttpSession> session) : session_(std::move(session)) {}
+    void BeginInline() {
+      MutexLock lock(&mu_);
+      inline_thread_ = std::this_thread::get_id();
+    }
+    std::optional<HttpResponse> EndInline() {
+      MutexLock lock(&mu_);
+      inline_thread_ = std::thread::id();
+      if (inline_answer_) session_.reset();
+      return std::move(inline_answer_);
+    }
+    void Deliver(HttpResponse res) {
+      MutexLock lock(&mu_);
+      if (inline_thread_ == std::this_thread::get_id()) {
+        inline_answer_ = std::move(res);
+        return;
+      }
+      std::shared_ptr<HttpSession> session = std::move(session_);
+      if (!session) return;  // detached
+      asio::any_io_executor exec = session->exec_;
+      asio::post(exec, [session = std::move(session), res = std::move(res)]() mutable {
+        session->OnAnswer(std::move(res));
+      });
+    }
+    void Detach() {
+      std::shared_ptr<HttpSession> session;
+      MutexLock lock(&mu_);
+      session = std::move(session_);
+      lock.Unlock();
+    }
+
+   private:
+    Mutex mu_;
+    std::shared_ptr<HttpSession> session_ ROTA_GUARDED_BY(mu_);
+    std::thread::id inline_thread_ ROTA_GUARDED_BY(mu_);
+    std::optional<HttpResponse> inline_answer_ ROTA_GUARDED_BY(mu_);
+  };
 
   void HandleUpgrade(http::request<http::string_body> req, const WsAcceptor& acceptor,
                      bool keep_alive) {
@@ -411,7 +489,7 @@ class HttpSession final : public Session, public std::enable_shared_from_this<Ht
                      false);
     }
     phase_ = Phase::kHandedOff;
-    stream_.expires_never();
+    stream_.next_layer().expires_never();
     StartWebSocketSession(std::move(stream_), std::move(req), std::move(request_), request_time_,
                           std::move(handler), state_, std::move(slot_));
   }
@@ -440,7 +518,7 @@ class HttpSession final : public Session, public std::enable_shared_from_this<Ht
     }
     phase_ = Phase::kHandedOff;
     auto session =
-        std::make_shared<StreamSession>(stream_.release_socket(), std::move(sink), state_,
+        std::make_shared<StreamSession>(std::move(stream_), std::move(sink), state_,
                                         std::move(slot_), std::move(request_), request_time_);
     session->Start();
   }
@@ -460,7 +538,7 @@ class HttpSession final : public Session, public std::enable_shared_from_this<Ht
     }
     status_ = static_cast<int>(res_.result_int());
     close_after_write_ = !res_.keep_alive();
-    stream_.expires_after(opts_.request_timeout);
+    stream_.next_layer().expires_after(opts_.request_timeout);
     http::async_write(stream_, res_, [self = shared_from_this()](beast::error_code ec, size_t) {
       self->OnWritten(ec);
     });
@@ -494,9 +572,9 @@ class HttpSession final : public Session, public std::enable_shared_from_this<Ht
   void Linger() {
     phase_ = Phase::kLingering;
     beast::error_code ec;
-    stream_.socket().shutdown(tcp::socket::shutdown_send, ec);
+    stream_.next_layer().socket().shutdown(tcp::socket::shutdown_send, ec);
     if (ec) return CloseNow();
-    stream_.expires_after(kLingerTimeout);
+    stream_.next_layer().expires_after(kLingerTimeout);
     lingered_ = 0;
     Drain();
   }
@@ -515,13 +593,13 @@ class HttpSession final : public Session, public std::enable_shared_from_this<Ht
   void CloseNow() {
     if (phase_ == Phase::kHandedOff || phase_ == Phase::kDone) return;
     phase_ = Phase::kDone;
-    stream_.close();
+    stream_.next_layer().close();
     slot_.Release();
   }
 
   asio::any_io_executor exec_;
   std::string remote_;
-  beast::tcp_stream stream_;
+  Transport stream_;
   std::shared_ptr<ServerState> state_;
   const HttpServerOptions& opts_;
   ConnectionSlot slot_;
@@ -537,6 +615,10 @@ class HttpSession final : public Session, public std::enable_shared_from_this<Ht
   Phase phase_ = Phase::kIdle;
   bool close_after_write_ = false;
   bool shutting_down_ = false;
+  // The request being handled: awaited answer, and how to write it.
+  std::shared_ptr<AnswerLink> answer_link_;
+  bool head_ = false;
+  bool keep_alive_ = false;
 };
 
 // ---------------------------------------------------------------------------------------------
@@ -547,10 +629,30 @@ constexpr char kBusyResponse[] =
     "Connection: close\r\nContent-Length: 78\r\n\r\n"
     "{\"error\":{\"code\":\"unavailable\",\"message\":\"too many connections, retry later\"}}";
 
+// The listener's TLS context (none: plain TCP). ReloadTls swaps it; a connection keeps the one
+// it started with.
+class TlsContextHolder {
+ public:
+  std::shared_ptr<asio::ssl::context> Get() const {
+    MutexLock lock(&mu_);
+    return context_;
+  }
+  void Set(std::shared_ptr<asio::ssl::context> context) {
+    MutexLock lock(&mu_);
+    context_ = std::move(context);
+  }
+
+ private:
+  mutable Mutex mu_;
+  std::shared_ptr<asio::ssl::context> context_ ROTA_GUARDED_BY(mu_);
+};
+
 class Listener : public std::enable_shared_from_this<Listener> {
  public:
-  Listener(asio::io_context& ioc, std::shared_ptr<ServerState> state)
+  Listener(asio::io_context& ioc, std::shared_ptr<ServerState> state,
+           std::shared_ptr<TlsContextHolder> tls)
       : ioc_(ioc),
+        tls_(std::move(tls)),
         acceptor_(asio::make_strand(ioc)),
         retry_timer_(acceptor_.get_executor()),
         state_(std::move(state)) {}
@@ -606,16 +708,20 @@ class Listener : public std::enable_shared_from_this<Listener> {
     }
     socket.set_option(tcp::no_delay(true), ec);
     ConnectionSlot slot = ConnectionSlot::Acquire(state_);
+    std::shared_ptr<asio::ssl::context> tls = tls_->Get();
     if (slot.valid()) {
-      std::make_shared<HttpSession>(std::move(socket), state_, std::move(slot))->Start();
+      Transport stream = tls ? Transport(beast::tcp_stream(std::move(socket)), std::move(tls))
+                             : Transport(beast::tcp_stream(std::move(socket)));
+      std::make_shared<HttpSession>(std::move(stream), state_, std::move(slot))->Start();
     } else {
-      Reject(socket);
+      Reject(socket, /*tls=*/tls != nullptr);
     }
     Accept();
   }
 
-  // Best effort, without blocking: the reply fits in an empty socket buffer.
-  void Reject(tcp::socket& socket) {
+  // Best effort, without blocking: the reply fits in an empty socket buffer. A TLS client
+  // could not read it: it is only closed.
+  void Reject(tcp::socket& socket, bool tls) {
     auto now = SteadyNow();
     if (now - last_reject_log_ > std::chrono::seconds(10)) {
       last_reject_log_ = now;
@@ -624,12 +730,13 @@ class Listener : public std::enable_shared_from_this<Listener> {
     }
     beast::error_code ec;
     socket.non_blocking(true, ec);
-    socket.write_some(asio::buffer(kBusyResponse, sizeof(kBusyResponse) - 1), ec);
+    if (!tls) socket.write_some(asio::buffer(kBusyResponse, sizeof(kBusyResponse) - 1), ec);
     socket.shutdown(tcp::socket::shutdown_both, ec);
     socket.close(ec);
   }
 
   asio::io_context& ioc_;
+  std::shared_ptr<TlsContextHolder> tls_;
   tcp::acceptor acceptor_;
   asio::steady_timer retry_timer_;
   std::shared_ptr<ServerState> state_;
@@ -645,6 +752,7 @@ class Listener : public std::enable_shared_from_this<Listener> {
 
 namespace asio = internal::asio;
 using internal::Listener;
+using internal::TlsContextHolder;
 using internal::ServerState;
 using internal::Session;
 
@@ -653,6 +761,7 @@ struct HttpServer::Impl {
   std::unique_ptr<asio::io_context> ioc;
   std::optional<asio::executor_work_guard<asio::io_context::executor_type>> work;
   std::shared_ptr<Listener> listener;
+  std::shared_ptr<TlsContextHolder> tls = std::make_shared<TlsContextHolder>();
   std::vector<std::thread> threads;
   Mutex mu;  // Start/Stop against each other
   uint16_t port = 0;
@@ -670,6 +779,13 @@ Status HttpServer::Route(const std::string& method, const std::string& pattern, 
   MutexLock lock(&impl_->mu);
   if (impl_->started) return Status::Conflict("route " + pattern + ": server already started");
   return impl_->state->router.Add(method, pattern, std::move(handler));
+}
+
+Status HttpServer::RouteAsync(const std::string& method, const std::string& pattern,
+                              AsyncHandler handler) {
+  MutexLock lock(&impl_->mu);
+  if (impl_->started) return Status::Conflict("route " + pattern + ": server already started");
+  return impl_->state->router.AddAsync(method, pattern, std::move(handler));
 }
 
 namespace {
@@ -718,8 +834,13 @@ Result<uint16_t> HttpServer::Start() {
   if (o.max_connections < 1) {
     return Status::InvalidArgument("HTTP server max_connections must be >= 1");
   }
+  if (o.tls.enabled()) {
+    ASSIGN_OR_RETURN(std::shared_ptr<asio::ssl::context> tls,
+                     internal::MakeServerTlsContext(o.tls));
+    impl_->tls->Set(std::move(tls));
+  }
   impl_->ioc = std::make_unique<asio::io_context>(o.threads);
-  impl_->listener = std::make_shared<Listener>(*impl_->ioc, impl_->state);
+  impl_->listener = std::make_shared<Listener>(*impl_->ioc, impl_->state, impl_->tls);
   Result<uint16_t> port = impl_->listener->Open(o.bind_address, o.port);
   if (!port.ok()) {
     impl_->listener.reset();
@@ -742,8 +863,19 @@ Result<uint16_t> HttpServer::Start() {
       }
     });
   }
-  ROTA_LOG(INFO) << "HTTP server listening on " << o.bind_address << ":" << impl_->port;
+  ROTA_LOG(INFO) << "HTTP server listening on " << o.bind_address << ":" << impl_->port
+                 << (o.tls.enabled() ? " (TLS)" : "");
   return impl_->port;
+}
+
+Status HttpServer::ReloadTls() {
+  const TlsServerConfig& tls = impl_->state->options.tls;
+  if (!tls.enabled()) return Status::Conflict("the HTTP server does not use TLS");
+  ASSIGN_OR_RETURN(std::shared_ptr<asio::ssl::context> context,
+                   internal::MakeServerTlsContext(tls));
+  impl_->tls->Set(std::move(context));
+  ROTA_LOG(INFO) << "TLS certificate reloaded from " << tls.cert_file;
+  return Status::Ok();
 }
 
 void HttpServer::Stop() {

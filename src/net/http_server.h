@@ -6,7 +6,8 @@
 // never overlap, while different connections run concurrently on any io thread. Handlers,
 // acceptors and the observer must therefore be thread-safe with respect to each other.
 // Handlers run on an io thread: a handler that blocks stalls one of the (few) io threads, so
-// keep them short or hand long work elsewhere.
+// keep them short; a request that must wait (on an agent, on a worker pool) is registered with
+// RouteAsync and answered later through its Responder, from any thread.
 //
 // The header is Boost-free (pimpl); the Beast implementation lives in http_server.cc and
 // ws_session.cc.
@@ -29,6 +30,7 @@
 
 #include "common/status.h"
 #include "net/http_types.h"
+#include "net/tls.h"
 
 namespace rota::net {
 
@@ -57,6 +59,9 @@ struct HttpServerOptions {
   size_t sse_max_queued_bytes = 1 << 20;  // unsent bytes before the slow client is dropped
   std::chrono::milliseconds sse_keepalive_interval{15'000};  // ": keep-alive" comment lines
 
+  // HTTPS and WSS on the listener when set (every connection; the handshake must complete
+  // within request_timeout). Files are read at Start() and ReloadTls().
+  TlsServerConfig tls;
   // Stop(): how long to wait for connections to close gracefully before cutting them.
   std::chrono::milliseconds stop_timeout{3'000};
 };
@@ -127,6 +132,10 @@ class HttpServer {
   // Registration. REQUIRES: before Start() (later calls fail with Conflict).
   // Errors: bad pattern (see router.h), duplicate route.
   Status Route(const std::string& method, const std::string& pattern, Handler handler);
+  // A route whose handler answers later through a Responder (http_types.h): for requests
+  // that wait on something (an agent's answer, a worker pool), so no io thread blocks. The
+  // connection waits for the answer; Stop() cuts it after stop_timeout.
+  Status RouteAsync(const std::string& method, const std::string& pattern, AsyncHandler handler);
   // WebSocket endpoint at `pattern` (may hold {params}). A non-upgrade request there -> 426.
   Status AddWebSocket(const std::string& pattern, WsAcceptor acceptor);
   // Event-stream endpoint at `pattern` (GET).
@@ -142,6 +151,10 @@ class HttpServer {
   // an io thread (a handler).
   void Stop();
 
+  // Rereads options.tls's certificate and key (after a renewal): new connections use them,
+  // open ones keep theirs. On error (unreadable, not matching) the old ones stay.
+  // REQUIRES: after Start(). Errors: Conflict without TLS, InvalidArgument naming the file.
+  Status ReloadTls();
   uint16_t port() const;         // 0 before Start()
   int connection_count() const;  // open connections of all kinds (for tests and metrics)
 

@@ -1,5 +1,6 @@
 #include "net/http_types.h"
 
+#include <atomic>
 #include <cstdio>
 
 #include "common/strings.h"
@@ -22,6 +23,27 @@ const std::string& HttpRequest::Param(const std::string& name) const {
   auto it = path_params.find(name);
   return it == path_params.end() ? kEmpty : it->second;
 }
+
+struct Responder::State {
+  explicit State(std::function<void(HttpResponse)> d) : deliver(std::move(d)) {}
+  ~State() {
+    if (!done.exchange(true) && deliver) {
+      deliver(HttpResponse::Error(500, "the server dropped the request"));
+    }
+  }
+  std::function<void(HttpResponse)> deliver;
+  std::atomic<bool> done{false};
+};
+
+Responder::Responder(std::function<void(HttpResponse)> deliver)
+    : state_(std::make_shared<State>(std::move(deliver))) {}
+
+void Responder::operator()(HttpResponse response) const {
+  if (state_->done.exchange(true)) return;
+  state_->deliver(std::move(response));
+}
+
+bool Responder::answered() const { return state_->done.load(); }
 
 HttpResponse HttpResponse::Json(int status, std::string body) {
   HttpResponse r;

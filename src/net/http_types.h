@@ -3,6 +3,7 @@
 
 #include <functional>
 #include <map>
+#include <memory>
 #include <string>
 #include <utility>
 #include <vector>
@@ -47,6 +48,28 @@ struct HttpResponse {
 };
 
 using Handler = std::function<HttpResponse(const HttpRequest&)>;
+
+// Answers one request, once, from any thread: what a handler that cannot answer at once
+// (it waits on an agent, a worker pool, a timer) keeps and calls when the answer is there.
+// Copies share one answer: the first call wins, later calls are ignored. When the last copy
+// is destroyed without a call, the request is answered 500 ("the server dropped the
+// request"), so a lost callback cannot leave a client hanging. Thread-safe.
+class Responder {
+ public:
+  // `deliver` receives the answer exactly once (the first call, or the 500 above).
+  explicit Responder(std::function<void(HttpResponse)> deliver);
+  void operator()(HttpResponse response) const;
+  bool answered() const;
+
+ private:
+  struct State;
+  std::shared_ptr<State> state_;
+};
+
+// A handler that answers through `respond`, now or later. It must not block: it returns
+// at once and calls `respond` from wherever the answer arrives. The request reference is
+// valid only during the call: copy what a later answer needs.
+using AsyncHandler = std::function<void(const HttpRequest&, Responder respond)>;
 
 // The one mapping from rota::StatusCode to an HTTP status (kNotFound -> 404, ...).
 int HttpStatusFor(StatusCode code);

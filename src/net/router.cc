@@ -123,6 +123,15 @@ bool PathPattern::MoreSpecificThan(const PathPattern& other) const {
 }
 
 Status Router::Add(const std::string& method, const std::string& pattern, Handler handler) {
+  if (!handler) return Status::InvalidArgument("route " + method + " " + pattern + ": no handler");
+  return AddAsync(method, pattern,
+                  [handler = std::move(handler)](const HttpRequest& req, Responder respond) {
+                    respond(handler(req));
+                  });
+}
+
+Status Router::AddAsync(const std::string& method, const std::string& pattern,
+                        AsyncHandler handler) {
   if (method.empty()) return Status::InvalidArgument("route " + pattern + ": empty method");
   if (!handler) return Status::InvalidArgument("route " + method + " " + pattern + ": no handler");
   ASSIGN_OR_RETURN(PathPattern parsed, PathPattern::Parse(pattern));
@@ -172,24 +181,24 @@ Router::Lookup Router::Find(const std::string& method, const std::string& path) 
   return out;
 }
 
-HttpResponse Router::Dispatch(HttpRequest* request) const {
+void Router::Dispatch(HttpRequest* request, const Responder& respond) const {
   Lookup found = Find(request->method, request->path);
   switch (found.kind) {
     case Lookup::Kind::kFound:
       request->path_params = std::move(found.params);
-      return (*found.handler)(*request);
+      return (*found.handler)(*request, respond);
     case Lookup::Kind::kNotFound:
-      return HttpResponse::Error(404, "no route for " + request->path);
+      return respond(HttpResponse::Error(404, "no route for " + request->path));
     case Lookup::Kind::kMethodNotAllowed: {
       HttpResponse r = HttpResponse::Error(
           405, "method " + request->method + " not allowed on " + request->path);
       r.headers.emplace_back("Allow", found.allow);
-      return r;
+      return respond(std::move(r));
     }
     case Lookup::Kind::kBadPath:
-      return HttpResponse::Error(400, found.error);
+      return respond(HttpResponse::Error(400, found.error));
   }
-  return HttpResponse::Error(500, "router: unreachable");
+  respond(HttpResponse::Error(500, "router: unreachable"));
 }
 
 }  // namespace rota::net

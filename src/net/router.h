@@ -52,25 +52,28 @@ class Router {
  public:
   // Errors: bad pattern, empty method, or a route with the same method and shape exists.
   Status Add(const std::string& method, const std::string& pattern, Handler handler);
+  // The same for a handler that answers through a Responder (see http_types.h).
+  Status AddAsync(const std::string& method, const std::string& pattern, AsyncHandler handler);
 
   struct Lookup {
     enum class Kind { kFound, kNotFound, kMethodNotAllowed, kBadPath } kind = Kind::kNotFound;
-    const Handler* handler = nullptr;           // kFound
+    const AsyncHandler* handler = nullptr;      // kFound
     std::map<std::string, std::string> params;  // kFound
     std::string allow;                          // kMethodNotAllowed: "GET, POST" (sorted, unique)
     std::string error;                          // kBadPath
   };
   Lookup Find(const std::string& method, const std::string& path) const;
 
-  // Finds the route, fills request->path_params and runs the handler. Misses become
-  // 404 / 405 (with Allow) / 400 error responses. Does not catch handler exceptions.
-  HttpResponse Dispatch(HttpRequest* request) const;
+  // Finds the route, fills request->path_params and runs the handler, which answers
+  // through `respond` (now or later). Misses are answered 404 / 405 (with Allow) / 400 at
+  // once. Does not catch handler exceptions.
+  void Dispatch(HttpRequest* request, const Responder& respond) const;
 
  private:
   struct Route {
     std::string method;
     PathPattern pattern;
-    Handler handler;
+    AsyncHandler handler;
   };
   std::vector<Route> routes_;
 };

@@ -2,6 +2,9 @@
 
 #include <gtest/gtest.h>
 
+#include <optional>
+#include <vector>
+
 namespace rota::net {
 namespace {
 
@@ -17,7 +20,9 @@ HttpResponse Call(const Router& router, const std::string& method, const std::st
   HttpRequest req;
   req.method = method;
   req.path = path;
-  return router.Dispatch(&req);
+  HttpResponse out;
+  router.Dispatch(&req, Responder([&out](HttpResponse r) { out = std::move(r); }));
+  return out;
 }
 
 // Bad inputs tried: empty, no leading '/', unterminated '{', empty name, bad name characters,
@@ -145,6 +150,47 @@ TEST(HttpTypesTest, ErrorBodyEscapesAndStatusMappings) {
   EXPECT_EQ(s.code(), StatusCode::kUnauthenticated);
   EXPECT_EQ(s.message(), "GET /x: HTTP 401: {\"error\":1}");
   EXPECT_EQ(StatusFromHttp(200, "x", "").code(), StatusCode::kUnavailable);
+}
+
+
+// A handler may keep its Responder and answer later; the first answer wins, and a Responder
+// dropped unanswered answers 500 so no request is left hanging.
+TEST(ResponderTest, FirstAnswerWinsAndADroppedOneAnswers500) {
+  std::vector<int> got;
+  {
+    Responder r([&got](HttpResponse res) { got.push_back(res.status); });
+    Responder copy = r;
+    EXPECT_FALSE(r.answered());
+    copy(HttpResponse::Text(201, "x"));
+    r(HttpResponse::Text(202, "y"));
+    EXPECT_TRUE(r.answered());
+  }
+  { Responder dropped([&got](HttpResponse res) { got.push_back(res.status); }); }
+  EXPECT_EQ(got, (std::vector<int>{201, 500}));
+}
+
+TEST(RouterTest, AsyncHandlerAnswersLater) {
+  Router router;
+  Responder* kept = nullptr;
+  std::optional<Responder> later;
+  ASSERT_TRUE(router
+                  .AddAsync("GET", "/slow/{id}",
+                            [&later](const HttpRequest& req, Responder respond) {
+                              EXPECT_EQ(req.Param("id"), "7");
+                              later = std::move(respond);
+                            })
+                  .ok());
+  HttpRequest req;
+  req.method = "GET";
+  req.path = "/slow/7";
+  std::optional<HttpResponse> out;
+  router.Dispatch(&req, Responder([&out](HttpResponse r) { out = std::move(r); }));
+  EXPECT_FALSE(out.has_value());
+  ASSERT_TRUE(later.has_value());
+  kept = &*later;
+  (*kept)(HttpResponse::Text(200, "done"));
+  ASSERT_TRUE(out.has_value());
+  EXPECT_EQ(out->body, "done");
 }
 
 }  // namespace

@@ -13,6 +13,7 @@
 
 #include "net/http_server.h"
 #include "net/server_state.h"
+#include "net/transport.h"
 
 namespace rota::net::internal {
 
@@ -23,7 +24,7 @@ using tcp = asio::ip::tcp;
 
 // Hands an accepted upgrade request over to a new WebSocket session (ws_session.cc). `stream`
 // must be bound to a strand. `request` is the parsed HttpRequest (for the observer).
-void StartWebSocketSession(beast::tcp_stream stream, http::request<http::string_body> upgrade,
+void StartWebSocketSession(Transport stream, http::request<http::string_body> upgrade,
                            HttpRequest request, SteadyTime request_time,
                            std::shared_ptr<WsHandler> handler, std::shared_ptr<ServerState> state,
                            ConnectionSlot slot);

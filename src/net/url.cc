@@ -141,4 +141,18 @@ Result<Url> ParseUrl(const std::string& url) {
   return out;
 }
 
+bool IsLoopbackHost(std::string_view host) {
+  if (host.size() >= 2 && host.front() == '[' && host.back() == ']') {
+    host = host.substr(1, host.size() - 2);
+  }
+  if (host == "localhost" || host == "::1" || host == "0:0:0:0:0:0:0:1") return true;
+  if (host.substr(0, 4) != "127.") return false;
+  int dots = 0;
+  for (char c : host.substr(4)) {
+    if (c == '.') ++dots;
+    else if (c < '0' || c > '9') return false;
+  }
+  return dots == 2;
+}
+
 }  // namespace rota::net

@@ -33,4 +33,8 @@ struct Url {
 // Parses "ws://host:port/path?q". No user-info or fragments. Errors name the URL.
 Result<Url> ParseUrl(const std::string& url);
 
+// Whether `host` (a name or an IP literal, brackets allowed) is this machine's loopback:
+// "localhost", 127.0.0.0/8, ::1. Traffic to it never crosses a network.
+bool IsLoopbackHost(std::string_view host);
+
 }  // namespace rota::net

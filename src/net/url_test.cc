@@ -66,6 +66,14 @@ TEST(ParseUrlTest, ParsesParts) {
   EXPECT_EQ(u->port, 80);
   EXPECT_EQ(u->target, "/");
 
+  EXPECT_TRUE(IsLoopbackHost("localhost"));
+  EXPECT_TRUE(IsLoopbackHost("127.0.0.1"));
+  EXPECT_TRUE(IsLoopbackHost("127.1.2.3"));
+  EXPECT_TRUE(IsLoopbackHost("[::1]"));
+  EXPECT_FALSE(IsLoopbackHost("127.0.0.1.evil.example"));
+  EXPECT_FALSE(IsLoopbackHost("10.0.0.1"));
+  EXPECT_FALSE(IsLoopbackHost("0.0.0.0"));
+  EXPECT_FALSE(IsLoopbackHost("gpu-head"));
   u = ParseUrl("wss://[::1]:9443?q");
   ASSERT_TRUE(u.ok());
   EXPECT_EQ(u->host, "::1");

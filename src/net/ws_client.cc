@@ -16,12 +16,15 @@
 #include <boost/beast/core.hpp>
 #include <boost/beast/websocket.hpp>
 #include <deque>
+#include <optional>
 #include <thread>
 
 #include "common/log.h"
 #include "common/mutex.h"
 #include "net/http_types.h"
 #include "net/outbox.h"
+#include "net/tls_context.h"
+#include "net/transport.h"
 #include "net/url.h"
 
 namespace rota::net {
@@ -60,7 +63,7 @@ struct WsClient::Impl : public std::enable_shared_from_this<WsClient::Impl> {
   Impl(asio::io_context& ioc, WsClientOptions o)
       : exec(asio::make_strand(ioc)),
         resolver(exec),
-        ws(exec),
+        ws(std::in_place, internal::Transport(beast::tcp_stream(exec))),
         options(o),
         outbox(o.max_queued_bytes, /*writer_busy=*/true) {}
 
@@ -84,13 +87,23 @@ struct WsClient::Impl : public std::enable_shared_from_this<WsClient::Impl> {
     Status error;
     if (!parsed.ok()) {
       error = parsed.status();
-    } else if (parsed->scheme != "ws") {
+    } else if (parsed->scheme != "ws" && parsed->scheme != "wss") {
       error = Status::InvalidArgument("bad WebSocket URL \"" + url_text +
-                                      "\": only ws:// is supported");
+                                      "\": only ws:// and wss:// are supported");
     }
     asio::post(exec, [self = shared_from_this(), error, parsed = std::move(parsed),
                       extra = std::move(extra)]() mutable {
       if (!error.ok()) return self->FailConnect(error);
+      if (parsed->scheme == "wss") {
+        Result<std::shared_ptr<asio::ssl::context>> context =
+            internal::MakeClientTlsContext(self->options.tls);
+        if (!context.ok()) return self->FailConnect(context.status());
+        self->ws.emplace(internal::Transport(beast::tcp_stream(self->exec), *std::move(context)));
+        self->tls = true;
+        Status prepared = internal::PrepareClientTls(*self->ws->next_layer().tls(),
+                                                     parsed->host, self->options.tls);
+        if (!prepared.ok()) return self->FailConnect(prepared);
+      }
       self->headers = std::move(extra);
       self->Resolve(*parsed);
     });
@@ -182,20 +195,37 @@ struct WsClient::Impl : public std::enable_shared_from_this<WsClient::Impl> {
     if (close_requested) {
       return FailConnect(Status::Unavailable("connection to " + url + " closed before connecting"));
     }
-    beast::get_lowest_layer(ws).expires_after(options.connect_timeout);
-    beast::get_lowest_layer(ws).async_connect(
+    beast::get_lowest_layer(*ws).expires_after(options.connect_timeout);
+    beast::get_lowest_layer(*ws).async_connect(
         results, [self = shared_from_this()](beast::error_code ec, const tcp::endpoint&) {
           if (ec) {
             std::string why = ec == beast::error::timeout ? "timed out" : ec.message();
             return self->FailConnect(
                 Status::Unavailable("cannot connect to " + self->url + ": " + why));
           }
+          if (self->tls) return self->TlsHandshake();
+          self->Handshake();
+        });
+  }
+
+  void TlsHandshake() {
+    beast::get_lowest_layer(*ws).expires_after(options.handshake_timeout);
+    ws->next_layer().tls()->async_handshake(
+        asio::ssl::stream_base::client, [self = shared_from_this()](beast::error_code ec) {
+          if (ec) {
+            std::string why = ec == beast::error::timeout ? "timed out" : ec.message();
+            return self->FailConnect(
+                Status::Unavailable("TLS handshake with " + self->url + " failed: " + why));
+          }
+          Status pinned =
+              internal::CheckServerPin(*self->ws->next_layer().tls(), self->options.tls, self->url);
+          if (!pinned.ok()) return self->FailConnect(pinned);
           self->Handshake();
         });
   }
 
   void Handshake() {
-    auto& lowest = beast::get_lowest_layer(ws);
+    auto& lowest = beast::get_lowest_layer(*ws);
     beast::error_code ignored;
     lowest.socket().set_option(tcp::no_delay(true), ignored);
     lowest.expires_never();
@@ -205,14 +235,14 @@ struct WsClient::Impl : public std::enable_shared_from_this<WsClient::Impl> {
                                ? websocket::stream_base::duration(options.idle_timeout)
                                : websocket::stream_base::none();
     timeout.keep_alive_pings = options.idle_timeout.count() > 0;
-    ws.set_option(timeout);
-    ws.set_option(
+    ws->set_option(timeout);
+    ws->set_option(
         websocket::stream_base::decorator([extra = headers](websocket::request_type& req) {
           req.set(http::field::user_agent, "rota");
           for (const auto& [name, value] : extra) req.set(name, value);
         }));
-    ws.read_message_max(options.max_message_bytes);
-    ws.async_handshake(
+    ws->read_message_max(options.max_message_bytes);
+    ws->async_handshake(
         response, host_header, target,
         [self = shared_from_this()](beast::error_code ec) { self->OnHandshake(ec); });
   }
@@ -241,19 +271,19 @@ struct WsClient::Impl : public std::enable_shared_from_this<WsClient::Impl> {
     state = State::kDone;
     outbox.Close();
     beast::error_code ignored;
-    beast::get_lowest_layer(ws).socket().close(ignored);
+    beast::get_lowest_layer(*ws).socket().close(ignored);
     Call([this]() ROTA_REQUIRES(cb_mu) { return on_connected; }, status);
   }
 
   void Read() {
-    ws.async_read(buffer,
+    ws->async_read(buffer,
                   [self = shared_from_this()](beast::error_code ec, size_t) { self->OnRead(ec); });
   }
 
   void OnRead(beast::error_code ec) {
     if (ec) {
       if (state == State::kClosing) return;  // our close handshake's completion finishes
-      if (ec == websocket::error::closed) return Finish(CloseReasonToStatus(ws.reason(), url));
+      if (ec == websocket::error::closed) return Finish(CloseReasonToStatus(ws->reason(), url));
       if (ec == websocket::error::message_too_big) {
         return Finish(Status::ResourceExhausted("message from " + url + " exceeds " +
                                                 std::to_string(options.max_message_bytes) +
@@ -275,8 +305,8 @@ struct WsClient::Impl : public std::enable_shared_from_this<WsClient::Impl> {
       return;
     }
     writing = true;
-    ws.text(true);
-    ws.async_write(asio::buffer(current),
+    ws->text(true);
+    ws->async_write(asio::buffer(current),
                    [self = shared_from_this()](beast::error_code ec, size_t) {
                      self->writing = false;
                      if (ec) {
@@ -299,7 +329,7 @@ struct WsClient::Impl : public std::enable_shared_from_this<WsClient::Impl> {
       case State::kConnecting: {
         beast::error_code ignored;
         resolver.cancel();
-        beast::get_lowest_layer(ws).socket().close(ignored);
+        beast::get_lowest_layer(*ws).socket().close(ignored);
         return;
       }
       case State::kOpen:
@@ -322,7 +352,7 @@ struct WsClient::Impl : public std::enable_shared_from_this<WsClient::Impl> {
     outbox.Close();
     websocket::close_code code =
         close_status.ok() ? websocket::close_code::normal : websocket::close_code::policy_error;
-    ws.async_close(
+    ws->async_close(
         code, [self = shared_from_this()](beast::error_code) { self->Finish(self->close_status); });
   }
 
@@ -332,14 +362,16 @@ struct WsClient::Impl : public std::enable_shared_from_this<WsClient::Impl> {
     state = State::kDone;
     outbox.Close();
     beast::error_code ignored;
-    beast::get_lowest_layer(ws).socket().close(ignored);
+    beast::get_lowest_layer(*ws).socket().close(ignored);
     if (!was_open) return;
     Call([this]() ROTA_REQUIRES(cb_mu) { return on_closed; }, why);
   }
 
   asio::strand<asio::io_context::executor_type> exec;
   tcp::resolver resolver;
-  websocket::stream<beast::tcp_stream> ws;
+  // Always engaged: plain until Connect() finds a wss:// URL.
+  std::optional<websocket::stream<internal::Transport>> ws;
+  bool tls = false;
   const WsClientOptions options;
   Outbox outbox;
   beast::flat_buffer buffer;

@@ -1,5 +1,5 @@
 #pragma once
-// WebSocket client (ws:// only) for the agent and for load generators that hold thousands of
+// WebSocket client (ws:// and wss://) for the agent and for load generators that hold thousands of
 // connections from one process. Boost-free header; Beast lives in ws_client.cc.
 //
 //   WsClientLoop loop(1);
@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "common/status.h"
+#include "net/tls.h"
 
 namespace rota::net {
 
@@ -33,6 +34,9 @@ struct WsClientOptions {
   std::chrono::milliseconds idle_timeout{0};
   size_t max_message_bytes = 4 << 20;  // larger incoming messages -> close 1009
   size_t max_queued_bytes = 16 << 20;  // unsent bytes before Send fails and the client closes
+  // How a wss:// server is trusted (pin, CA file or the system's CAs; see net/tls.h). The
+  // TLS handshake is bounded by handshake_timeout.
+  TlsClientConfig tls;
 };
 
 // An io_context with `threads` threads shared by many clients. Thread-safe.
@@ -74,9 +78,10 @@ class WsClient {
   // 1009 (message too big) or our own send-queue overflow; InvalidArgument for 1003.
   void SetOnClosed(std::function<void(const Status& reason)> on_closed);
 
-  // Connects to `url` ("ws://host:port/path?query") sending `headers` with the upgrade.
-  // on_connected gets OK, or: InvalidArgument (bad URL, connect called twice), Unavailable
-  // (resolve/connect/handshake failure or timeout, naming the URL), Unauthenticated (server
+  // Connects to `url` ("ws://host:port/path?query" or "wss://...") sending `headers` with the
+  // upgrade. on_connected gets OK, or: InvalidArgument (bad URL, connect called twice, bad TLS
+  // settings), Unavailable (resolve/connect/TLS/handshake failure or timeout, a server whose
+  // certificate is not trusted or not the pinned one, naming the URL), Unauthenticated (server
   // answered 401; message includes its body), PermissionDenied (403), or the code mapped from
   // any other refusal status.
   void Connect(const std::string& url, Headers headers,

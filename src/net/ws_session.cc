@@ -39,7 +39,7 @@ class WsConnectionImpl final : public WsConnection {
 
 class WsSession final : public Session, public std::enable_shared_from_this<WsSession> {
  public:
-  WsSession(beast::tcp_stream stream, http::request<http::string_body> upgrade, HttpRequest request,
+  WsSession(Transport stream, http::request<http::string_body> upgrade, HttpRequest request,
             SteadyTime request_time, std::shared_ptr<WsHandler> handler,
             std::shared_ptr<ServerState> state, ConnectionSlot slot)
       : exec_(stream.get_executor()),
@@ -216,7 +216,7 @@ class WsSession final : public Session, public std::enable_shared_from_this<WsSe
   }
 
   asio::any_io_executor exec_;
-  websocket::stream<beast::tcp_stream> ws_;
+  websocket::stream<Transport> ws_;
   http::request<http::string_body> upgrade_;
   HttpRequest request_;
   SteadyTime request_time_;
@@ -237,7 +237,7 @@ class WsSession final : public Session, public std::enable_shared_from_this<WsSe
 
 }  // namespace
 
-void StartWebSocketSession(beast::tcp_stream stream, http::request<http::string_body> upgrade,
+void StartWebSocketSession(Transport stream, http::request<http::string_body> upgrade,
                            HttpRequest request, SteadyTime request_time,
                            std::shared_ptr<WsHandler> handler, std::shared_ptr<ServerState> state,
                            ConnectionSlot slot) {

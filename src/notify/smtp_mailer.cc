@@ -256,6 +256,11 @@ Status Validate(const SmtpConfig& config) {
   if (config.username.empty() && !config.password.empty()) {
     return Status::InvalidArgument("smtp.password is set but smtp.username is empty");
   }
+  if (!config.username.empty() && config.tls == "off") {
+    return Status::InvalidArgument(
+        "smtp.tls off would send smtp.username's password in clear text: use starttls, auto "
+        "or an smtps:// url");
+  }
   if (!config.ca_file.empty() && ::access(config.ca_file.c_str(), R_OK) != 0) {
     return Status::InvalidArgument("smtp.ca_file '" + config.ca_file +
                                    "': " + std::strerror(errno));
@@ -356,8 +361,11 @@ Status SmtpMailer::Send(const Email& email) {
   curl_easy_setopt(c, CURLOPT_UPLOAD, 1L);
   curl_easy_setopt(c, CURLOPT_READFUNCTION, ReadMessage);
   curl_easy_setopt(c, CURLOPT_READDATA, &t);
+  // With credentials, "auto" requires STARTTLS too: a man in the middle could otherwise strip
+  // the server's STARTTLS offer and read the password.
   long use_ssl = CURLUSESSL_TRY;
-  if (config_.url.rfind("smtps://", 0) == 0 || config_.tls == "starttls") {
+  if (config_.url.rfind("smtps://", 0) == 0 || config_.tls == "starttls" ||
+      !config_.username.empty()) {
     use_ssl = CURLUSESSL_ALL;
   } else if (config_.tls == "off") {
     use_ssl = CURLUSESSL_NONE;

@@ -45,6 +45,12 @@ TEST(SmtpConfigTest, RejectsBadFieldsNamingThem) {
   };
   const Case cases[] = {
       {[](SmtpConfig& c) { c.url = "http://mail.example.com"; }, "smtp.url"},
+      {[](SmtpConfig& c) {
+         c.tls = "off";
+         c.username = "u";
+         c.password = "p";
+       },
+       "clear text"},
       {[](SmtpConfig& c) { c.url = "smtp://"; }, "smtp.url"},
       {[](SmtpConfig& c) { c.url = "smtp://user:pw@mail.example.com"; }, "credentials"},
       {[](SmtpConfig& c) { c.url = "smtp://mail.example.com:99999"; }, "port"},

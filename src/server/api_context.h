@@ -23,6 +23,7 @@ class AuditLog;
 class Reservations;
 class JobService;
 class NodeDrains;
+class NodeCredentials;
 class Queues;
 class Quotas;
 class SshNodes;
@@ -44,6 +45,7 @@ struct ApiContext {
   JobService* jobs = nullptr;
   Queues* queues = nullptr;
   NodeDrains* drains = nullptr;
+  NodeCredentials* credentials = nullptr;
   Quotas* quotas = nullptr;
   int64_t quota_period_ms = 0;  // window of max_gpu_hours quotas
   SshNodes* ssh_nodes = nullptr;

@@ -28,6 +28,10 @@ const std::vector<KeyDef>& Keys() {
       {"listen", "ROTA_LISTEN"},
       {"data_dir", "ROTA_DATA_DIR"},
       {"join_token", "ROTA_JOIN_TOKEN"},
+      {"tls", "ROTA_TLS"},
+      {"tls_cert_file", "ROTA_TLS_CERT_FILE"},
+      {"tls_key_file", "ROTA_TLS_KEY_FILE"},
+      {"tls_names", "ROTA_TLS_NAMES"},
       {"raw_retention", "ROTA_RAW_RETENTION"},
       {"aggregate_retention", "ROTA_AGGREGATE_RETENTION"},
       {"retention_interval", "ROTA_RETENTION_INTERVAL"},
@@ -159,6 +163,22 @@ Status ApplySetting(ServerConfig* c, const std::string& key, const std::string& 
     if (addr.empty()) return err(Status::InvalidArgument("address is empty"));
     c->listen_address = addr;
     c->listen_port = static_cast<uint16_t>(*port);
+  } else if (key == "tls") {
+    if (value != "auto" && value != "on" && value != "off") {
+      return err(Status::InvalidArgument("'" + value + "' must be auto, on or off"));
+    }
+    c->tls = value;
+  } else if (key == "tls_cert_file") {
+    c->tls_cert_file = value;
+  } else if (key == "tls_key_file") {
+    c->tls_key_file = value;
+  } else if (key == "tls_names") {
+    c->tls_names = SplitList(value);
+    for (const std::string& n : c->tls_names) {
+      if (n.find_first_of(" /,*@") != std::string::npos) {
+        return err(Status::InvalidArgument("'" + n + "' is not a host name or IP address"));
+      }
+    }
   } else if (key == "data_dir") {
     if (value.empty()) return err(Status::InvalidArgument("must not be empty"));
     c->data_dir = value;
@@ -341,6 +361,10 @@ Status ApplySetting(ServerConfig* c, const std::string& key, const std::string& 
 
 Status LoadConfigFile(ServerConfig* config, const std::string& path) {
   ASSIGN_OR_RETURN(std::string text, ReadFile(path));
+  return LoadConfigText(config, text, path);
+}
+
+Status LoadConfigText(ServerConfig* config, const std::string& text, const std::string& path) {
   YAML::Node root;
   try {
     root = YAML::Load(text);
@@ -392,6 +416,14 @@ std::string ConfigToYaml(const ServerConfig& c, bool show_secrets) {
   out << YAML::Key << "data_dir" << YAML::Value << c.data_dir;
   out << YAML::Key << "join_token" << YAML::Value
       << (c.join_token.empty() ? "" : (show_secrets ? c.join_token : "<set>"));
+  out << YAML::Key << "tls" << YAML::Value << c.tls;
+  out << YAML::Key << "tls_cert_file" << YAML::Value << c.tls_cert_file;
+  out << YAML::Key << "tls_key_file" << YAML::Value << c.tls_key_file;
+  {
+    std::string names;
+    for (const auto& n : c.tls_names) names += (names.empty() ? "" : ",") + n;
+    out << YAML::Key << "tls_names" << YAML::Value << names;
+  }
   out << YAML::Key << "raw_retention" << YAML::Value << FormatExactDuration(c.raw_retention_ms);
   out << YAML::Key << "aggregate_retention" << YAML::Value << FormatExactDuration(c.aggregate_retention_ms);
   out << YAML::Key << "retention_interval" << YAML::Value << FormatExactDuration(c.retention_interval_ms);

@@ -20,6 +20,17 @@ struct ServerConfig {
   // Token agents present to join. Empty: generated on first start and kept in
   // <data_dir>/join-token (mode 0600).
   std::string join_token;
+  // ---- TLS (docs/operations.md, "TLS") ----
+  // auto: HTTPS and WSS unless the listen address is loopback; on: always; off: plain HTTP
+  // (a warning at start when the address is not loopback).
+  std::string tls = "auto";
+  // The certificate chain and key (PEM, reread on SIGHUP). Empty: a private CA and a server
+  // certificate generated in <data_dir>/tls on first start (pin and CA printed at start).
+  std::string tls_cert_file;
+  std::string tls_key_file;
+  // More names (DNS or IP) for the generated certificate, beside the host name, localhost,
+  // the loopback addresses, the listen address and public_url's host.
+  std::vector<std::string> tls_names;
   int64_t raw_retention_ms = 24LL * 3600 * 1000;
   int64_t aggregate_retention_ms = 30LL * 24 * 3600 * 1000;
   int64_t retention_interval_ms = 10LL * 60 * 1000;
@@ -97,6 +108,8 @@ Status ApplySetting(ServerConfig* config, const std::string& key, const std::str
 
 // Merges a YAML file (a flat map of the keys above) into `config`.
 Status LoadConfigFile(ServerConfig* config, const std::string& path);
+// The same from the file's text; `path` names the file in messages.
+Status LoadConfigText(ServerConfig* config, const std::string& text, const std::string& path);
 
 // Merges ROTA_LISTEN, ROTA_DATA_DIR, ROTA_JOIN_TOKEN, ROTA_RAW_RETENTION,
 // ROTA_AGGREGATE_RETENTION, ROTA_LOG_LEVEL, ... from `env` (name -> value).

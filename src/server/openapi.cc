@@ -152,6 +152,12 @@ Json BuildSpec() {
                          Body({{"reason", T("string")}}))},
         {"delete", Op("End a node's drain (admin); no error when it has none", Ref("Node"), {401, 403, 404},
                       Json::array({PathParam("name", "string", "node name")}))}}},
+      {"/api/v1/nodes/{name}/credential",
+       {{"delete", Op("Revoke a node's own credential (admin): its agent is disconnected and must enrol "
+                      "again with the join token",
+                      Closed({{"node", T("string")}, {"revoked", T("boolean")}, {"enrolled_ms", T("integer")},
+                              {"enrolled_from", T("string")}}),
+                      {401, 403, 404}, Json::array({PathParam("name", "string", "node name")}))}}},
       {"/api/v1/gpus",
        {{"get", Op("List GPUs with current processes and users, in node then index order; `total` counts "
                    "every GPU (of the node, with `node`), so a large cluster can be read a page at a time",
@@ -169,7 +175,8 @@ Json BuildSpec() {
                    T("string"), {404}, Json::array({QueryParam("node", "string", "only this node")}),
                    "text/event-stream")}}},
       {"/api/v1/agent/connect",
-       {{"get", AgentSocket(Op("Agent WebSocket (protocol v1); Authorization: Bearer <join token>",
+       {{"get", AgentSocket(Op("Agent WebSocket (protocol v1); Authorization: Bearer <node credential, or the "
+                               "join token to enrol>",
                                T("string"), {401, 426}))}}},
   };
   paths.update(AccountPaths(schemas));

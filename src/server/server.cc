@@ -10,7 +10,9 @@
 #include "common/mutex.h"
 #include "common/strings.h"
 #include "net/http_server.h"
+#include "net/url.h"
 #include "server/accounting/accounting_service.h"
+#include "server/tls_setup.h"
 #include "server/power/power_service.h"
 #include "server/accounts/accounts.h"
 #include "notify/notifier.h"
@@ -22,6 +24,7 @@
 #include "server/enforcement/enforcement_binding.h"
 #include "server/enforcement/enforcement_service.h"
 #include "server/jobs/jobs.h"
+#include "server/nodes/node_credentials.h"
 #include "server/nodes/node_drains.h"
 #include "server/queues/queues.h"
 #include "server/quotas/quotas.h"
@@ -37,6 +40,7 @@ struct Server::Impl {
   ServerConfig config;
   Clock* clock = nullptr;
   std::string join_token;
+  ServerTls tls;
   std::unique_ptr<store::Store> store;
   std::unique_ptr<ClusterState> cluster;
   std::unique_ptr<Accounts> accounts;
@@ -44,6 +48,7 @@ struct Server::Impl {
   RequestMetrics request_metrics;
   std::atomic<bool> ready{false};
   ApiContext ctx;
+  std::unique_ptr<NodeCredentials> credentials;  // before the gateway, which uses them
   std::unique_ptr<AgentGateway> gateway;
   std::unique_ptr<notify::Notifier> notifier;
   std::unique_ptr<AuditLog> audit;
@@ -165,13 +170,36 @@ Status BootstrapAdmin(const ServerConfig& config, Accounts& accounts, int64_t no
   return Status::Ok();
 }
 
+// Says how agents and clients trust the server (or that it is not encrypted).
+void LogTls(const ServerTls& tls, const ServerConfig& config) {
+  if (tls.plain_on_network) {
+    ROTA_LOG(WARNING) << "tls is off on " << config.listen_address
+                      << ", an address other machines reach: passwords, tokens, the join token "
+                         "and job command lines cross the network in clear text";
+  }
+  if (!tls.enabled) return;
+  if (tls.generated) {
+    ROTA_LOG(INFO) << "TLS certificate " << tls.files.cert_file << " from rota's private CA "
+                   << tls.generated->ca_file << " (" << tls.generated->fingerprint << ")"
+                   << (tls.generated->issued ? ", issued now" : "");
+  } else {
+    ROTA_LOG(INFO) << "TLS certificate " << tls.files.cert_file << " (reread on SIGHUP)";
+  }
+  ROTA_LOG(INFO) << "agents and the CLI trust this server with --server-pin " << tls.pin
+                 << (tls.generated ? " or --ca-file " + tls.generated->ca_file : std::string());
+}
+
 // The parts of EnforcementDeps that come from the configuration.
 Result<EnforcementDeps> EnforcementDepsFor(const ServerConfig& config) {
   EnforcementDeps deps;
   ASSIGN_OR_RETURN(deps.defaults, DefaultEnforcementSettings(config));
   deps.server_url = config.public_url;
   if (deps.server_url.empty()) {
-    deps.server_url = "http://" + config.listen_address + ":" + std::to_string(config.listen_port);
+    // Only HTTPS is served away from loopback (tls auto), so links name it.
+    const bool tls = config.tls == "on" || !config.tls_cert_file.empty() ||
+                     (config.tls == "auto" && !net::IsLoopbackHost(config.listen_address));
+    deps.server_url = std::string(tls ? "https://" : "http://") + config.listen_address + ":" +
+                      std::to_string(config.listen_port);
   }
   return deps;
 }
@@ -217,8 +245,11 @@ Result<std::unique_ptr<Server>> Server::Start(const ServerConfig& config, Clock&
   impl->ctx.ready = &impl->ready;
   impl->ctx.accounts = impl->accounts.get();
   impl->ctx.gateway = nullptr;  // set below
+  impl->credentials = std::make_unique<NodeCredentials>(impl->store.get(), &clock);
+  RETURN_IF_ERROR(impl->credentials->Load().WithContext("node credentials"));
+  impl->ctx.credentials = impl->credentials.get();
   impl->gateway = std::make_unique<AgentGateway>(impl->store.get(), impl->cluster.get(), &impl->stats,
-                                                 &clock, impl->join_token);
+                                                 &clock, impl->credentials.get(), impl->join_token);
 
   impl->ctx.gateway = impl->gateway.get();
 
@@ -329,7 +360,9 @@ Result<std::unique_ptr<Server>> Server::Start(const ServerConfig& config, Clock&
   impl->ctx.power = impl->power.get();
   impl->ctx.enforcement_defaults = deps.defaults;
 
+  ASSIGN_OR_RETURN(impl->tls, SetUpServerTls(config, clock.NowMs() / 1000));
   net::HttpServerOptions http_options;
+  if (impl->tls.enabled) http_options.tls = impl->tls.files;
   http_options.bind_address = config.listen_address;
   http_options.port = config.listen_port;
   http_options.threads = config.http_threads;
@@ -375,7 +408,9 @@ Result<std::unique_ptr<Server>> Server::Start(const ServerConfig& config, Clock&
   raw->background = std::thread([raw] { raw->BackgroundLoop(); });
   raw->ready = true;
   ROTA_LOG(INFO) << "rota server listening on " << config.listen_address << ":" << *port
-                 << ", data in " << config.data_dir;
+                 << (raw->tls.enabled ? " (HTTPS)" : " (plain HTTP)") << ", data in "
+                 << config.data_dir;
+  LogTls(raw->tls, config);
   return server;
 }
 
@@ -419,10 +454,14 @@ std::string Server::url() const {
   if (host == "0.0.0.0" || host.empty()) host = "127.0.0.1";
   else if (host == "::") host = "[::1]";
   else if (host.find(':') != std::string::npos) host = "[" + host + "]";
-  return "http://" + host + ":" + std::to_string(port());
+  return std::string(impl_->tls.enabled ? "https://" : "http://") + host + ":" +
+         std::to_string(port());
 }
 
+Status Server::ReloadTls() { return impl_->http->ReloadTls(); }
+
 const std::string& Server::join_token() const { return impl_->join_token; }
+const std::string& Server::tls_pin() const { return impl_->tls.pin; }
 const ServerConfig& Server::config() const { return impl_->config; }
 Accounts& Server::accounts() { return *impl_->accounts; }
 AgentGateway* Server::gateway() { return impl_->gateway.get(); }

@@ -32,8 +32,14 @@ class Server {
   void Stop();
 
   uint16_t port() const;
-  // "http://127.0.0.1:PORT" (the listen address, or 127.0.0.1 for a wildcard).
+  // "http://127.0.0.1:PORT" (the listen address, or 127.0.0.1 for a wildcard); https://
+  // when serving TLS.
   std::string url() const;
+  // The pin of the served TLS key ("" without TLS): what agents and the CLI pass as
+  // --server-pin.
+  const std::string& tls_pin() const;
+  // Rereads the TLS certificate and key files (SIGHUP). Errors as HttpServer::ReloadTls.
+  Status ReloadTls();
   const std::string& join_token() const;
   const ServerConfig& config() const;
   // The account service (rota dev creates its demo users through it).

@@ -35,6 +35,7 @@ int RunServer(const ServerFlags& flags) {
   sigemptyset(&signals);
   sigaddset(&signals, SIGINT);
   sigaddset(&signals, SIGTERM);
+  sigaddset(&signals, SIGHUP);
   pthread_sigmask(SIG_BLOCK, &signals, nullptr);
 
   auto server = Server::Start(config, RealClock::Get());
@@ -42,12 +43,18 @@ int RunServer(const ServerFlags& flags) {
     std::cerr << "rota server: " << server.status().message() << "\n";
     return 1;
   }
+  const std::string pin = (*server)->tls_pin();
+  const std::string trust = pin.empty() ? "" : " --server-pin " + pin;
   std::cout << "rota server ready at " << (*server)->url() << "\n"
-            << "  join a node:  rota agent --server " << (*server)->url()
+            << "  join a node:  rota agent --server " << (*server)->url() << trust
             << " --token-file " << config.data_dir << "/join-token\n"
-            << "  use the CLI:  export ROTA_SERVER=" << (*server)->url() << std::endl;
+            << "  use the CLI:  export ROTA_SERVER=" << (*server)->url()
+            << (pin.empty() ? "" : " ROTA_SERVER_PIN=" + pin) << std::endl;
   int sig = 0;
-  sigwait(&signals, &sig);
+  while (sigwait(&signals, &sig) == 0 && sig == SIGHUP) {
+    Status reloaded = (*server)->ReloadTls();
+    if (!reloaded.ok()) ROTA_LOG(WARNING) << "SIGHUP: " << reloaded.message();
+  }
   ROTA_LOG(INFO) << "signal " << sig << " received, stopping";
   (*server)->Stop();
   return 0;

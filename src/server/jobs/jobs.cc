@@ -79,19 +79,15 @@ JobService::JobService(store::Store* store, ClusterState* cluster, TaskTransport
       queues_(queues),
       quotas_(quotas),
       clock_(clock),
-      options_(options) {
+      options_(options),
+      logs_(gateway, std::chrono::milliseconds(options.log_timeout_ms), options.log_max_pending) {
   gateway_->SetTaskListeners(
       [this](const std::string& node, api::TaskStatusMsg m) {
         MutexLock lock(&mu_);
         for (auto& r : m.tasks) reports_.emplace_back(node, std::move(r));
         cv_.NotifyAll();
       },
-      [this](const std::string&, api::TaskLogMsg m) {
-        MutexLock lock(&mu_);
-        auto it = log_answers_.find(m.req);
-        if (it != log_answers_.end()) it->second = std::move(m);
-        cv_.NotifyAll();
-      });
+      [this](const std::string& node, api::TaskLogMsg m) { logs_.OnAnswer(node, std::move(m)); });
 }
 
 JobService::~JobService() {
@@ -677,40 +673,25 @@ Result<Job> JobService::Cancel(int64_t user_id, bool admin, int64_t id) {
   return Status::Conflict("job " + std::to_string(id) + " already ended: " + StateName(job.state));
 }
 
-Result<api::TaskLogMsg> JobService::Logs(int64_t id, const std::string& task, const std::string& stream,
-                                         uint64_t offset, uint64_t max_bytes) {
-  ASSIGN_OR_RETURN(Job job, Get(id));
+void JobService::Logs(int64_t id, const std::string& task, const std::string& stream,
+                      uint64_t offset, uint64_t max_bytes, LogFetcher::Done done) {
+  Result<Job> job = Get(id);
+  if (!job.ok()) return done(job.status());
   const JobTask* found = nullptr;
-  for (const auto& t : job.tasks) {
+  for (const auto& t : job->tasks) {
     if (t.name == task) found = &t;
   }
   if (found == nullptr) {
     std::string names;
-    for (const auto& t : job.tasks) {
+    for (const auto& t : job->tasks) {
       if (t.runs) names += (names.empty() ? "" : ", ") + t.name;
     }
-    return Status::NotFound("job " + std::to_string(id) + " has no task '" + task + "'" +
-                            (names.empty() ? "" : " (tasks: " + names + ")"));
+    return done(Status::NotFound("job " + std::to_string(id) + " has no task '" + task + "'" +
+                                 (names.empty() ? "" : " (tasks: " + names + ")")));
   }
-  if (!found->runs) return Status::NotFound("task " + task + " runs nothing and has no log");
-  uint64_t req;
-  {
-    MutexLock lock(&mu_);
-    req = next_log_req_++;
-    log_answers_[req] = std::nullopt;
-  }
-  Status st = gateway_->SendTask(found->node, api::TaskLogsMsg{req, found->id, stream, offset, max_bytes});
-  MutexLock lock(&mu_);
-  if (st.ok()) {
-    cv_.WaitFor(&mu_, std::chrono::milliseconds(options_.log_timeout_ms),
-                [&]() ROTA_REQUIRES(mu_) { return log_answers_[req].has_value(); });
-  }
-  std::optional<api::TaskLogMsg> answer = std::move(log_answers_[req]);
-  log_answers_.erase(req);
-  if (!st.ok()) return st.WithContext("logs of " + task);
-  if (!answer) return Status::Unavailable("node " + found->node + " did not send the log in time");
-  if (!answer->error.empty()) return Status::NotFound(answer->error);
-  return *answer;
+  if (!found->runs) return done(Status::NotFound("task " + task + " runs nothing and has no log"));
+  logs_.Fetch(found->node, api::TaskLogsMsg{0, found->id, stream, offset, max_bytes},
+              std::move(done));
 }
 
 std::vector<JobService::Allocation> JobService::AllocationsOn(const std::string& node) const {

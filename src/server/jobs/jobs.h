@@ -37,6 +37,7 @@
 #include "jobs/placement.h"
 #include "jobs/spec.h"
 #include "jobs/states.h"
+#include "server/jobs/log_fetcher.h"
 #include "server/nodes/cluster_state.h"
 #include "server/scheduling/pass_metrics.h"
 #include "sched/snapshot.h"
@@ -144,7 +145,9 @@ struct JobServiceOptions {
   // ends with a short queue is taken in batches); costlier rounds are not put
   // off for them.
   int64_t report_batch_max_ms = 20;
+  // A log read waits this long for its node; at most log_max_pending wait at once.
   int64_t log_timeout_ms = 10'000;
+  size_t log_max_pending = 4096;
   // Scheduling (docs/design-sched.md).
   sched::Policy policy;
   int64_t fairshare_half_life_ms = 7LL * 24 * 3600 * 1000;
@@ -236,10 +239,12 @@ class JobService {
   // *more (when given) says whether more follow in the page's direction
   // (older; newer with `after`). As Get.
   Result<std::vector<Job>> List(const ListQuery& q, bool* more = nullptr);
-  // Part of a task's log from its node. NotFound for an unknown task;
-  // Unavailable when the node does not answer.
-  Result<api::TaskLogMsg> Logs(int64_t id, const std::string& task, const std::string& stream,
-                               uint64_t offset, uint64_t max_bytes);
+  // Part of a task's log from its node, given to `done` when the node answers
+  // (never waits on the caller's thread: LogFetcher). NotFound for an unknown
+  // task; Unavailable when the node does not answer in time. `done` runs once,
+  // perhaps before Logs returns, on any thread, without the service's lock.
+  void Logs(int64_t id, const std::string& task, const std::string& stream, uint64_t offset,
+            uint64_t max_bytes, LogFetcher::Done done);
   // The GPUs of running job processes on `node` with their Unix users (enforcement).
   struct Allocation {
     std::string job_id;
@@ -390,9 +395,8 @@ class JobService {
   // Drops the no_account_ entries of nodes where the owner's Unix account has been
   // remapped since (a store read per owner: with the pass cache, not every pass).
   void ForgetRemappedAccounts() ROTA_REQUIRES(mu_);
-  // Log requests waiting for their answer.
-  uint64_t next_log_req_ ROTA_GUARDED_BY(mu_) = 1;
-  std::map<uint64_t, std::optional<api::TaskLogMsg>> log_answers_ ROTA_GUARDED_BY(mu_);
+  // Log reads waiting for their node's answer.
+  LogFetcher logs_;
   // Jobs whose end the store committed (filled on the writer thread).
   Mutex ends_mu_ ROTA_ACQUIRED_AFTER(mu_);  // never held while taking mu_
   std::vector<int64_t> ends_committed_ ROTA_GUARDED_BY(ends_mu_);

@@ -40,6 +40,58 @@ api::Json Visible(const Job& job, const Principal& who, const std::vector<JobEve
   return out;
 }
 
+HttpResponse LogAnswer(const Result<api::TaskLogMsg>& log, const std::string& task,
+                       const std::string& stream) {
+  if (!log.ok()) return Fail(log.status());
+  // Where the next read starts, counted in the file's bytes (data is text: invalid UTF-8
+  // in it is replaced, so its length may differ).
+  const uint64_t next = log->next_offset != 0 ? log->next_offset : log->offset + log->data.size();
+  api::Json out{{"task", task},       {"stream", stream}, {"offset", log->offset},
+                {"next_offset", next}, {"size", log->size}, {"data", log->data}};
+  return HttpResponse::Json(200, out.dump(-1, ' ', false, api::Json::error_handler_t::replace));
+}
+
+// GET /api/v1/jobs/{id}/logs: the checks, then the read sent to the task's node; an answer
+// now for a refused request, std::nullopt when `respond` gets it later.
+std::optional<HttpResponse> LogsRequest(ApiContext& ctx, const HttpRequest& req,
+                                        const net::Responder& respond) {
+  auto who = RequireUser(ctx, req);
+  if (!who.ok()) return Fail(who.status());
+  if (Status st = OnlyQueryParams(req, {"task", "stream", "offset", "max_bytes"}); !st.ok()) return Fail(st);
+  auto id = ParsePositiveId("job", req.Param("id"));
+  if (!id.ok()) return Fail(id.status());
+  auto job = ctx.jobs->Get(*id);
+  if (!job.ok()) return Fail(job.status());
+  if (!who->CanModify(job->owner_id)) {
+    return Fail(Status::PermissionDenied("the logs of job " + std::to_string(*id) + " are " +
+                                         job->owner + "'s"));
+  }
+  std::string task = req.Query("task");
+  if (task.empty()) {
+    for (const auto& t : job->tasks) {
+      if (t.runs) {
+        task = t.name;
+        break;
+      }
+    }
+  }
+  const std::string stream = req.Query("stream").empty() ? "stdout" : req.Query("stream");
+  if (stream != "stdout" && stream != "stderr") {
+    return Fail(Status::InvalidArgument("stream: must be stdout or stderr"));
+  }
+  auto offset = UintParam(req, "offset", 0, UINT64_MAX / 2);
+  auto max = UintParam(req, "max_bytes", 65536, api::kMaxLogChunk);
+  if (!offset.ok()) return Fail(offset.status());
+  if (!max.ok()) return Fail(max.status());
+  if (*max == 0) return Fail(Status::InvalidArgument("max_bytes: must be at least 1"));
+  if (Status st = api::ValidateTaskId(task); !st.ok()) return Fail(st.WithContext("task"));
+  ctx.jobs->Logs(*id, task, stream, *offset, *max,
+                 [respond, task, stream](Result<api::TaskLogMsg> log) {
+                   respond(LogAnswer(log, task, stream));
+                 });
+  return std::nullopt;
+}
+
 }  // namespace
 
 Status RegisterJobRoutes(net::HttpServer& http, ApiContext& ctx) {
@@ -154,47 +206,12 @@ Status RegisterJobRoutes(net::HttpServer& http, ApiContext& ctx) {
     return HttpResponse::Json(200, ToJson(*job).dump());
   }));
 
-  RETURN_IF_ERROR(http.Route("GET", "/api/v1/jobs/{id}/logs", [&ctx](const HttpRequest& req) {
-    auto who = RequireUser(ctx, req);
-    if (!who.ok()) return Fail(who.status());
-    if (Status st = OnlyQueryParams(req, {"task", "stream", "offset", "max_bytes"}); !st.ok()) return Fail(st);
-    auto id = ParsePositiveId("job", req.Param("id"));
-    if (!id.ok()) return Fail(id.status());
-    auto job = ctx.jobs->Get(*id);
-    if (!job.ok()) return Fail(job.status());
-    if (!who->CanModify(job->owner_id)) {
-      return Fail(Status::PermissionDenied("the logs of job " + std::to_string(*id) + " are " +
-                                           job->owner + "'s"));
-    }
-    std::string task = req.Query("task");
-    if (task.empty()) {
-      for (const auto& t : job->tasks) {
-        if (t.runs) {
-          task = t.name;
-          break;
-        }
-      }
-    }
-    const std::string stream = req.Query("stream").empty() ? "stdout" : req.Query("stream");
-    if (stream != "stdout" && stream != "stderr") {
-      return Fail(Status::InvalidArgument("stream: must be stdout or stderr"));
-    }
-    auto offset = UintParam(req, "offset", 0, UINT64_MAX / 2);
-    auto max = UintParam(req, "max_bytes", 65536, api::kMaxLogChunk);
-    if (!offset.ok()) return Fail(offset.status());
-    if (!max.ok()) return Fail(max.status());
-    if (*max == 0) return Fail(Status::InvalidArgument("max_bytes: must be at least 1"));
-    if (Status st = api::ValidateTaskId(task); !st.ok()) return Fail(st.WithContext("task"));
-    auto log = ctx.jobs->Logs(*id, task, stream, *offset, *max);
-    if (!log.ok()) return Fail(log.status());
-    // Where the next read starts, counted in the file's bytes (data is text: invalid UTF-8
-    // in it is replaced, so its length may differ).
-    const uint64_t next =
-        log->next_offset != 0 ? log->next_offset : log->offset + log->data.size();
-    api::Json out{{"task", task},       {"stream", stream}, {"offset", log->offset},
-                  {"next_offset", next}, {"size", log->size}, {"data", log->data}};
-    return HttpResponse::Json(200, out.dump(-1, ' ', false, api::Json::error_handler_t::replace));
+  // Answered when the task's node sends the log (LogFetcher): no io thread waits for it.
+  RETURN_IF_ERROR(http.RouteAsync("GET", "/api/v1/jobs/{id}/logs", [&ctx](const HttpRequest& req,
+                                                                         net::Responder respond) {
+    if (auto refused = LogsRequest(ctx, req, respond)) respond(std::move(*refused));
   }));
+
   return Status::Ok();
 }
 

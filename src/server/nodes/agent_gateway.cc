@@ -24,8 +24,9 @@ bool ConstantTimeEquals(const std::string& a, const std::string& b) {
 class AgentGateway::Session : public net::WsHandler,
                               public std::enable_shared_from_this<AgentGateway::Session> {
  public:
-  Session(AgentGateway* gw, uint64_t id, std::string remote)
-      : gw_(gw), id_(id), remote_(std::move(remote)) {}
+  // `bound_node`: the node whose credential opened the session; "" for the join token.
+  Session(AgentGateway* gw, uint64_t id, std::string remote, std::string bound_node)
+      : gw_(gw), id_(id), remote_(std::move(remote)), bound_node_(std::move(bound_node)) {}
 
   void OnOpen(std::shared_ptr<net::WsConnection> conn) override {
     MutexLock lock(&mu_);
@@ -42,7 +43,7 @@ class AgentGateway::Session : public net::WsHandler,
       return;
     }
     if (auto* reg = std::get_if<api::RegisterMsg>(&*msg)) {
-      HandleRegister(reg->node);
+      HandleRegister(reg->node, reg->enrol);
     } else if (auto* result = std::get_if<api::CommandResultMsg>(&*msg)) {
       gw_->CommandAnswered(Who(), id_, std::move(*result));
     } else if (auto* samples = std::get_if<api::SamplesMsg>(&*msg)) {
@@ -78,6 +79,16 @@ class AgentGateway::Session : public net::WsHandler,
     }
   }
 
+  // Closes the connection (the agent reconnects, and must present valid credentials).
+  void Close(const std::string& reason) {
+    std::shared_ptr<net::WsConnection> conn;
+    {
+      MutexLock lock(&mu_);
+      conn = conn_;
+    }
+    if (conn) conn->Close(reason);
+  }
+
   // Queues `text` on the connection; false when it is closed or closing.
   bool Send(std::string text) {
     std::shared_ptr<net::WsConnection> conn;
@@ -105,11 +116,22 @@ class AgentGateway::Session : public net::WsHandler,
     if (close_after) conn->Close("protocol error");
   }
 
-  void HandleRegister(const api::NodeInfo& info) {
+  void HandleRegister(const api::NodeInfo& info, bool enrol) {
     if (!Registered().empty()) {
       gw_->stats_->messages_rejected++;
       Reply(api::Encode(api::ErrorMsg{"already registered as " + Registered(), false}), false);
       return;
+    }
+    // Who may register which name (node_credentials.h).
+    std::string credential;
+    if (!bound_node_.empty() && info.name != bound_node_) {
+      return RefuseRegistration(info.name, "this connection's credential belongs to node " + bound_node_);
+    }
+    if (bound_node_.empty() && gw_->credentials_->Enrolled(info.name)) {
+      return RefuseRegistration(info.name, "node " + info.name +
+                                               " is enrolled: its agent connects with its own credential"
+                                               " (`rota nodes revoke " + info.name +
+                                               "` lets it enrol again with the join token)");
     }
     int64_t now = gw_->clock_->NowMs();
     Status st = gw_->store_->UpsertNode(info, now);
@@ -120,6 +142,21 @@ class AgentGateway::Session : public net::WsHandler,
       Reply(api::Encode(api::ErrorMsg{"registration refused: " + st.message(), true}), true);
       return;
     }
+    // Enrolled only once the node is connected, so a credential is never issued to a
+    // registration that is then refused (its agent would not have it).
+    if (bound_node_.empty() && enrol) {
+      auto issued = gw_->credentials_->Enrol(info.name, remote_);
+      if (!issued.ok()) {
+        gw_->cluster_->Disconnect(info.name, id_, now);
+        return RefuseRegistration(info.name, issued.status().message());
+      }
+      credential = std::move(*issued);
+      ROTA_LOG(INFO) << "node " << info.name << " (" << remote_ << ") enrolled: it has its own credential now";
+    } else if (bound_node_.empty()) {
+      ROTA_LOG(WARNING) << "node " << info.name << " (" << remote_
+                        << ") registered with the shared join token and cannot enrol (an older agent): "
+                           "upgrade it so it gets its own credential";
+    }
     {
       MutexLock lock(&mu_);
       node_ = info.name;
@@ -128,7 +165,13 @@ class AgentGateway::Session : public net::WsHandler,
     ROTA_LOG(INFO) << "agent " << info.name << " (" << remote_ << ") registered with "
                    << info.gpus.size() << " GPUs"
                    << (info.gpu_status == "ok" ? "" : " (" + info.gpu_status + ")");
-    Reply(api::Encode(api::RegisteredMsg{info.name, now}), false);
+    Reply(api::Encode(api::RegisteredMsg{info.name, now, std::move(credential)}), false);
+  }
+
+  void RefuseRegistration(const std::string& name, const std::string& why) {
+    gw_->stats_->auth_failures++;
+    ROTA_LOG(WARNING) << "agent " << remote_ << ": registration of " << name << " refused: " << why;
+    Reply(api::Encode(api::ErrorMsg{"registration refused: " + why, true}), true);
   }
 
   void HandleSamples(api::SamplesMsg msg) {
@@ -176,14 +219,20 @@ class AgentGateway::Session : public net::WsHandler,
   AgentGateway* const gw_;
   const uint64_t id_;
   const std::string remote_;
+  const std::string bound_node_;
   Mutex mu_;
   std::shared_ptr<net::WsConnection> conn_ ROTA_GUARDED_BY(mu_);
   std::string node_ ROTA_GUARDED_BY(mu_);  // "" until registered
 };
 
 AgentGateway::AgentGateway(store::Store* store, ClusterState* cluster, IngestStats* stats,
-                           const Clock* clock, std::string join_token)
-    : store_(store), cluster_(cluster), stats_(stats), clock_(clock), join_token_(std::move(join_token)) {}
+                           const Clock* clock, NodeCredentials* credentials, std::string join_token)
+    : store_(store),
+      cluster_(cluster),
+      stats_(stats),
+      clock_(clock),
+      credentials_(credentials),
+      join_token_(std::move(join_token)) {}
 
 AgentGateway::~AgentGateway() {
   std::map<uint64_t, PendingCommand> pending;
@@ -354,8 +403,21 @@ net::WsAcceptor AgentGateway::Acceptor() {
   return [this](const net::HttpRequest& req) -> std::variant<net::HttpResponse, std::shared_ptr<net::WsHandler>> {
     auto it = req.headers.find("authorization");
     const std::string prefix = "Bearer ";
-    if (it == req.headers.end() || it->second.rfind(prefix, 0) != 0 ||
-        !ConstantTimeEquals(it->second.substr(prefix.size()), join_token_)) {
+    const std::string presented = it == req.headers.end() || it->second.rfind(prefix, 0) != 0
+                                      ? std::string()
+                                      : it->second.substr(prefix.size());
+    std::string bound_node;
+    if (NodeCredentials::LooksLikeCredential(presented)) {
+      auto node = credentials_->NodeFor(presented);
+      if (!node) {
+        stats_->auth_failures++;
+        ROTA_LOG(WARNING) << "agent connection from " << req.remote_addr
+                          << " refused: unknown or revoked node credential";
+        return net::HttpResponse::FromStatus(Status::Unauthenticated(
+            "unknown or revoked node credential: enrol the node again with the join token"));
+      }
+      bound_node = std::move(*node);
+    } else if (presented.empty() || !ConstantTimeEquals(presented, join_token_)) {
       stats_->auth_failures++;
       ROTA_LOG(WARNING) << "agent connection from " << req.remote_addr
                         << " refused: missing or wrong join token";
@@ -363,8 +425,18 @@ net::WsAcceptor AgentGateway::Acceptor() {
     }
     stats_->agent_connections_total++;
     return std::shared_ptr<net::WsHandler>(
-        std::make_shared<Session>(this, next_session_++, req.remote_addr));
+        std::make_shared<Session>(this, next_session_++, req.remote_addr, std::move(bound_node)));
   };
+}
+
+void AgentGateway::Disconnect(const std::string& node, const std::string& reason) {
+  std::shared_ptr<Session> session;
+  {
+    MutexLock lock(&mu_);
+    auto it = sessions_.find(node);
+    if (it != sessions_.end()) session = it->second.session.lock();
+  }
+  if (session) session->Close(reason);
 }
 
 }  // namespace rota::server

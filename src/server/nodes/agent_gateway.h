@@ -21,6 +21,7 @@
 #include "common/mutex.h"
 #include "net/http_server.h"
 #include "server/nodes/cluster_state.h"
+#include "server/nodes/node_credentials.h"
 #include "server/ingest_stats.h"
 #include "server/store/store.h"
 #include "server/nodes/task_transport.h"
@@ -31,13 +32,18 @@ class AgentGateway : public TaskTransport {
  public:
   // All pointers are borrowed and must outlive the gateway.
   AgentGateway(store::Store* store, ClusterState* cluster, IngestStats* stats, const Clock* clock,
-               std::string join_token);
+               NodeCredentials* credentials, std::string join_token);
   // Commands still pending get done(Unavailable).
   ~AgentGateway();
 
-  // The acceptor for the agent WebSocket route: refuses (401) a missing or wrong
-  // join token, else returns a new session handler.
+  // The acceptor for the agent WebSocket route. A node credential opens a session
+  // bound to its node: it may register only that name. The join token opens an
+  // enrolling session: it may register only a name that has no credential, and an
+  // agent that asks to enrol gets one with `registered`. Anything else: 401.
   net::WsAcceptor Acceptor();
+
+  // Closes the live session of `node`, if any (after its credential was revoked).
+  void Disconnect(const std::string& node, const std::string& reason);
 
   using CommandCallback = std::function<void(Result<api::CommandResultMsg>)>;
   static constexpr int64_t kDefaultCommandTimeoutMs = 10'000;
@@ -114,6 +120,7 @@ class AgentGateway : public TaskTransport {
   ClusterState* const cluster_;
   IngestStats* const stats_;
   const Clock* const clock_;
+  NodeCredentials* const credentials_;
   const std::string join_token_;
   std::atomic<uint64_t> next_session_{1};
   std::atomic<uint64_t> next_command_{1};

@@ -4,16 +4,22 @@
 //   GET    /api/v1/nodes/{name}         with its latest sample              reader
 //   PUT    /api/v1/nodes/{name}/drain   {reason?}: no new job starts there  admin
 //   DELETE /api/v1/nodes/{name}/drain   jobs may start there again          admin
+//   DELETE /api/v1/nodes/{name}/credential  revokes the node's own credential and
+//                                        closes its connection: its agent must enrol
+//                                        again with the join token              admin
 //   GET    /api/v1/gpus                 ?node, offset, limit                reader
 
 #include <algorithm>
 
+#include "common/log.h"
 #include "common/strings.h"
 
 #include "net/http_server.h"
 #include "reserve/json_fields.h"
 #include "server/api_context.h"
 #include "server/accounts/auth.h"
+#include "server/nodes/agent_gateway.h"
+#include "server/nodes/node_credentials.h"
 #include "server/nodes/node_drains.h"
 #include "server/request_params.h"
 #include "server/views.h"
@@ -65,6 +71,25 @@ Status RegisterNodeRoutes(net::HttpServer& http, ApiContext& ctx) {
     auto node = ctx.drains->Resume(req.Param("name"));
     if (!node.ok()) return net::HttpResponse::FromStatus(node.status());
     return net::HttpResponse::Json(200, NodeJson(*node, /*with_latest=*/false).dump());
+  }));
+
+  if (ctx.credentials == nullptr || ctx.gateway == nullptr) {
+    return Status::Internal("node routes need node credentials and the agent gateway");
+  }
+  RETURN_IF_ERROR(http.Route("DELETE", "/api/v1/nodes/{name}/credential", [&ctx](const net::HttpRequest& req) {
+    auto who = RequireAdmin(ctx, req);
+    if (!who.ok()) return net::HttpResponse::FromStatus(who.status());
+    const std::string& name = req.Param("name");
+    auto info = ctx.credentials->Get(name);
+    if (Status st = ctx.credentials->Revoke(name); !st.ok()) return net::HttpResponse::FromStatus(st);
+    ctx.gateway->Disconnect(name, "node credential revoked");
+    ROTA_LOG(WARNING) << "credential of node " << name << " revoked by " << who->username;
+    return net::HttpResponse::Json(
+        200, api::Json{{"node", name},
+                       {"revoked", true},
+                       {"enrolled_ms", info ? info->enrolled_ms : 0},
+                       {"enrolled_from", info ? info->remote : ""}}
+                 .dump());
   }));
 
   // GPUs in node order, then index order; offset and limit count GPUs, and

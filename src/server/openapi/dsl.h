@@ -27,6 +27,7 @@ inline Json ErrorResponses(std::initializer_list<int> codes) {
                        : c == 404 ? "Not found"
                        : c == 409 ? "Conflict"
                        : c == 426 ? "Upgrade required"
+                       : c == 429 ? "Too many requests"
                        : c == 503 ? "Not ready"
                                   : "Error";
     out[std::to_string(c)] = {{"description", what}, {"content", JsonContent(Ref("Error"))}};

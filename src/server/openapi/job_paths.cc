@@ -128,7 +128,7 @@ Json JobPaths(Json& schemas) {
                     job, {400, 401, 403, 404, 409}, id)}}},
       {"/api/v1/jobs/{id}/logs",
        {{"get", Op("Part of a task's log (owner or admin): `data` from `offset`; read on from `next_offset`",
-                   Ref("JobLogChunk"), {400, 401, 403, 404, 503}, logs_params)}}},
+                   Ref("JobLogChunk"), {400, 401, 403, 404, 429, 503}, logs_params)}}},
   };
 }
 

@@ -414,8 +414,20 @@ CREATE TABLE node_drains (
 ) WITHOUT ROWID;
 )sql";
 
-constexpr std::array<Migration, 13> kAll = {{{kV1}, {kV2}, {kV3}, {kV4}, {kV5}, {kV6}, {kV7}, {kV8},
-                                             {kV9}, {kV10}, {kV11}, {kV12}, {kV13}}};
+// Version 14: per-node credentials. An agent enrols once with the join token and
+// gets a secret bound to its node's name; only a hash of the secret is kept
+// (server/nodes/node_credentials.h).
+constexpr const char* kV14 = R"sql(
+CREATE TABLE node_credentials (
+  node         TEXT PRIMARY KEY,
+  secret_hash  TEXT NOT NULL UNIQUE,
+  enrolled_ms  INTEGER NOT NULL,
+  remote       TEXT NOT NULL
+) WITHOUT ROWID;
+)sql";
+
+constexpr std::array<Migration, 14> kAll = {{{kV1}, {kV2}, {kV3}, {kV4}, {kV5}, {kV6}, {kV7}, {kV8},
+                                             {kV9}, {kV10}, {kV11}, {kV12}, {kV13}, {kV14}}};
 
 std::string Hex(int64_t v) {
   char buf[32];

@@ -12,7 +12,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Agent WebSocket (protocol v1); Authorization: Bearer <join token> */
+        /** Agent WebSocket (protocol v1); Authorization: Bearer <node credential, or the join token to enrol> */
         get: operations["getAgentConnect"];
         put?: never;
         post?: never;
@@ -240,6 +240,23 @@ export interface paths {
         put?: never;
         post?: never;
         delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/nodes/{name}/credential": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /** Revoke a node's own credential (admin): its agent is disconnected and must enrol again with the join token */
+        delete: operations["deleteNodesByNameCredential"];
         options?: never;
         head?: never;
         patch?: never;
@@ -858,6 +875,7 @@ export interface components {
             cgroup?: string;
             command?: string;
             cpu_percent?: number;
+            exe?: string;
             gpu_memory_bytes?: number;
             pid: number;
             rss_bytes?: number;
@@ -2296,6 +2314,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description Too many requests */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Not ready */
             503: {
                 headers: {
@@ -2364,6 +2391,61 @@ export interface operations {
             };
             /** @description Unauthenticated */
             401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    deleteNodesByNameCredential: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description node name */
+                name: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        enrolled_from: string;
+                        enrolled_ms: number;
+                        node: string;
+                        revoked: boolean;
+                    };
+                };
+            };
+            /** @description Unauthenticated */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
                 headers: {
                     [name: string]: unknown;
                 };
