@@ -490,6 +490,7 @@ class HttpSession final : public Session, public std::enable_shared_from_this<Ht
     }
     phase_ = Phase::kHandedOff;
     stream_.next_layer().expires_never();
+    slot_.PromoteToWebSocket();
     StartWebSocketSession(std::move(stream_), std::move(req), std::move(request_), request_time_,
                           std::move(handler), state_, std::move(slot_));
   }
@@ -707,26 +708,28 @@ class Listener : public std::enable_shared_from_this<Listener> {
       return;
     }
     socket.set_option(tcp::no_delay(true), ec);
-    ConnectionSlot slot = ConnectionSlot::Acquire(state_);
+    beast::error_code ignored;
+    tcp::endpoint peer = socket.remote_endpoint(ignored);
+    std::string why;
+    ConnectionSlot slot = ConnectionSlot::Acquire(state_, ignored ? "" : peer.address().to_string(), &why);
     std::shared_ptr<asio::ssl::context> tls = tls_->Get();
     if (slot.valid()) {
       Transport stream = tls ? Transport(beast::tcp_stream(std::move(socket)), std::move(tls))
                              : Transport(beast::tcp_stream(std::move(socket)));
       std::make_shared<HttpSession>(std::move(stream), state_, std::move(slot))->Start();
     } else {
-      Reject(socket, /*tls=*/tls != nullptr);
+      Reject(socket, /*tls=*/tls != nullptr, why);
     }
     Accept();
   }
 
   // Best effort, without blocking: the reply fits in an empty socket buffer. A TLS client
   // could not read it: it is only closed.
-  void Reject(tcp::socket& socket, bool tls) {
+  void Reject(tcp::socket& socket, bool tls, const std::string& why) {
     auto now = SteadyNow();
     if (now - last_reject_log_ > std::chrono::seconds(10)) {
       last_reject_log_ = now;
-      ROTA_LOG(WARNING) << "refusing connection from " << RemoteAddress(socket) << ": "
-                        << state_->options.max_connections << " connections are open";
+      ROTA_LOG(WARNING) << "refusing connection from " << RemoteAddress(socket) << ": " << why;
     }
     beast::error_code ec;
     socket.non_blocking(true, ec);

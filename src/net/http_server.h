@@ -39,6 +39,12 @@ struct HttpServerOptions {
   uint16_t port = 0;                       // 0: the kernel picks; Start() returns it
   int threads = 2;                         // io threads
   int max_connections = 10000;             // beyond it new connections get 503 and are closed
+  // Of max_connections, kept for accepted WebSocket sessions (agents): other connections
+  // (requests, event streams, connections not yet upgraded) get at most the rest.
+  int reserved_websocket_connections = 0;
+  // Connections from one peer address that are not WebSocket sessions; 0: no limit.
+  // Loopback peers are exempt (a local reverse proxy, rota dev, load generators).
+  int max_connections_per_address = 0;
   size_t max_body_bytes = 1 << 20;         // larger request bodies -> 413
   size_t max_header_bytes = 16 << 10;      // larger request line + headers -> 431
   // Keep-alive: how long an idle connection may wait for its next request.

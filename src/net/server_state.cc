@@ -1,8 +1,11 @@
 #include "net/server_state.h"
 
+#include <algorithm>
+
 #include "common/clock.h"
 #include "common/log.h"
 #include "common/mutex.h"
+#include "net/url.h"
 
 namespace rota::net::internal {
 
@@ -18,14 +21,52 @@ void ServerState::Observe(const HttpRequest& request, int status, SteadyTime sin
   }
 }
 
-ConnectionSlot ConnectionSlot::Acquire(const std::shared_ptr<ServerState>& state) {
+ConnectionSlot ConnectionSlot::Acquire(const std::shared_ptr<ServerState>& state,
+                                       const std::string& address, std::string* why) {
   ConnectionSlot slot;
+  const HttpServerOptions& o = state->options;
+  const bool limited = o.max_connections_per_address > 0 && !address.empty() && !IsLoopbackHost(address);
   MutexLock lock(&state->mu);
-  if (state->connections >= state->options.max_connections) return slot;
+  auto refuse = [&](std::string reason) {
+    if (why != nullptr) *why = std::move(reason);
+    return ConnectionSlot();
+  };
+  if (state->connections >= o.max_connections) {
+    return refuse(std::to_string(o.max_connections) + " connections are open");
+  }
+  const int others = state->connections - state->websockets;
+  const int other_budget = o.max_connections - std::max(0, o.reserved_websocket_connections);
+  if (others >= other_budget) {
+    return refuse(std::to_string(others) + " non-WebSocket connections are open (the other " +
+                  std::to_string(o.max_connections - other_budget) + " are kept for agents)");
+  }
+  if (limited) {
+    int& mine = state->per_address[address];
+    if (mine >= o.max_connections_per_address) {
+      return refuse(std::to_string(mine) + " connections from " + address + " are open");
+    }
+    ++mine;
+    slot.address_ = address;
+  }
   ++state->connections;
   slot.state_ = state;
   slot.id_ = ++state->next_id;
   return slot;
+}
+
+void ConnectionSlot::PromoteToWebSocket() {
+  if (!state_ || websocket_) return;
+  MutexLock lock(&state_->mu);
+  websocket_ = true;
+  ++state_->websockets;
+  ForgetAddress();
+}
+
+void ConnectionSlot::ForgetAddress() {
+  if (address_.empty()) return;
+  auto it = state_->per_address.find(address_);
+  if (it != state_->per_address.end() && --it->second <= 0) state_->per_address.erase(it);
+  address_.clear();
 }
 
 ConnectionSlot& ConnectionSlot::operator=(ConnectionSlot&& other) noexcept {
@@ -33,8 +74,12 @@ ConnectionSlot& ConnectionSlot::operator=(ConnectionSlot&& other) noexcept {
     Release();
     state_ = std::move(other.state_);
     id_ = other.id_;
+    address_ = std::move(other.address_);
+    websocket_ = other.websocket_;
     other.state_ = nullptr;
     other.id_ = 0;
+    other.address_.clear();
+    other.websocket_ = false;
   }
   return *this;
 }
@@ -56,10 +101,13 @@ void ConnectionSlot::Release() {
     MutexLock lock(&state_->mu);
     state_->live.erase(id_);
     --state_->connections;
+    if (websocket_) --state_->websockets;
+    ForgetAddress();
   }
   state_->cv.NotifyAll();
   state_.reset();
   id_ = 0;
+  websocket_ = false;
 }
 
 void SessionLink::Bind(std::weak_ptr<Session> session) {

@@ -18,6 +18,7 @@
 #include "net/http_server.h"
 #include "net/outbox.h"
 #include "net/router.h"
+#include "net/url.h"
 
 namespace rota::net::internal {
 
@@ -52,30 +53,50 @@ struct ServerState {
   CondVar cv;                                 // signalled when a slot frees
   std::unordered_map<uint64_t, std::weak_ptr<Session>> live ROTA_GUARDED_BY(mu);
   uint64_t next_id ROTA_GUARDED_BY(mu) = 0;
-  int connections ROTA_GUARDED_BY(mu) = 0;
+  int connections ROTA_GUARDED_BY(mu) = 0;     // all kinds
+  int websockets ROTA_GUARDED_BY(mu) = 0;      // of them, accepted WebSocket sessions
+  // Connections that are not (yet) WebSocket sessions, per peer address (no port), for
+  // max_connections_per_address. Entries are erased at zero.
+  std::unordered_map<std::string, int> per_address ROTA_GUARDED_BY(mu);
 
   // Calls the observer, swallowing (and logging) its exceptions.
   void Observe(const HttpRequest& request, int status, SteadyTime since) const;
 };
 
 // RAII: one counted connection. Moves from the HTTP session to a WebSocket or stream session.
+//
+// Budgets (HttpServerOptions): at most max_connections in all; connections that are not
+// WebSocket sessions (HTTP requests, event streams, and every connection before its upgrade)
+// at most max_connections - reserved_websocket_connections, and at most
+// max_connections_per_address from one peer address (loopback exempt). An accepted
+// WebSocket (an agent) leaves the second and third budgets (PromoteToWebSocket), so API
+// clients cannot take the slots of connected agents.
 class ConnectionSlot {
  public:
   ConnectionSlot() = default;
-  // Returns an empty slot (valid() false) when options.max_connections are open.
-  static ConnectionSlot Acquire(const std::shared_ptr<ServerState>& state);
+  // Returns an empty slot (valid() false) when a budget above is used up; `why` (optional)
+  // then says which. `address` is the peer's IP address without port.
+  static ConnectionSlot Acquire(const std::shared_ptr<ServerState>& state,
+                                const std::string& address = "", std::string* why = nullptr);
   ConnectionSlot(ConnectionSlot&& other) noexcept { *this = std::move(other); }
   ConnectionSlot& operator=(ConnectionSlot&& other) noexcept;
   ~ConnectionSlot() { Release(); }
 
   bool valid() const { return state_ != nullptr; }
+  // The connection became an accepted WebSocket session. Idempotent.
+  void PromoteToWebSocket();
   // Registers `session` for Stop(). If the server is already stopping, shuts it down now.
   void Attach(const std::shared_ptr<Session>& session);
   void Release();
 
  private:
+  // Leaves per_address. REQUIRES: state_->mu held.
+  void ForgetAddress() ROTA_REQUIRES(state_->mu);
+
   std::shared_ptr<ServerState> state_;
   uint64_t id_ = 0;
+  std::string address_;      // counted in per_address unless empty (exempt) or promoted
+  bool websocket_ = false;
 };
 
 // The user-facing half of a session's outgoing path (WsConnection / EventSink implementations

@@ -120,6 +120,50 @@ TEST(ConnectionSlotTest, CountsAndLimits) {
   EXPECT_EQ(session->shutdowns, 1);  // attached while stopping: shut down at once
 }
 
+// A flood from one address, or of API connections from many, cannot take the slots of
+// agents (WebSocket sessions): per-address and non-WebSocket budgets.
+TEST(ConnectionSlotTest, OneAddressOrApiClientsCannotTakeTheAgentsSlots) {
+  HttpServerOptions o;
+  o.max_connections = 6;
+  o.reserved_websocket_connections = 2;
+  o.max_connections_per_address = 2;
+  auto state = std::make_shared<ServerState>(o);
+  std::string why;
+  ConnectionSlot a1 = ConnectionSlot::Acquire(state, "10.0.0.1");
+  ConnectionSlot a2 = ConnectionSlot::Acquire(state, "10.0.0.1");
+  ConnectionSlot a3 = ConnectionSlot::Acquire(state, "10.0.0.1", &why);
+  EXPECT_TRUE(a1.valid() && a2.valid());
+  EXPECT_FALSE(a3.valid());
+  EXPECT_NE(why.find("from 10.0.0.1"), std::string::npos) << why;
+  // An upgraded agent leaves its address's budget: the address may open another.
+  a1.PromoteToWebSocket();
+  a1.PromoteToWebSocket();  // idempotent
+  ConnectionSlot a4 = ConnectionSlot::Acquire(state, "10.0.0.1");
+  EXPECT_TRUE(a4.valid());
+  // Non-WebSocket connections: 6 - 2 reserved = 4 at most (a2, a4, b1, b2).
+  ConnectionSlot b1 = ConnectionSlot::Acquire(state, "10.0.0.2");
+  ConnectionSlot b2 = ConnectionSlot::Acquire(state, "127.0.0.1");
+  ConnectionSlot b3 = ConnectionSlot::Acquire(state, "10.0.0.3", &why);
+  EXPECT_TRUE(b1.valid() && b2.valid());
+  EXPECT_FALSE(b3.valid());
+  EXPECT_NE(why.find("kept for agents"), std::string::npos) << why;
+  // Loopback is exempt from the per-address limit (within the other budgets).
+  b1.Release();
+  ConnectionSlot l1 = ConnectionSlot::Acquire(state, "127.0.0.1");
+  EXPECT_TRUE(l1.valid());
+  // Releasing a promoted slot frees the WebSocket count, and a moved slot keeps its address.
+  ConnectionSlot moved = std::move(a2);
+  moved.Release();
+  a1.Release();
+  {
+    MutexLock lock(&state->mu);
+    EXPECT_EQ(state->websockets, 0);
+    EXPECT_EQ(state->connections, 3);  // a4, b2, l1
+    EXPECT_EQ(state->per_address["10.0.0.1"], 1);
+    EXPECT_EQ(state->per_address.count("127.0.0.1"), 0u);
+  }
+}
+
 // Bad inputs tried: CR/LF inside the event name, CRLF line ends in the data.
 TEST(FormatEventTest, RoundTripsThroughTheParser) {
   EXPECT_EQ(FormatEvent("", "x"), "data: x\n\n");

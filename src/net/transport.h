@@ -43,7 +43,6 @@ class Transport {
         tcp_(tls_->get_executor()) {}
 
   Transport(Transport&&) = default;
-  Transport& operator=(Transport&&) = default;
 
   executor_type get_executor() { return tcp_.get_executor(); }
   bool is_tls() const { return tls_ != nullptr; }

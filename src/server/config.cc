@@ -38,6 +38,8 @@ const std::vector<KeyDef>& Keys() {
       {"missed_heartbeats", "ROTA_MISSED_HEARTBEATS"},
       {"http_threads", "ROTA_HTTP_THREADS"},
       {"max_connections", "ROTA_MAX_CONNECTIONS"},
+      {"reserved_agent_connections", "ROTA_RESERVED_AGENT_CONNECTIONS"},
+      {"max_connections_per_address", "ROTA_MAX_CONNECTIONS_PER_ADDRESS"},
       {"max_body_bytes", "ROTA_MAX_BODY_BYTES"},
       {"max_agent_message_bytes", "ROTA_MAX_AGENT_MESSAGE_BYTES"},
       {"log_level", "ROTA_LOG_LEVEL"},
@@ -270,6 +272,14 @@ Status ApplySetting(ServerConfig* c, const std::string& key, const std::string& 
     auto v = ParseInt(value, 16, 1'000'000);
     if (!v.ok()) return err(v.status());
     c->max_connections = static_cast<int>(*v);
+  } else if (key == "reserved_agent_connections") {
+    auto v = ParseInt(value, -1, 1'000'000);
+    if (!v.ok()) return err(v.status());
+    c->reserved_agent_connections = static_cast<int>(*v);
+  } else if (key == "max_connections_per_address") {
+    auto v = ParseInt(value, 0, 1'000'000);
+    if (!v.ok()) return err(v.status());
+    c->max_connections_per_address = static_cast<int>(*v);
   } else if (key == "max_body_bytes" || key == "max_agent_message_bytes") {
     auto v = ParseInt(value, 1024, 1LL << 30);
     if (!v.ok()) return err(v.status());
@@ -430,6 +440,8 @@ std::string ConfigToYaml(const ServerConfig& c, bool show_secrets) {
   out << YAML::Key << "missed_heartbeats" << YAML::Value << c.missed_heartbeats;
   out << YAML::Key << "http_threads" << YAML::Value << c.http_threads;
   out << YAML::Key << "max_connections" << YAML::Value << c.max_connections;
+  out << YAML::Key << "reserved_agent_connections" << YAML::Value << c.reserved_agent_connections;
+  out << YAML::Key << "max_connections_per_address" << YAML::Value << c.max_connections_per_address;
   out << YAML::Key << "max_body_bytes" << YAML::Value << c.max_body_bytes;
   out << YAML::Key << "max_agent_message_bytes" << YAML::Value << c.max_agent_message_bytes;
   out << YAML::Key << "log_level" << YAML::Value << c.log_level;

@@ -40,6 +40,11 @@ struct ServerConfig {
   // Open connections the server accepts (agents, API clients, event streams); beyond
   // it a new connection gets 503. The server raises its open-file limit to fit.
   int max_connections = 20000;
+  // Of them, kept for agents (connected WebSockets): API clients, event streams and
+  // connections not yet upgraded share the rest. -1: half of max_connections.
+  int reserved_agent_connections = -1;
+  // Non-agent connections one peer address may hold (loopback exempt); 0: no limit.
+  int max_connections_per_address = 256;
   uint64_t max_body_bytes = 1 << 20;
   uint64_t max_agent_message_bytes = 4 << 20;
   std::string log_level = "info";

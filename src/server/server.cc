@@ -367,6 +367,16 @@ Result<std::unique_ptr<Server>> Server::Start(const ServerConfig& config, Clock&
   http_options.port = config.listen_port;
   http_options.threads = config.http_threads;
   http_options.max_connections = config.max_connections;
+  http_options.reserved_websocket_connections = config.reserved_agent_connections < 0
+                                                    ? config.max_connections / 2
+                                                    : config.reserved_agent_connections;
+  if (http_options.reserved_websocket_connections >= config.max_connections) {
+    return Status::InvalidArgument("reserved_agent_connections (" +
+                                   std::to_string(config.reserved_agent_connections) +
+                                   ") must be below max_connections (" +
+                                   std::to_string(config.max_connections) + ")");
+  }
+  http_options.max_connections_per_address = config.max_connections_per_address;
   RaiseOpenFileLimit(static_cast<rlim_t>(config.max_connections) + kFilesBesideConnections);
   http_options.max_body_bytes = config.max_body_bytes;
   http_options.ws_max_message_bytes = config.max_agent_message_bytes;
