@@ -1,11 +1,35 @@
 #include "cli/yaml_json.h"
 
+#include <cstdio>
 #include <string>
+
+#include "common/strings.h"
 
 namespace rota::cli {
 namespace {
 
 constexpr size_t kMaxValues = 100'000;
+
+// JSON strings are UTF-8 (dump() throws on anything else): a key or value that is not, say
+// a file saved as Latin-1, is refused naming its line, with the bad bytes as \xNN.
+Status CheckUtf8(const YAML::Node& n, const std::string& s) {
+  if (IsValidUtf8(s)) return Status::Ok();
+  std::string shown;
+  for (size_t i = 0; i < s.size() && shown.size() < 60;) {
+    size_t len = Utf8SequenceLength(s, i);
+    if (len == 0) {
+      char hex[8];
+      std::snprintf(hex, sizeof hex, "\\x%02x", static_cast<unsigned char>(s[i]));
+      shown += hex;
+      ++i;
+    } else {
+      shown.append(s, i, len);
+      i += len;
+    }
+  }
+  const std::string where = n.Mark().is_null() ? "" : "line " + std::to_string(n.Mark().line + 1) + ": ";
+  return Status::InvalidArgument(where + "'" + shown + "' is not UTF-8 (save the file as UTF-8)");
+}
 
 Result<api::Json> Convert(const YAML::Node& n, YamlNumbers numbers, size_t depth, size_t& values) {
   using api::Json;
@@ -18,7 +42,9 @@ Result<api::Json> Convert(const YAML::Node& n, YamlNumbers numbers, size_t depth
   if (n.IsMap()) {
     Json j = Json::object();
     for (const auto& kv : n) {
-      ASSIGN_OR_RETURN(j[kv.first.as<std::string>()], Convert(kv.second, numbers, depth + 1, values));
+      const std::string key = kv.first.as<std::string>();
+      RETURN_IF_ERROR(CheckUtf8(kv.first, key));
+      ASSIGN_OR_RETURN(j[key], Convert(kv.second, numbers, depth + 1, values));
     }
     return j;
   }
@@ -32,6 +58,7 @@ Result<api::Json> Convert(const YAML::Node& n, YamlNumbers numbers, size_t depth
   }
   if (!n.IsScalar()) return Json(nullptr);
   const std::string s = n.Scalar();
+  RETURN_IF_ERROR(CheckUtf8(n, s));
   if (n.Tag() != "!") {  // plain: booleans and numbers as such
     if (s == "true" || s == "false") return Json(s == "true");
     if (numbers == YamlNumbers::kIntegers) {

@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include "common/strings.h"
+
 namespace rota::cli {
 namespace {
 
@@ -34,6 +36,28 @@ TEST(YamlJsonTest, RefusesHugeExpansionsAndDeepNesting) {
   auto d = YamlToJson(YAML::Load(deep), YamlNumbers::kAll);
   ASSERT_FALSE(d.ok());
   EXPECT_EQ(d.status().message(), "nested deeper than 64 levels");
+}
+
+// Regression (found by fuzz/config_fuzz, issue 41): a job or policy file holding a byte that
+// is not UTF-8 (a "café" saved as Latin-1) became a JSON string that dump() throws on, so
+// `rota run -f` and `rota policy create -f` aborted (std::terminate) instead of saying what
+// is wrong with the file. Keys and values, plain and quoted, in both number modes.
+TEST(YamlJsonTest, NonUtf8TextAbortedTheCli) {
+  for (const char* yaml : {"name: caf\xe9\n", "name: ok\ncaf\xe9: 1\n", "- x\n- 'caf\xe9'\n",
+                           "env: {A: \"\xff\"}\n"}) {
+    for (YamlNumbers numbers : {YamlNumbers::kIntegers, YamlNumbers::kAll}) {
+      auto j = YamlToJson(YAML::Load(yaml), numbers);
+      ASSERT_FALSE(j.ok()) << yaml;
+      EXPECT_NE(j.status().message().find("is not UTF-8 (save the file as UTF-8)"), std::string::npos)
+          << j.status().message();
+      EXPECT_TRUE(IsValidUtf8(j.status().message())) << j.status().message();
+    }
+  }
+  auto second = YamlToJson(YAML::Load("name: ok\ncaf\xe9: 1\n"), YamlNumbers::kAll);
+  EXPECT_EQ(second.status().message(), "line 2: 'caf\\xe9' is not UTF-8 (save the file as UTF-8)");
+  auto fine = YamlToJson(YAML::Load("name: caf\xc3\xa9 \xe2\x82\xac\n"), YamlNumbers::kIntegers);
+  ASSERT_TRUE(fine.ok()) << fine.status().ToString();
+  EXPECT_EQ(fine->dump(), "{\"name\":\"caf\xc3\xa9 \xe2\x82\xac\"}");
 }
 
 }  // namespace
