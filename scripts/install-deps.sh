@@ -22,7 +22,8 @@ if [ "$node_major" -lt 18 ] || ! command -v npm >/dev/null; then
   PACKAGES+=(nodejs npm)
 fi
 if [ "${1:-}" = "--test" ]; then
-  # clang + its sanitizer runtimes: the ThreadSanitizer and lock-annotation build.
+  # clang + its sanitizer runtimes: the ThreadSanitizer and lock-annotation build, and
+  # libFuzzer (libclang-rt-14-dev) for the fuzz build.
   # iproute2: network namespaces in the node-loss tests.
   # chromium: the web UI's end-to-end tests drive Debian's browser (never a downloaded one).
   PACKAGES+=(python3-torch openssh-server clang libclang-rt-14-dev iproute2 chromium)

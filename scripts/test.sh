@@ -3,10 +3,15 @@
 # a RelWithDebInfo build (GCC); an AddressSanitizer + UndefinedBehaviorSanitizer
 # build (GCC); a ThreadSanitizer build with Clang, which also checks the lock
 # annotations (-Wthread-safety -Werror, see src/common/mutex.h) on everything,
-# benchmarks included. Exits non-zero if any test fails, if ThreadSanitizer
-# reports anything in any process, or if a test left processes running.
-#   ROTA_TEST_CONFIGS="release"  run only some configurations (release sanitize tsan)
+# benchmarks included. A fourth configuration, fuzz, builds only the libFuzzer
+# targets of fuzz/ (Clang, -fsanitize=fuzzer,address,undefined; build-fuzz) and
+# runs each for ROTA_FUZZ_SECONDS (30) from the committed corpus (ctest label
+# `fuzz`; docs/testing.md): about 5 minutes on two cores. Exits non-zero if any
+# test fails, if ThreadSanitizer reports anything in any process, if a fuzz
+# target crashes, leaks or hangs, or if a test left processes running.
+#   ROTA_TEST_CONFIGS="release"  run only some configurations (release sanitize tsan fuzz)
 #   CTEST_ARGS="-L unit"          pass extra arguments to ctest
+#   ROTA_FUZZ_SECONDS=600         how long the fuzz configuration runs each target
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ./scripts/install-deps.sh --test
@@ -21,7 +26,7 @@ if [ "$(id -u)" -eq 0 ]; then
   export ROTA_REQUIRE_ROOT_TESTS=1
   export ROTA_REQUIRE_SSHD=1
 fi
-CONFIGS=${ROTA_TEST_CONFIGS:-"release sanitize tsan"}
+CONFIGS=${ROTA_TEST_CONFIGS:-"release sanitize tsan fuzz"}
 
 # Under the sanitizers, tests matching this are not run: the congested-cluster
 # trace replays (single-threaded arithmetic, minutes each there, nothing the
@@ -69,6 +74,11 @@ for c in $CONFIGS; do
         exit 1
       fi
       [ "$status" -eq 0 ] || exit "$status" ;;
+    # Only the fuzz targets and the sources they link (fuzz/CMakeLists.txt); a crash's
+    # input is kept in build-fuzz/fuzz-artifacts/<target>/.
+    fuzz) run_config fuzz build-fuzz "" -DROTA_FUZZ=ON -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+      -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++ -DROTA_BUILD_BENCH=OFF \
+      "-DROTA_FUZZ_SECONDS=${ROTA_FUZZ_SECONDS:-30}" "-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=-O1 -gline-tables-only" ;;
     *) echo "unknown configuration $c" >&2; exit 2 ;;
   esac
 done
