@@ -6,10 +6,13 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <chrono>
+#include <thread>
 
 #include "common/file_util.h"
 #include "common/strings.h"
+#include "common/time_util.h"
 #include "tests/harness.h"
 
 namespace rota::testing {
@@ -480,6 +483,210 @@ TEST(AccountsBootstrapTest, GeneratedAdminPasswordIsWrittenPrivately) {
                          {"Content-Type: application/json"}, 5000);
   ASSERT_TRUE(r.ok());
   EXPECT_EQ(r->status, 200) << r->body;
+}
+
+// ---- issue 41: accounts and authentication hardening ----
+
+// Finding: 64 clients sending wrong passwords got 524 tries in 25 s, every one a 401.
+TEST_F(AccountsE2E, FailedLoginsAreUnlimitedFixed_FloodIsAnswered429WithRetryAfter) {
+  int first_429 = 0;
+  net::ClientResponse refused;
+  for (int i = 1; i <= 20 && first_429 == 0; ++i) {
+    auto r = server_->CallAs("", "POST", "/api/v1/auth/login",
+                             api::Json{{"username", "mallory" + std::to_string(i)},
+                                       {"password", "guess-" + std::to_string(i)}}.dump());
+    ASSERT_TRUE(r.ok()) << r.status().ToString();
+    if (r->status == 429) {
+      first_429 = i;
+      refused = *r;
+    } else {
+      EXPECT_EQ(r->status, 401) << r->body;
+    }
+  }
+  EXPECT_EQ(first_429, 6) << "the 5 free failures, then 429";
+  EXPECT_EQ(refused.headers["retry-after"], "1") << refused.body;
+  EXPECT_NE(refused.body.find("too many failed sign-ins from 127.0.0.1"), std::string::npos)
+      << refused.body;
+  // Even the right password waits (no hash is spent on a throttled attempt).
+  EXPECT_EQ(Status("", "POST", "/api/v1/auth/login",
+                   api::Json{{"username", "alice"}, {"password", ServerProcess::kUserPassword}}.dump()),
+            429);
+  // Signed-in clients are not concerned.
+  EXPECT_EQ(Status(alice_, "GET", "/api/v1/nodes"), 200);
+  // Counted for Prometheus and recorded once in the accounts trail.
+  auto metrics = server_->Call("GET", "/metrics");
+  ASSERT_TRUE(metrics.ok());
+  EXPECT_NE(metrics->body.find("rota_login_throttled_total{scope=\"address\"} 2"), std::string::npos)
+      << metrics->body.substr(0, 2000);
+  EXPECT_NE(metrics->body.find("rota_login_failures_total 5"), std::string::npos);
+  ASSERT_TRUE(WaitFor(
+      [&] {
+        auto trail = server_->GetJson("/api/v1/auth/events");
+        return trail.ok() && (*trail)["events"].size() == 1;
+      },
+      seconds(10)));
+  auto trail = server_->GetJson("/api/v1/auth/events");
+  ASSERT_TRUE(trail.ok());
+  const api::Json e = (*trail)["events"][0];
+  EXPECT_EQ(e["action"], "login_throttled");
+  EXPECT_EQ(e["address"], "127.0.0.1");
+  EXPECT_EQ(e["username"], "mallory6");
+  EXPECT_EQ(Status(alice_, "GET", "/api/v1/auth/events"), 403);
+  // The wait ends.
+  ASSERT_TRUE(WaitFor(
+      [&] {
+        return Status("", "POST", "/api/v1/auth/login",
+                      api::Json{{"username", "alice"}, {"password", ServerProcess::kUserPassword}}
+                          .dump()) == 200;
+      },
+      seconds(10)));
+}
+
+// Finding: argon2id ran on the network threads, so failed logins slowed every request
+// (/healthz p50 3.9 s under 64 clients). With a costly hash, two concurrent sign-ins
+// held both network threads for seconds; now /healthz answers meanwhile.
+TEST(AccountsHashingTest, Argon2idOnTheNetworkThreadsFixed_HealthzAnswersWhileSignInsHash) {
+  TempDir dir;
+  ServerProcess server(dir.path() + "/server");
+  server.SetEnv("ROTA_PASSWORD_HASH_COST", "moderate");  // ~1 s and 256 MiB per hash
+  server.SetEnv("ROTA_HTTP_THREADS", "2");
+  ASSERT_TRUE(server.Start().ok()) << server.child().Log();
+  std::vector<std::thread> logins;
+  std::atomic<int> answered{0};
+  for (int i = 0; i < 4; ++i) {
+    logins.emplace_back([&, i] {
+      auto r = server.CallAs("", "POST", "/api/v1/auth/login",
+                             api::Json{{"username", "admin"}, {"password", "wrong-" + std::to_string(i)}}.dump());
+      if (r.ok()) ++answered;
+    });
+  }
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));  // the hashes are running
+  int64_t worst_ms = 0;
+  for (int i = 0; i < 5; ++i) {
+    const auto t0 = std::chrono::steady_clock::now();
+    auto r = server.CallAs("", "GET", "/healthz");
+    const int64_t ms = std::chrono::duration_cast<std::chrono::milliseconds>(
+                           std::chrono::steady_clock::now() - t0).count();
+    ASSERT_TRUE(r.ok()) << r.status().ToString();
+    EXPECT_EQ(r->status, 200);
+    worst_ms = std::max(worst_ms, ms);
+  }
+  for (auto& t : logins) t.join();
+  EXPECT_EQ(answered.load(), 4);
+  EXPECT_LT(worst_ms, 500) << "a /healthz waited behind password hashing";
+}
+
+// Finding: a password change did not ask for the current password and revoked only
+// session tokens.
+TEST_F(AccountsE2E, PasswordChangeWithoutCurrentPasswordAndSessionsOnlyFixed) {
+  const std::string api_token = [&] {
+    auto r = server_->CallAs(alice_, "POST", "/api/v1/tokens", R"({"name":"ci"})");
+    return r.ok() && r->status == 201 ? api::Json::parse(r->body)["token"].get<std::string>() : "";
+  }();
+  ASSERT_FALSE(api_token.empty());
+  const std::string path = "/api/v1/users/alice";
+  EXPECT_EQ(Status(alice_, "PATCH", path, R"({"password":"stolen-session-pw"})"), 400);
+  EXPECT_EQ(Status(alice_, "PATCH", path,
+                   R"({"password":"stolen-session-pw","current_password":"not-it"})"),
+            403);
+  EXPECT_EQ(Status(alice_, "GET", "/api/v1/auth/whoami"), 200) << "a wrong current password is not 401";
+  EXPECT_EQ(Status(alice_, "PATCH", path,
+                   api::Json{{"password", "alice-new-password"},
+                             {"current_password", ServerProcess::kUserPassword}}.dump()),
+            200);
+  // Every token of alice ends, the API token too; bob's live on.
+  EXPECT_EQ(Status(alice_, "GET", "/api/v1/nodes"), 401);
+  EXPECT_EQ(Status(api_token, "GET", "/api/v1/nodes"), 401);
+  EXPECT_EQ(Status(bob_, "GET", "/api/v1/nodes"), 200);
+  EXPECT_FALSE(server_->Login("alice", ServerProcess::kUserPassword).ok());
+  EXPECT_TRUE(server_->Login("alice", "alice-new-password").ok());
+  // An admin resets another user's password without it; the user's tokens end.
+  EXPECT_EQ(Status(server_->admin_token(), "PATCH", "/api/v1/users/bob",
+                   R"({"password":"bob-reset-password"})"),
+            200);
+  EXPECT_EQ(Status(bob_, "GET", "/api/v1/nodes"), 401);
+  EXPECT_EQ(Status(server_->admin_token(), "GET", "/api/v1/nodes"), 200);
+  ASSERT_TRUE(WaitFor(
+      [&] {
+        auto trail = server_->GetJson("/api/v1/auth/events");
+        return trail.ok() && (*trail)["events"].size() == 2;
+      },
+      seconds(10)));
+  auto trail = server_->GetJson("/api/v1/auth/events");
+  EXPECT_EQ((*trail)["events"][0]["action"], "password_reset");
+  EXPECT_EQ((*trail)["events"][0]["username"], "bob");
+  EXPECT_EQ((*trail)["events"][0]["actor"], "admin");
+  EXPECT_EQ((*trail)["events"][1]["action"], "password_changed");
+  EXPECT_EQ((*trail)["events"][1]["actor"], "alice");
+}
+
+TEST_F(AccountsE2E, CliPasswdAsksTheCurrentPasswordAndForgetsTheRevokedToken) {
+  TempDir home;
+  std::map<std::string, std::string> env = {{"ROTA_SERVER", server_->url()}, {"XDG_CONFIG_HOME", home.path()}};
+  if (!server_->ca_file().empty()) env["ROTA_CA_FILE"] = server_->ca_file();
+  CliResult login = RunCli({"login", "--user", "alice"}, env, std::string(ServerProcess::kUserPassword) + "\n");
+  ASSERT_EQ(login.exit_code, 0) << login.err;
+  CliResult wrong = RunCli({"passwd"}, env, "not-the-password\nalice-cli-password\n");
+  EXPECT_EQ(wrong.exit_code, 1);
+  EXPECT_NE(wrong.err.find("current_password is wrong"), std::string::npos) << wrong.err;
+  CliResult changed =
+      RunCli({"passwd"}, env, std::string(ServerProcess::kUserPassword) + "\nalice-cli-password\n");
+  ASSERT_EQ(changed.exit_code, 0) << changed.err;
+  EXPECT_NE(changed.err.find("sign in again with rota login"), std::string::npos) << changed.err;
+  EXPECT_TRUE(server_->Login("alice", "alice-cli-password").ok());
+  CliResult whoami = RunCli({"whoami"}, env);
+  EXPECT_NE(whoami.exit_code, 0) << "the saved token was revoked and forgotten";
+}
+
+// Finding: API tokens never expired by default.
+TEST_F(AccountsE2E, ApiTokensNeverExpireByDefaultFixed_90DaysAndNoLonger) {
+  auto r = server_->CallAs(alice_, "POST", "/api/v1/tokens", R"({"name":"ci"})");
+  ASSERT_TRUE(r.ok());
+  ASSERT_EQ(r->status, 201) << r->body;
+  const api::Json t = api::Json::parse(r->body);
+  ASSERT_TRUE(t["expires_at"].is_string()) << r->body;
+  auto created = ParseRfc3339(t["created_at"].get<std::string>());
+  auto expires = ParseRfc3339(t["expires_at"].get<std::string>());
+  ASSERT_TRUE(created.ok() && expires.ok());
+  EXPECT_EQ(*expires - *created, 90LL * 86'400'000);
+  EXPECT_EQ(Status(alice_, "POST", "/api/v1/tokens", R"({"name":"long","ttl":"91d"})"), 400);
+  EXPECT_EQ(Status(alice_, "POST", "/api/v1/tokens", R"({"name":"short","ttl":"30d"})"), 201);
+}
+
+// Finding: an existing data dir was not tightened to 0700 and rota.db and its WAL got the
+// umask (password hashes, job env secrets readable by local users).
+TEST(AccountsDataDirTest, DataDirAndDatabaseGetTheUmaskFixed_ServerStartMakesThemPrivate) {
+  TempDir dir;
+  const std::string data = dir.path() + "/server";
+  ASSERT_EQ(::mkdir(data.c_str(), 0755), 0);
+  auto mode = [](const std::string& path) {
+    struct stat st {};
+    return ::stat(path.c_str(), &st) == 0 ? static_cast<int>(st.st_mode & 0777) : -1;
+  };
+  {
+    ServerProcess server(data);
+    ASSERT_TRUE(server.Start().ok()) << server.child().Log();
+    EXPECT_EQ(mode(data), 0700);
+    for (const char* f : {"/rota.db", "/rota.db-wal", "/rota.db-shm"}) EXPECT_EQ(mode(data + f), 0600) << f;
+  }
+  // Loosened while it was down: tightened at the next start.
+  ASSERT_EQ(::chmod(data.c_str(), 0755), 0);
+  ASSERT_EQ(::chmod((data + "/rota.db").c_str(), 0644), 0);
+  ServerProcess again(data);
+  ASSERT_TRUE(again.Start().ok()) << again.child().Log();
+  EXPECT_EQ(mode(data), 0700);
+  EXPECT_EQ(mode(data + "/rota.db"), 0600);
+  EXPECT_NE(again.child().Log().find("made " + data + " private: mode 0755 -> 0700"), std::string::npos)
+      << again.child().Log();
+}
+
+TEST(AccountsDataDirTest, DataDirThatCannotBeMadePrivateIsRefusedAtStart) {
+  // procfs refuses chmod even to root: the server must stop, saying what to do.
+  CliResult r = RunCli({"server", "--listen", "127.0.0.1:0", "--data-dir", "/proc/self/net",
+                        "--join-token", "test-join-token-0123456789"});
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_NE((r.out + r.err).find("cannot be made 0700"), std::string::npos) << r.out << r.err;
+  EXPECT_NE((r.out + r.err).find("chmod 700"), std::string::npos) << r.out << r.err;
 }
 
 }  // namespace

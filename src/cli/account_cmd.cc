@@ -1,4 +1,4 @@
-// rota login / logout / whoami, rota users, rota user add|set|rm, rota tokens,
+// rota login / logout / whoami / passwd, rota users, rota user add|set|rm, rota tokens,
 // rota token create|revoke.
 
 #include <termios.h>
@@ -53,7 +53,53 @@ void PrintUsers(const api::Json& users) {
   std::cout << t.Render();
 }
 
+// The signed-in user's name ("" when the server does not say).
+Result<std::string> SignedInUser(ApiClient& client) {
+  ASSIGN_OR_RETURN(api::Json me, client.Get("/api/v1/auth/whoami"));
+  return Str(me, "username");
+}
+
+// After a change of one's own password every token is gone, the saved one too.
+void ForgetOwnToken(ApiClient& client, const std::string& username) {
+  Status st = SaveCliConfig(client.base_url(), "", client.tls());
+  if (!st.ok()) std::cerr << "warning: cannot forget the revoked token: " << st.message() << "\n";
+  std::cerr << "Every token of " << username
+            << " was revoked, this CLI's too: sign in again with rota login\n";
+}
+
 }  // namespace
+
+int RunPasswd(const ClientOptions& options, const std::string& username) {
+  auto client = ApiClient::Create(options);
+  if (!client.ok()) return Fail(client.status());
+  auto me = SignedInUser(*client);
+  if (!me.ok()) return Fail(me.status());
+  const std::string target = username.empty() ? *me : username;
+  const bool own = target == *me;
+  api::Json body = api::Json::object();
+  if (own) {
+    auto current = ReadLine("Current password: ", true);
+    if (!current.ok()) return Fail(current.status());
+    body["current_password"] = *current;
+  }
+  auto pw = ReadLine("New password for " + target + ": ", true);
+  if (!pw.ok()) return Fail(pw.status());
+  if (::isatty(STDIN_FILENO) != 0) {
+    auto again = ReadLine("Repeat the new password: ", true);
+    if (!again.ok()) return Fail(again.status());
+    if (*again != *pw) return Fail(Status::InvalidArgument("the new passwords differ"));
+  }
+  body["password"] = *pw;
+  auto r = client->Call("PATCH", "/api/v1/users/" + net::PercentEncode(target), body.dump());
+  if (!r.ok()) return Fail(r.status());
+  std::cout << "changed the password of " << target << "\n";
+  if (own) {
+    ForgetOwnToken(*client, target);
+  } else {
+    std::cerr << "Every token of " << target << " was revoked.\n";
+  }
+  return 0;
+}
 
 int RunLogin(const ClientOptions& options, const LoginOptions& login) {
   ClientOptions anon = options;
@@ -156,7 +202,19 @@ int RunUserEdit(const ClientOptions& options, const OutputOptions& out, const Us
   if (edit.enable) body["disabled"] = false;
   if (!edit.groups.empty()) body["groups"] = edit.groups;
   std::string generated;
+  bool own_password = false;
   if (edit.password_stdin) {
+    if (edit.action == "set") {
+      // One's own password needs the current one (an admin setting another's does not).
+      auto me = SignedInUser(*client);
+      if (!me.ok()) return Fail(me.status());
+      own_password = *me == edit.username;
+    }
+    if (own_password) {
+      auto current = ReadLine("Current password: ", true);
+      if (!current.ok()) return Fail(current.status());
+      body["current_password"] = *current;
+    }
     auto pw = ReadLine("New password: ", true);
     if (!pw.ok()) return Fail(pw.status());
     body["password"] = *pw;
@@ -180,6 +238,7 @@ int RunUserEdit(const ClientOptions& options, const OutputOptions& out, const Us
     PrintUsers(api::Json::array({*r}));
     if (!generated.empty()) std::cout << "password: " << generated << "\n";
   }
+  if (own_password) ForgetOwnToken(*client, edit.username);
   return 0;
 }
 

@@ -42,7 +42,7 @@ int RunTop(const ClientOptions& client, const OutputOptions& out, const TopOptio
 // config file (with the server URL).
 struct LoginOptions {
   std::string username;  // prompted when empty
-  std::string ttl;       // API token lifetime ("" = never expires)
+  std::string ttl;       // API token lifetime ("" = the server's api_token_max_ttl, 90d by default)
 };
 int RunLogin(const ClientOptions& client, const LoginOptions& login);
 int RunLogout(const ClientOptions& client);
@@ -58,6 +58,11 @@ struct UserEdit {
   bool password_stdin = false;  // else: add generates and prints one
 };
 int RunUserEdit(const ClientOptions& client, const OutputOptions& out, const UserEdit& edit);
+
+// rota passwd [--user NAME]: changes the signed-in user's password (asks the current one
+// first) or, for an admin, NAME's (no current password). The server then revokes every
+// token of that user, this CLI's too when it was one's own.
+int RunPasswd(const ClientOptions& client, const std::string& username);
 
 // rota groups; rota group add|rm NAME [--description D] (admin)
 struct GroupEdit {

@@ -142,13 +142,19 @@ int main(int argc, char** argv) {
   login->add_option("--ca-file", client.ca_file, "CA certificate(s) to trust for an https:// server (or ROTA_CA_FILE)");
   login->add_option("--server-pin", client.server_pin, "Trust the https:// server whose key has this pin, sha256//... (or ROTA_SERVER_PIN)");
   login->add_option("-u,--user", login_options.username, "Username (prompted when absent)");
-  login->add_option("--ttl", login_options.ttl, "Token lifetime, e.g. 90d (default: no expiry)");
+  login->add_option("--ttl", login_options.ttl, "Token lifetime, e.g. 30d (default and most: the server's api_token_max_ttl, 90d)");
   auto* logout = app.add_subcommand("logout", "Revoke the saved CLI token and forget it");
   logout->add_option("--server", client.server, "Server URL (or ROTA_SERVER)");
   logout->add_option("--ca-file", client.ca_file, "CA certificate(s) to trust for an https:// server (or ROTA_CA_FILE)");
   logout->add_option("--server-pin", client.server_pin, "Trust the https:// server whose key has this pin, sha256//... (or ROTA_SERVER_PIN)");
   auto* whoami = app.add_subcommand("whoami", "Show the signed-in user");
   add_client_flags(whoami);
+  std::string passwd_user;
+  auto* passwd = app.add_subcommand("passwd", "Change your password (asks the current one; "
+                                              "admins: --user NAME sets another's); every "
+                                              "token of the user is revoked");
+  add_client_flags(passwd);
+  passwd->add_option("-u,--user", passwd_user, "Whose password (admin; default: your own)");
   auto* users = app.add_subcommand("users", "List users (admin)");
   add_client_flags(users);
   rota::cli::UserEdit user_edit;
@@ -165,7 +171,7 @@ int main(int argc, char** argv) {
     cmd->add_option("--role", user_edit.role, "user or admin");
     cmd->add_option("--group", user_edit.groups, "Group membership (repeatable; replaces all)")
         ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
-    cmd->add_flag("--password-stdin", user_edit.password_stdin, "Read the password from stdin");
+    cmd->add_flag("--password-stdin", user_edit.password_stdin, "Read the password from stdin (your own: the current one on the line before)");
   };
   auto* user_add = user->add_subcommand("add", "Create a user (prints a generated password "
                                                "unless --password-stdin)");
@@ -196,7 +202,7 @@ int main(int argc, char** argv) {
   auto* token_create = token->add_subcommand("create", "Create an API token (printed once)");
   add_client_flags(token_create);
   token_create->add_option("--name", token_edit.name, "What the token is for");
-  token_create->add_option("--ttl", token_edit.ttl, "Lifetime, e.g. 30d (default: no expiry)");
+  token_create->add_option("--ttl", token_edit.ttl, "Lifetime, e.g. 30d (default and most: the server's api_token_max_ttl, 90d)");
   auto* token_revoke = token->add_subcommand("revoke", "Revoke a token by id");
   add_client_flags(token_revoke);
   token_revoke->add_option("id", token_edit.id, "Token id (rota tokens)")->required();
@@ -514,6 +520,7 @@ int main(int argc, char** argv) {
   if (login->parsed()) return rota::cli::RunLogin(client, login_options);
   if (logout->parsed()) return rota::cli::RunLogout(client);
   if (whoami->parsed()) return rota::cli::RunWhoami(client, output);
+  if (passwd->parsed()) return rota::cli::RunPasswd(client, passwd_user);
   if (users->parsed()) return rota::cli::RunUsers(client, output);
   if (user->parsed()) {
     user_edit.action = user_add->parsed() ? "add" : user_set->parsed() ? "set" : "rm";

@@ -18,6 +18,7 @@ namespace rota::server {
 
 class RequestMetrics;
 class Accounts;
+class Logins;
 class AgentGateway;
 class AuditLog;
 class Reservations;
@@ -39,6 +40,7 @@ struct ApiContext {
   const Clock* clock = nullptr;
   std::atomic<bool>* ready = nullptr;
   Accounts* accounts = nullptr;
+  Logins* logins = nullptr;  // password checks off the network threads, throttled
   AgentGateway* gateway = nullptr;
   AuditLog* audit = nullptr;
   Reservations* reservations = nullptr;

@@ -3,7 +3,9 @@
 #include <set>
 #include <utility>
 
+#include "common/log.h"
 #include "common/time_util.h"
+#include "server/store/auth_events.h"
 #include "server/store/violations.h"
 
 namespace rota::server {
@@ -339,6 +341,42 @@ Json ViolationJson(const ViolationRecord& v, bool with_events) {
     j["events"] = std::move(events);
   }
   return j;
+}
+
+void AuditLog::RecordAuthEvent(AuthEvent event) {
+  store::AuthEventRow row{0, event.t_ms, event.action, event.address, event.username,
+                          event.actor, event.detail};
+  store_->WriteAsync([row = std::move(row)](Db& db) { return store::InsertAuthEvent(db, row); },
+                     [action = event.action](Status st) {
+                       if (!st.ok()) {
+                         ROTA_LOG(WARNING) << "cannot record " << action << " in the accounts trail: "
+                                           << st.message();
+                       }
+                     });
+}
+
+Result<std::vector<AuthEvent>> AuditLog::ListAuthEvents(int64_t before_id, int limit) {
+  if (limit < 1 || limit > kMaxAuthEventListLimit) {
+    return Status::InvalidArgument("limit must be between 1 and " +
+                                   std::to_string(kMaxAuthEventListLimit));
+  }
+  if (before_id < 0) return Status::InvalidArgument("before must not be negative");
+  std::vector<AuthEvent> out;
+  RETURN_IF_ERROR(store_->Read([&](Db& db) -> Status {
+    ASSIGN_OR_RETURN(auto rows, store::ListAuthEvents(db, before_id, limit));
+    for (auto& r : rows) {
+      out.push_back({r.id, r.t_ms, std::move(r.action), std::move(r.address), std::move(r.username),
+                     std::move(r.actor), std::move(r.detail)});
+    }
+    return Status::Ok();
+  }));
+  return out;
+}
+
+api::Json AuthEventJson(const AuthEvent& e) {
+  return api::Json{{"id", e.id},           {"at", FormatRfc3339(e.t_ms)}, {"action", e.action},
+                   {"address", e.address}, {"username", e.username},     {"actor", e.actor},
+                   {"detail", e.detail}};
 }
 
 }  // namespace rota::server

@@ -1,6 +1,8 @@
 #pragma once
 // AuditLog: every GPU-usage violation and every enforcement step taken on it,
-// kept in the store (tables violations and violation_events, schema v2).
+// kept in the store (tables violations and violation_events, schema v2); and the
+// accounts trail (table auth_events, schema v15): sign-ins refused by throttling,
+// password changes and resets.
 //
 // A violation row holds who (uid, Unix user, rota user), where (node, GPU),
 // which reservation, the mode and dry-run flag, every process that took part
@@ -89,6 +91,18 @@ Result<ViolationQuery> ParseViolationQuery(const std::map<std::string, std::stri
 // A violation id from a URL: 1..2^53. InvalidArgument otherwise.
 Result<int64_t> ParseViolationId(const std::string& text);
 
+// One entry of the accounts trail.
+struct AuthEvent {
+  int64_t id = 0;
+  int64_t t_ms = 0;
+  std::string action;    // "login_throttled", "password_changed", "password_reset"
+  std::string address;   // the client's address ("" when none)
+  std::string username;  // the account concerned (as typed, for a sign-in)
+  std::string actor;     // who did it ("" for a sign-in)
+  std::string detail;
+};
+inline constexpr int kMaxAuthEventListLimit = 1000;
+
 class AuditLog {
  public:
   // `store` is borrowed and must outlive the log.
@@ -118,6 +132,13 @@ class AuditLog {
   // Every open violation with its events, oldest first (for restart recovery).
   Result<std::vector<ViolationRecord>> ListOpen();
 
+  // Appends `event` to the accounts trail without waiting for the store (callable from
+  // a network thread); a failed write is logged.
+  void RecordAuthEvent(AuthEvent event);
+  // The newest entries first, ids below `before_id` (0: from the newest), at most
+  // `limit` (1..kMaxAuthEventListLimit).
+  Result<std::vector<AuthEvent>> ListAuthEvents(int64_t before_id, int limit);
+
  private:
   store::Store* const store_;
 };
@@ -125,5 +146,7 @@ class AuditLog {
 // The API view of a violation: times as RFC 3339 and Unix ms; events included
 // when `with_events`.
 api::Json ViolationJson(const ViolationRecord& v, bool with_events);
+// {id, at (RFC 3339), action, address, username, actor, detail}.
+api::Json AuthEventJson(const AuthEvent& e);
 
 }  // namespace rota::server

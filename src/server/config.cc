@@ -60,7 +60,10 @@ const std::vector<KeyDef>& Keys() {
       {"currency", "ROTA_CURRENCY"},
       {"anonymous_read", "ROTA_ANONYMOUS_READ"},
       {"session_ttl", "ROTA_SESSION_TTL"},
+      {"api_token_max_ttl", "ROTA_API_TOKEN_MAX_TTL"},
       {"password_hash_cost", "ROTA_PASSWORD_HASH_COST"},
+      {"password_hash_threads", "ROTA_PASSWORD_HASH_THREADS"},
+      {"password_hash_queue", "ROTA_PASSWORD_HASH_QUEUE"},
       {"admin_password", "ROTA_ADMIN_PASSWORD"},
       {"public_url", "ROTA_PUBLIC_URL"},
       {"smtp_url", "ROTA_SMTP_URL"},
@@ -305,6 +308,21 @@ Status ApplySetting(ServerConfig* c, const std::string& key, const std::string& 
       return err(Status::InvalidArgument("must be between 1s and 366d"));
     }
     c->session_ttl_ms = *ms;
+  } else if (key == "api_token_max_ttl") {
+    auto ms = ParseDurationMs(value);
+    if (!ms.ok()) return err(ms.status());
+    if (*ms < 60'000 || *ms > 3660LL * 86'400'000) {
+      return err(Status::InvalidArgument("must be between 1m and 3660d"));
+    }
+    c->api_token_max_ttl_ms = *ms;
+  } else if (key == "password_hash_threads") {
+    auto v = ParseInt(value, 1, 64);
+    if (!v.ok()) return err(v.status());
+    c->password_hash_threads = static_cast<int>(*v);
+  } else if (key == "password_hash_queue") {
+    auto v = ParseInt(value, 1, 100'000);
+    if (!v.ok()) return err(v.status());
+    c->password_hash_queue = static_cast<int>(*v);
   } else if (key == "password_hash_cost") {
     if (value != "interactive" && value != "moderate" && value != "min") {
       return err(Status::InvalidArgument("'" + value + "' must be interactive, moderate or min"));
@@ -468,7 +486,10 @@ std::string ConfigToYaml(const ServerConfig& c, bool show_secrets) {
   auto secret = [&](const std::string& v) { return v.empty() ? "" : (show_secrets ? v : "<set>"); };
   out << YAML::Key << "anonymous_read" << YAML::Value << c.anonymous_read;
   out << YAML::Key << "session_ttl" << YAML::Value << FormatExactDuration(c.session_ttl_ms);
+  out << YAML::Key << "api_token_max_ttl" << YAML::Value << FormatExactDuration(c.api_token_max_ttl_ms);
   out << YAML::Key << "password_hash_cost" << YAML::Value << c.password_hash_cost;
+  out << YAML::Key << "password_hash_threads" << YAML::Value << c.password_hash_threads;
+  out << YAML::Key << "password_hash_queue" << YAML::Value << c.password_hash_queue;
   out << YAML::Key << "admin_password" << YAML::Value << secret(c.admin_password);
   out << YAML::Key << "public_url" << YAML::Value << c.public_url;
   out << YAML::Key << "smtp_url" << YAML::Value << c.smtp_url;

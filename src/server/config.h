@@ -75,9 +75,16 @@ struct ServerConfig {
   // ---- Accounts ----
   // Anonymous callers may read cluster state, reservations and violations.
   bool anonymous_read = false;
+  // The lifetime of a session (sign-in) token, and the longest an API token may live
+  // (one asked for without a lifetime gets it). Both also bound tokens issued before.
   int64_t session_ttl_ms = 12LL * 3600 * 1000;
+  int64_t api_token_max_ttl_ms = 90LL * 24 * 3600 * 1000;
   // argon2id cost: "interactive" (~0.3 s per hash), "moderate" or "min" (tests).
   std::string password_hash_cost = "interactive";
+  // Threads that hash and check passwords (never the network threads), and how many
+  // checks may wait for them; beyond that a sign-in gets 503 with Retry-After.
+  int password_hash_threads = 2;
+  int password_hash_queue = 64;
   // Password of the first admin, created when the store has no user. Empty:
   // generated and written to <data_dir>/initial-admin-password (0600).
   std::string admin_password;

@@ -15,6 +15,7 @@
 #include "server/tls_setup.h"
 #include "server/power/power_service.h"
 #include "server/accounts/accounts.h"
+#include "server/accounts/logins.h"
 #include "notify/notifier.h"
 #include "server/nodes/agent_gateway.h"
 #include "server/nodes/ssh_nodes.h"
@@ -52,6 +53,7 @@ struct Server::Impl {
   std::unique_ptr<AgentGateway> gateway;
   std::unique_ptr<notify::Notifier> notifier;
   std::unique_ptr<AuditLog> audit;
+  std::unique_ptr<Logins> logins;  // reset in Stop(), after the HTTP server
   std::unique_ptr<Reservations> reservations;
   std::unique_ptr<EnforcementService> enforcement;
   std::unique_ptr<EnforcementRunner> enforcement_runner;
@@ -224,8 +226,9 @@ Result<std::unique_ptr<Server>> Server::Start(const ServerConfig& config, Clock&
   ASSIGN_OR_RETURN(impl->store, store::Store::Open(config.data_dir, store_options, clock));
 
   ASSIGN_OR_RETURN(std::string auth_key, LoadOrCreateAuthKey(config.data_dir));
-  impl->accounts = std::make_unique<Accounts>(impl->store.get(), std::move(auth_key),
-                                              config.password_hash_cost);
+  impl->accounts = std::make_unique<Accounts>(
+      impl->store.get(), std::move(auth_key), config.password_hash_cost,
+      TokenLimits{config.api_token_max_ttl_ms, config.session_ttl_ms});
   RETURN_IF_ERROR(BootstrapAdmin(config, *impl->accounts, clock.NowMs()));
 
   impl->cluster = std::make_unique<ClusterState>(config.missed_heartbeats);
@@ -266,6 +269,12 @@ Result<std::unique_ptr<Server>> Server::Start(const ServerConfig& config, Clock&
   smtp.rate_limit_per_hour = config.smtp_rate_limit_per_hour;
   if (!config.smtp_url.empty()) impl->notifier = std::make_unique<notify::Notifier>(smtp, clock);
   impl->audit = std::make_unique<AuditLog>(impl->store.get());
+  LoginsOptions login_options;
+  login_options.hash_threads = config.password_hash_threads;
+  login_options.hash_queue = static_cast<size_t>(config.password_hash_queue);
+  impl->logins = std::make_unique<Logins>(impl->accounts.get(), impl->audit.get(), &clock,
+                                          login_options);
+  impl->ctx.logins = impl->logins.get();
   impl->reservations =
       std::make_unique<Reservations>(impl->store.get(), impl->cluster.get(), &clock);
   EnforcementDeps deps = deps_defaults;
@@ -438,6 +447,7 @@ void Server::Stop() {
   impl_->cv.NotifyAll();
   if (impl_->background.joinable()) impl_->background.join();
   impl_->http->Stop();
+  impl_->logins.reset();  // queued password checks are dropped (answered 500 if still open)
   // No agent sends samples any more: store what was accounted.
   if (Status st = impl_->accounting->Flush(); !st.ok()) {
     ROTA_LOG(WARNING) << "accounting flush at stop failed: " << st.message();

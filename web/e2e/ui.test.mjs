@@ -412,4 +412,18 @@ describe('rota web UI', { timeout: 15 * 60_000, skip: NO_BROWSER }, () => {
     await checkScreen('13-session-expired');
     checkClean('the whole run');
   });
+
+  step('failed sign-ins make the form wait, counting down what the server said (Retry-After)', async () => {
+    const err = page.getByTestId('form-error');
+    let text = '';
+    for (let i = 0; i < 8 && !/Too many failed sign-ins/.test(text); i++) {
+      await signIn('admin', `wrong-${i}`);
+      await eventually('an answer', async () => (await err.count()) > 0 && !(await page.getByTestId('signin-submit').textContent()).includes('Signing in'));
+      text = (await err.textContent()).trim();
+    }
+    assert.match(text, /^Too many failed sign-ins\. Try again in \d+ s\.$/);
+    assert.equal(await page.getByTestId('signin-submit').isDisabled(), true, 'the button waits too');
+    await eventually('the wait to end', async () => (await err.textContent()).trim() === 'You can try again now.', { timeout: 20_000 });
+    assert.equal(await page.getByTestId('signin-submit').isDisabled(), false);
+  });
 });

@@ -11,6 +11,7 @@
 #include "common/log.h"
 #include "common/mutex.h"
 #include "common/strings.h"
+#include "common/time_util.h"
 #include "server/store/accounts.h"
 
 namespace rota::server {
@@ -169,8 +170,8 @@ Status ValidateUnixUser(const std::string& name) {
   return Status::Ok();
 }
 
-Accounts::Accounts(store::Store* store, std::string key, std::string hash_cost)
-    : store_(store), key_(std::move(key)), hash_cost_(std::move(hash_cost)) {
+Accounts::Accounts(store::Store* store, std::string key, std::string hash_cost, TokenLimits limits)
+    : store_(store), key_(std::move(key)), hash_cost_(std::move(hash_cost)), limits_(limits) {
   if (sodium_init() < 0) ROTA_LOG(ERROR) << "libsodium failed to initialise";
 }
 
@@ -262,8 +263,13 @@ Result<User> Accounts::UpdateUser(int64_t id, const UserPatch& patch, int64_t no
     row.password_hash = hash;
     RETURN_IF_ERROR(store::UpdateUser(db, row));
     if (patch.groups) RETURN_IF_ERROR(store::SetUserGroups(db, id, *patch.groups));
-    // A disabled user or a changed password ends every session.
-    if (new_disabled || patch.password) RETURN_IF_ERROR(store::DeleteSessions(db, id));
+    // A disabled user ends every session; a changed password every token, API tokens
+    // too (whoever knew the old password may have made some).
+    if (patch.password) {
+      RETURN_IF_ERROR(store::DeleteTokensOf(db, id).status());
+    } else if (new_disabled) {
+      RETURN_IF_ERROR(store::DeleteSessions(db, id));
+    }
     return Status::Ok();
   }));
   InvalidateTokenCache();
@@ -458,6 +464,13 @@ Result<std::pair<std::string, TokenInfo>> Accounts::IssueToken(int64_t user_id,
                                    "characters");
   }
   if (ttl_ms < 0) return Status::InvalidArgument("token lifetime must not be negative");
+  const int64_t max_ms = kind == "api" ? limits_.api_max_ms : limits_.session_max_ms;
+  if (ttl_ms > max_ms) {
+    return Status::InvalidArgument(
+        "token lifetime " + FormatExactDuration(ttl_ms) + " is longer than the maximum of " +
+        FormatExactDuration(max_ms) + (kind == "api" ? " (api_token_max_ttl)" : " (session_ttl)"));
+  }
+  if (ttl_ms == 0) ttl_ms = max_ms;
   ASSIGN_OR_RETURN(std::string id, RandomHex(kTokenIdHex / 2));
   ASSIGN_OR_RETURN(std::string secret, RandomHex(kTokenSecretHex / 2));
   TokenInfo info;
@@ -466,10 +479,17 @@ Result<std::pair<std::string, TokenInfo>> Accounts::IssueToken(int64_t user_id,
   info.kind = kind;
   info.name = name;
   info.created_ms = now_ms;
-  if (ttl_ms > 0) info.expires_ms = now_ms + ttl_ms;
+  info.expires_ms = now_ms + ttl_ms;
   const store::TokenRow row{id, user_id, kind, name, Mac(secret), now_ms, info.expires_ms, std::nullopt};
   RETURN_IF_ERROR(store_->Write([&](Db& db) { return store::InsertToken(db, row); }));
   return std::make_pair(std::string(kTokenPrefix) + id + "_" + secret, info);
+}
+
+int64_t Accounts::ExpiryOf(const std::string& kind, int64_t created_ms,
+                           std::optional<int64_t> expires_ms) const {
+  const int64_t max_ms = kind == "api" ? limits_.api_max_ms : limits_.session_max_ms;
+  const int64_t longest = created_ms + max_ms;
+  return expires_ms ? std::min(*expires_ms, longest) : longest;
 }
 
 void Accounts::InvalidateTokenCache() {
@@ -510,7 +530,7 @@ Result<User> Accounts::VerifyToken(const std::string& token, int64_t now_ms) {
       if (found) {
         entry.user.id = row->user_id;
         entry.mac = row->secret_mac;
-        entry.expires_ms = row->expires_ms;
+        entry.expires_ms = ExpiryOf(row->kind, row->created_ms, row->expires_ms);
         entry.last_used_ms = row->last_used_ms.value_or(0);
       }
       return Status::Ok();
@@ -525,7 +545,7 @@ Result<User> Accounts::VerifyToken(const std::string& token, int64_t now_ms) {
       sodium_memcmp(entry.mac.data(), want.data(), want.size()) != 0) {
     return refused;  // a forged secret is never cached: only store rows are
   }
-  if (entry.expires_ms && *entry.expires_ms <= now_ms) return refused;
+  if (entry.expires_ms <= now_ms) return refused;
   if (entry.user.disabled) return refused;
   const bool record_use = now_ms - entry.last_used_ms >= 60'000;
   if (record_use) {
@@ -549,7 +569,8 @@ Result<std::vector<TokenInfo>> Accounts::ListTokens(int64_t user_id) {
   RETURN_IF_ERROR(store_->Read([&](Db& db) -> Status {
     ASSIGN_OR_RETURN(auto rows, store::ListTokenRows(db, user_id));
     for (auto& r : rows) {
-      out.push_back(TokenInfo{r.id, r.user_id, r.kind, r.name, r.created_ms, r.expires_ms, r.last_used_ms});
+      out.push_back(TokenInfo{r.id, r.user_id, r.kind, r.name, r.created_ms,
+                              ExpiryOf(r.kind, r.created_ms, r.expires_ms), r.last_used_ms});
     }
     return Status::Ok();
   }));

@@ -82,17 +82,28 @@ Status ValidateGroupName(const std::string& name);
 Status ValidateEmail(const std::string& email);
 Status ValidateUnixUser(const std::string& name);
 
+// The longest a token lives, by kind. Applied when a token is issued (a longer
+// lifetime is refused, none asked for gets the maximum) and when one is presented (a
+// token older than its kind's maximum is expired, whatever it was issued with, so that
+// lowering a maximum shortens tokens issued before).
+struct TokenLimits {
+  int64_t api_max_ms = 90LL * 86'400'000;      // api_token_max_ttl
+  int64_t session_max_ms = 12LL * 3'600'000;   // session_ttl
+};
+
 class Accounts {
  public:
   // `key` (>= 32 bytes) keys the token MACs; `hash_cost` is "interactive"
   // (default; ~0.3 s per hash), "moderate" or "min" (tests only).
   // All pointers borrowed.
-  Accounts(store::Store* store, std::string key, std::string hash_cost);
+  Accounts(store::Store* store, std::string key, std::string hash_cost, TokenLimits limits = {});
 
   // ---- users ----
   // InvalidArgument for bad fields, Conflict when the username is taken.
   Result<User> CreateUser(const UserPatch& patch, int64_t now_ms);
   Result<User> UpdateUser(int64_t id, const UserPatch& patch, int64_t now_ms);
+  // A new password ends every token of the user (sessions and API tokens); the
+  // caller checks the current password first where one is needed (accounts_api.cc).
   // Deletes the user and its tokens. Conflict when it owns
   // reservations (disable it instead).
   Status DeleteUser(int64_t id);
@@ -124,7 +135,8 @@ class Accounts {
 
   // ---- tokens ----
   // Issues a token for `user_id`; returns the full secret token (shown once)
-  // and its info. `ttl_ms` 0: never expires.
+  // and its info. `ttl_ms` 0: the maximum of its kind (TokenLimits); InvalidArgument
+  // for a longer one.
   Result<std::pair<std::string, TokenInfo>> IssueToken(int64_t user_id, const std::string& kind,
                                                        const std::string& name, int64_t ttl_ms,
                                                        int64_t now_ms);
@@ -143,11 +155,15 @@ class Accounts {
  private:
   Result<std::string> HashPassword(const std::string& password) const;
   std::string Mac(const std::string& secret) const;
+  // When a token of `kind` created at `created_ms` expires: the earlier of its own
+  // expiry and its kind's maximum lifetime.
+  int64_t ExpiryOf(const std::string& kind, int64_t created_ms,
+                   std::optional<int64_t> expires_ms) const;
 
   struct CachedToken {
     std::string mac;
     User user;
-    std::optional<int64_t> expires_ms;
+    int64_t expires_ms = 0;  // ExpiryOf
     int64_t last_used_ms = 0;     // as recorded in the store
     int64_t cached_at_mono_ms = 0;
   };
@@ -157,6 +173,7 @@ class Accounts {
   store::Store* const store_;
   const std::string key_;
   const std::string hash_cost_;
+  const TokenLimits limits_;
   Mutex cache_mu_;
   std::unordered_map<std::string, CachedToken> token_cache_ ROTA_GUARDED_BY(cache_mu_);  // by token id
   uint64_t cache_generation_ ROTA_GUARDED_BY(cache_mu_) = 0;  // bumped by InvalidateTokenCache

@@ -3,10 +3,17 @@
 //   POST   /api/v1/auth/login          {username, password} -> session token   anyone
 //   POST   /api/v1/auth/logout         ends the calling session                 user
 //   GET    /api/v1/auth/whoami                                                  user
+//   GET    /api/v1/auth/events         the accounts trail                       admin
 //   GET    /api/v1/users               admin
 //   POST   /api/v1/users               admin
 //   GET    /api/v1/users/{name}        the user or an admin
-//   PATCH  /api/v1/users/{name}        the user (display_name, email, password) or an admin
+//   PATCH  /api/v1/users/{name}        the user (display_name, email, password with
+//                                      current_password) or an admin
+//
+// Every request that hashes or checks a password is answered from the hashing pool
+// (logins.h), never on a network thread: sign-in, a password change (its current
+// password, then the new one) and creating a user with a password. A full pool
+// answers 503 and a throttled sign-in 429, both with Retry-After.
 //   DELETE /api/v1/users/{name}        admin
 //   GET    /api/v1/groups              user
 //   POST   /api/v1/groups              admin
@@ -24,6 +31,8 @@
 #include "server/quotas/quotas.h"
 #include "server/queues/queues.h"
 #include "server/accounts/auth.h"
+#include "server/accounts/logins.h"
+#include "server/audit.h"
 
 namespace rota::server {
 namespace {
@@ -32,6 +41,54 @@ using net::HttpRequest;
 using net::HttpResponse;
 
 HttpResponse Fail(const Status& st) { return HttpResponse::FromStatus(st); }
+
+// The refusal `st` with "Retry-After: <seconds>" (rounded up, at least 1).
+HttpResponse RetryLater(const Status& st, int64_t retry_after_ms) {
+  HttpResponse r = Fail(st);
+  r.headers.emplace_back("Retry-After", std::to_string(std::max<int64_t>(1, (retry_after_ms + 999) / 1000)));
+  return r;
+}
+
+// Runs `work` (which answers through `respond`) where passwords are hashed: the pool,
+// or the calling thread where the context has none (tests that build a bare context).
+void OnHashingPool(ApiContext& ctx, const net::Responder& respond, std::function<void()> work) {
+  if (ctx.logins == nullptr) {
+    work();
+    return;
+  }
+  Status st = ctx.logins->RunHashing(std::move(work));
+  if (!st.ok()) {
+    respond(RetryLater(Status::Unavailable(st.message() + "; try again in 1 s"),
+                       Logins::kBusyRetryMs));
+  }
+}
+
+// Checks `password` of `username` for the client of `req` (throttled, on the pool) and
+// calls `then` with the outcome; refusals (429/503) are answered with Retry-After.
+void CheckPassword(ApiContext& ctx, const HttpRequest& req, const std::string& username,
+                   std::string password, net::Responder respond,
+                   std::function<void(Result<User>, const net::Responder&)> then) {
+  if (ctx.logins == nullptr) {
+    then(ctx.accounts->CheckPassword(username, password), respond);
+    return;
+  }
+  ctx.logins->CheckPassword(
+      req.remote_addr, username, std::move(password),
+      [respond, then = std::move(then)](Logins::Outcome out) {
+        if (out.retry_after_ms > 0) {
+          respond(RetryLater(out.user.status(), out.retry_after_ms));
+          return;
+        }
+        then(std::move(out.user), respond);
+      });
+}
+
+void Audit(ApiContext& ctx, const std::string& action, const HttpRequest& req,
+           const std::string& username, const std::string& actor, const std::string& detail) {
+  if (ctx.audit == nullptr) return;
+  ctx.audit->RecordAuthEvent({0, ctx.clock->NowMs(), action,
+                              LoginThrottle::AddressKey(req.remote_addr), username, actor, detail});
+}
 
 api::Json UserJson(const User& u) {
   api::Json unix_users = api::Json::object();
@@ -142,9 +199,9 @@ Result<User> PathUser(ApiContext& ctx, const HttpRequest& req, const Principal& 
   return ctx.accounts->FindUser(name);
 }
 
-HttpResponse Login(ApiContext& ctx, const HttpRequest& req) {
+void Login(ApiContext& ctx, const HttpRequest& req, net::Responder respond) {
   auto body = ObjectBody(req);
-  if (!body.ok()) return Fail(body.status());
+  if (!body.ok()) return respond(Fail(body.status()));
   std::optional<std::string> username, password, name;
   Status st = OnlyFields(*body, {"username", "password"});
   if (st.ok()) st = OptString(*body, "username", &username);
@@ -152,18 +209,92 @@ HttpResponse Login(ApiContext& ctx, const HttpRequest& req) {
   if (st.ok() && (!username || !password)) {
     st = Status::InvalidArgument("username and password are required");
   }
-  if (!st.ok()) return Fail(st);
-  auto user = ctx.accounts->CheckPassword(*username, *password);
-  if (!user.ok()) return Fail(user.status());
-  const int64_t now = ctx.clock->NowMs();
-  auto token = ctx.accounts->IssueToken(user->id, "session", "login from " + req.remote_addr,
-                                        ctx.config->session_ttl_ms, now);
-  if (!token.ok()) return Fail(token.status());
-  api::Json j{{"token", token->first},
-              {"token_id", token->second.id},
-              {"expires_at", FormatRfc3339(*token->second.expires_ms)},
-              {"user", UserJson(*user)}};
-  return HttpResponse::Json(200, j.dump());
+  if (!st.ok()) return respond(Fail(st));
+  const std::string token_name = "login from " + req.remote_addr;
+  CheckPassword(ctx, req, *username, std::move(*password), std::move(respond),
+                [&ctx, token_name](Result<User> user, const net::Responder& respond) {
+                  if (!user.ok()) return respond(Fail(user.status()));
+                  auto token = ctx.accounts->IssueToken(user->id, "session", token_name,
+                                                        ctx.config->session_ttl_ms,
+                                                        ctx.clock->NowMs());
+                  if (!token.ok()) return respond(Fail(token.status()));
+                  api::Json j{{"token", token->first},
+                              {"token_id", token->second.id},
+                              {"expires_at", FormatRfc3339(*token->second.expires_ms)},
+                              {"user", UserJson(*user)}};
+                  respond(HttpResponse::Json(200, j.dump()));
+                });
+}
+
+// PATCH /api/v1/users/{name}. A new password for oneself needs the current one (checked
+// like a sign-in: throttled, on the pool); an admin setting another user's does not.
+// Either way every token of the user ends.
+void PatchUser(ApiContext& ctx, const HttpRequest& req, net::Responder respond) {
+  auto who = RequireUser(ctx, req);
+  if (!who.ok()) return respond(Fail(who.status()));
+  auto user = PathUser(ctx, req, *who);
+  if (!user.ok()) return respond(Fail(user.status()));
+  auto body = ObjectBody(req);
+  if (!body.ok()) return respond(Fail(body.status()));
+  std::optional<std::string> current;
+  if (Status st = OptString(*body, "current_password", &current); !st.ok()) {
+    return respond(Fail(st));
+  }
+  body->erase("current_password");
+  auto patch = ParseUserPatch(*body);
+  if (!patch.ok()) return respond(Fail(patch.status()));
+  if (!who->admin() && (patch->role || patch->disabled || patch->groups || patch->unix_user ||
+                        patch->unix_users)) {
+    return respond(Fail(Status::PermissionDenied(
+        "only admins may change role, disabled, groups or Unix accounts")));
+  }
+  const int64_t id = user->id;
+  const std::string username = user->username;
+  const std::string actor = who->username;
+  // Answers; true when the user was changed.
+  auto update = [&ctx, id, patch = *patch](const net::Responder& respond) {
+    auto updated = ctx.accounts->UpdateUser(id, patch, ctx.clock->NowMs());
+    respond(updated.ok() ? HttpResponse::Json(200, UserJson(*updated).dump())
+                         : Fail(updated.status()));
+    return updated.ok();
+  };
+  if (!patch->password) {
+    update(respond);
+    return;
+  }
+  const bool own = who->user_id == id;
+  if (!own) {
+    // An admin resetting another user's password.
+    HttpRequest copy;
+    copy.remote_addr = req.remote_addr;
+    return OnHashingPool(ctx, respond, [&ctx, respond, update, copy, username, actor] {
+      if (update(respond)) {
+        Audit(ctx, "password_reset", copy, username, actor, "every token of the user revoked");
+      }
+    });
+  }
+  if (!current || current->empty()) {
+    return respond(Fail(Status::InvalidArgument(
+        "current_password is required to change your own password")));
+  }
+  HttpRequest copy;
+  copy.remote_addr = req.remote_addr;
+  CheckPassword(ctx, req, username, std::move(*current), std::move(respond),
+                [&ctx, update, copy, username, actor](Result<User> checked,
+                                                     const net::Responder& respond) {
+                  if (!checked.ok()) {
+                    if (checked.status().code() == StatusCode::kUnauthenticated) {
+                      // Not 401: the caller's token is fine, only the password is wrong.
+                      return respond(Fail(Status::PermissionDenied("current_password is wrong")));
+                    }
+                    return respond(Fail(checked.status()));
+                  }
+                  // Already on the pool: the new hash is made here.
+                  if (update(respond)) {
+                    Audit(ctx, "password_changed", copy, username, actor,
+                          "every token of the user revoked");
+                  }
+                });
 }
 
 // "rota_<id>_<secret>" -> "<id>" (the caller's own token, already verified).
@@ -198,8 +329,32 @@ void ForgetName(ApiContext& ctx, const std::string& kind, const std::string& nam
 }  // namespace
 
 Status RegisterAccountRoutes(net::HttpServer& http, ApiContext& ctx) {
-  RETURN_IF_ERROR(http.Route("POST", "/api/v1/auth/login",
-                             [&ctx](const HttpRequest& req) { return Login(ctx, req); }));
+  RETURN_IF_ERROR(http.RouteAsync("POST", "/api/v1/auth/login",
+                                  [&ctx](const HttpRequest& req, net::Responder respond) {
+                                    Login(ctx, req, std::move(respond));
+                                  }));
+  RETURN_IF_ERROR(http.Route("GET", "/api/v1/auth/events", [&ctx](const HttpRequest& req) {
+    auto who = RequireAdmin(ctx, req);
+    if (!who.ok()) return Fail(who.status());
+    if (ctx.audit == nullptr) return Fail(Status::Unavailable("the audit log is not available"));
+    int64_t limit = 100, before = 0;
+    for (const auto& [key, value] : req.query) {
+      if (key != "limit" && key != "before") {
+        return Fail(Status::InvalidArgument("unknown parameter '" + key + "'"));
+      }
+      int64_t v = 0;
+      const bool digits = !value.empty() && value.size() <= 18 &&
+                          std::all_of(value.begin(), value.end(), [](char c) { return c >= '0' && c <= '9'; });
+      if (digits) v = std::stoll(value);
+      if (!digits) return Fail(Status::InvalidArgument(key + " must be a whole number"));
+      (key == "limit" ? limit : before) = v;
+    }
+    auto events = ctx.audit->ListAuthEvents(before, static_cast<int>(std::min<int64_t>(limit, 1'000'000)));
+    if (!events.ok()) return Fail(events.status());
+    api::Json arr = api::Json::array();
+    for (const auto& e : *events) arr.push_back(AuthEventJson(e));
+    return HttpResponse::Json(200, api::Json{{"events", arr}}.dump());
+  }));
   RETURN_IF_ERROR(http.Route("POST", "/api/v1/auth/logout", [&ctx](const HttpRequest& req) {
     auto who = RequireUser(ctx, req);
     if (!who.ok()) return Fail(who.status());
@@ -225,16 +380,21 @@ Status RegisterAccountRoutes(net::HttpServer& http, ApiContext& ctx) {
     for (const auto& u : *users) arr.push_back(UserJson(u));
     return HttpResponse::Json(200, api::Json{{"users", arr}}.dump());
   }));
-  RETURN_IF_ERROR(http.Route("POST", "/api/v1/users", [&ctx](const HttpRequest& req) {
+  RETURN_IF_ERROR(http.RouteAsync("POST", "/api/v1/users", [&ctx](const HttpRequest& req,
+                                                                   net::Responder respond) {
     auto who = RequireAdmin(ctx, req);
-    if (!who.ok()) return Fail(who.status());
+    if (!who.ok()) return respond(Fail(who.status()));
     auto body = ObjectBody(req);
-    if (!body.ok()) return Fail(body.status());
+    if (!body.ok()) return respond(Fail(body.status()));
     auto patch = ParseUserPatch(*body);
-    if (!patch.ok()) return Fail(patch.status());
-    auto user = ctx.accounts->CreateUser(*patch, ctx.clock->NowMs());
-    if (!user.ok()) return Fail(user.status());
-    return HttpResponse::Json(201, UserJson(*user).dump());
+    if (!patch.ok()) return respond(Fail(patch.status()));
+    auto create = [&ctx, patch = *patch, respond] {
+      auto user = ctx.accounts->CreateUser(patch, ctx.clock->NowMs());
+      if (!user.ok()) return respond(Fail(user.status()));
+      respond(HttpResponse::Json(201, UserJson(*user).dump()));
+    };
+    if (patch->password) return OnHashingPool(ctx, respond, std::move(create));
+    create();
   }));
   RETURN_IF_ERROR(http.Route("GET", "/api/v1/users/{name}", [&ctx](const HttpRequest& req) {
     auto who = RequireUser(ctx, req);
@@ -243,24 +403,10 @@ Status RegisterAccountRoutes(net::HttpServer& http, ApiContext& ctx) {
     if (!user.ok()) return Fail(user.status());
     return HttpResponse::Json(200, UserJson(*user).dump());
   }));
-  RETURN_IF_ERROR(http.Route("PATCH", "/api/v1/users/{name}", [&ctx](const HttpRequest& req) {
-    auto who = RequireUser(ctx, req);
-    if (!who.ok()) return Fail(who.status());
-    auto user = PathUser(ctx, req, *who);
-    if (!user.ok()) return Fail(user.status());
-    auto body = ObjectBody(req);
-    if (!body.ok()) return Fail(body.status());
-    auto patch = ParseUserPatch(*body);
-    if (!patch.ok()) return Fail(patch.status());
-    if (!who->admin() && (patch->role || patch->disabled || patch->groups || patch->unix_user ||
-                          patch->unix_users)) {
-      return Fail(Status::PermissionDenied(
-          "only admins may change role, disabled, groups or Unix accounts"));
-    }
-    auto updated = ctx.accounts->UpdateUser(user->id, *patch, ctx.clock->NowMs());
-    if (!updated.ok()) return Fail(updated.status());
-    return HttpResponse::Json(200, UserJson(*updated).dump());
-  }));
+  RETURN_IF_ERROR(http.RouteAsync("PATCH", "/api/v1/users/{name}",
+                                  [&ctx](const HttpRequest& req, net::Responder respond) {
+                                    PatchUser(ctx, req, std::move(respond));
+                                  }));
   RETURN_IF_ERROR(http.Route("DELETE", "/api/v1/users/{name}", [&ctx](const HttpRequest& req) {
     auto who = RequireAdmin(ctx, req);
     if (!who.ok()) return Fail(who.status());
@@ -336,8 +482,8 @@ Status RegisterAccountRoutes(net::HttpServer& http, ApiContext& ctx) {
     if (st.ok() && ttl && !ttl->empty()) {
       auto ms = ParseDurationMs(*ttl);
       if (!ms.ok()) st = ms.status().WithContext("ttl");
-      else if (*ms < 60'000 || *ms > 3660LL * 86'400'000) st = Status::InvalidArgument("ttl must be between 1m and 10 years");
-      else ttl_ms = *ms;
+      else if (*ms < 60'000) st = Status::InvalidArgument("ttl must be at least 1m");
+      else ttl_ms = *ms;  // at most api_token_max_ttl (Accounts::IssueToken); absent: that maximum
     }
     if (!st.ok()) return Fail(st);
     auto token = ctx.accounts->IssueToken(who->user_id, "api", name.value_or("api token"), ttl_ms,

@@ -130,12 +130,73 @@ TEST_F(AccountsTest, TokensExpireAndCanBeRevokedAndForgeriesFail) {
 
   auto api = accounts_->IssueToken(alice.id, "api", "cli", 0, clock_.NowMs());
   ASSERT_TRUE(api.ok());
-  clock_.AdvanceMs(400LL * 86'400'000);
-  EXPECT_TRUE(accounts_->VerifyToken(api->first, clock_.NowMs()).ok());  // never expires
+  clock_.AdvanceMs(89LL * 86'400'000);
+  EXPECT_TRUE(accounts_->VerifyToken(api->first, clock_.NowMs()).ok());
   User bob = Make("bob");
   EXPECT_EQ(accounts_->RevokeToken(bob.id, api->second.id).code(), StatusCode::kNotFound);
   ASSERT_TRUE(accounts_->RevokeToken(alice.id, api->second.id).ok());
   EXPECT_FALSE(accounts_->VerifyToken(api->first, clock_.NowMs()).ok());
+}
+
+// Finding (issue 41): API tokens never expired by default.
+TEST_F(AccountsTest, ApiTokensNeverExpireByDefaultFixed_AnApiTokenWithoutTtlLives90Days) {
+  User alice = Make("alice");
+  auto api = accounts_->IssueToken(alice.id, "api", "cli", 0, clock_.NowMs());
+  ASSERT_TRUE(api.ok()) << api.status().ToString();
+  ASSERT_TRUE(api->second.expires_ms.has_value());
+  EXPECT_EQ(*api->second.expires_ms, clock_.NowMs() + 90LL * 86'400'000);
+  clock_.AdvanceMs(90LL * 86'400'000 - 1);
+  EXPECT_TRUE(accounts_->VerifyToken(api->first, clock_.NowMs()).ok());
+  clock_.AdvanceMs(1);
+  EXPECT_EQ(accounts_->VerifyToken(api->first, clock_.NowMs()).status().code(),
+            StatusCode::kUnauthenticated);
+  // A lifetime beyond the maximum is refused, naming the setting.
+  auto longer = accounts_->IssueToken(alice.id, "api", "cli", 91LL * 86'400'000, clock_.NowMs());
+  EXPECT_EQ(longer.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(longer.status().message().find("api_token_max_ttl"), std::string::npos)
+      << longer.status().message();
+}
+
+// Tokens stored before the maximum existed (no expiry), or when it was longer, expire at
+// created + the maximum of their kind now: lowering the maximum shortens them.
+TEST_F(AccountsTest, TokensIssuedBeforeALowerMaximumExpireAtIt) {
+  User alice = Make("alice");
+  Accounts lax(store_.get(), std::string(64, 'k'), "min",
+               TokenLimits{3660LL * 86'400'000, 366LL * 86'400'000});
+  auto api = lax.IssueToken(alice.id, "api", "old cli", 0, clock_.NowMs());
+  auto session = lax.IssueToken(alice.id, "session", "old login", 30LL * 86'400'000, clock_.NowMs());
+  ASSERT_TRUE(api.ok() && session.ok());
+  // The same store under the defaults (90 days, 12 hours).
+  clock_.AdvanceMs(12LL * 3'600'000);
+  EXPECT_FALSE(accounts_->VerifyToken(session->first, clock_.NowMs()).ok());
+  EXPECT_TRUE(accounts_->VerifyToken(api->first, clock_.NowMs()).ok());
+  auto listed = accounts_->ListTokens(alice.id);
+  ASSERT_TRUE(listed.ok());
+  for (const auto& t : *listed) {
+    if (t.kind == "api") {
+      EXPECT_EQ(t.expires_ms, t.created_ms + 90LL * 86'400'000);
+    }
+  }
+  clock_.AdvanceMs(90LL * 86'400'000);
+  EXPECT_FALSE(accounts_->VerifyToken(api->first, clock_.NowMs()).ok());
+}
+
+// Finding (issue 41): a password change revoked only session tokens.
+TEST_F(AccountsTest, PasswordChangeRevokesOnlySessionTokensFixed_EveryTokenEnds) {
+  User alice = Make("alice");
+  User bob = Make("bob");
+  auto session = accounts_->IssueToken(alice.id, "session", "s", 60'000, clock_.NowMs());
+  auto api = accounts_->IssueToken(alice.id, "api", "cli", 0, clock_.NowMs());
+  auto bobs = accounts_->IssueToken(bob.id, "api", "cli", 0, clock_.NowMs());
+  ASSERT_TRUE(accounts_->VerifyToken(api->first, clock_.NowMs()).ok());  // cached
+  UserPatch pw;
+  pw.password = "a-new-password";
+  ASSERT_TRUE(accounts_->UpdateUser(alice.id, pw, clock_.NowMs()).ok());
+  EXPECT_FALSE(accounts_->VerifyToken(session->first, clock_.NowMs()).ok());
+  EXPECT_FALSE(accounts_->VerifyToken(api->first, clock_.NowMs()).ok());
+  EXPECT_TRUE(accounts_->ListTokens(alice.id)->empty());
+  EXPECT_TRUE(accounts_->VerifyToken(bobs->first, clock_.NowMs()).ok());  // others keep theirs
+  EXPECT_TRUE(accounts_->CheckPassword("alice", "a-new-password").ok());
 }
 
 TEST_F(AccountsTest, DisablingAUserEndsItsSessions) {

@@ -10,6 +10,7 @@
 #include "server/api_context.h"
 #include "server/power/power_service.h"
 #include "server/accounts/auth.h"
+#include "server/accounts/logins.h"
 #include "server/jobs/jobs.h"
 #include "server/metrics/prometheus_text.h"
 #include "server/request_metrics.h"
@@ -20,6 +21,29 @@ namespace {
 
 using metrics::Escape;
 using metrics::Family;
+
+// Sign-ins: throttled, failed, refused for a busy hashing pool; the pool's queue.
+void AppendLogins(const Logins::Counters& c, std::string* out) {
+  Family throttled("rota_login_throttled_total", "counter",
+                   "Sign-ins refused with 429 by login throttling, by scope (address or account).");
+  throttled.Add("scope=\"address\"", static_cast<double>(c.throttled_address));
+  throttled.Add("scope=\"account\"", static_cast<double>(c.throttled_account));
+  throttled.AppendTo(out);
+  Family failed("rota_login_failures_total", "counter", "Sign-ins refused for a wrong username or password.");
+  failed.AddPlain(static_cast<double>(c.failed));
+  failed.AppendTo(out);
+  Family busy("rota_password_hash_rejected_total", "counter",
+              "Password checks refused with 503 because the hashing queue was full.");
+  busy.AddPlain(static_cast<double>(c.busy));
+  busy.AppendTo(out);
+  Family queued("rota_password_hash_queued", "gauge", "Password checks waiting for a hashing thread.");
+  queued.AddPlain(static_cast<double>(c.hash_queued));
+  queued.AppendTo(out);
+  Family tracked("rota_login_throttle_tracked", "gauge", "Addresses and accounts login throttling remembers.");
+  tracked.Add("scope=\"address\"", static_cast<double>(c.tracked_addresses));
+  tracked.Add("scope=\"account\"", static_cast<double>(c.tracked_accounts));
+  tracked.AppendTo(out);
+}
 
 // The store writer's queue, transactions, WAL checkpoints and minute aggregates.
 void AppendStore(const store::StoreStats& st, std::string* out) {
@@ -227,6 +251,7 @@ Status RegisterPrometheusRoutes(net::HttpServer& http, ApiContext& ctx) {
     Family auth("rota_server_agent_auth_failures_total", "counter", "Agent connections refused for a bad token.");
     auth.AddPlain(static_cast<double>(ctx.stats->auth_failures.load()));
     auth.AppendTo(&out);
+    if (ctx.logins != nullptr) AppendLogins(ctx.logins->counters(), &out);
     if (ctx.store != nullptr) AppendStore(ctx.store->Stats(), &out);
     if (ctx.accounting != nullptr) AppendAccounting(ctx, who->admin(), &out);
     if (ctx.power != nullptr) AppendPower(ctx, &out);

@@ -24,7 +24,15 @@ Json AccountPaths(Json& schemas) {
       Body({{"username", T("string")}, {"password", T("string")}}, {"username", "password"});
   schemas["Session"] = Closed({{"token", T("string")}, {"token_id", T("string")}, {"expires_at", Time()},
                                {"user", Ref("User")}});
+  schemas["AuthEvent"] = Closed({{"id", T("integer")}, {"at", Time()},
+                                 {"action", Enum({"login_throttled", "password_changed", "password_reset"})},
+                                 {"address", T("string")}, {"username", T("string")}, {"actor", T("string")},
+                                 {"detail", T("string")}});
   const Json user = Ref("User");
+  Json patch_fields = {{"password", T("string")}, {"current_password", T("string")},
+                       {"display_name", T("string")}, {"email", T("string")}, {"unix_user", T("string")},
+                       {"unix_users", Map(T("string"))}, {"role", Enum({"user", "admin"})},
+                       {"groups", Arr(T("string"))}, {"disabled", T("boolean")}};
   const Json user_fields = {{"username", T("string")}, {"password", T("string")}, {"display_name", T("string")},
                             {"email", T("string")}, {"unix_user", T("string")}, {"unix_users", Map(T("string"))},
                             {"role", Enum({"user", "admin"})}, {"groups", Arr(T("string"))},
@@ -32,21 +40,31 @@ Json AccountPaths(Json& schemas) {
   Json name = Json::array({PathParam("name", "string", "username or group name")});
   return Json{
       {"/api/v1/auth/login",
-       {{"post", WithBody(Op("Sign in with username and password; returns a session token", Ref("Session"),
-                             {400, 401}),
+       {{"post", WithBody(Op("Sign in with username and password; returns a session token. Failed sign-ins "
+                             "are throttled per address and per account: 429 with Retry-After; 503 with "
+                             "Retry-After while password checks are busy",
+                             Ref("Session"), {400, 401, 429, 503}),
                           Ref("LoginRequest"))}}},
+      {"/api/v1/auth/events",
+       {{"get", Op("The accounts trail, newest first (admin): throttled sign-ins, password changes and resets",
+                   Closed({{"events", Arr(Ref("AuthEvent"))}}), {400, 401, 403},
+                   Json::array({QueryParam("limit", "integer", "at most this many (1..1000, default 100)"),
+                                QueryParam("before", "integer", "only entries with a smaller id (paging)")}))}}},
       {"/api/v1/auth/logout",
        {{"post", Op("End the calling session", Closed({{"status", T("string")}}), {401})}}},
       {"/api/v1/auth/whoami", {{"get", Op("The signed-in user", user, {401})}}},
       {"/api/v1/users",
        {{"get", Op("List users (admin)", Closed({{"users", Arr(user)}}), {401, 403})},
-        {"post", WithBody(Answers(201, Op("Create a user (admin)", user, {400, 401, 403, 409})),
+        {"post", WithBody(Answers(201, Op("Create a user (admin)", user, {400, 401, 403, 409, 503})),
                           Body(user_fields, {"username"}))}}},
       {"/api/v1/users/{name}",
        {{"get", Op("A user (itself or admin)", user, {401, 403, 404}, name)},
-        {"patch", WithBody(Op("Change a user: itself (display_name, email, password) or admin (all)", user,
-                              {400, 401, 403, 404, 409}, name),
-                           Body(user_fields))},
+        {"patch", WithBody(Op("Change a user: itself (display_name, email, password) or admin (all). A new "
+                              "password for oneself needs current_password (403 when wrong; throttled like a "
+                              "sign-in); an admin setting another user's does not. Every token of the user "
+                              "then ends, API tokens too",
+                              user, {400, 401, 403, 404, 409, 429, 503}, name),
+                           Body(patch_fields))},
         {"delete", Answers(204, Op("Delete a user without reservations (admin)", T("object"),
                                    {401, 403, 404, 409}, name))}}},
       {"/api/v1/groups",
@@ -58,7 +76,9 @@ Json AccountPaths(Json& schemas) {
        {{"delete", Answers(204, Op("Delete a group (admin)", T("object"), {401, 403, 404}, name))}}},
       {"/api/v1/tokens",
        {{"get", Op("The caller's tokens", Closed({{"tokens", Arr(Ref("ApiToken"))}}), {401})},
-        {"post", WithBody(Answers(201, Op("Create an API token {name, ttl}; the secret is in the answer only",
+        {"post", WithBody(Answers(201, Op("Create an API token {name, ttl}; the secret is in the answer only. "
+                                          "ttl is at most the server's api_token_max_ttl (90d by default), "
+                                          "which is also what a token without one gets",
                                           Ref("ApiToken"), {400, 401})),
                           Body({{"name", T("string")}, {"ttl", T("string")}}))}}},
       {"/api/v1/tokens/{id}",

@@ -295,4 +295,10 @@ Status DeleteSessions(Db& db, int64_t user_id) {
   return del.Bind(1, user_id).Run();
 }
 
+Result<int64_t> DeleteTokensOf(Db& db, int64_t user_id) {
+  ASSIGN_OR_RETURN(Stmt del, db.Prepare("DELETE FROM tokens WHERE user_id = ?1"));
+  RETURN_IF_ERROR(del.Bind(1, user_id).Run());
+  return db.Changes();
+}
+
 }  // namespace rota::store

@@ -113,5 +113,7 @@ Result<std::vector<TokenRow>> ListTokenRows(Db& db, int64_t user_id);
 Result<bool> DeleteToken(Db& db, const std::string& id, int64_t user_id);
 // Ends every session of the user.
 Status DeleteSessions(Db& db, int64_t user_id);
+// Deletes every token of the user (sessions and API tokens); returns how many.
+Result<int64_t> DeleteTokensOf(Db& db, int64_t user_id);
 
 }  // namespace rota::store

@@ -426,8 +426,23 @@ CREATE TABLE node_credentials (
 ) WITHOUT ROWID;
 )sql";
 
-constexpr std::array<Migration, 14> kAll = {{{kV1}, {kV2}, {kV3}, {kV4}, {kV5}, {kV6}, {kV7}, {kV8},
-                                             {kV9}, {kV10}, {kV11}, {kV12}, {kV13}, {kV14}}};
+// Version 15: the accounts audit trail: sign-ins refused by throttling, password
+// changes and resets (server/audit.h, AuthEvent).
+constexpr const char* kV15 = R"sql(
+CREATE TABLE auth_events (
+  id        INTEGER PRIMARY KEY,
+  t_ms      INTEGER NOT NULL,
+  action    TEXT NOT NULL,
+  address   TEXT NOT NULL,
+  username  TEXT NOT NULL,
+  actor     TEXT NOT NULL,
+  detail    TEXT NOT NULL
+);
+)sql";
+
+constexpr std::array<Migration, 15> kAll = {{{kV1}, {kV2}, {kV3}, {kV4}, {kV5}, {kV6}, {kV7}, {kV8},
+                                             {kV9}, {kV10}, {kV11}, {kV12}, {kV13}, {kV14},
+                                             {kV15}}};
 
 std::string Hex(int64_t v) {
   char buf[32];

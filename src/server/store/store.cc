@@ -2,9 +2,11 @@
 
 #include <fcntl.h>
 #include <sys/file.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdio>
 #include <cstring>
 #include <utility>
 
@@ -36,6 +38,50 @@ Status ValidateOptions(const StoreOptions& o) {
     return bad("write_cache_mb/read_cache_mb", "must be >= 1");
   if (o.wal_autocheckpoint_pages < 1) return bad("wal_autocheckpoint_pages", "must be >= 1");
   return Status::Ok();
+}
+
+std::string Octal(mode_t mode) {
+  char buf[8];
+  std::snprintf(buf, sizeof buf, "%04o", static_cast<unsigned>(mode & 07777));
+  return buf;
+}
+
+// Makes `path` (a directory, or a file when it exists) no more open than `mode`: group and
+// others lose every permission. The store holds password hashes, token MACs and jobs'
+// environments (secrets): other local users must not read them. Refuses with a message
+// that says what to do when the mode cannot be changed (not the owner, read-only fs).
+Status MakePrivate(const std::string& path, mode_t mode, bool is_dir) {
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0) {
+    if (errno == ENOENT && !is_dir) return Status::Ok();
+    return Status::IoError("cannot stat " + path + ": " + std::strerror(errno));
+  }
+  if ((st.st_mode & 077) == 0) return Status::Ok();
+  if (::chmod(path.c_str(), mode) != 0) {
+    return Status::PermissionDenied(
+        path + " is mode " + Octal(st.st_mode) + " (open to other local users) and cannot be made " +
+        Octal(mode) + ": " + std::strerror(errno) + "; as its owner run: chmod " +
+        (is_dir ? "700 " : "600 ") + path);
+  }
+  ROTA_LOG(WARNING) << "made " << path << " private: mode " << Octal(st.st_mode) << " -> "
+                    << Octal(mode);
+  return Status::Ok();
+}
+
+// The data directory 0700; rota.db and its -wal and -shm files 0600. A new rota.db is
+// created 0600 before SQLite opens it: SQLite gives -wal and -shm the mode of the
+// database file.
+Status MakeStorePrivate(const std::string& dir, const std::string& db_path, bool create) {
+  RETURN_IF_ERROR(MakePrivate(dir, 0700, true));
+  if (create) {
+    int fd = ::open(db_path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+    if (fd < 0) return Status::IoError("cannot create " + db_path + ": " + std::strerror(errno));
+    ::close(fd);
+  }
+  for (const char* suffix : {"", "-wal", "-shm", "-journal"}) {
+    RETURN_IF_ERROR(MakePrivate(db_path + suffix, 0600, false));
+  }
+  return MakePrivate(dir + "/rota.lock", 0600, false);
 }
 
 // Takes an exclusive flock on <dir>/rota.lock.
@@ -116,9 +162,11 @@ Result<std::unique_ptr<Store>> Store::Open(const std::string& data_dir, const St
                                            Clock& clock) {
   RETURN_IF_ERROR(ValidateOptions(options));
   RETURN_IF_ERROR(MakeDirs(data_dir, 0700));
-  ASSIGN_OR_RETURN(std::unique_ptr<LockFile> lock, LockDir(data_dir));
   const std::string path = data_dir + "/rota.db";
   auto fail = [](const Status& st) { return st.WithContext("cannot open store"); };
+  if (Status st = MakePrivate(data_dir, 0700, true); !st.ok()) return fail(st);
+  ASSIGN_OR_RETURN(std::unique_ptr<LockFile> lock, LockDir(data_dir));
+  if (Status st = MakeStorePrivate(data_dir, path, true); !st.ok()) return fail(st);
 
   auto wdb = Db::Open(path, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE);
   if (!wdb.ok()) return fail(wdb.status());
@@ -128,6 +176,8 @@ Result<std::unique_ptr<Store>> Store::Open(const std::string& data_dir, const St
   auto rdb = Db::Open(path, SQLITE_OPEN_READWRITE);
   if (!rdb.ok()) return fail(rdb.status());
   if (Status st = Configure(*rdb, options, false); !st.ok()) return fail(st);
+  // The -wal and -shm files exist now.
+  if (Status st = MakeStorePrivate(data_dir, path, false); !st.ok()) return fail(st);
 
   auto impl = std::make_unique<Impl>(options, clock, std::move(lock), std::move(*rdb));
   impl->path = path;

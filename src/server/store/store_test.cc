@@ -82,6 +82,49 @@ TEST_F(StoreTest, OpenCreatesPrivateDirAndWalDatabase) {
   EXPECT_EQ(*SchemaVersion(*db), kSchemaVersion);
 }
 
+// Finding (issue 41): an existing data dir was not tightened to 0700, and rota.db and its
+// WAL got the umask (hashes and job secrets readable by local users).
+TEST_F(StoreTest, DataDirNotTightenedAndDbFilesGetTheUmaskFixed_0700And0600AtOpen) {
+  const std::string dir = dir_.path() + "/data";
+  ASSERT_EQ(::mkdir(dir.c_str(), 0755), 0);
+  const mode_t old_umask = ::umask(022);
+  {
+    auto s = Store::Open(dir, {}, clock_);
+    ASSERT_TRUE(s.ok()) << s.status().ToString();
+    ASSERT_TRUE((*s)->Write([](Db& db) { return db.Exec("CREATE TABLE t (i INTEGER)"); }).ok());
+  }
+  auto mode = [](const std::string& path) {
+    struct stat st {};
+    return ::stat(path.c_str(), &st) == 0 ? static_cast<int>(st.st_mode & 0777) : -1;
+  };
+  EXPECT_EQ(mode(dir), 0700);
+  EXPECT_EQ(mode(dir + "/rota.db"), 0600);
+  // Loosened by hand (or by an older rota): tightened at the next start, -wal and -shm too.
+  ASSERT_EQ(::chmod(dir.c_str(), 0755), 0);
+  ASSERT_EQ(::chmod((dir + "/rota.db").c_str(), 0644), 0);
+  auto s = Store::Open(dir, {}, clock_);
+  ASSERT_TRUE(s.ok()) << s.status().ToString();
+  EXPECT_EQ(mode(dir), 0700);
+  for (const char* f : {"/rota.db", "/rota.db-wal", "/rota.db-shm", "/rota.lock"}) {
+    const int m = mode(dir + f);
+    if (m != -1) {
+      EXPECT_EQ(m, 0600) << f;
+    }
+  }
+  EXPECT_EQ(mode(dir + "/rota.db-wal"), 0600);
+  ::umask(old_umask);
+}
+
+TEST_F(StoreTest, DataDirThatCannotBeMadePrivateIsRefusedSayingWhatToDo) {
+  // procfs refuses chmod even to root; /proc/self/net is 0555.
+  auto s = Store::Open("/proc/self/net", {}, clock_);
+  ASSERT_FALSE(s.ok());
+  EXPECT_NE(s.status().message().find("/proc/self/net is mode 0555"), std::string::npos)
+      << s.status().message();
+  EXPECT_NE(s.status().message().find("chmod 700 /proc/self/net"), std::string::npos)
+      << s.status().message();
+}
+
 TEST_F(StoreTest, AsyncWritesCommitInOrderAndReportFailures) {
   auto s = OpenStore();
   ASSERT_NE(s, nullptr);

@@ -9,10 +9,21 @@ export class ApiError extends Error {
     readonly status: number,
     readonly code: string,
     message: string,
+    /** Seconds the server asked to wait before trying again (429, 503 Retry-After); 0: none. */
+    readonly retryAfter = 0,
   ) {
     super(message);
     this.name = 'ApiError';
   }
+}
+
+/** Seconds in a Retry-After header: delta-seconds, or an HTTP date (from `nowMs`); 0 when absent or unreadable. */
+export function retryAfterSeconds(header: string | null | undefined, nowMs = Date.now()): number {
+  if (!header) return 0;
+  const text = header.trim();
+  if (/^\d+$/.test(text)) return Number(text);
+  const at = Date.parse(text);
+  return Number.isNaN(at) ? 0 : Math.max(0, Math.ceil((at - nowMs) / 1000));
 }
 
 let token: string | null = readToken();
@@ -69,7 +80,7 @@ export async function errorFrom(res: Response, sentToken: boolean): Promise<ApiE
     setToken(null);
     unauthorized?.();
   }
-  return new ApiError(res.status, code, message);
+  return new ApiError(res.status, code, message, retryAfterSeconds(res.headers.get('Retry-After')));
 }
 
 export interface CallOptions {

@@ -22,6 +22,23 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/auth/events": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The accounts trail, newest first (admin): throttled sign-ins, password changes and resets */
+        get: operations["getAuthEvents"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/auth/login": {
         parameters: {
             query?: never;
@@ -31,7 +48,7 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Sign in with username and password; returns a session token */
+        /** Sign in with username and password; returns a session token. Failed sign-ins are throttled per address and per account: 429 with Retry-After; 503 with Retry-After while password checks are busy */
         post: operations["postAuthLogin"];
         delete?: never;
         options?: never;
@@ -645,7 +662,7 @@ export interface paths {
         /** The caller's tokens */
         get: operations["getTokens"];
         put?: never;
-        /** Create an API token {name, ttl}; the secret is in the answer only */
+        /** Create an API token {name, ttl}; the secret is in the answer only. ttl is at most the server's api_token_max_ttl (90d by default), which is also what a token without one gets */
         post: operations["postTokens"];
         delete?: never;
         options?: never;
@@ -720,7 +737,7 @@ export interface paths {
         delete: operations["deleteUsersByName"];
         options?: never;
         head?: never;
-        /** Change a user: itself (display_name, email, password) or admin (all) */
+        /** Change a user: itself (display_name, email, password) or admin (all). A new password for oneself needs current_password (403 when wrong; throttled like a sign-in); an admin setting another user's does not. Every token of the user then ends, API tokens too */
         patch: operations["patchUsersByName"];
         trace?: never;
     };
@@ -825,6 +842,17 @@ export interface components {
             last_used_at: string | null;
             name: string;
             token?: string;
+        };
+        AuthEvent: {
+            /** @enum {string} */
+            action: "login_throttled" | "password_changed" | "password_reset";
+            actor: string;
+            address: string;
+            /** Format: date-time */
+            at: string;
+            detail: string;
+            id: number;
+            username: string;
         };
         Error: {
             error: {
@@ -1673,6 +1701,60 @@ export interface operations {
             };
         };
     };
+    getAuthEvents: {
+        parameters: {
+            query?: {
+                /** @description at most this many (1..1000, default 100) */
+                limit?: number;
+                /** @description only entries with a smaller id (paging) */
+                before?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        events: components["schemas"]["AuthEvent"][];
+                    };
+                };
+            };
+            /** @description Bad request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unauthenticated */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
     postAuthLogin: {
         parameters: {
             query?: never;
@@ -1706,6 +1788,24 @@ export interface operations {
             };
             /** @description Unauthenticated */
             401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Too many requests */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not ready */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -4823,6 +4923,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description Not ready */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     getUsersByName: {
@@ -4945,6 +5054,7 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": {
+                    current_password?: string;
                     disabled?: boolean;
                     display_name?: string;
                     email?: string;
@@ -4956,7 +5066,6 @@ export interface operations {
                     unix_users?: {
                         [key: string]: string;
                     };
-                    username?: string;
                 };
             };
         };
@@ -5008,6 +5117,24 @@ export interface operations {
             };
             /** @description Conflict */
             409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Too many requests */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not ready */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
