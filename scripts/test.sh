@@ -38,16 +38,19 @@ run_config() {
   local name=$1 dir=$2 exclude=$3; shift 3
   local skip=()
   [ -z "$exclude" ] || skip=(-E "$exclude")
+  local t0=$SECONDS
   echo "=== [$name] configure + build ($dir)"
   cmake -S . -B "$dir" -G Ninja "$@" >/dev/null || return
   cmake --build "$dir" -j"$JOBS" || return
-  echo "=== [$name] tests"
+  local t1=$SECONDS
+  echo "=== [$name] built in $((t1 - t0)) s; tests"
   # `|| return`: errexit does not apply inside a function called from `cmd || status=$?`
   # (the tsan configuration), so each step's failure is returned explicitly.
   # shellcheck disable=SC2086
   ctest --test-dir "$dir" --output-on-failure -j"$JOBS" --timeout 300 "${skip[@]}" ${CTEST_ARGS:-} || return
   # Tests leave nothing running (servers, agents, task shims, tasks as test users).
   ./scripts/check-leftovers.sh || return
+  echo "=== [$name] tests passed in $((SECONDS - t1)) s (configuration: $((SECONDS - t0)) s, command so far: $SECONDS s)"
 }
 
 for c in $CONFIGS; do

@@ -18,16 +18,18 @@ TEST(WorkerPoolTest, RunsSubmittedWorkOffTheCallingThread) {
 }
 
 TEST(WorkerPoolTest, FullQueueIsRefusedAtOnceAsUnavailable) {
-  WorkerPool pool("password hashing", 1, 2);
+  // Everything the work refers to outlives the pool (declared before it): the pool's
+  // destructor runs while the first item may still be leaving gate.wait().
   std::promise<void> release;
   std::shared_future<void> gate = release.get_future().share();
   std::promise<void> started;
+  std::atomic<int> ran{0};
+  WorkerPool pool("password hashing", 1, 2);
   ASSERT_TRUE(pool.Submit([&] {
     started.set_value();
     gate.wait();
   }).ok());
   started.get_future().wait();  // the one thread is busy; the queue is empty
-  std::atomic<int> ran{0};
   ASSERT_TRUE(pool.Submit([&] { ++ran; }).ok());
   ASSERT_TRUE(pool.Submit([&] { ++ran; }).ok());
   Status full = pool.Submit([&] { ++ran; });
