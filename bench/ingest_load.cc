@@ -5,10 +5,15 @@
 //   - GET /api/v1/gpus latency while under that load, p50/p99: a user paging through
 //     the cluster (--probe-page GPUs per request, the next page each time; 0 reads
 //     every GPU in one request),
-//   - server CPU (% of one core) and RSS, read from /proc/<server pid>.
+//   - server CPU (% of one core, and per acked sample) and RSS, read from
+//     /proc/<server pid>, over the steady state; the ramp (connecting and registering
+//     every agent: TCP, TLS and WebSocket handshakes) is reported apart.
 //
-// Usage: rota_ingest_load --server http://127.0.0.1:PORT --token T --server-pid PID
-//                         --agents 2000 --seconds 30 [--ramp-seconds 10]
+// A https:// server is reached over wss:// (TLS), trusting --ca-file (a `rota server`'s
+// generated CA: <data_dir>/tls/ca.pem), for the agents and the probe alike.
+//
+// Usage: rota_ingest_load --server http[s]://127.0.0.1:PORT --token T --server-pid PID
+//                         --agents 2000 --seconds 30 [--ramp-seconds 10] [--ca-file CA.pem]
 // Prints one JSON object with the results.
 
 #include <unistd.h>
@@ -47,6 +52,7 @@ struct Options {
   int loop_threads = 1;
   int interval_s = 1;  // each agent's sample interval
   int probe_page = 100;  // GPUs per GET /api/v1/gpus; 0: all
+  std::string ca_file;   // trusted for a https:// server
 };
 
 double Percentile(std::vector<double> v, double p) {
@@ -128,18 +134,25 @@ int main(int argc, char** argv) {
     else if (k == "--loop-threads") o.loop_threads = std::stoi(v);
     else if (k == "--interval") o.interval_s = std::stoi(v);
     else if (k == "--probe-page") o.probe_page = std::stoi(v);
+    else if (k == "--ca-file") o.ca_file = v;
     else {
       std::cerr << "unknown flag " << k << "\n";
       return 2;
     }
   }
-  if (o.server.rfind("http://", 0) != 0 || o.token.empty() || o.api_token.empty() || o.interval_s < 1 ||
-      o.interval_s > 60 || o.probe_page < 0) {
-    std::cerr << "usage: rota_ingest_load --server http://HOST:PORT --token JOIN_TOKEN "
-                 "--api-token USER_TOKEN [--server-pid PID] [--agents N] [--seconds S] [--interval S] [--probe-page GPUS]\n";
+  const bool tls = o.server.rfind("https://", 0) == 0;
+  if ((!tls && o.server.rfind("http://", 0) != 0) || o.token.empty() || o.api_token.empty() ||
+      o.interval_s < 1 || o.interval_s > 60 || o.probe_page < 0) {
+    std::cerr << "usage: rota_ingest_load --server http[s]://HOST:PORT --token JOIN_TOKEN "
+                 "--api-token USER_TOKEN [--server-pid PID] [--agents N] [--seconds S] [--interval S] "
+                 "[--probe-page GPUS] [--ca-file CA.pem]\n";
     return 2;
   }
-  std::string ws = "ws://" + o.server.substr(7) + "/api/v1/agent/connect";
+  const std::string ws = (tls ? "wss://" + o.server.substr(8) : "ws://" + o.server.substr(7)) +
+                         "/api/v1/agent/connect";
+  rota::net::WsClientOptions ws_options;
+  ws_options.tls.ca_file = o.ca_file;
+  rota::net::SetClientTls(ws_options.tls);
   rota::net::WsClientLoop loop(o.loop_threads);
   std::vector<std::unique_ptr<Conn>> conns;
   std::mutex lat_mu;
@@ -150,11 +163,14 @@ int main(int argc, char** argv) {
   std::atomic<bool> measuring{false};
 
   // Connect all agents, spread over the ramp.
+  uint64_t ramp_ticks0 = 0, ramp_ticks1 = 0, ramp_rss = 0, ramp_self0 = 0, ramp_self1 = 0;
+  if (o.server_pid > 0) ProcUsage(o.server_pid, &ramp_ticks0, &ramp_rss);
+  ProcUsage(getpid(), &ramp_self0, &ramp_rss);
   auto start = Clock::now();
   for (int i = 0; i < o.agents; ++i) {
     auto c = std::make_unique<Conn>();
     Conn* raw = c.get();
-    c->client = loop.NewClient();
+    c->client = loop.NewClient(ws_options);
     c->client->SetOnMessage([raw, &lat_mu, &ack_ms, &measuring, &errors,
                                   &other_messages](const std::string& text) {
       auto msg = rota::api::DecodeServerMessage(text);
@@ -218,6 +234,10 @@ int main(int argc, char** argv) {
   }
   int registered = 0;
   for (auto& c : conns) registered += c->registered ? 1 : 0;
+  const double ramp_s = std::chrono::duration<double>(Clock::now() - start).count();
+  if (o.server_pid > 0) ProcUsage(o.server_pid, &ramp_ticks1, &ramp_rss);
+  ProcUsage(getpid(), &ramp_self1, &ramp_rss);
+  const int closed_at_ramp = closed.load();
 
   // Reporting: every agent sends one sample per interval; in each second the agents whose
   // turn it is send, spread over the second.
@@ -296,15 +316,25 @@ int main(int argc, char** argv) {
     std::lock_guard<std::mutex> lock(c->mu);
     unacked += c->inflight.size();
   }
+  const int closed_total = closed.load();
   for (auto& c : conns) c->client.reset();
   auto percent = [&](uint64_t ticks) {
     return 100.0 * static_cast<double>(ticks) / static_cast<double>(sysconf(_SC_CLK_TCK)) / measured_s;
   };
   const double cpu_pct = percent(ticks1 - ticks0);
+  const double ticks_per_s = static_cast<double>(sysconf(_SC_CLK_TCK));
+  const double cpu_us_per_sample = ack_ms.empty() ? 0
+                                                  : 1e6 * static_cast<double>(ticks1 - ticks0) /
+                                                        ticks_per_s / static_cast<double>(ack_ms.size());
   rota::api::Json out{{"agents", o.agents},
+                      {"tls", tls},
                       {"registered", registered},
                       {"connect_failures", connect_failures.load()},
-                      {"closed_during_run", closed.load()},
+                      {"closed_during_ramp", closed_at_ramp},
+                      {"closed_during_run", closed_total - closed_at_ramp},
+                      {"ramp_s", ramp_s},
+                      {"ramp_server_cpu_s", static_cast<double>(ramp_ticks1 - ramp_ticks0) / ticks_per_s},
+                      {"ramp_load_generator_cpu_s", static_cast<double>(ramp_self1 - ramp_self0) / ticks_per_s},
                       {"errors", errors.load()},
                       {"other_messages", other_messages.load()},
                       {"gpus_per_agent", o.gpus},
@@ -321,6 +351,7 @@ int main(int argc, char** argv) {
                       {"get_gpus_ms_p50", Percentile(get_ms, 0.5)},
                       {"get_gpus_ms_p99", Percentile(get_ms, 0.99)},
                       {"server_cpu_percent", cpu_pct},
+                      {"server_cpu_us_per_sample", cpu_us_per_sample},
                       {"load_generator_cpu_percent", percent(self1 - self0)},
                       {"server_rss_mb", static_cast<double>(rss_max) / (1 << 20)}};
   std::cout << out.dump(2) << std::endl;
