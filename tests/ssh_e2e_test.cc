@@ -2,7 +2,9 @@
 // port, `rota server` reaching it with its generated key, jobs launched,
 // followed, logged and cancelled over SSH as their owner's Unix user — through
 // setpriv when the node is reached as root, directly when it is reached as the
-// owner — and followed on after a server restart.
+// owner — and followed on after a server restart. Host keys: pinned at
+// declaration (given, by fingerprint, or as scanned), a wrong pin refused, a
+// node whose key changes no longer reached until pinned again.
 //
 // Needs root (sshd switches users; a test user is created) and OpenSSH's
 // sshd; skips otherwise, unless ROTA_REQUIRE_SSHD=1 (set by scripts/test.sh,
@@ -99,6 +101,12 @@ class SshE2E : public ::testing::Test {
     ASSERT_TRUE(RunOk({"ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f", d + "/host_key"}).ok());
     ASSERT_TRUE(WriteFileAtomic(d + "/authorized_keys", public_key + "\n", 0644).ok());
     port_ = FreePort();
+    RunSshd();
+  }
+
+  // (Re)starts sshd on port_ with the host key in sshd/host_key.
+  void RunSshd() {
+    const std::string d = dir_.path() + "/sshd";
     ASSERT_TRUE(WriteFileAtomic(d + "/sshd_config",
                                 "Port " + std::to_string(port_) +
                                     "\nListenAddress 127.0.0.1\nHostKey " + d +
@@ -122,15 +130,58 @@ class SshE2E : public ::testing::Test {
     }, seconds(10))) << sshd_.Log();
   }
 
+  // The server's host key replaced by a new one, as a reinstalled node (or a man
+  // in the middle) would present: sshd and its sessions (the shared connection)
+  // end, then sshd starts again with the new key.
+  void ReplaceHostKey() {
+    const std::string d = dir_.path() + "/sshd";
+    sshd_.KillTree();
+    ::unlink((d + "/host_key").c_str());
+    ::unlink((d + "/host_key.pub").c_str());
+    ASSERT_TRUE(RunOk({"ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f", d + "/host_key"}).ok());
+    RunSshd();
+  }
+
+  std::string HostKey() const {
+    auto pub = ReadFile(dir_.path() + "/sshd/host_key.pub");
+    return pub.ok() ? pub->substr(0, pub->find('\n')) : "";
+  }
+
+  // "SHA256:..." of sshd's host key, as ssh-keygen prints it.
+  std::string HostKeyFingerprint() const { return Fingerprint(dir_.path() + "/sshd/host_key.pub"); }
+
+  static std::string Fingerprint(const std::string& pub_file) {
+    auto r = RunCommand({"ssh-keygen", "-lf", pub_file}, {});
+    if (!r.ok() || r->exit_code != 0) return "<no fingerprint>";
+    size_t start = r->out.find(' ') + 1;
+    return r->out.substr(start, r->out.find(' ', start) - start);
+  }
+
+  Result<net::ClientResponse> PostNode(const Json& body) const {
+    return server_->Call("POST", "/api/v1/ssh-nodes", body.dump());
+  }
+
+  Json SshNode(const std::string& name) const {
+    auto list = server_->GetJson("/api/v1/ssh-nodes");
+    if (!list.ok()) return Json();
+    for (const auto& n : (*list)["ssh_nodes"]) {
+      if (n.value("name", "") == name) return n;
+    }
+    return Json();
+  }
+
   std::string Url(const std::string& login) const {
     return "ssh://" + login + "@127.0.0.1:" + std::to_string(port_);
   }
 
-  void AddNode(const std::string& name, const std::string& login) {
-    auto r = RunCli({"ssh-node", "add", name, Url(login), "--gpus", "2", "--gpu-model", "Test GPU",
-                     "--label", "site=lab"},
-                    server_->CliEnv());
+  void AddNode(const std::string& name, const std::string& login,
+               std::vector<std::string> more = {}) {
+    std::vector<std::string> args = {"ssh-node", "add",         name,       Url(login), "--gpus",
+                                     "2",        "--gpu-model", "Test GPU", "--label",  "site=lab"};
+    args.insert(args.end(), more.begin(), more.end());
+    auto r = RunCli(args, server_->CliEnv());
     ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+    add_output_ = r.out;
     ASSERT_TRUE(WaitFor([&] { return NodeReady(*server_, name); }, seconds(30)))
         << server_->child().Log() << sshd_.Log();
   }
@@ -160,6 +211,7 @@ class SshE2E : public ::testing::Test {
   Child sshd_;
   uint16_t port_ = 0;
   std::string alice_, bob_;
+  std::string add_output_;  // of the last AddNode
 };
 
 TEST_F(SshE2E, JobRunsAsItsOwnerWithExactArgvEnvAndLogs) {
@@ -293,6 +345,170 @@ TEST_F(SshE2E, BadDeclarationsAreRefused) {
   EXPECT_EQ(removed.exit_code, 0) << removed.err;
   auto list = server_->GetJson("/api/v1/ssh-nodes");
   EXPECT_EQ((*list)["ssh_nodes"].size(), 0u);
+}
+
+// --host-key with the node's key, or with its fingerprint: pinned, and the node works.
+TEST_F(SshE2E, HostKeyGivenAndMatchingIsPinnedAndTheNodeWorks) {
+  const std::string fp = HostKeyFingerprint();
+  AddNode("bykey", "root", {"--host-key", HostKey() + " root@node"});
+  EXPECT_NE(add_output_.find(fp), std::string::npos) << add_output_;
+  EXPECT_NE(add_output_.find("as given"), std::string::npos) << add_output_;
+  Json node = SshNode("bykey");
+  EXPECT_EQ(node.value("host_key_source", ""), "given") << node.dump(2);
+  EXPECT_EQ(node.value("host_key_fingerprint", ""), fp) << node.dump(2);
+  EXPECT_EQ(node.value("host_key", ""), HostKey().substr(0, HostKey().rfind(' ')));
+
+  AddNode("byfp", kUser, {"--host-key", fp});
+  EXPECT_EQ(SshNode("byfp").value("host_key_source", ""), "fingerprint");
+  EXPECT_EQ(SshNode("byfp").value("host_key_fingerprint", ""), fp);
+  // The node's known hosts file holds exactly the pinned key.
+  auto known = ReadFile(dir_.path() + "/server/ssh/known_hosts.d/byfp");
+  ASSERT_TRUE(known.ok());
+  EXPECT_EQ(*known, "[127.0.0.1]:" + std::to_string(port_) + " " +
+                        HostKey().substr(0, HostKey().rfind(' ')) + "\n");
+
+  Json spec{{"name", "pinned"},
+            {"command", {"id", "-un"}},
+            {"groups", {{{"role", "worker"}, {"nodes", {"byfp"}}}}}};
+  auto job = Submit(spec, alice_);
+  ASSERT_TRUE(job.ok()) << job.status().ToString();
+  Json end = WaitJobEnd(*server_, (*job)["id"], seconds(60));
+  EXPECT_EQ(end.value("state", ""), "succeeded") << end.dump(2);
+  auto listed = RunCli({"ssh-node", "list"}, server_->CliEnv());
+  EXPECT_NE(listed.out.find(fp), std::string::npos) << listed.out;
+}
+
+// A pin the node does not match (its key is another one): refused naming both
+// fingerprints, and nothing is stored.
+TEST_F(SshE2E, WrongHostKeyIsRefusedNamingBothFingerprintsAndNothingIsStored) {
+  const std::string other = dir_.path() + "/other_key";
+  ASSERT_TRUE(RunOk({"ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f", other}).ok());
+  auto other_pub = ReadFile(other + ".pub");
+  ASSERT_TRUE(other_pub.ok());
+  const std::string other_fp = Fingerprint(other + ".pub");
+  for (const std::string& pin : {*other_pub, other_fp}) {
+    auto r = PostNode(Json{{"name", "mitm"}, {"url", Url("root")}, {"host_key", pin}});
+    ASSERT_TRUE(r.ok());
+    EXPECT_EQ(r->status, 409) << r->body;
+    EXPECT_NE(r->body.find("host key mismatch"), std::string::npos) << r->body;
+    EXPECT_NE(r->body.find(other_fp), std::string::npos) << r->body;
+    EXPECT_NE(r->body.find(HostKeyFingerprint()), std::string::npos) << r->body;
+  }
+  auto cli =
+      RunCli({"ssh-node", "add", "mitm", Url("root"), "--host-key", other_fp}, server_->CliEnv());
+  EXPECT_NE(cli.exit_code, 0);
+  EXPECT_NE(cli.err.find(other_fp), std::string::npos) << cli.err;
+  auto list = server_->GetJson("/api/v1/ssh-nodes");
+  ASSERT_TRUE(list.ok());
+  EXPECT_EQ((*list)["ssh_nodes"].size(), 0u) << list->dump(2);
+  EXPECT_FALSE(NodeReady(*server_, "mitm"));
+  EXPECT_NE(::access((dir_.path() + "/server/ssh/known_hosts.d/mitm").c_str(), F_OK), 0);
+
+  // Nothing listens there: without a whole key there is nothing to pin (503).
+  const std::string nowhere = "ssh://root@127.0.0.1:" + std::to_string(FreePort());
+  auto down = PostNode(Json{{"name", "down"}, {"url", nowhere}});
+  ASSERT_TRUE(down.ok());
+  EXPECT_EQ(down->status, 503) << down->body;
+  EXPECT_NE(down->body.find("presented no host key"), std::string::npos) << down->body;
+  auto down_fp = PostNode(Json{{"name", "down"}, {"url", nowhere}, {"host_key", other_fp}});
+  EXPECT_EQ(down_fp->status, 503) << down_fp->body;
+  // A whole key is pinned unchecked, for a node not up yet.
+  auto later = PostNode(Json{{"name", "later"}, {"url", nowhere}, {"host_key", *other_pub}});
+  ASSERT_TRUE(later.ok());
+  EXPECT_EQ(later->status, 201) << later->body;
+  EXPECT_EQ(Json::parse(later->body).value("host_key_fingerprint", ""), other_fp);
+}
+
+// No pin: the key presented at declaration is pinned and its fingerprint shown;
+// when sshd's key is replaced the node is no longer reached, its error naming
+// both fingerprints, until an admin pins the new key.
+TEST_F(SshE2E, ScannedKeyIsShownAndAChangedHostKeyIsNotReached) {
+  const std::string first = HostKeyFingerprint();
+  AddNode("sshbox", "root");
+  EXPECT_NE(add_output_.find("host key " + first + " (ssh-ed25519)"), std::string::npos)
+      << add_output_;
+  EXPECT_NE(add_output_.find("ssh-keygen -lf /etc/ssh/ssh_host_ed25519_key.pub"), std::string::npos)
+      << add_output_;
+  EXPECT_EQ(SshNode("sshbox").value("host_key_source", ""), "scanned");
+
+  ReplaceHostKey();
+  const std::string second = HostKeyFingerprint();
+  ASSERT_NE(first, second);
+  ASSERT_TRUE(WaitFor([&] { return !NodeReady(*server_, "sshbox"); }, seconds(30)))
+      << server_->child().Log();
+  std::string error;
+  ASSERT_TRUE(WaitFor(
+      [&] {
+        error = SshNode("sshbox").value("error", "");
+        return error.find("host key mismatch") != std::string::npos;
+      },
+      seconds(30)))
+      << error;
+  EXPECT_NE(error.find("expected " + first), std::string::npos) << error;
+  EXPECT_NE(error.find(second), std::string::npos) << error;
+  EXPECT_NE(error.find("rota ssh-node pin sshbox"), std::string::npos) << error;
+  // Nothing runs there meanwhile.
+  Json spec{{"name", "refused"},
+            {"command", {"true"}},
+            {"groups", {{{"role", "worker"}, {"nodes", {"sshbox"}}}}}};
+  auto job = Submit(spec, alice_);
+  ASSERT_TRUE(job.ok()) << job.status().ToString();
+  auto pending = server_->GetJson("/api/v1/jobs/" + std::to_string((*job)["id"].get<int64_t>()));
+  EXPECT_EQ(pending->value("state", ""), "pending") << pending->dump(2);
+
+  // Rotation: a wrong pin changes nothing; the new key's fingerprint pins it.
+  auto wrong = RunCli({"ssh-node", "pin", "sshbox", "--host-key", first}, server_->CliEnv());
+  EXPECT_NE(wrong.exit_code, 0);
+  EXPECT_NE(wrong.err.find(second), std::string::npos) << wrong.err;
+  auto pinned = RunCli({"ssh-node", "pin", "sshbox", "--host-key", second}, server_->CliEnv());
+  ASSERT_EQ(pinned.exit_code, 0) << pinned.err;
+  EXPECT_NE(pinned.out.find(second), std::string::npos) << pinned.out;
+  ASSERT_TRUE(WaitFor([&] { return NodeReady(*server_, "sshbox"); }, seconds(30)))
+      << SshNode("sshbox").dump(2);
+  Json end = WaitJobEnd(*server_, (*job)["id"], seconds(60));
+  EXPECT_EQ(end.value("state", ""), "succeeded") << end.dump(2);
+
+  // The pin outlives a restart (written again from the store).
+  server_->child().Kill();
+  ASSERT_TRUE(server_->Start().ok()) << server_->child().Log();
+  ASSERT_TRUE(WaitFor([&] { return NodeReady(*server_, "sshbox"); }, seconds(30)));
+  EXPECT_EQ(SshNode("sshbox").value("host_key_fingerprint", ""), second);
+}
+
+// Bad --host-key input: 400 naming the field and the forms accepted.
+TEST_F(SshE2E, BadHostKeysAreRefusedWith400) {
+  const std::string fp = HostKeyFingerprint();
+  const std::string key = HostKey();
+  for (const Json& bad :
+       {Json("garbage"), Json("SHA256:"), Json(fp.substr(0, fp.size() - 3)),
+        Json("MD5:16:27:ac:a5:76:28:2d:36:63:1b:56:4d:eb:df:a6:48"), Json("ssh-ed25519 AAAA"),
+        Json("ssh-dss " + key.substr(12)), Json("ssh-ed25519 " + key.substr(12, 30) + "!"),
+        Json(42), Json::array({key})}) {
+    auto r = PostNode(Json{{"name", "n1"}, {"url", Url("root")}, {"host_key", bad}});
+    ASSERT_TRUE(r.ok());
+    EXPECT_EQ(r->status, 400) << bad.dump() << " " << r->body;
+    EXPECT_NE(r->body.find("host_key"), std::string::npos) << r->body;
+  }
+  auto garbage = PostNode(Json{{"name", "n1"}, {"url", Url("root")}, {"host_key", "garbage"}});
+  EXPECT_NE(garbage->body.find("SHA256:... fingerprint"), std::string::npos) << garbage->body;
+  auto cli =
+      RunCli({"ssh-node", "add", "n1", Url("root"), "--host-key", "nonsense"}, server_->CliEnv());
+  EXPECT_NE(cli.exit_code, 0);
+  EXPECT_NE(cli.err.find("host_key"), std::string::npos) << cli.err;
+  EXPECT_EQ((*server_->GetJson("/api/v1/ssh-nodes"))["ssh_nodes"].size(), 0u);
+
+  // The pin route: bad keys, unknown fields, unknown nodes, non-admins.
+  AddNode("sshbox", "root");
+  const std::string pin = "/api/v1/ssh-nodes/sshbox/host-key";
+  EXPECT_EQ(server_->Call("POST", pin, Json{{"host_key", "garbage"}}.dump())->status, 400);
+  EXPECT_EQ(server_->Call("POST", pin, Json{{"key", fp}}.dump())->status, 400);
+  EXPECT_EQ(server_->Call("POST", pin, "[1]")->status, 400);
+  EXPECT_EQ(server_->Call("POST", "/api/v1/ssh-nodes/nope/host-key", "{}")->status, 404);
+  EXPECT_EQ(server_->CallAs(alice_, "POST", pin, "{}")->status, 403);
+  auto again = server_->Call("POST", pin, "");
+  ASSERT_TRUE(again.ok());
+  EXPECT_EQ(again->status, 200) << again->body;
+  EXPECT_EQ(Json::parse(again->body).value("host_key_fingerprint", ""), fp);
 }
 
 }  // namespace

@@ -229,10 +229,12 @@ int RunLogs(const ClientOptions& client, const LogsOptions& o);
 
 // ---- Agentless nodes (ssh_nodes_cmd.cc) ----
 
-// rota ssh-nodes | ssh-node add NAME URL | ssh-node remove NAME | ssh-key
+// rota ssh-nodes | ssh-node add NAME URL [--host-key KEY] | ssh-node pin NAME [--host-key KEY]
+// | ssh-node remove NAME | ssh-key
 struct SshNodeEdit {
-  std::string action;  // "list", "add", "remove", "key"
+  std::string action;  // "list", "add", "pin", "remove", "key"
   std::string name, url, gpu_model;
+  std::string host_key;  // an OpenSSH public key line or SHA256:... fingerprint; "" none
   int gpus = 0;
   std::vector<std::string> labels;  // KEY=VALUE
 };

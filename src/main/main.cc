@@ -439,13 +439,25 @@ int main(int argc, char** argv) {
   rota::cli::SshNodeEdit ssh_edit;
   auto* ssh_nodes = app.add_subcommand("ssh-nodes", "List agentless nodes reached over SSH");
   add_client_flags(ssh_nodes);
-  auto* ssh_node = app.add_subcommand("ssh-node", "Declare or remove an agentless node (admin)");
+  auto* ssh_node =
+      app.add_subcommand("ssh-node", "Declare, pin or remove an agentless node (admin)");
   ssh_node->require_subcommand(1);
   auto* ssh_add = ssh_node->add_subcommand("add", "Declare a node: rota ssh-node add NAME ssh://user@host[:port]");
+  auto* ssh_pin = ssh_node->add_subcommand(
+      "pin",
+      "Pin a node to its host key again (after a change on purpose): rota ssh-node pin NAME");
   auto* ssh_remove = ssh_node->add_subcommand("remove", "Forget a node");
-  for (auto* cmd : {ssh_add, ssh_remove}) {
+  auto* ssh_list = ssh_node->add_subcommand("list", "List agentless nodes (as rota ssh-nodes)");
+  add_client_flags(ssh_list);
+  for (auto* cmd : {ssh_add, ssh_pin, ssh_remove}) {
     add_client_flags(cmd);
     cmd->add_option("name", ssh_edit.name, "Node name")->required();
+  }
+  for (auto* cmd : {ssh_add, ssh_pin}) {
+    cmd->add_option("--host-key", ssh_edit.host_key,
+                    "The node's host key: a line of its /etc/ssh/ssh_host_*_key.pub, or its "
+                    "SHA256:... fingerprint (ssh-keygen -lf); checked against what it presents. "
+                    "Default: the key it presents now, whose fingerprint is shown to compare");
   }
   ssh_add->add_option("url", ssh_edit.url, "ssh://user@host[:port] (root: tasks run as each job's owner)")
       ->required();
@@ -592,6 +604,7 @@ int main(int argc, char** argv) {
   if (logs->parsed()) return rota::cli::RunLogs(client, logs_options);
   if (ssh_nodes->parsed() || ssh_node->parsed() || ssh_key->parsed()) {
     ssh_edit.action = ssh_add->parsed()      ? "add"
+                      : ssh_pin->parsed()    ? "pin"
                       : ssh_remove->parsed() ? "remove"
                       : ssh_key->parsed()    ? "key"
                                              : "list";

@@ -22,10 +22,18 @@ bool SafeIpv6(const std::string& s) {
 }
 
 std::vector<std::string> CommonOptions(const SshClientOptions& o) {
-  std::vector<std::string> argv = {"ssh", "-T", "-o", "BatchMode=yes", "-o",
-                                   "StrictHostKeyChecking=accept-new", "-o", "LogLevel=ERROR",
-                                   "-o", "ConnectTimeout=" + std::to_string(o.connect_timeout_s),
-                                   "-o", "ServerAliveInterval=5", "-o", "ServerAliveCountMax=2"};
+  // Host keys are only ever checked, never learnt: the known hosts file holds the
+  // pinned key, the system's file is not read, and ssh may not add keys to ours.
+  std::vector<std::string> argv = {"ssh", "-T",
+                                   "-o",  "BatchMode=yes",
+                                   "-o",  "StrictHostKeyChecking=yes",
+                                   "-o",  "GlobalKnownHostsFile=/dev/null",
+                                   "-o",  "CheckHostIP=no",
+                                   "-o",  "UpdateHostKeys=no",
+                                   "-o",  "LogLevel=ERROR",
+                                   "-o",  "ConnectTimeout=" + std::to_string(o.connect_timeout_s),
+                                   "-o",  "ServerAliveInterval=5",
+                                   "-o",  "ServerAliveCountMax=2"};
   if (!o.identity_file.empty()) {
     argv.insert(argv.end(), {"-i", o.identity_file, "-o", "IdentitiesOnly=yes"});
   }

@@ -55,6 +55,11 @@ TEST(SshTargetTest, ArgvEndsWithHostAndCommandAfterDoubleDash) {
   EXPECT_TRUE(has("BatchMode=yes"));
   EXPECT_TRUE(has("ControlPath=/tmp/cm/%C"));
   EXPECT_TRUE(has("UserKnownHostsFile=/k/known"));
+  // Host keys are checked against the pinned one only, never learnt.
+  EXPECT_TRUE(has("StrictHostKeyChecking=yes"));
+  EXPECT_TRUE(has("GlobalKnownHostsFile=/dev/null"));
+  EXPECT_TRUE(has("UpdateHostKeys=no"));
+  EXPECT_FALSE(has("StrictHostKeyChecking=accept-new"));
   EXPECT_TRUE(has("2200"));
   auto close = SshCloseArgv(t, o);
   EXPECT_EQ(close.back(), "node1");

@@ -212,7 +212,7 @@ describe('rota web UI: queue, usage, tokens and admin', { timeout: 15 * 60_000, 
     await checkScreen('policies');
   });
 
-  step('SSH nodes: the public key is shown; a bad URL shows the server 400', async () => {
+  step('SSH nodes: the public key is shown; a bad URL or host key shows the server 400', async () => {
     await page.getByTestId('admin-tab-ssh-nodes').click();
     await page.waitForURL(/#\/admin\/ssh-nodes$/);
     const k = await apiCall(api, 'GET', '/api/v1/ssh-key', adminToken);
@@ -232,6 +232,14 @@ describe('rota web UI: queue, usage, tokens and admin', { timeout: 15 * 60_000, 
     await page.getByTestId('ssh-url').fill(bad.url);
     await page.getByTestId('ssh-add').click();
     await expectServerError(expected.json.error.message);
+    // A host key that is neither a key nor a SHA256 fingerprint: the server's 400 too.
+    const badKey = { name: 'ssh-bad', url: 'ssh://root@127.0.0.1:1', host_key: 'garbage' };
+    const keyRefused = await apiCall(api, 'POST', '/api/v1/ssh-nodes', adminToken, badKey);
+    assert.equal(keyRefused.status, 400, keyRefused.text);
+    await page.getByTestId('ssh-url').fill(badKey.url);
+    await page.getByTestId('ssh-host-key').fill(badKey.host_key);
+    await page.getByTestId('ssh-add').click();
+    await expectServerError(keyRefused.json.error.message);
     const list = await apiCall(api, 'GET', '/api/v1/ssh-nodes', adminToken);
     assert.ok(!list.json.ssh_nodes.some((n) => n.name === 'ssh-bad'), 'no node was added');
     await checkScreen('ssh-nodes');

@@ -1,14 +1,15 @@
 #include "server/nodes/ssh_nodes.h"
 
 #include <stdlib.h>
+#include <unistd.h>
 
 #include <chrono>
 #include <deque>
 #include <thread>
 #include <variant>
 
-#include "common/file_util.h"
 #include "common/clock.h"
+#include "common/file_util.h"
 #include "common/log.h"
 #include "common/mutex.h"
 #include "common/run_command.h"
@@ -22,8 +23,16 @@ namespace {
 using store::Db;
 
 constexpr size_t kMaxDoneTasks = 4096;  // finished tasks remembered for their logs
+constexpr int kScanThreads = 2;         // ssh-keyscan at once (Add, Pin)
+constexpr size_t kScanQueue = 16;       // waiting beyond them: Unavailable
 
 int64_t MonoMs() { return RealClock::Get().MonotonicMs(); }
+
+// "host:port" as messages name a node's SSH server.
+std::string Where(const ssh::SshTarget& t) {
+  return (t.host.find(':') != std::string::npos ? "[" + t.host + "]" : t.host) + ":" +
+         std::to_string(t.port);
+}
 
 // The first line of an ssh failure, for messages.
 std::string FirstLine(const std::string& s) {
@@ -33,11 +42,12 @@ std::string FirstLine(const std::string& s) {
 
 }  // namespace
 
-Result<SshNodeSpec> SshNodeSpecFromJson(const api::Json& j) {
+Result<SshNodeRequest> SshNodeRequestFromJson(const api::Json& j) {
   if (!j.is_object()) return Status::InvalidArgument("an ssh node must be a JSON object");
   reserve::JsonFields f(j, "");
-  RETURN_IF_ERROR(f.Only({"name", "url", "gpus", "gpu_model", "labels"}));
-  SshNodeSpec s;
+  RETURN_IF_ERROR(f.Only({"name", "url", "gpus", "gpu_model", "labels", "host_key"}));
+  SshNodeRequest request;
+  SshNodeSpec& s = request.spec;
   RETURN_IF_ERROR(f.Str("name", &s.name, true, 63));
   if (!api::IsValidNodeName(s.name)) {
     return Status::InvalidArgument("name: '" + s.name +
@@ -64,12 +74,28 @@ Result<SshNodeSpec> SshNodeSpecFromJson(const api::Json& j) {
       s.labels[it.key()] = it.value().get<std::string>();
     }
   }
-  return s;
+  std::string host_key;
+  RETURN_IF_ERROR(f.Str("host_key", &host_key, false, 16384));
+  if (!host_key.empty()) {
+    auto pin = ssh::ParseHostKeyPin(host_key);
+    if (!pin.ok()) return pin.status().WithContext("host_key");
+    request.pin = std::move(*pin);
+  }
+  return request;
 }
 
 api::Json ToJson(const SshNodeSpec& s) {
-  return api::Json{{"name", s.name},   {"url", s.url},       {"gpus", s.gpus},
-                   {"gpu_model", s.gpu_model}, {"labels", s.labels}, {"created_ms", s.created_ms}};
+  auto key = ssh::ParseHostKey(s.host_key);
+  return api::Json{{"name", s.name},
+                   {"url", s.url},
+                   {"gpus", s.gpus},
+                   {"gpu_model", s.gpu_model},
+                   {"labels", s.labels},
+                   {"created_ms", s.created_ms},
+                   {"host_key", s.host_key},
+                   {"host_key_fingerprint", key.ok() ? key->Fingerprint() : ""},
+                   {"host_key_source", s.host_key_source},
+                   {"host_key_ms", s.host_key_ms}};
 }
 
 // ---------------------------------------------------------------------------
@@ -79,8 +105,14 @@ class SshNodes::Worker {
  public:
   using Op = std::variant<api::TaskStartMsg, api::TaskSignalMsg, api::TaskLogsMsg>;
 
-  Worker(SshNodes* owner, SshNodeSpec spec, ssh::SshTarget target)
-      : owner_(owner), spec_(std::move(spec)), target_(std::move(target)) {}
+  Worker(SshNodes* owner, SshNodeSpec spec, ssh::SshTarget target, ssh::SshClientOptions client)
+      : owner_(owner),
+        spec_(std::move(spec)),
+        target_(std::move(target)),
+        client_(std::move(client)),
+        host_key_(spec_.host_key),
+        host_key_source_(spec_.host_key_source),
+        host_key_ms_(spec_.host_key_ms) {}
 
   void Adopt(const std::string& id, const std::string& user) {
     MutexLock lock(&mu_);
@@ -97,7 +129,7 @@ class SshNodes::Worker {
     cv_.NotifyAll();
     if (thread_.joinable()) thread_.join();
     if (session_ != 0) owner_->cluster_->Disconnect(spec_.name, session_, owner_->clock_->NowMs());
-    (void)RunCommand(ssh::SshCloseArgv(target_, owner_->client_), RunOptions{"", 5000, 4096});
+    (void)RunCommand(ssh::SshCloseArgv(target_, client_), RunOptions{"", 5000, 4096});
   }
 
   void Enqueue(Op op) {
@@ -122,7 +154,24 @@ class SshNodes::Worker {
     for (const auto& [id, t] : tasks_) n += t.done ? 0 : 1;
     return n;
   }
-  const SshNodeSpec& spec() const { return spec_; }
+  // The node as declared, with its host key now.
+  SshNodeSpec spec() const {
+    SshNodeSpec s = spec_;
+    MutexLock lock(&mu_);
+    s.host_key = host_key_;
+    s.host_key_source = host_key_source_;
+    s.host_key_ms = host_key_ms_;
+    return s;
+  }
+
+  // After its known hosts file was rewritten for `spec`'s key: new connections
+  // check that one (a shared connection open now goes on).
+  void SetHostKey(const SshNodeSpec& spec) {
+    MutexLock lock(&mu_);
+    host_key_ = spec.host_key;
+    host_key_source_ = spec.host_key_source;
+    host_key_ms_ = spec.host_key_ms;
+  }
 
  private:
   struct Tracked {
@@ -172,8 +221,17 @@ class SshNodes::Worker {
     RunOptions o;
     o.input = script;
     o.timeout_ms = owner_->options_.command_timeout_ms;
-    auto out = RunCommand(ssh::SshArgv(target_, owner_->client_, remote), o);
+    auto out = RunCommand(ssh::SshArgv(target_, client_, remote), o);
     if (!out.ok()) return out.status().WithContext("ssh " + target_.Url());
+    if (out->exit_code == 255 &&
+        out->err.find("Host key verification failed") != std::string::npos) {
+      std::string pinned;
+      {
+        MutexLock lock(&mu_);
+        pinned = host_key_;
+      }
+      return Status::Unavailable(owner_->HostKeyProblem(spec_.name, target_, pinned));
+    }
     if (out->exit_code == 255 || out->signal != 0) {
       return Status::Unavailable("ssh " + target_.Url() + ": " +
                                  (out->err.empty() ? "connection failed" : FirstLine(out->err)));
@@ -452,8 +510,9 @@ class SshNodes::Worker {
   }
 
   SshNodes* const owner_;
-  const SshNodeSpec spec_;
+  const SshNodeSpec spec_;  // as declared; its host key fields as at the start
   const ssh::SshTarget target_;
+  const ssh::SshClientOptions client_;  // the owner's, with this node's known hosts file
   // Worker thread only:
   uint64_t session_ = 0;
   api::NodeInfo info_;
@@ -465,6 +524,9 @@ class SshNodes::Worker {
   std::deque<Op> queue_ ROTA_GUARDED_BY(mu_);
   std::map<std::string, Tracked> tasks_ ROTA_GUARDED_BY(mu_);
   std::deque<std::string> done_order_ ROTA_GUARDED_BY(mu_);
+  std::string host_key_ ROTA_GUARDED_BY(mu_);
+  std::string host_key_source_ ROTA_GUARDED_BY(mu_);
+  int64_t host_key_ms_ ROTA_GUARDED_BY(mu_) = 0;
   bool reachable_ ROTA_GUARDED_BY(mu_) = false;
   std::string error_ ROTA_GUARDED_BY(mu_) = "not probed yet";
   bool stop_ ROTA_GUARDED_BY(mu_) = false;
@@ -475,9 +537,14 @@ class SshNodes::Worker {
 
 SshNodes::SshNodes(store::Store* store, ClusterState* cluster, const Clock* clock,
                    SshNodesOptions options)
-    : store_(store), cluster_(cluster), clock_(clock), options_(std::move(options)) {}
+    : store_(store),
+      cluster_(cluster),
+      clock_(clock),
+      options_(std::move(options)),
+      pool_(std::make_unique<WorkerPool>("the ssh host key scans", kScanThreads, kScanQueue)) {}
 
 SshNodes::~SshNodes() {
+  pool_.reset();  // scans running finish (their nodes are stopped below); queued ones are dropped
   Stop();
   if (!client_.control_dir.empty()) (void)RunCommand({"rm", "-rf", client_.control_dir}, {});
 }
@@ -486,6 +553,7 @@ void SshNodes::Stop() {
   std::map<std::string, std::shared_ptr<Worker>> workers;
   {
     MutexLock lock(&mu_);
+    stopped_ = true;
     workers.swap(workers_);
   }
   for (auto& [name, w] : workers) w->Stop();
@@ -494,6 +562,7 @@ void SshNodes::Stop() {
 Status SshNodes::Start() {
   const std::string dir = options_.data_dir + "/ssh";
   RETURN_IF_ERROR(MakeDirs(dir, 0700));
+  RETURN_IF_ERROR(MakeDirs(dir + "/known_hosts.d", 0700));
   client_.identity_file = dir + "/id_ed25519";
   client_.known_hosts_file = dir + "/known_hosts";
   client_.connect_timeout_s = options_.connect_timeout_s;
@@ -538,6 +607,9 @@ Status SshNodes::Start() {
     auto labels = api::ParseJson(r.labels_json);
     if (labels.ok() && labels->is_object()) spec.labels = labels->get<std::map<std::string, std::string>>();
     spec.created_ms = r.created_ms;
+    spec.host_key = r.host_key;
+    spec.host_key_source = r.host_key_source;
+    spec.host_key_ms = r.host_key_ms;
     specs.push_back(std::move(spec));
   }
   for (const auto& t : task_rows) tasks.emplace(t.node, std::make_pair(t.id, t.unix_user));
@@ -545,6 +617,15 @@ Status SshNodes::Start() {
     std::vector<std::pair<std::string, std::string>> mine;
     auto [b, e] = tasks.equal_range(spec.name);
     for (auto it = b; it != e; ++it) mine.push_back(it->second);
+    if (spec.host_key.empty()) {
+      ROTA_LOG(WARNING) << "ssh node " << spec.name << " has no pinned host key (declared before "
+                        << "rota pinned them): it is checked against the keys learnt at first "
+                        << "contact in " << client_.known_hosts_file
+                        << "; pin it: rota ssh-node pin " << spec.name << " [--host-key KEY]";
+    }
+    if (Status st = WriteKnownHosts(spec); !st.ok()) {
+      ROTA_LOG(WARNING) << "ssh node " << spec.name << ": " << st.message();
+    }
     Status st = StartWorker(spec, std::move(mine));
     if (!st.ok()) ROTA_LOG(WARNING) << "ssh node " << spec.name << ": " << st.message();
   }
@@ -554,34 +635,177 @@ Status SshNodes::Start() {
 Status SshNodes::StartWorker(const SshNodeSpec& spec,
                              std::vector<std::pair<std::string, std::string>> tasks) {
   ASSIGN_OR_RETURN(ssh::SshTarget target, ssh::ParseSshUrl(spec.url));
-  auto worker = std::make_shared<Worker>(this, spec, std::move(target));
+  ssh::SshClientOptions client = client_;
+  client.known_hosts_file = KnownHostsFile(spec.name);
+  auto worker = std::make_shared<Worker>(this, spec, std::move(target), std::move(client));
   for (const auto& [id, user] : tasks) worker->Adopt(id, user);
   {
     MutexLock lock(&mu_);
+    if (stopped_) return Status::Unavailable("the server is stopping");
     workers_[spec.name] = worker;
   }
   worker->Start();
   return Status::Ok();
 }
 
-Result<SshNodeSpec> SshNodes::Add(SshNodeSpec spec) {
-  if (public_key_.empty()) {
-    return Status::Unavailable("the server has no SSH key (OpenSSH's ssh-keygen was not found at "
-                               "start); agentless nodes cannot be used");
+std::string SshNodes::KnownHostsFile(const std::string& name) const {
+  return options_.data_dir + "/ssh/known_hosts.d/" + name;
+}
+
+Status SshNodes::WriteKnownHosts(const SshNodeSpec& spec) const {
+  std::string content;
+  if (spec.host_key.empty()) {
+    // Unpinned: the keys learnt at first contact, when ssh still learnt them (none: refused).
+    if (auto learnt = ReadFile(client_.known_hosts_file); learnt.ok()) content = *learnt;
+  } else {
+    ASSIGN_OR_RETURN(ssh::SshTarget target, ssh::ParseSshUrl(spec.url));
+    auto key = ssh::ParseHostKey(spec.host_key);
+    if (!key.ok()) return key.status().WithContext("pinned host key");
+    content = ssh::KnownHostsLine(target, *key) + "\n";
   }
-  api::Json j = ToJson(spec);
-  j.erase("created_ms");
-  ASSIGN_OR_RETURN(spec, SshNodeSpecFromJson(j));  // one set of rules for API and callers
-  spec.created_ms = clock_->NowMs();
+  return WriteFileAtomic(KnownHostsFile(spec.name), content, 0600)
+      .WithContext("known hosts file of ssh node " + spec.name);
+}
+
+Result<ssh::HostKey> SshNodes::ReadHostKey(const ssh::SshTarget& target,
+                                           const ssh::HostKeyPin* pin) const {
+  auto out = RunCommand(ssh::KeyscanArgv(target, options_.connect_timeout_s),
+                        RunOptions{"", options_.command_timeout_ms, 1 << 16});
+  if (!out.ok()) {
+    return Status::Unavailable("cannot read the host keys of " + Where(target) +
+                               " (is OpenSSH's ssh-keyscan installed?): " + out.status().message());
+  }
+  std::vector<ssh::HostKey> seen = ssh::ParseKeyscan(out->out);
+  if (seen.empty()) {
+    std::string why = FirstLine(out->err);
+    return Status::Unavailable(Where(target) +
+                               " presented no host key (not reachable, or no SSH "
+                               "server there" +
+                               (why.empty() ? "" : ": " + why) + ")");
+  }
+  return ssh::ChooseHostKey(seen, pin, Where(target));
+}
+
+std::string SshNodes::HostKeyProblem(const std::string& name, const ssh::SshTarget& target,
+                                     const std::string& pinned) const {
+  const std::string fix =
+      "; if its key was changed on purpose, check the new one and pin it: "
+      "rota ssh-node pin " +
+      name + " [--host-key KEY]";
+  auto key = ssh::ParseHostKey(pinned);
+  if (!key.ok()) {
+    auto seen = ReadHostKey(target, nullptr);
+    return "ssh " + target.Url() + ": the host key is not the one learnt at the node's first " +
+           "contact, or none was (the node was declared before rota pinned host keys)" +
+           (seen.ok() ? "; it presents " + seen->Describe() : "") + fix;
+  }
+  const ssh::HostKeyPin pin{*key, key->Fingerprint()};
+  auto seen = ReadHostKey(target, &pin);
+  if (seen.ok()) {
+    return "ssh " + target.Url() + ": host key verification failed, though the node presents " +
+           "the pinned " + pin.Describe() + " now";
+  }
+  if (seen.status().code() == StatusCode::kConflict) {
+    return "ssh " + target.Url() + ": " + seen.status().message() + "; nothing is run there" + fix;
+  }
+  return "ssh " + target.Url() + ": host key verification failed (expected the pinned " +
+         pin.Describe() + "; " + seen.status().message() + ")";
+}
+
+void SshNodes::Add(SshNodeRequest request, Done done) {
+  if (public_key_.empty()) {
+    return done(
+        Status::Unavailable("the server has no SSH key (OpenSSH's ssh-keygen was not found "
+                            "at start); agentless nodes cannot be used"));
+  }
+  api::Json j = ToJson(request.spec);
+  for (const char* set_here :
+       {"created_ms", "host_key", "host_key_fingerprint", "host_key_source", "host_key_ms"}) {
+    j.erase(set_here);
+  }
+  auto checked = SshNodeRequestFromJson(j);  // one set of rules for API and callers
+  if (!checked.ok()) return done(checked.status());
+  SshNodeSpec spec = std::move(checked->spec);
+  auto known = cluster_->Node(spec.name);
+  if (Has(spec.name) || (known && known->info->node_id.rfind("ssh:", 0) != 0)) {
+    return done(Status::Conflict("a node named '" + spec.name + "' already exists"));
+  }
+  Status queued = pool_->Submit([this, spec, pin = std::move(request.pin), done]() mutable {
+    done(AddScanned(std::move(spec), pin));
+  });
+  if (!queued.ok()) done(queued);
+}
+
+Result<SshNodeSpec> SshNodes::WithHostKey(SshNodeSpec spec,
+                                          const std::optional<ssh::HostKeyPin>& pin) const {
+  ASSIGN_OR_RETURN(ssh::SshTarget target, ssh::ParseSshUrl(spec.url));
+  auto key = ReadHostKey(target, pin ? &*pin : nullptr);
+  if (!key.ok() && key.status().code() == StatusCode::kUnavailable && pin && pin->key) {
+    ROTA_LOG(WARNING) << "ssh node " << spec.name
+                      << ": the host key given is pinned unchecked: " << key.status().message();
+    key = *pin->key;
+  }
+  if (!key.ok()) return key.status();
+  spec.host_key = key->Line();
+  spec.host_key_source = !pin ? "scanned" : pin->key ? "given" : "fingerprint";
+  spec.host_key_ms = clock_->NowMs();
+  return spec;
+}
+
+Result<SshNodeSpec> SshNodes::AddScanned(SshNodeSpec spec,
+                                         const std::optional<ssh::HostKeyPin>& pin) {
+  const std::string name = spec.name;
+  auto pinned = WithHostKey(std::move(spec), pin);
+  if (!pinned.ok()) return pinned.status().WithContext("ssh node " + name + " not added");
+  spec = std::move(*pinned);
+  spec.created_ms = spec.host_key_ms;
   auto known = cluster_->Node(spec.name);
   if (Has(spec.name) || (known && known->info->node_id.rfind("ssh:", 0) != 0)) {
     return Status::Conflict("a node named '" + spec.name + "' already exists");
   }
-  const store::SshNodeRow row{spec.name, spec.url, spec.gpus, spec.gpu_model,
-                              api::Json(spec.labels).dump(), spec.created_ms};
-  RETURN_IF_ERROR(store_->Write([&](Db& db) { return store::InsertSshNode(db, row); }));
+  RETURN_IF_ERROR(WriteKnownHosts(spec));
+  const store::SshNodeRow row{spec.name,
+                              spec.url,
+                              spec.gpus,
+                              spec.gpu_model,
+                              api::Json(spec.labels).dump(),
+                              spec.created_ms,
+                              spec.host_key,
+                              spec.host_key_source,
+                              spec.host_key_ms};
+  if (Status st = store_->Write([&](Db& db) { return store::InsertSshNode(db, row); }); !st.ok()) {
+    ::unlink(KnownHostsFile(spec.name).c_str());
+    return st;
+  }
   RETURN_IF_ERROR(StartWorker(spec, {}));
-  ROTA_LOG(INFO) << "ssh node " << spec.name << " declared: " << spec.url;
+  ROTA_LOG(INFO) << "ssh node " << spec.name << " declared: " << spec.url << ", host key "
+                 << ToJson(spec).value("host_key_fingerprint", "") << " (" << spec.host_key_source
+                 << ")";
+  return spec;
+}
+
+void SshNodes::Pin(const std::string& name, std::optional<ssh::HostKeyPin> pin, Done done) {
+  if (!Has(name)) return done(Status::NotFound("no ssh node named '" + name + "'"));
+  Status queued =
+      pool_->Submit([this, name, pin = std::move(pin), done] { done(PinScanned(name, pin)); });
+  if (!queued.ok()) done(queued);
+}
+
+Result<SshNodeSpec> SshNodes::PinScanned(const std::string& name,
+                                         const std::optional<ssh::HostKeyPin>& pin) {
+  std::shared_ptr<Worker> worker = Find(name);
+  if (worker == nullptr) return Status::NotFound("no ssh node named '" + name + "'");
+  auto pinned = WithHostKey(worker->spec(), pin);
+  if (!pinned.ok()) return pinned.status().WithContext("ssh node " + name + " not pinned");
+  const SshNodeSpec& spec = *pinned;
+  const store::SshNodeRow row{
+      spec.name, spec.url, 0, "", "", 0, spec.host_key, spec.host_key_source, spec.host_key_ms};
+  RETURN_IF_ERROR(store_->Write([&](Db& db) { return store::UpdateSshNodeHostKey(db, row); }));
+  RETURN_IF_ERROR(WriteKnownHosts(spec));
+  worker->SetHostKey(spec);
+  ROTA_LOG(INFO) << "ssh node " << name << " pinned to host key "
+                 << ToJson(spec).value("host_key_fingerprint", "") << " (" << spec.host_key_source
+                 << ")";
   return spec;
 }
 
@@ -598,6 +822,7 @@ Status SshNodes::Remove(const std::string& name) {
     workers_.erase(name);
   }
   worker->Stop();
+  ::unlink(KnownHostsFile(name).c_str());
   ROTA_LOG(INFO) << "ssh node " << name << " removed";
   return Status::Ok();
 }

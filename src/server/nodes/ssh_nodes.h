@@ -12,15 +12,26 @@
 //
 // The server's SSH key pair is generated on first start in DATA_DIR/ssh/
 // (id_ed25519, 0600); admins add its public key to the login's
-// authorized_keys. Host keys are learnt on first contact (accept-new) into
-// DATA_DIR/ssh/known_hosts. Connections are shared (ControlMaster).
+// authorized_keys. Each node is pinned to one host key when it is declared:
+// the key (or the fingerprint) the admin gives, checked against what the node
+// presents, or else the key the node presents then, whose fingerprint the
+// answer shows for the admin to compare. The pin is kept in the store and
+// written to DATA_DIR/ssh/known_hosts.d/NAME; ssh checks it strictly and never
+// learns a key, so a node whose key changes is not reached again (its error
+// names the fingerprint expected and the one seen) until an admin pins the new
+// key (Pin). Nodes declared before pins existed are checked against the keys
+// learnt at their first contact (DATA_DIR/ssh/known_hosts, copied to their
+// file) and listed as unpinned. Connections are shared (ControlMaster). ssh-keyscan runs on a
+// small pool, never on the caller's thread.
 //
 // Thread-safe.
 
 #include <atomic>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -28,9 +39,11 @@
 #include "common/clock.h"
 #include "common/mutex.h"
 #include "common/status.h"
+#include "common/worker_pool.h"
 #include "server/nodes/cluster_state.h"
-#include "server/store/store.h"
 #include "server/nodes/task_transport.h"
+#include "server/store/store.h"
+#include "ssh/host_key.h"
 #include "ssh/ssh_target.h"
 
 namespace rota::server {
@@ -43,10 +56,24 @@ struct SshNodeSpec {
   std::string gpu_model;  // their model, for placement and display
   std::map<std::string, std::string> labels;
   int64_t created_ms = 0;
+  // The host key ssh accepts, set by the server when it is pinned.
+  std::string host_key;         // "type base64"; "" unpinned (declared before pins existed)
+  std::string host_key_source;  // "given": the key given; "fingerprint": the key seen, which
+                                // matched the fingerprint given; "scanned": the key seen
+  int64_t host_key_ms = 0;      // when it was pinned
 };
-// {"name", "url", "gpus", "gpu_model", "labels"}; InvalidArgument naming the
-// field for anything else (unknown fields, bad names, URL, counts, labels).
-Result<SshNodeSpec> SshNodeSpecFromJson(const api::Json& j);
+
+// A declaration as POST /api/v1/ssh-nodes takes it: the node, and what to pin.
+struct SshNodeRequest {
+  SshNodeSpec spec;
+  std::optional<ssh::HostKeyPin> pin;  // none: the key the node presents is pinned
+};
+// {"name", "url", "gpus", "gpu_model", "labels", "host_key"} (host_key: an
+// OpenSSH public key line or a SHA256:... fingerprint); InvalidArgument naming
+// the field for anything else (unknown fields, bad names, URL, counts, labels,
+// host key).
+Result<SshNodeRequest> SshNodeRequestFromJson(const api::Json& j);
+// The spec's fields, with host_key_fingerprint ("" when unpinned).
 api::Json ToJson(const SshNodeSpec& spec);
 
 struct SshNodesOptions {
@@ -72,15 +99,29 @@ class SshNodes : public TaskTransport {
   // Stops every worker: no more probes, reports or task operations. Idempotent.
   void Stop();
 
-  // Declares a node and starts following it. Conflict when the name is taken
-  // (by an agent's node or another ssh node); InvalidArgument for a bad spec.
-  Result<SshNodeSpec> Add(SshNodeSpec spec);
+  // Called once with the node as stored, or why not.
+  using Done = std::function<void(Result<SshNodeSpec>)>;
+
+  // Declares a node pinned to its host key and starts following it. The node's
+  // keys are read (ssh-keyscan) on a pool thread and `done` runs there; errors
+  // found before (bad spec, name taken, pool busy) call it at once on the
+  // calling thread. Errors: InvalidArgument for a bad spec; Conflict when the
+  // name is taken (by an agent's node or another ssh node) or the node presents
+  // no key the pin matches (naming both fingerprints; nothing is stored);
+  // Unavailable when its keys cannot be read and no whole key was given, or the
+  // pool is busy. A whole key given is pinned even when the node cannot be
+  // reached now (ssh checks it at first contact).
+  void Add(SshNodeRequest request, Done done);
+  // Pins node `name` to a new host key, read and checked as for Add (`pin`
+  // none: the key it presents now). For a key changed on purpose, and for
+  // nodes declared before pins existed. NotFound when no such ssh node.
+  void Pin(const std::string& name, std::optional<ssh::HostKeyPin> pin, Done done);
   // Forgets a node. NotFound when it is not an ssh node; Conflict while tasks
   // of unfinished jobs run there.
   Status Remove(const std::string& name);
   // Declared nodes with whether the last probe reached them, and its error.
   struct View {
-    SshNodeSpec spec;
+    SshNodeSpec spec;  // with its host key now
     bool reachable = false;
     std::string error;
     size_t tasks = 0;  // tasks followed there now
@@ -101,6 +142,26 @@ class SshNodes : public TaskTransport {
   class Worker;
   Status StartWorker(const SshNodeSpec& spec, std::vector<std::pair<std::string, std::string>> tasks);
   std::shared_ptr<Worker> Find(const std::string& node) const;
+  // Pool thread: reads the keys `target` presents and picks the one to pin.
+  Result<ssh::HostKey> ReadHostKey(const ssh::SshTarget& target, const ssh::HostKeyPin* pin) const;
+  // Pool thread: `spec` pinned to the key its node presents that `pin` matches
+  // (the strongest with no pin; a whole key given also when the node cannot be
+  // reached now).
+  Result<SshNodeSpec> WithHostKey(SshNodeSpec spec,
+                                  const std::optional<ssh::HostKeyPin>& pin) const;
+  // Pool thread: the second halves of Add and Pin.
+  Result<SshNodeSpec> AddScanned(SshNodeSpec spec, const std::optional<ssh::HostKeyPin>& pin);
+  Result<SshNodeSpec> PinScanned(const std::string& name,
+                                 const std::optional<ssh::HostKeyPin>& pin);
+  // Worker threads: why ssh refused the host key of `target` (expected `pinned`,
+  // "" unpinned), naming what it presents now.
+  std::string HostKeyProblem(const std::string& name, const ssh::SshTarget& target,
+                             const std::string& pinned) const;
+  // DATA_DIR/ssh/known_hosts.d/NAME: what ssh checks the node's key against.
+  std::string KnownHostsFile(const std::string& name) const;
+  // Writes it: the pinned key, or for an unpinned node the keys learnt at first
+  // contact (DATA_DIR/ssh/known_hosts, when ssh still learnt them).
+  Status WriteKnownHosts(const SshNodeSpec& spec) const;
 
   store::Store* const store_;
   ClusterState* const cluster_;
@@ -115,6 +176,9 @@ class SshNodes : public TaskTransport {
 
   mutable Mutex mu_;
   std::map<std::string, std::shared_ptr<Worker>> workers_ ROTA_GUARDED_BY(mu_);
+  bool stopped_ ROTA_GUARDED_BY(mu_) = false;
+  // Host key scans (Add, Pin). Reset first by the destructor: its threads use the rest.
+  std::unique_ptr<WorkerPool> pool_;
 };
 
 }  // namespace rota::server

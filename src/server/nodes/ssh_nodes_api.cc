@@ -2,16 +2,23 @@
 //
 //   GET    /api/v1/ssh-nodes          reader   declared nodes, reachable or why not
 //   POST   /api/v1/ssh-nodes          admin    {"name", "url": "ssh://user@host[:port]",
-//                                              "gpus", "gpu_model", "labels"} -> 201
+//                                              "gpus", "gpu_model", "labels", "host_key"}
+//                                              -> 201 with the host key pinned
+//   POST   /api/v1/ssh-nodes/{name}/host-key
+//                                     admin    {"host_key"?} -> 200: pinned to a new key
 //   DELETE /api/v1/ssh-nodes/{name}   admin    -> 204; 409 while tasks run there
 //   GET    /api/v1/ssh-key            admin    the public key to authorise on the nodes
+//
+// The two POSTs read the node's host keys (ssh-keyscan) on SshNodes' pool and
+// answer from there: no network thread waits on a node.
 
 #include "api/codec.h"
 #include "net/http_server.h"
-#include "server/api_context.h"
+#include "reserve/json_fields.h"
 #include "server/accounts/auth.h"
-#include "server/request_params.h"
+#include "server/api_context.h"
 #include "server/nodes/ssh_nodes.h"
+#include "server/request_params.h"
 
 namespace rota::server {
 namespace {
@@ -43,17 +50,48 @@ Status RegisterSshNodeRoutes(net::HttpServer& http, ApiContext& ctx) {
     return HttpResponse::Json(200, api::Json{{"ssh_nodes", std::move(out)}}.dump());
   }));
 
-  RETURN_IF_ERROR(http.Route("POST", "/api/v1/ssh-nodes", [&ctx](const HttpRequest& req) {
-    auto who = RequireAdmin(ctx, req);
-    if (!who.ok()) return Fail(who.status());
-    auto body = api::ParseStrictJson(req.body);
-    if (!body.ok()) return Fail(body.status().WithContext("request body"));
-    auto spec = SshNodeSpecFromJson(*body);
-    if (!spec.ok()) return Fail(spec.status());
-    auto added = ctx.ssh_nodes->Add(*spec);
-    if (!added.ok()) return Fail(added.status());
-    return HttpResponse::Json(201, ToJson(*added).dump());
-  }));
+  RETURN_IF_ERROR(http.RouteAsync(
+      "POST", "/api/v1/ssh-nodes", [&ctx](const HttpRequest& req, net::Responder respond) {
+        auto who = RequireAdmin(ctx, req);
+        if (!who.ok()) return respond(Fail(who.status()));
+        auto body = api::ParseStrictJson(req.body);
+        if (!body.ok()) return respond(Fail(body.status().WithContext("request body")));
+        auto request = SshNodeRequestFromJson(*body);
+        if (!request.ok()) return respond(Fail(request.status()));
+        ctx.ssh_nodes->Add(std::move(*request), [respond](Result<SshNodeSpec> added) {
+          if (!added.ok()) return respond(Fail(added.status()));
+          respond(HttpResponse::Json(201, ToJson(*added).dump()));
+        });
+      }));
+
+  RETURN_IF_ERROR(http.RouteAsync(
+      "POST", "/api/v1/ssh-nodes/{name}/host-key",
+      [&ctx](const HttpRequest& req, net::Responder respond) {
+        auto who = RequireAdmin(ctx, req);
+        if (!who.ok()) return respond(Fail(who.status()));
+        auto body = api::ParseStrictJson(req.body.empty() ? "{}" : req.body);
+        if (!body.ok()) return respond(Fail(body.status().WithContext("request body")));
+        if (!body->is_object()) {
+          return respond(Fail(Status::InvalidArgument("the body must be {\"host_key\": ...}")));
+        }
+        reserve::JsonFields f(*body, "");
+        std::string host_key;
+        if (Status st = f.Only({"host_key"}); !st.ok()) return respond(Fail(st));
+        if (Status st = f.Str("host_key", &host_key, false, 16384); !st.ok()) {
+          return respond(Fail(st));
+        }
+        std::optional<ssh::HostKeyPin> pin;
+        if (!host_key.empty()) {
+          auto parsed = ssh::ParseHostKeyPin(host_key);
+          if (!parsed.ok()) return respond(Fail(parsed.status().WithContext("host_key")));
+          pin = std::move(*parsed);
+        }
+        ctx.ssh_nodes->Pin(req.Param("name"), std::move(pin),
+                           [respond](Result<SshNodeSpec> pinned) {
+                             if (!pinned.ok()) return respond(Fail(pinned.status()));
+                             respond(HttpResponse::Json(200, ToJson(*pinned).dump()));
+                           });
+      }));
 
   RETURN_IF_ERROR(http.Route("DELETE", "/api/v1/ssh-nodes/{name}", [&ctx](const HttpRequest& req) {
     auto who = RequireAdmin(ctx, req);

@@ -7,8 +7,16 @@
 namespace rota::server::openapi {
 
 Json SshNodePaths(Json& schemas) {
-  const Json fields = {{"name", T("string")}, {"url", T("string")}, {"gpus", T("integer")},
-                       {"gpu_model", T("string")}, {"labels", Map(T("string"))}, {"created_ms", T("integer")}};
+  const Json fields = {{"name", T("string")},
+                       {"url", T("string")},
+                       {"gpus", T("integer")},
+                       {"gpu_model", T("string")},
+                       {"labels", Map(T("string"))},
+                       {"created_ms", T("integer")},
+                       {"host_key", T("string")},
+                       {"host_key_fingerprint", T("string")},
+                       {"host_key_source", Enum({"", "given", "fingerprint", "scanned"})},
+                       {"host_key_ms", T("integer")}};
   Json node = fields;
   node["reachable"] = T("boolean");
   node["tasks"] = T("integer");
@@ -18,17 +26,39 @@ Json SshNodePaths(Json& schemas) {
       {"/api/v1/ssh-nodes",
        {{"get", Op("Agentless nodes reached over SSH, reachable or why not",
                    Closed({{"ssh_nodes", Arr(Ref("SshNode"))}}), {400, 401})},
-        {"post", WithBody(Answers(201, Op("Declare an agentless node (admin): {name, url: ssh://user@host[:port], "
-                                          "gpus?, gpu_model?, labels?}; a root login runs tasks as each job's "
-                                          "owner (setpriv), another login only that user's; 409 when the name "
-                                          "is taken. The answer is the node as declared (not probed yet)",
-                                          Closed(fields), {400, 401, 403, 409, 503})),
-                          Body({{"name", T("string")}, {"url", T("string")}, {"gpus", T("integer")},
-                                {"gpu_model", T("string")}, {"labels", Map(T("string"))}},
-                               {"name", "url"}))}}},
+        {"post",
+         WithBody(
+             Answers(201,
+                     Op("Declare an agentless node (admin): {name, url: ssh://user@host[:port], "
+                        "gpus?, gpu_model?, labels?, host_key?}; a root login runs tasks as "
+                        "each job's owner (setpriv), another login only that user's. The node "
+                        "is pinned to one host key: host_key (an OpenSSH public key line or a "
+                        "SHA256:... fingerprint) must match a key it presents (409 naming both "
+                        "fingerprints otherwise, nothing stored); without it the key it "
+                        "presents now is pinned, its fingerprint in the answer to compare. "
+                        "400 for a malformed host_key; 409 when the name is taken; 503 when "
+                        "the node's keys cannot be read (unless a whole key was given). The "
+                        "answer is the node as declared (not probed yet)",
+                        Closed(fields), {400, 401, 403, 409, 503})),
+             Body({{"name", T("string")},
+                   {"url", T("string")},
+                   {"gpus", T("integer")},
+                   {"gpu_model", T("string")},
+                   {"labels", Map(T("string"))},
+                   {"host_key", T("string")}},
+                  {"name", "url"}))}}},
+      {"/api/v1/ssh-nodes/{name}/host-key",
+       {{"post",
+         WithBody(
+             Op("Pin an agentless node to a new host key (admin), after a change on purpose or "
+                "for a node declared before pins: host_key as for the declaration (checked "
+                "against what the node presents), or none for the key it presents now",
+                Closed(fields), {400, 401, 403, 404, 409, 503},
+                Json::array({PathParam("name", "string", "node name")})),
+             Body({{"host_key", T("string")}}))}}},
       {"/api/v1/ssh-nodes/{name}",
-       {{"delete", Answers(204, Op("Forget an agentless node (admin); 409 while tasks run there", T("object"),
-                                   {401, 403, 404, 409},
+       {{"delete", Answers(204, Op("Forget an agentless node (admin); 409 while tasks run there",
+                                   T("object"), {401, 403, 404, 409},
                                    Json::array({PathParam("name", "string", "node name")})))}}},
       {"/api/v1/ssh-key",
        {{"get", Op("The server's SSH public key, to authorise on agentless nodes (admin)",

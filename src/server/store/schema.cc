@@ -440,9 +440,19 @@ CREATE TABLE auth_events (
 );
 )sql";
 
-constexpr std::array<Migration, 15> kAll = {{{kV1}, {kV2}, {kV3}, {kV4}, {kV5}, {kV6}, {kV7}, {kV8},
+// Version 16: SSH host keys pinned per agentless node: the key ssh accepts
+// ("type base64"; '' for nodes declared before, which are checked against the
+// known_hosts file learnt at their first contact), how it was pinned ("given",
+// "fingerprint", "scanned") and when (server/nodes/ssh_nodes.h).
+constexpr const char* kV16 = R"sql(
+ALTER TABLE ssh_nodes ADD COLUMN host_key TEXT NOT NULL DEFAULT '';
+ALTER TABLE ssh_nodes ADD COLUMN host_key_source TEXT NOT NULL DEFAULT '';
+ALTER TABLE ssh_nodes ADD COLUMN host_key_ms INTEGER NOT NULL DEFAULT 0;
+)sql";
+
+constexpr std::array<Migration, 16> kAll = {{{kV1}, {kV2}, {kV3}, {kV4}, {kV5}, {kV6}, {kV7}, {kV8},
                                              {kV9}, {kV10}, {kV11}, {kV12}, {kV13}, {kV14},
-                                             {kV15}}};
+                                             {kV15}, {kV16}}};
 
 std::string Hex(int64_t v) {
   char buf[32];

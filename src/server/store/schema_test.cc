@@ -4,6 +4,7 @@
 
 #include <vector>
 
+#include "server/store/ssh_nodes.h"
 #include "server/store/store_test_util.h"
 
 namespace rota::store {
@@ -69,6 +70,42 @@ TEST_F(SchemaTest, Version9AddsCpuEnergyToOldUsageRows) {
   EXPECT_EQ(*SchemaVersion(db), kSchemaVersion);  // and the versions after it
   EXPECT_EQ(*db.QueryInt("SELECT count(*) FROM usage_hourly WHERE cpu_mj = 0 AND energy_mj = 40"), 1);
   EXPECT_EQ(*db.QueryInt("SELECT count(*) FROM cpu_meters"), 0);
+}
+
+// A version-15 store's ssh nodes were learnt on first contact: after version 16 they
+// are there, unpinned, until an admin pins them.
+TEST_F(SchemaTest, Version16KeepsSshNodesDeclaredBeforeAsUnpinned) {
+  Db db = Open();
+  std::vector<Migration> v15(Migrations().begin(), Migrations().begin() + 15);
+  ASSERT_TRUE(ApplySchema(db, 1, v15).ok());
+  ASSERT_TRUE(db.Exec("INSERT INTO ssh_nodes (name, url, gpus, gpu_model, labels_json, created_ms) "
+                      "VALUES ('old', 'ssh://root@h:22', 2, 'T', '{}', 5)")
+                  .ok());
+  ASSERT_TRUE(ApplySchema(db, 2).ok());
+  auto rows = LoadSshNodes(db);
+  ASSERT_TRUE(rows.ok()) << rows.status().ToString();
+  ASSERT_EQ(rows->size(), 1u);
+  EXPECT_EQ((*rows)[0].url, "ssh://root@h:22");
+  EXPECT_EQ((*rows)[0].host_key, "");
+  EXPECT_EQ((*rows)[0].host_key_source, "");
+
+  SshNodeRow pinned = (*rows)[0];
+  pinned.host_key = "ssh-ed25519 AAAA";
+  pinned.host_key_source = "scanned";
+  pinned.host_key_ms = 9;
+  ASSERT_TRUE(UpdateSshNodeHostKey(db, pinned).ok());
+  SshNodeRow fresh{"new", "ssh://u@h2:22", 0, "", "{}", 6, "ssh-rsa BBBB", "given", 6};
+  ASSERT_TRUE(InsertSshNode(db, fresh).ok());
+  rows = LoadSshNodes(db);
+  ASSERT_TRUE(rows.ok());
+  ASSERT_EQ(rows->size(), 2u);
+  EXPECT_EQ((*rows)[0].host_key, "ssh-rsa BBBB");  // "new" sorts first
+  EXPECT_EQ((*rows)[0].host_key_source, "given");
+  EXPECT_EQ((*rows)[1].host_key, "ssh-ed25519 AAAA");
+  EXPECT_EQ((*rows)[1].host_key_source, "scanned");
+  EXPECT_EQ((*rows)[1].host_key_ms, 9);
+  pinned.name = "nope";
+  EXPECT_EQ(UpdateSshNodeHostKey(db, pinned).code(), StatusCode::kNotFound);
 }
 
 // Bad input: a migration whose second statement fails.

@@ -19,12 +19,18 @@ struct SshNodeRow {
   std::string gpu_model;
   std::string labels_json = "{}";
   int64_t created_ms = 0;
+  std::string host_key;         // "type base64" ssh accepts; "" unpinned (before version 16)
+  std::string host_key_source;  // "given", "fingerprint" or "scanned"
+  int64_t host_key_ms = 0;      // when it was pinned
 };
 
 // Every declared node, by name.
 Result<std::vector<SshNodeRow>> LoadSshNodes(Db& db);
 // The name's primary key refuses one that exists.
 Status InsertSshNode(Db& db, const SshNodeRow& row);
+// Pins row.name to row.host_key (with its source and time). NotFound when no
+// such node.
+Status UpdateSshNodeHostKey(Db& db, const SshNodeRow& row);
 // No error when there was none.
 Status DeleteSshNode(Db& db, const std::string& name);
 

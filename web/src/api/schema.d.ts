@@ -610,7 +610,7 @@ export interface paths {
         /** Agentless nodes reached over SSH, reachable or why not */
         get: operations["getSshNodes"];
         put?: never;
-        /** Declare an agentless node (admin): {name, url: ssh://user@host[:port], gpus?, gpu_model?, labels?}; a root login runs tasks as each job's owner (setpriv), another login only that user's; 409 when the name is taken. The answer is the node as declared (not probed yet) */
+        /** Declare an agentless node (admin): {name, url: ssh://user@host[:port], gpus?, gpu_model?, labels?, host_key?}; a root login runs tasks as each job's owner (setpriv), another login only that user's. The node is pinned to one host key: host_key (an OpenSSH public key line or a SHA256:... fingerprint) must match a key it presents (409 naming both fingerprints otherwise, nothing stored); without it the key it presents now is pinned, its fingerprint in the answer to compare. 400 for a malformed host_key; 409 when the name is taken; 503 when the node's keys cannot be read (unless a whole key was given). The answer is the node as declared (not probed yet) */
         post: operations["postSshNodes"];
         delete?: never;
         options?: never;
@@ -630,6 +630,23 @@ export interface paths {
         post?: never;
         /** Forget an agentless node (admin); 409 while tasks run there */
         delete: operations["deleteSshNodesByName"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/ssh-nodes/{name}/host-key": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Pin an agentless node to a new host key (admin), after a change on purpose or for a node declared before pins: host_key as for the declaration (checked against what the node presents), or none for the key it presents now */
+        post: operations["postSshNodesByNameHostKey"];
+        delete?: never;
         options?: never;
         head?: never;
         patch?: never;
@@ -1454,6 +1471,11 @@ export interface components {
             error?: string;
             gpu_model: string;
             gpus: number;
+            host_key: string;
+            host_key_fingerprint: string;
+            host_key_ms: number;
+            /** @enum {string} */
+            host_key_source: "" | "given" | "fingerprint" | "scanned";
             labels: {
                 [key: string]: string;
             };
@@ -4465,6 +4487,7 @@ export interface operations {
                 "application/json": {
                     gpu_model?: string;
                     gpus?: number;
+                    host_key?: string;
                     labels?: {
                         [key: string]: string;
                     };
@@ -4484,6 +4507,11 @@ export interface operations {
                         created_ms: number;
                         gpu_model: string;
                         gpus: number;
+                        host_key: string;
+                        host_key_fingerprint: string;
+                        host_key_ms: number;
+                        /** @enum {string} */
+                        host_key_source: "" | "given" | "fingerprint" | "scanned";
                         labels: {
                             [key: string]: string;
                         };
@@ -4587,6 +4615,103 @@ export interface operations {
             };
             /** @description Conflict */
             409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    postSshNodesByNameHostKey: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description node name */
+                name: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    host_key?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        created_ms: number;
+                        gpu_model: string;
+                        gpus: number;
+                        host_key: string;
+                        host_key_fingerprint: string;
+                        host_key_ms: number;
+                        /** @enum {string} */
+                        host_key_source: "" | "given" | "fingerprint" | "scanned";
+                        labels: {
+                            [key: string]: string;
+                        };
+                        name: string;
+                        url: string;
+                    };
+                };
+            };
+            /** @description Bad request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unauthenticated */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Conflict */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not ready */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
