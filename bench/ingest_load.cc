@@ -12,6 +12,10 @@
 // A https:// server is reached over wss:// (TLS), trusting --ca-file (a `rota server`'s
 // generated CA: <data_dir>/tls/ca.pem), for the agents and the probe alike.
 //
+// The agents' messages are loadgen/sim_messages.h (as SimAgentFleet's, which the failover
+// tests use: tests/ha_load_e2e_test.cc). These agents do not buffer or fail over: they
+// measure one server.
+//
 // Usage: rota_ingest_load --server http[s]://127.0.0.1:PORT --token T --server-pid PID
 //                         --agents 2000 --seconds 30 [--ramp-seconds 10] [--ca-file CA.pem]
 // Prints one JSON object with the results.
@@ -33,6 +37,7 @@
 #include "api/protocol.h"
 #include "common/clock.h"
 #include "common/file_util.h"
+#include "loadgen/sim_messages.h"
 #include "net/http_client.h"
 #include "net/ws_client.h"
 
@@ -84,30 +89,8 @@ bool ProcUsage(int pid, uint64_t* ticks, uint64_t* rss) {
 }
 
 std::string SampleJson(int gpus, int64_t t_ms, int salt) {
-  rota::api::NodeSample s;
-  s.time_ms = t_ms;
-  s.host.cpu_percent = 12.5;
-  s.host.per_core_percent = {10, 15};
-  s.host.mem_total_bytes = 512ull << 30;
-  s.host.mem_available_bytes = 300ull << 30;
-  s.host.load1 = 1.5;
-  for (int i = 0; i < gpus; ++i) {
-    rota::api::GpuSample g;
-    g.index = static_cast<uint32_t>(i);
-    g.uuid = "GPU-load-" + std::to_string(salt) + "-" + std::to_string(i);
-    g.memory_total_bytes = 80ull << 30;
-    g.memory_used_bytes = static_cast<uint64_t>(i) << 30;
-    g.util_gpu_pct = static_cast<uint32_t>((salt + i) % 100);
-    g.util_memory_pct = 20;
-    g.temperature_c = 55;
-    g.power_mw = 250000;
-    g.power_limit_mw = 400000;
-    g.energy_mj = 123456789 + static_cast<uint64_t>(t_ms / 1000) % 1'000'000 * 250'000;  // 250 W
-    g.sm_clock_mhz = 1410;
-    g.mem_clock_mhz = 1593;
-    s.gpus.push_back(g);
-  }
-  return rota::api::Encode(rota::api::SamplesMsg{static_cast<uint64_t>(t_ms / 1000), {s}});
+  return rota::api::Encode(
+      rota::api::SamplesMsg{static_cast<uint64_t>(t_ms / 1000), {rota::loadgen::SimSample(gpus, t_ms, salt)}});
 }
 
 struct Conn {
@@ -198,17 +181,8 @@ int main(int argc, char** argv) {
       }
     });
     c->client->SetOnClosed([&closed](const rota::Status&) { closed++; });
-    rota::api::RegisterMsg reg;
-    reg.node.name = "load-" + std::to_string(i);
-    reg.node.node_id = "load-id-" + std::to_string(i);
-    reg.node.cpus = 64;
-    reg.node.memory_bytes = 512ull << 30;
-    reg.node.sample_interval_ms = 1000LL * o.interval_s;
-    for (int g = 0; g < o.gpus; ++g) {
-      reg.node.gpus.push_back({static_cast<uint32_t>(g), "GPU-load-" + std::to_string(i) + "-" + std::to_string(g),
-                               "NVIDIA A100-SXM4-80GB", "00000000:0" + std::to_string(g) + ":00.0",
-                               80ull << 30, 400000});
-    }
+    rota::api::RegisterMsg reg = rota::loadgen::SimRegistration(
+        "load-" + std::to_string(i), "load-id-" + std::to_string(i), i, o.gpus, 1000LL * o.interval_s);
     std::string reg_text = rota::api::Encode(reg);
     rota::net::WsClient* client = c->client.get();
     client->Connect(ws, {{"Authorization", "Bearer " + o.token}},

@@ -7,7 +7,10 @@
 #   connection per request), BENCH_TMP (/tmp: where both sides keep their files),
 #   GPUS_PER_JOB (0, the throughput jobs), SLURM_PEER (/work/shared/peers/slurm),
 #   SLURM_SCHED_PARAMS (empty = Slurm defaults; e.g. batch_sched_delay=0), KEEP=1 keeps
-#   the temp dirs. QUEUED (0) and FILLS (10): the full-cluster scenario of
+#   the temp dirs. STORE: sqlite (default, the data dir's rota.db), postgres (a
+#   PostgreSQL 15 that rota_pg_test_server starts in the temp dir, as the tests do:
+#   loopback, fsync off) or a store URL (postgresql://..., an empty database), handed to
+#   rota dev as ROTA_STORE. QUEUED (0) and FILLS (10): the full-cluster scenario of
 #   rota_job_launch (QUEUED one-GPU jobs behind busy GPUs; how fast a freed GPU is
 #   taken; API latency with the queue full).
 # rota: starts `rota dev` (server + 3 simulated GPU nodes, 14 GPUs) on a loopback port
@@ -29,6 +32,7 @@ BENCH_TMP=${BENCH_TMP:-/tmp}
 KEEP_ALIVE=${KEEP_ALIVE:-1}
 QUEUED=${QUEUED:-0}
 FILLS=${FILLS:-10}
+STORE=${STORE:-sqlite}
 for tool in jq curl; do
   command -v "$tool" >/dev/null || { echo "run_jobs.sh: needs $tool" >&2; exit 2; }
 done
@@ -43,17 +47,31 @@ work=$(mktemp -d "$BENCH_TMP/rota-jobs-XXXXXX")
 chmod 755 "$work"
 dev_pid=""
 slurm_dir=""
+pg_state=""
 cleanup() {
   if [ -n "$dev_pid" ] && kill -0 "$dev_pid" 2>/dev/null; then
     kill "$dev_pid"; wait "$dev_pid" 2>/dev/null || true
   fi
+  if [ -n "$pg_state" ]; then "$pgsrv" stop "$pg_state" || true; fi
   if [ -n "$slurm_dir" ] && [ -f "$slurm_dir/pids" ]; then bash "$slurm_dir/teardown.sh" >&2 || true; fi
   if [ "${KEEP:-0}" != 1 ]; then rm -rf "$work" ${slurm_dir:+"$slurm_dir"}; fi
 }
 trap cleanup EXIT
 
 # ---------------------------------------------------------------- rota --------
-"$BUILD/bin/rota" dev --listen 127.0.0.1:0 --data-dir "$work/dev" --log-level warning \
+store_env=()
+pgsrv="$BUILD/src/server/store/rota_pg_test_server"  # built with the tests
+case "$STORE" in
+  sqlite) ;;
+  postgres)
+    pg_state="$work/pg.state"
+    "$pgsrv" start "$pg_state" >&2
+    store_env=(ROTA_STORE="$("$pgsrv" createdb "$pg_state")") ;;
+  postgresql://*|postgres://*|sqlite:*) store_env=(ROTA_STORE="$STORE") ;;
+  *) echo "run_jobs.sh: STORE must be sqlite, postgres or a store URL" >&2; exit 2 ;;
+esac
+echo "== store: ${store_env[*]:-rota.db in the data dir}" >&2
+env "${store_env[@]}" "$BUILD/bin/rota" dev --listen 127.0.0.1:0 --data-dir "$work/dev" --log-level warning \
     >"$work/dev.out" 2>"$work/dev.log" &
 dev_pid=$!
 for _ in $(seq 200); do grep -q 'ROTA_TOKEN=' "$work/dev.out" 2>/dev/null && break; sleep 0.05; done

@@ -1,4 +1,4 @@
-// rota_store_bench [NODES] [SECONDS]: the store's writer alone. NODES nodes of 8
+// rota_store_bench [NODES] [SECONDS] [STORE_URL]: the store's writer alone. NODES nodes of 8
 // GPUs each send one sample per simulated second for SECONDS simulated seconds,
 // appended as fast as the writer takes them (at most 4,096 samples unacked,
 // like many agents at once); the store's clock follows the samples, so minutes
@@ -6,7 +6,8 @@
 // second of wall time, the process's CPU time per sample (all threads: the
 // appending one, the writer, the checkpoints; steadier than wall time on a busy
 // machine) and the writer's transactions, then the database file's size once
-// closed, per GPU sample. Figures: docs/benchmarks.md.
+// closed, per GPU sample. Figures: docs/benchmarks.md. STORE_URL (store_url.h, e.g. an
+// empty PostgreSQL database) instead of a new SQLite store in a temporary directory.
 
 #include <sys/resource.h>
 #include <unistd.h>
@@ -99,8 +100,9 @@ rota::api::NodeSample Sample(int64_t t_ms, int node) {
 int main(int argc, char** argv) {
   const int nodes = argc > 1 ? std::atoi(argv[1]) : 1000;
   const int seconds = argc > 2 ? std::atoi(argv[2]) : 180;
+  const std::string url = argc > 3 ? argv[3] : "";
   if (nodes <= 0 || seconds <= 0) {
-    std::fprintf(stderr, "usage: rota_store_bench [NODES > 0] [SECONDS > 0]\n");
+    std::fprintf(stderr, "usage: rota_store_bench [NODES > 0] [SECONDS > 0] [STORE_URL]\n");
     return 2;
   }
   char tmpl[] = "/tmp/rota_store_bench_XXXXXX";
@@ -109,7 +111,8 @@ int main(int argc, char** argv) {
   SampleClock clock;
   int rc = 0;
   {
-    auto opened = rota::store::Store::Open(dir, {}, clock);
+    auto opened = url.empty() ? rota::store::Store::Open(dir, {}, clock)
+                              : rota::store::Store::OpenUrl(url, {}, clock);
     if (!opened.ok()) {
       std::fprintf(stderr, "%s\n", opened.status().ToString().c_str());
       return 1;

@@ -9,7 +9,8 @@
 #     this tree;
 #   - processes whose command line names a test's temporary directory
 #     (/tmp/rota_it_*, /tmp/rota-task-test-*, /tmp/rota_remote_*,
-#     /tmp/rota_process_*): sshd, ssh control masters, shells.
+#     /tmp/rota_process_*, /tmp/rota_pg_*, /tmp/rota_paf_*): sshd, ssh control masters, shells,
+#     the store tests' PostgreSQL servers.
 # Processes that are ending are given a moment (ROTA_LEFTOVER_GRACE seconds,
 # default 5) to go before they count.
 set -euo pipefail
@@ -17,7 +18,7 @@ root=$(cd "$(dirname "$0")/.." && pwd -P)
 grace=${ROTA_LEFTOVER_GRACE:-5}
 
 test_uids=$(getent passwd | awk -F: '$1 == "nobody" || $1 ~ /^rota-/ { print $3 }')
-temp_dirs='/tmp/(rota_it_|rota-task-test-|rota_remote_|rota_process_)'
+temp_dirs='/tmp/(rota_it_|rota-task-test-|rota_remote_|rota_process_|rota_pg_|rota_paf_)'
 
 # Prints the pids of leftover processes, one per line.
 leftovers() {

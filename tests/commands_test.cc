@@ -19,9 +19,11 @@
 #include "common/clock.h"
 #include "common/file_util.h"
 #include "common/process.h"
+#include "common/strings.h"
 #include "net/http_server.h"
 #include "server/nodes/agent_gateway.h"
 #include "server/server.h"
+#include "tests/fake_agent_server.h"
 #include "tests/harness.h"
 
 namespace rota::testing {
@@ -279,58 +281,12 @@ TEST_F(CommandsTest, AgentDisconnectFailsPendingCommands) {
 // ---- the agent against a fake server: commands it cannot run ----
 
 // Accepts one agent, answers its register, and records everything it sends.
-class FakeServer : public net::WsHandler {
- public:
-  void OnOpen(std::shared_ptr<net::WsConnection> c) override {
-    std::lock_guard<std::mutex> lock(mu_);
-    conn_ = std::move(c);
-  }
-  void OnMessage(const std::string& text) override {
-    auto msg = api::DecodeAgentMessage(text);
-    std::lock_guard<std::mutex> lock(mu_);
-    if (msg.ok() && std::holds_alternative<api::RegisterMsg>(*msg)) {
-      conn_->Send(api::Encode(api::RegisteredMsg{std::get<api::RegisterMsg>(*msg).node.name, 0}));
-      registered_ = true;
-    } else if (msg.ok() && std::holds_alternative<api::CommandResultMsg>(*msg)) {
-      results_.push_back(std::get<api::CommandResultMsg>(*msg));
-    }
-    cv_.notify_all();
-  }
-  bool WaitRegistered(milliseconds timeout) {
-    std::unique_lock<std::mutex> lock(mu_);
-    return cv_.wait_for(lock, timeout, [&] { return registered_; });
-  }
-  bool Send(std::string text) {
-    std::lock_guard<std::mutex> lock(mu_);
-    return conn_ && conn_->Send(std::move(text));
-  }
-  std::optional<api::CommandResultMsg> NextResult(milliseconds timeout) {
-    std::unique_lock<std::mutex> lock(mu_);
-    if (!cv_.wait_for(lock, timeout, [&] { return !results_.empty(); })) return std::nullopt;
-    auto r = results_.front();
-    results_.pop_front();
-    return r;
-  }
-
- private:
-  std::mutex mu_;
-  std::condition_variable cv_;
-  std::shared_ptr<net::WsConnection> conn_;
-  bool registered_ = false;
-  std::deque<api::CommandResultMsg> results_;
-};
-
 TEST(AgentCommandTest, MalformedCommandsAreAnsweredWithAnErrorAndTheAgentKeepsWorking) {
   TempDir dir;
-  auto fake = std::make_shared<FakeServer>();
-  net::HttpServer http;
-  ASSERT_TRUE(http.AddWebSocket("/api/v1/agent/connect", [fake](const net::HttpRequest&)
-                                    -> std::variant<net::HttpResponse, std::shared_ptr<net::WsHandler>> {
-                                  return std::shared_ptr<net::WsHandler>(fake);
-                                }).ok());
-  auto port = http.Start();
-  ASSERT_TRUE(port.ok());
-  auto agent = StartSimAgent(dir.path(), "node-f", "http://127.0.0.1:" + std::to_string(*port), kToken);
+  auto fake = std::make_shared<FakeAgentServer>();
+  auto url = fake->Start(fake);
+  ASSERT_TRUE(url.ok());
+  auto agent = StartSimAgent(dir.path(), "node-f", *url, kToken);
   ASSERT_TRUE(agent.ok());
   ASSERT_TRUE(fake->WaitRegistered(seconds(20))) << agent->Log();
 
@@ -374,7 +330,57 @@ TEST(AgentCommandTest, MalformedCommandsAreAnsweredWithAnErrorAndTheAgentKeepsWo
   EXPECT_EQ(r->outcomes.at(0).outcome, api::TargetOutcome::kGone);
   EXPECT_TRUE(agent->running());
   agent->Kill();
-  http.Stop();
+  fake->Stop();
+}
+
+// Servers taking turns as leader (docs/design-ha.md, "Fencing"): the agent registers under
+// epoch 5 with the first; when it goes away, a replaced leader (epoch 3) registers the agent:
+// it is refused, nothing it sends runs, and the agent moves on to the leader of epoch 6. The
+// epoch is kept in the state dir: a restarted agent refuses the replaced leader again.
+TEST(AgentLeaderEpochTest, AReplacedLeaderIsRefusedAndNothingItSendsRuns) {
+  TempDir dir;
+  auto first = std::make_shared<FakeAgentServer>(5);
+  auto replaced = std::make_shared<FakeAgentServer>(3);
+  auto newest = std::make_shared<FakeAgentServer>(6);
+  auto first_url = first->Start(first);
+  auto replaced_url = replaced->Start(replaced);
+  auto newest_url = newest->Start(newest);
+  ASSERT_TRUE(first_url.ok() && replaced_url.ok() && newest_url.ok());
+  const std::string kept = dir.path() + "/agent-node-e/leader-epoch";
+  auto kept_epoch = [&] {
+    auto t = ReadFile(kept);
+    return t.ok() ? std::string(Trim(*t)) : std::string();
+  };
+  auto agent = StartSimAgent(dir.path(), "node-e", *first_url + "," + *replaced_url + "," + *newest_url, kToken);
+  ASSERT_TRUE(agent.ok());
+  ASSERT_TRUE(first->WaitRegistered(seconds(20))) << agent->Log();
+  ASSERT_TRUE(WaitFor([&] { return kept_epoch() == "5"; }, seconds(5))) << kept_epoch();
+
+  first->Stop();  // the leader goes; the agent tries the next server, a replaced leader
+  ASSERT_TRUE(replaced->WaitRegistered(seconds(20))) << agent->Log();
+  api::CommandMsg signal;
+  signal.id = 9;
+  signal.action = api::CommandAction::kSignal;
+  signal.uid = ::getuid();
+  signal.targets = {{999'999, 1, 0}};
+  replaced->Send(api::Encode(signal));  // refused or dropped: never answered
+  EXPECT_TRUE(replaced->WaitClosed(seconds(10))) << agent->Log();
+  ASSERT_TRUE(newest->WaitRegistered(seconds(20))) << agent->Log();
+  EXPECT_FALSE(replaced->NextResult(milliseconds(500)).has_value());
+  EXPECT_NE(agent->Log().find("as leader epoch 3, older than epoch 5"), std::string::npos) << agent->Log();
+  EXPECT_TRUE(WaitFor([&] { return kept_epoch() == "6"; }, seconds(5))) << kept_epoch();
+  agent->Kill();
+
+  // Restarted, the agent remembers epoch 6: the replaced leader is refused first thing.
+  const int before = replaced->registrations();
+  auto again = StartSimAgent(dir.path(), "node-e", *replaced_url + "," + *newest_url, kToken);
+  ASSERT_TRUE(again.ok());
+  ASSERT_TRUE(newest->WaitRegistrations(2, seconds(20))) << again->Log();
+  EXPECT_EQ(replaced->registrations(), before + 1);
+  EXPECT_NE(again->Log().find("as leader epoch 3, older than epoch 6"), std::string::npos) << again->Log();
+  again->Kill();
+  replaced->Stop();
+  newest->Stop();
 }
 
 }  // namespace

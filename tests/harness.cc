@@ -351,6 +351,19 @@ ServerProcess::~ServerProcess() {
 }
 
 Status ServerProcess::Start() {
+  RETURN_IF_ERROR(Launch());
+  bool ready = WaitFor(
+      [&] {
+        auto r = net::HttpCall("GET", url_ + "/readyz", "", {}, 2000);
+        return r.ok() && r->status == 200;
+      },
+      std::chrono::seconds(20));
+  if (!ready) return Status::Unavailable("server not ready; log:\n" + child_.Log());
+  ASSIGN_OR_RETURN(admin_token_, Login("admin", kAdminPassword));
+  return Status::Ok();
+}
+
+Status ServerProcess::Launch() {
   ::unlink((data_dir_ + "/server.url").c_str());
   std::map<std::string, std::string> env = {{"ROTA_RETENTION_INTERVAL", "1m"},
                                             {"ROTA_PASSWORD_HASH_COST", "min"},
@@ -380,14 +393,6 @@ Status ServerProcess::Start() {
   // A server serving TLS (tls on, or a listen address away from loopback): this process
   // trusts its generated CA from now on.
   if (!ca_file().empty()) net::SetClientTls({.ca_file = ca_file(), .pin = ""});
-  bool ready = WaitFor(
-      [&] {
-        auto r = net::HttpCall("GET", url_ + "/readyz", "", {}, 2000);
-        return r.ok() && r->status == 200;
-      },
-      std::chrono::seconds(20));
-  if (!ready) return Status::Unavailable("server not ready; log:\n" + child_.Log());
-  ASSIGN_OR_RETURN(admin_token_, Login("admin", kAdminPassword));
   return Status::Ok();
 }
 
@@ -473,6 +478,26 @@ void AgentProcess::UseNetns(const std::string& netns, const std::string& server_
     if (argv_[i] == "--server" && i + 1 < argv_.size()) argv.push_back(server_url), ++i;
   }
   child_ = Child(argv, {{"ROTA_SIM_NVML_CONFIG", sim_config_}}, log_path_);
+}
+
+void AgentProcess::SetServers(const std::string& server_urls) {
+  for (size_t i = 0; i + 1 < argv_.size(); ++i) {
+    if (argv_[i] == "--server") argv_[i + 1] = server_urls;
+  }
+  child_ = Child(argv_, {{"ROTA_SIM_NVML_CONFIG", sim_config_}}, log_path_);
+}
+
+void AgentProcess::SetEnv(const std::string& key, const std::string& value) {
+  env_[key] = value;
+  env_["ROTA_SIM_NVML_CONFIG"] = sim_config_;
+  child_ = Child(argv_, env_, log_path_);
+}
+
+void AgentProcess::UseConfigFile(const std::string& path) {
+  argv_ = {RotaBinary(), "agent", "--config", path, "--state-dir", state_dir_,
+           "--interval", "0.5s", "--nvml-lib", SimNvmlLibrary()};
+  env_["ROTA_SIM_NVML_CONFIG"] = sim_config_;
+  child_ = Child(argv_, env_, log_path_);
 }
 
 Status AgentProcess::SetFaults(const api::Json& faults) {

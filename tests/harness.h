@@ -113,6 +113,10 @@ class ServerProcess {
   ServerProcess(const ServerProcess&) = delete;
   ServerProcess& operator=(const ServerProcess&) = delete;
   Status Start();  // waits until /readyz answers 200
+  // Starts the process and waits only until it listens (server.url written): a server of
+  // several on PostgreSQL started while none leads (its /readyz waits for a leader, and
+  // admin_token() stays as it was).
+  Status Launch();
   std::string url() const { return url_; }
   uint16_t port() const { return port_; }
   const std::string& token() const { return token_; }
@@ -186,12 +190,20 @@ class AgentProcess {
   // Runs the agent inside network namespace `netns` (ip netns exec; same pid),
   // dialing `server_url`. Before Start.
   void UseNetns(const std::string& netns, const std::string& server_url);
+  // Dials `server_urls` (--server URL1,URL2,...) instead of the server's URL. Before Start.
+  void SetServers(const std::string& server_urls);
+  // Extra environment for the agent (NOTIFY_SOCKET, ...). Before Start.
+  void SetEnv(const std::string& key, const std::string& value);
+  // Runs `rota agent --config <path>` with only the simulated NVML, the state directory and
+  // the interval as flags: the server, token and name come from the file. Before Start.
+  void UseConfigFile(const std::string& path);
 
  private:
   SimGpuNode node_;
   std::string state_dir_;
   std::string sim_config_;
   std::vector<std::string> argv_;
+  std::map<std::string, std::string> env_;
   std::string log_path_;
   Child child_;
 };

@@ -473,6 +473,22 @@ TEST_F(SshE2E, ScannedKeyIsShownAndAChangedHostKeyIsNotReached) {
   ASSERT_TRUE(server_->Start().ok()) << server_->child().Log();
   ASSERT_TRUE(WaitFor([&] { return NodeReady(*server_, "sshbox"); }, seconds(30)));
   EXPECT_EQ(SshNode("sshbox").value("host_key_fingerprint", ""), second);
+
+  // The security trail holds who pinned which key; the refused pin left nothing.
+  auto trail = server_->GetJson("/api/v1/auth/events");
+  ASSERT_TRUE(trail.ok()) << trail.status().ToString();
+  std::vector<std::string> pins;
+  for (const Json& e : (*trail)["events"]) {
+    if (e.value("username", "") != "sshbox") continue;
+    pins.push_back(e.value("action", "") + " " + e.value("detail", ""));
+    EXPECT_EQ(e.value("actor", ""), "admin") << e.dump();
+  }
+  ASSERT_EQ(pins.size(), 2u) << trail->dump(2);
+  EXPECT_EQ(pins[0].rfind("ssh_node_pinned ", 0), 0u) << pins[0];  // newest first
+  EXPECT_NE(pins[0].find(second), std::string::npos) << pins[0];
+  EXPECT_NE(pins[0].find("(fingerprint)"), std::string::npos) << pins[0];
+  EXPECT_EQ(pins[1].rfind("ssh_node_added ", 0), 0u) << pins[1];
+  EXPECT_NE(pins[1].find(first), std::string::npos) << pins[1];
 }
 
 // Bad --host-key input: 400 naming the field and the forms accepted.

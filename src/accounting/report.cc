@@ -15,6 +15,31 @@ double Round(double v, double unit) { return std::round(v / unit) * unit; }
 
 }  // namespace
 
+std::optional<double> AveragePowerW(const ReportLine& line) {
+  if (line.power_w) return line.power_w;
+  if (line.gpus <= 0 || line.amounts.gpu_ms <= 0) return std::nullopt;
+  const double measured_ms = line.amounts.gpu_ms / line.gpus;
+  return (line.amounts.energy_mj + line.amounts.cpu_mj) / measured_ms;  // mJ/ms = W
+}
+
+double BucketShare(int64_t bucket_ms, int64_t bucket_len_ms, int64_t from_ms, int64_t to_ms,
+                   int64_t now_ms) {
+  // What the bucket holds: [bucket_ms, end).
+  const int64_t end = std::max(bucket_ms + 1, std::min(bucket_ms + bucket_len_ms, now_ms));
+  const int64_t lo = std::max(bucket_ms, from_ms), hi = std::min(end, to_ms);
+  if (hi <= lo) return 0;
+  return static_cast<double>(hi - lo) / static_cast<double>(end - bucket_ms);
+}
+
+Amounts Scaled(const Amounts& a, double share) {
+  Amounts s = a;
+  for (double* v : {&s.gpu_ms, &s.busy_ms, &s.util_ms, &s.energy_mj, &s.counter_mj, &s.estimated_mj,
+                    &s.unmeasured_ms, &s.idle_mj, &s.cpu_mj}) {
+    *v *= share;
+  }
+  return s;
+}
+
 api::Json FiguresJson(const ReportLine& line, const Prices& prices) {
   const Amounts& a = line.amounts;
   const double kwh = a.energy_mj / kMjPerKwh;
@@ -45,6 +70,10 @@ api::Json FiguresJson(const ReportLine& line, const Prices& prices) {
                           {"estimated", Round(estimated, 1e-4)}};
   }
   j["energy_method"] = method;
+  if (auto power = AveragePowerW(line)) {
+    j["avg_power_w"] = Round(*power, 0.01);
+    if (!line.power_w) j["measured_hours"] = Round(a.gpu_ms / line.gpus / kMsPerHour, 1e-6);
+  }
   if (prices.price_per_kwh > 0 || prices.price_per_gpu_hour > 0) {
     j["cost"] = Round(total_kwh * prices.price_per_kwh + gpu_hours * prices.price_per_gpu_hour, 1e-4);
     j["currency"] = prices.currency;
@@ -57,6 +86,8 @@ api::Json ReportJson(const std::string& by, int64_t from_ms, int64_t to_ms,
                      const std::vector<ReportLine>& lines, const Prices& prices) {
   api::Json rows = api::Json::array();
   ReportLine total;
+  bool powered = !lines.empty();  // the total's power: every row has one
+  double power_w = 0;
   for (const auto& line : lines) {
     api::Json row = FiguresJson(line, prices);
     row["key"] = line.key;
@@ -64,7 +95,12 @@ api::Json ReportJson(const std::string& by, int64_t from_ms, int64_t to_ms,
     total.amounts += line.amounts;
     total.reserved_idle_ms += line.reserved_idle_ms;
     total.idle_energy_mj += line.idle_energy_mj;
+    const auto p = AveragePowerW(line);
+    const bool node_like = line.gpus > 0 || line.power_w.has_value();
+    if (!node_like) powered = false;
+    power_w += p.value_or(0);
   }
+  if (powered) total.power_w = power_w;
   return api::Json{{"by", by},
                    {"from", FormatRfc3339(from_ms)},
                    {"to", FormatRfc3339(to_ms)},
@@ -83,6 +119,7 @@ std::vector<ReportLine> ByArea(const std::vector<ReportLine>& by_node,
     a.amounts += line.amounts;
     a.reserved_idle_ms += line.reserved_idle_ms;
     a.idle_energy_mj += line.idle_energy_mj;
+    a.power_w = a.power_w.value_or(0) + AveragePowerW(line).value_or(0);
   }
   std::vector<ReportLine> out;
   for (auto& [k, v] : areas) out.push_back(std::move(v));

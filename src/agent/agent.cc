@@ -2,6 +2,7 @@
 
 #include <random>
 
+#include "agent/leader_epoch.h"
 #include "api/protocol.h"
 #include "common/file_util.h"
 #include "common/log.h"
@@ -25,6 +26,18 @@ Result<std::string> AgentConnectUrl(const std::string& server_url) {
                                  "' must look like http://HOST:PORT (or https://, ws://, wss://)");
 }
 
+Result<std::vector<std::string>> AgentConnectUrls(const std::string& server_urls) {
+  std::vector<std::string> out;
+  for (const auto& part : Split(server_urls, ',')) {
+    std::string one(Trim(part));
+    if (one.empty()) continue;
+    ASSIGN_OR_RETURN(std::string url, AgentConnectUrl(one));
+    out.push_back(std::move(url));
+  }
+  if (out.empty()) return Status::InvalidArgument("no server URL given");
+  return out;
+}
+
 Agent::Agent(AgentOptions options, api::NodeInfo info, Collector* collector, Clock* clock)
     : options_(std::move(options)),
       info_(std::move(info)),
@@ -33,13 +46,18 @@ Agent::Agent(AgentOptions options, api::NodeInfo info, Collector* collector, Clo
       buffer_(static_cast<size_t>(std::max<int64_t>(1, options_.buffer_ms / options_.interval_ms))),
       loop_(std::make_unique<net::WsClientLoop>(1)),
       executor_(kDefaultUtmpPath, options_.enforcement_min_uid) {
-  auto url = AgentConnectUrl(options_.server_url);
-  ws_url_ = url.ok() ? *url : "";
+  auto urls = AgentConnectUrls(options_.server_url);
+  if (urls.ok()) ws_urls_ = std::move(*urls);
   if (!options_.credential_file.empty()) {
     if (auto text = ReadFile(options_.credential_file); text.ok()) {
       MutexLock lock(&mu_);
       credential_ = std::string(Trim(*text));
     }
+  }
+  if (!options_.epoch_file.empty()) {
+    const uint64_t kept = LoadLeaderEpoch(options_.epoch_file);
+    MutexLock lock(&mu_);
+    highest_epoch_ = kept;
   }
   if (!options_.task_state_dir.empty()) {
     tasks_ = std::make_unique<TaskManager>(
@@ -97,6 +115,7 @@ void Agent::Run(const std::atomic<bool>& stop) {
   MutexLock lock(&mu_);
   while (!stop.load()) {
     int64_t now = clock_->MonotonicMs();
+    loop_beat_ms_.store(now, std::memory_order_relaxed);
     if (now >= next_sample) {
       lock.Unlock();
       // The job tasks' cgroups: their CPU time splits the CPU energy.
@@ -152,9 +171,9 @@ void Agent::ApplyPowerLimits() {
 }
 
 void Agent::Connect() {
-  if (ws_url_.empty()) {
+  if (ws_urls_.empty()) {
     ROTA_LOG(ERROR) << "invalid server URL " << options_.server_url;
-    ScheduleReconnect();
+    ScheduleReconnect(false);
     return;
   }
   uint64_t attempt = ++attempt_;
@@ -169,7 +188,7 @@ void Agent::Connect() {
   // The node's own credential once enrolled; the join token to enrol.
   presenting_credential_ = !credential_.empty();
   const std::string& bearer = presenting_credential_ ? credential_ : options_.token;
-  client_->Connect(ws_url_, {{"Authorization", "Bearer " + bearer}},
+  client_->Connect(ws_urls_[reconnect_.server_index % ws_urls_.size()], {{"Authorization", "Bearer " + bearer}},
                    [this, attempt](const Status& st) { OnConnected(attempt, st); });
 }
 
@@ -179,7 +198,8 @@ void Agent::OnConnected(uint64_t attempt, const Status& st) {
   connecting_ = false;
   if (!st.ok()) {
     if (st.message() != last_error_) {
-      ROTA_LOG(WARNING) << "cannot connect to " << ws_url_ << ": " << st.message();
+      ROTA_LOG(WARNING) << "cannot connect to " << ws_urls_[reconnect_.server_index % ws_urls_.size()] << ": "
+                        << st.message();
       last_error_ = st.message();
     }
     if (presenting_credential_ && st.code() == StatusCode::kUnauthenticated && !options_.token.empty()) {
@@ -188,7 +208,7 @@ void Agent::OnConnected(uint64_t attempt, const Status& st) {
       credential_.clear();
     }
     client_.reset();  // from inside its own callback: allowed, and the last one
-    ScheduleReconnect();
+    ScheduleReconnect(IsFollowerRefusal(st));
     cv_.NotifyAll();
     return;
   }
@@ -198,7 +218,7 @@ void Agent::OnConnected(uint64_t attempt, const Status& st) {
 void Agent::OnMessage(uint64_t attempt, const std::string& text) {
   auto msg = api::DecodeServerMessage(text);
   MutexLock lock(&mu_);
-  if (attempt != attempt_) return;
+  if (attempt != attempt_ || attempt == stale_attempt_) return;
   if (!msg.ok()) {
     ROTA_LOG(WARNING) << "bad message from server: " << msg.status().message();
     // A command we cannot run still gets an answer, so the server need not time out.
@@ -211,6 +231,20 @@ void Agent::OnMessage(uint64_t attempt, const std::string& text) {
     return;
   }
   if (auto* reg = std::get_if<api::RegisteredMsg>(&*msg)) {
+    const EpochVerdict verdict = JudgeLeaderEpoch(highest_epoch_, reg->epoch);
+    if (!verdict.accept) {
+      // A leader that has been replaced: nothing it sends is run; the next server is tried.
+      ROTA_LOG(ERROR) << ws_urls_[reconnect_.server_index % ws_urls_.size()] << " registered this node as leader epoch "
+                      << reg->epoch << ", older than epoch " << highest_epoch_
+                      << " this node registered under before: refused (a replaced leader); trying the next server";
+      stale_attempt_ = attempt;
+      if (client_) client_->Close();
+      return;
+    }
+    if (verdict.highest != highest_epoch_) {
+      highest_epoch_ = verdict.highest;
+      if (!options_.epoch_file.empty()) StoreLeaderEpoch(options_.epoch_file, highest_epoch_);
+    }
     if (!reg->credential.empty() && !options_.credential_file.empty()) {
       // Enrolled: keep the credential (owner-only) and present it from now on.
       if (Status st = WriteFileAtomic(options_.credential_file, reg->credential + "\n", 0600); !st.ok()) {
@@ -222,7 +256,7 @@ void Agent::OnMessage(uint64_t attempt, const std::string& text) {
       credential_ = reg->credential;
     }
     registered_ = true;
-    backoff_ms_ = 0;
+    AfterRegistration(&reconnect_);
     last_error_.clear();
     sent_up_to_ = buffer_.first_seq() - 1;  // resend everything not yet acked
     ROTA_LOG(INFO) << "registered with " << options_.server_url << " as " << info_.name << "; "
@@ -245,6 +279,8 @@ void Agent::OnMessage(uint64_t attempt, const std::string& text) {
     tasks_->OnSignal(std::move(*sig));
   } else if (auto* logs = std::get_if<api::TaskLogsMsg>(&*msg)) {
     tasks_->OnLogs(std::move(*logs));
+  } else if (auto* resize = std::get_if<api::TaskResizeMsg>(&*msg)) {
+    tasks_->OnResize(std::move(*resize));
   }
   cv_.NotifyAll();
 }
@@ -300,16 +336,27 @@ void Agent::OnClosed(uint64_t attempt, const Status& reason) {
   connecting_ = false;
   client_.reset();
   if (tasks_) tasks_->OnDisconnected();
-  ScheduleReconnect();
+  // A replaced leader answered: the cluster is up, the next server is tried at once.
+  ScheduleReconnect(attempt == stale_attempt_);
   cv_.NotifyAll();
 }
 
-void Agent::ScheduleReconnect() {
-  backoff_ms_ = backoff_ms_ == 0 ? options_.min_backoff_ms
-                                 : std::min(options_.max_backoff_ms, backoff_ms_ * 2);
-  static thread_local std::mt19937 rng(std::random_device{}());
-  int64_t jitter = std::uniform_int_distribution<int64_t>(0, backoff_ms_ / 4)(rng);
-  next_connect_ms_ = clock_->MonotonicMs() + backoff_ms_ + jitter;
+void Agent::ScheduleReconnect(bool answered) {
+  ReconnectPolicy p;
+  p.min_backoff_ms = options_.min_backoff_ms;
+  p.max_backoff_ms = options_.max_backoff_ms;
+  const ReconnectDelay d = AfterFailure(&reconnect_, ws_urls_.empty() ? 1 : ws_urls_.size(), answered, p);
+  int64_t jitter = 0;
+  if (d.backoff) {
+    static thread_local std::mt19937 rng(std::random_device{}());
+    jitter = std::uniform_int_distribution<int64_t>(0, d.delay_ms / 4)(rng);
+  }
+  next_connect_ms_ = clock_->MonotonicMs() + d.delay_ms + jitter;
+}
+
+bool IsFollowerRefusal(const Status& st) {
+  return st.code() == StatusCode::kUnavailable && st.message().find(": HTTP 503") != std::string::npos &&
+         st.message().find(api::kFollowerRefusal) != std::string::npos;
 }
 
 void Agent::SendPending() {

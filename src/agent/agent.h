@@ -27,6 +27,7 @@
 #include "agent/collector.h"
 #include "agent/command_executor.h"
 #include "agent/power_limiter.h"
+#include "agent/reconnect.h"
 #include "agent/task_manager.h"
 #include "agent/sample_buffer.h"
 #include "api/types.h"
@@ -43,7 +44,9 @@ class WsClient;
 namespace rota::agent {
 
 struct AgentOptions {
-  std::string server_url;  // http(s):// or ws(s):// base URL of the server
+  // http(s):// or ws(s):// base URL of the server, or several separated by commas (servers
+  // sharing one store): tried in turn, the next one right after one fails or refuses.
+  std::string server_url;
   std::string token;       // join token: enrols the node (may be empty once enrolled)
   // How a wss:// (https://) server is trusted: pin, CA file or the system's CAs.
   net::TlsClientConfig tls;
@@ -51,6 +54,9 @@ struct AgentOptions {
   // server enrols the node, presented instead of the join token from then on. "":
   // the agent does not enrol and always presents the join token.
   std::string credential_file;
+  // Where the highest leader epoch this node registered under is kept (leader_epoch.h);
+  // "": kept in memory only.
+  std::string epoch_file;
   int64_t interval_ms = 2000;
   int64_t buffer_ms = 10 * 60 * 1000;
   int64_t min_backoff_ms = 500;
@@ -89,6 +95,9 @@ class Agent {
   size_t buffered() const;
   uint64_t dropped() const;
   bool registered() const;
+  // The monotonic time (clock's MonotonicMs) Run()'s loop last went round: the systemd
+  // watchdog's check that the loop is not stuck. 0 before Run(). Thread-safe.
+  int64_t last_loop_ms() const { return loop_beat_ms_.load(std::memory_order_relaxed); }
 
  private:
   void Connect() ROTA_REQUIRES(mu_);
@@ -97,7 +106,8 @@ class Agent {
   void OnConnected(uint64_t attempt, const Status& st) ROTA_EXCLUDES(mu_);
   void OnMessage(uint64_t attempt, const std::string& text) ROTA_EXCLUDES(mu_);
   void OnClosed(uint64_t attempt, const Status& reason) ROTA_EXCLUDES(mu_);
-  void ScheduleReconnect() ROTA_REQUIRES(mu_);
+  // `answered`: the failed attempt was refused by a follower (reconnect.h).
+  void ScheduleReconnect(bool answered) ROTA_REQUIRES(mu_);
   // Queues a command from connection `attempt`.
   void QueueCommand(uint64_t attempt, api::CommandMsg cmd) ROTA_REQUIRES(mu_)
       ROTA_EXCLUDES(cmd_mu_);
@@ -111,7 +121,7 @@ class Agent {
   const api::NodeInfo info_;
   Collector* const collector_;
   Clock* const clock_;
-  std::string ws_url_;
+  std::vector<std::string> ws_urls_;  // AgentConnectUrls(server_url); empty if invalid
 
   mutable Mutex mu_;
   CondVar cv_;
@@ -123,13 +133,18 @@ class Agent {
   bool registered_ ROTA_GUARDED_BY(mu_) = false;
   uint64_t sent_up_to_ ROTA_GUARDED_BY(mu_) = 0;
   int64_t next_connect_ms_ ROTA_GUARDED_BY(mu_) = 0;  // monotonic
-  int64_t backoff_ms_ ROTA_GUARDED_BY(mu_) = 0;
+  ReconnectState reconnect_ ROTA_GUARDED_BY(mu_);  // server_index: into ws_urls_
   std::string last_error_ ROTA_GUARDED_BY(mu_);
   // The node's own credential ("" until enrolled), and whether the connection
   // being made presents it (else the join token).
   std::string credential_ ROTA_GUARDED_BY(mu_);
   bool presenting_credential_ ROTA_GUARDED_BY(mu_) = false;
+  // The highest leader epoch registered under (leader_epoch.h), and the connection refused
+  // for an older one (its messages are dropped until it has closed; 0: none).
+  uint64_t highest_epoch_ ROTA_GUARDED_BY(mu_) = 0;
+  uint64_t stale_attempt_ ROTA_GUARDED_BY(mu_) = 0;
   PowerLimiter* power_ = nullptr;
+  std::atomic<int64_t> loop_beat_ms_{0};
   // The latest power_limits and the connection it came on (0: none pending).
   std::optional<api::PowerLimitsMsg> pending_power_ ROTA_GUARDED_BY(mu_);
   uint64_t pending_power_attempt_ ROTA_GUARDED_BY(mu_) = 0;
@@ -146,7 +161,14 @@ class Agent {
   std::thread cmd_thread_;  // started last, joined first
 };
 
+// True when a connection attempt was refused by a follower of several servers (its 503
+// while it knows no leader, or sends agents to the leader: server/leadership/proxy.cc).
+bool IsFollowerRefusal(const Status& st);
+
 // ws://host:port/api/v1/agent/connect from an http(s)/ws(s) base URL.
 Result<std::string> AgentConnectUrl(const std::string& server_url);
+// The same for each of a comma-separated list of base URLs (spaces around commas allowed).
+// InvalidArgument naming the first bad one, or for an empty list.
+Result<std::vector<std::string>> AgentConnectUrls(const std::string& server_urls);
 
 }  // namespace rota::agent

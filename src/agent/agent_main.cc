@@ -5,7 +5,9 @@
 
 #include <signal.h>
 
+#include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <cstdlib>
 #include <iostream>
 #include <memory>
@@ -13,6 +15,7 @@
 #include <vector>
 
 #include "agent/agent.h"
+#include "agent/agent_config.h"
 #include "agent/collector.h"
 #include "api/codec.h"
 #include "common/file_util.h"
@@ -25,23 +28,70 @@
 #include "host/rapl.h"
 #include "net/tls.h"
 #include "net/url.h"
+#include "service/service_notify.h"
 
 namespace rota::agent {
 namespace {
 
 // A ws:// (http://) server URL whose host is not this machine.
 bool IsPlainToAnotherHost(const std::string& server) {
-  Result<std::string> ws = AgentConnectUrl(server);
-  if (!ws.ok()) return false;
-  Result<net::Url> url = net::ParseUrl(*ws);
-  return url.ok() && url->scheme == "ws" && !net::IsLoopbackHost(url->host);
+  auto urls = AgentConnectUrls(server);
+  if (!urls.ok()) return false;
+  for (const auto& ws : *urls) {
+    Result<net::Url> url = net::ParseUrl(ws);
+    if (url.ok() && url->scheme == "ws" && !net::IsLoopbackHost(url->host)) return true;
+  }
+  return false;
 }
 
 constexpr const char* kAgentVersion = "0.1.0";
+// How long the agent waits for the server before it tells systemd it is up anyway.
+constexpr int64_t kReadyWithoutServerMs = 15'000;
 
 int Usage(const std::string& message) {
   std::cerr << "rota agent: " << message << "\n";
   return 2;
+}
+
+// SIGHUP: rereads cli_flags.config_file; applies log_level to the running agent and
+// logs the other settings that changed (they take effect at the next start).
+void ReloadAgentConfig(const AgentFlags& cli_flags, AgentFlags* running) {
+  if (cli_flags.config_file.empty()) {
+    ROTA_LOG(INFO) << "SIGHUP: no config file (--config) to reread";
+    return;
+  }
+  AgentFlags file;
+  if (Status st = LoadAgentConfigFile(&file, cli_flags.config_file); !st.ok()) {
+    ROTA_LOG(WARNING) << "SIGHUP: " << st.message() << "; the running settings stay";
+    return;
+  }
+  AgentFlags next = MergeAgentFlags(file, cli_flags, cli_flags.given);
+  std::vector<std::string> restart;
+  for (const std::string& key : ChangedAgentKeys(*running, next)) {
+    if (key == "log_level") {
+      log::Level level = log::Level::kInfo;
+      if (!next.log_level.empty() && !log::ParseLevel(next.log_level, &level)) {
+        ROTA_LOG(WARNING) << "SIGHUP: bad log_level '" << next.log_level << "'; it stays";
+        next.log_level = running->log_level;
+        continue;
+      }
+      log::SetLevel(level);
+      ROTA_LOG(INFO) << "SIGHUP: log_level is now " << (next.log_level.empty() ? "info" : next.log_level);
+      continue;
+    }
+    restart.push_back(key);
+  }
+  if (restart.empty()) {
+    ROTA_LOG(INFO) << "SIGHUP: config reread, nothing else changed";
+  } else {
+    ROTA_LOG(WARNING) << "SIGHUP: changed settings that need a restart (systemctl restart rota-agent; "
+                      << "tasks keep running): " << Join(restart, ", ");
+    // What runs stays what is compared against, so the next SIGHUP says them again.
+    const std::string applied_log_level = next.log_level;
+    next = *running;
+    next.log_level = applied_log_level;
+  }
+  *running = std::move(next);
 }
 
 }  // namespace
@@ -60,7 +110,14 @@ Result<std::string> LoadOrCreateNodeId(const std::string& state_dir) {
   return id;
 }
 
-int RunAgent(const AgentFlags& flags) {
+int RunAgent(const AgentFlags& cli_flags) {
+  AgentFlags flags = cli_flags;
+  if (!cli_flags.config_file.empty()) {
+    AgentFlags file;
+    if (Status st = LoadAgentConfigFile(&file, cli_flags.config_file); !st.ok()) return Usage(st.message());
+    flags = MergeAgentFlags(file, cli_flags, cli_flags.given);
+  }
+  if (flags.server.empty()) return Usage("no server: give --server URL or server: in the config file (--config)");
   if (!flags.log_level.empty()) {
     log::Level level;
     if (!log::ParseLevel(flags.log_level, &level)) return Usage("bad --log-level " + flags.log_level);
@@ -68,7 +125,7 @@ int RunAgent(const AgentFlags& flags) {
   }
   AgentOptions options;
   options.server_url = flags.server;
-  if (auto url = AgentConnectUrl(flags.server); !url.ok()) return Usage(url.status().message());
+  if (auto url = AgentConnectUrls(flags.server); !url.ok()) return Usage(url.status().message());
 
   options.tls = {flags.ca_file, flags.server_pin};
   if (!flags.server_pin.empty()) {
@@ -95,6 +152,7 @@ int RunAgent(const AgentFlags& flags) {
   // The node's own credential, once enrolled (server/nodes/node_credentials.h);
   // the join token is then needed only to enrol again.
   options.credential_file = flags.state_dir + "/credential";
+  options.epoch_file = flags.state_dir + "/leader-epoch";
   const bool enrolled = ReadFile(options.credential_file).ok();
   if (options.token.empty() && !enrolled) {
     return Usage("a join token is required to enrol this node (--token, --token-file or ROTA_JOIN_TOKEN)");
@@ -157,10 +215,16 @@ int RunAgent(const AgentFlags& flags) {
     return 1;
   }
   options.task_state_dir = flags.state_dir;
-  // The small supervisor installed beside rota, else rota's own subcommand.
-  const std::string shim = self->substr(0, self->rfind('/') + 1) + "rota-task-shim";
-  options.task_shim_argv = ::access(shim.c_str(), X_OK) == 0 ? std::vector<std::string>{shim}
-                                                              : std::vector<std::string>{*self, "task-shim"};
+  // The small supervisor built beside rota or installed in <prefix>/lib/rota (the
+  // packages), else rota's own subcommand.
+  const std::string dir = self->substr(0, self->rfind('/') + 1);
+  options.task_shim_argv = {*self, "task-shim"};
+  for (const std::string& shim : {dir + "rota-task-shim", dir + "../lib/rota/rota-task-shim"}) {
+    if (::access(shim.c_str(), X_OK) == 0) {
+      options.task_shim_argv = {shim};
+      break;
+    }
+  }
   auto node_id = LoadOrCreateNodeId(flags.state_dir);
   if (!node_id.ok()) {
     std::cerr << "rota agent: " << node_id.status().message() << "\n";
@@ -187,6 +251,7 @@ int RunAgent(const AgentFlags& flags) {
   sigemptyset(&signals);
   sigaddset(&signals, SIGINT);
   sigaddset(&signals, SIGTERM);
+  sigaddset(&signals, SIGHUP);
   pthread_sigmask(SIG_BLOCK, &signals, nullptr);
 
   // CPU package energy: read once here so that the server is told at registration
@@ -211,16 +276,56 @@ int RunAgent(const AgentFlags& flags) {
   }
   agent.set_power_limiter(&power);
   std::atomic<bool> stop{false};
+  service::ServiceNotifier notifier(service::NotifyTargetFromEnvironment());
   std::thread signal_thread([&] {
     int sig = 0;
-    sigwait(&signals, &sig);
+    AgentFlags running = flags;
+    while (sigwait(&signals, &sig) == 0 && sig == SIGHUP) {
+      notifier.Reloading();
+      ReloadAgentConfig(cli_flags, &running);
+      // Back to READY (systemd waits for it after RELOADING=1), unless not yet connected.
+      notifier.SetStatus("config reloaded");
+      if (agent.registered()) notifier.Ready("connected to " + options.server_url + ", config reloaded");
+    }
     ROTA_LOG(INFO) << "signal " << sig << " received, stopping";
     stop = true;
   });
   ROTA_LOG(INFO) << "rota agent " << info.name << " (" << info.gpus.size() << " GPUs) reporting to "
                  << options.server_url << " every " << options.interval_ms << " ms";
+  // systemd (Type=notify): READY once the server has accepted the node; the watchdog
+  // pings while Run()'s loop keeps going round (a sample or a server call that hangs
+  // stops the pings, and systemd restarts the agent, which re-adopts its tasks).
+  std::thread ready_thread;
+  if (notifier.active()) {
+    notifier.SetStatus("connecting to " + options.server_url);
+    const int64_t stuck_ms = std::max<int64_t>(10'000, 3 * options.interval_ms);
+    notifier.StartWatchdog([&agent, stuck_ms] {
+      const int64_t beat = agent.last_loop_ms();
+      return beat != 0 && RealClock::Get().MonotonicMs() - beat < stuck_ms;
+    });
+    // Not connected after kReadyWithoutServerMs: READY all the same (the agent runs, keeps
+    // its tasks and keeps trying), so that a package upgrade or boot does not wait on the
+    // server; STATUS says so, and READY's status changes once connected.
+    ready_thread = std::thread([&] {
+      const int64_t start = RealClock::Get().MonotonicMs();
+      bool said_ready = false;
+      while (!stop.load()) {
+        if (agent.registered()) {
+          notifier.Ready("connected to " + options.server_url + " as " + info.name);
+          return;
+        }
+        if (!said_ready && RealClock::Get().MonotonicMs() - start >= kReadyWithoutServerMs) {
+          notifier.Ready("not yet connected to " + options.server_url + " (retrying)");
+          said_ready = true;
+        }
+        std::this_thread::sleep_for(std::chrono::milliseconds(50));
+      }
+    });
+  }
   agent.Run(stop);
   signal_thread.join();
+  if (ready_thread.joinable()) ready_thread.join();
+  notifier.Stopping();
   return 0;
 }
 

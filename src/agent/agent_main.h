@@ -1,6 +1,7 @@
 #pragma once
 // `rota agent`: flags -> collaborators -> Agent, until SIGINT/SIGTERM.
 
+#include <set>
 #include <string>
 #include <vector>
 
@@ -9,6 +10,10 @@
 namespace rota::agent {
 
 struct AgentFlags {
+  // The YAML config file (agent/agent_config.h); "" : flags only. The flags named in
+  // `given` (config keys, e.g. "server_pin") override the file's settings.
+  std::string config_file;
+  std::set<std::string> given;
   std::string server;
   std::string token;
   std::string token_file;
@@ -28,8 +33,26 @@ struct AgentFlags {
   int64_t enforcement_min_uid = 1000;
 };
 
-// Returns the exit status: 0 after a clean stop, 2 on bad flags, 1 on other errors.
-int RunAgent(const AgentFlags& flags);
+// Returns the exit status: 0 after a clean stop, 2 on bad flags or config, 1 on other
+// errors. SIGHUP rereads the config file: log_level applies at once, the other settings
+// that changed are logged as needing a restart.
+int RunAgent(const AgentFlags& cli_flags);
+
+// What `rota agent join` was given.
+struct JoinFlags {
+  std::string server;
+  std::string token;
+  std::string server_pin;
+  std::string ca_file;
+  std::string name;
+  std::vector<std::string> labels;
+  std::string config_file = "/etc/rota/agent.yaml";
+  bool no_enable = false;  // write the config only
+};
+// `rota agent join URL --token T`: writes the config file (0600, the token in it) and,
+// when systemd runs this machine, enables and starts rota-agent.service; says what to
+// run otherwise. Exit status as RunAgent.
+int RunAgentJoin(const JoinFlags& flags);
 
 // The node id kept in <state_dir>/node-id, created on first use.
 Result<std::string> LoadOrCreateNodeId(const std::string& state_dir);

@@ -20,3 +20,18 @@ TEST(AgentUrlTest, RejectsBadUrls) {
 
 }  // namespace
 }  // namespace rota::agent
+
+namespace rota::agent {
+namespace {
+
+TEST(AgentUrlTest, SeveralServersSeparatedByCommas) {
+  auto urls = AgentConnectUrls("http://a:1, https://b:2,,ws://c:3");
+  ASSERT_TRUE(urls.ok()) << urls.status().ToString();
+  EXPECT_EQ(*urls, (std::vector<std::string>{"ws://a:1/api/v1/agent/connect", "wss://b:2/api/v1/agent/connect",
+                                              "ws://c:3/api/v1/agent/connect"}));
+  EXPECT_FALSE(AgentConnectUrls("http://a:1,ftp://b").ok());
+  EXPECT_FALSE(AgentConnectUrls(" , ").ok());
+}
+
+}  // namespace
+}  // namespace rota::agent

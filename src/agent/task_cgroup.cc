@@ -48,22 +48,70 @@ Status MakeLeaf(const std::string& path) {
                                               : std::strerror(errno)));
 }
 
+constexpr int64_t kPeriodUs = 100'000;
+
+int64_t QuotaUs(double cpus) { return std::max<int64_t>(1000, std::llround(cpus * kPeriodUs)); }
+
+std::string Trimmed(const std::string& path) {
+  auto text = ReadFile(path);
+  if (!text.ok()) return "";
+  std::string t = *text;
+  while (!t.empty() && (t.back() == '\n' || t.back() == ' ')) t.pop_back();
+  return t;
+}
+
+// v1 cpuset: a cgroup takes no process before it has CPUs and memory nodes;
+// `dir` gets those of `parent` where it has none.
+Status InheritCpuset(const std::string& parent, const std::string& dir) {
+  for (const char* file : {"cpuset.cpus", "cpuset.mems"}) {
+    if (!Trimmed(dir + "/" + file).empty()) continue;
+    const std::string value = Trimmed(parent + "/" + file);
+    if (value.empty()) return Status::Unavailable("cgroup " + parent + " has no " + file);
+    RETURN_IF_ERROR(Write(dir + "/" + file, value));
+  }
+  return Status::Ok();
+}
+
 }  // namespace
+
+Status ResizeTaskCgroups(const std::vector<std::string>& dirs, double cpus, const std::string& cpuset) {
+  if (!(cpus > 0)) return Status::InvalidArgument("a CPU allotment must be > 0 cores");
+  const int64_t quota_us = QuotaUs(cpus);
+  bool cpu_done = false;
+  for (const auto& dir : dirs) {
+    if (Exists(dir + "/cpu.max")) {  // v2
+      RETURN_IF_ERROR(Write(dir + "/cpu.max", std::to_string(quota_us) + " " + std::to_string(kPeriodUs)));
+      cpu_done = true;
+    } else if (Exists(dir + "/cpu.cfs_quota_us")) {  // v1
+      RETURN_IF_ERROR(Write(dir + "/cpu.cfs_period_us", std::to_string(kPeriodUs)));
+      RETURN_IF_ERROR(Write(dir + "/cpu.cfs_quota_us", std::to_string(quota_us)));
+      cpu_done = true;
+    }
+    if (!cpuset.empty() && Exists(dir + "/cpuset.cpus")) {
+      RETURN_IF_ERROR(Write(dir + "/cpuset.cpus", cpuset));
+    }
+  }
+  if (!cpu_done) return Status::Conflict("the task's cgroups have no CPU controller");
+  return Status::Ok();
+}
 
 Result<std::vector<std::string>> CreateTaskCgroups(const std::string& root, const std::string& id,
                                                    const CgroupLimits& limits) {
   if (id.empty() || id.find('/') != std::string::npos || id[0] == '.') {
     return Status::InvalidArgument("bad task id for a cgroup: '" + id + "'");
   }
-  constexpr int64_t kPeriodUs = 100'000;
-  const int64_t quota_us = limits.cpus > 0 ? std::max<int64_t>(1000, std::llround(limits.cpus * kPeriodUs)) : 0;
+  const int64_t quota_us = limits.cpus > 0 ? QuotaUs(limits.cpus) : 0;
   if (Exists(root + "/cgroup.controllers")) {  // v2
     const std::string parent = root + "/rota";
     RETURN_IF_ERROR(MakeDir(parent));
     // Hand the cpu and memory controllers down (best effort: one may be absent).
     (void)Write(root + "/cgroup.subtree_control", "+cpu +memory");
     (void)Write(parent + "/cgroup.subtree_control", "+cpu +memory");
-    if (quota_us == 0 && limits.memory_bytes == 0) {
+    if (!limits.cpuset.empty()) {
+      (void)Write(root + "/cgroup.subtree_control", "+cpuset");
+      (void)Write(parent + "/cgroup.subtree_control", "+cpuset");
+    }
+    if (quota_us == 0 && limits.memory_bytes == 0 && limits.cpuset.empty()) {
       // No limit: a cgroup below rota/plain, which hands no controller down, so
       // creating it costs no cpu or memory controller state (its memory and CPU
       // are counted in rota/plain; cpu.stat still gives its own CPU time).
@@ -77,6 +125,7 @@ Result<std::vector<std::string>> CreateTaskCgroups(const std::string& root, cons
     RETURN_IF_ERROR(MakeLeaf(dir));
     if (quota_us > 0) RETURN_IF_ERROR(Write(dir + "/cpu.max", std::to_string(quota_us) + " " + std::to_string(kPeriodUs)));
     if (limits.memory_bytes > 0) RETURN_IF_ERROR(Write(dir + "/memory.max", std::to_string(limits.memory_bytes)));
+    if (!limits.cpuset.empty()) RETURN_IF_ERROR(Write(dir + "/cpuset.cpus", limits.cpuset));
     return std::vector<std::string>{dir};
   }
   // v1: the cpuacct cgroup always (it holds every process of the task, and
@@ -85,10 +134,10 @@ Result<std::vector<std::string>> CreateTaskCgroups(const std::string& root, cons
   // is no cpuacct hierarchy to hold the task.
   std::vector<std::string> dirs;
   std::map<std::string, std::string> made;  // resolved hierarchy -> the task's dir there
-  for (const char* controller : {"cpuacct", "cpu", "memory"}) {
+  for (const char* controller : {"cpuacct", "cpu", "memory", "cpuset"}) {
     const std::string name = controller;
-    const bool wanted = name == "cpuacct" || dirs.empty() || (name == "cpu" && quota_us > 0) ||
-                        (name == "memory" && limits.memory_bytes > 0);
+    const bool wanted = name == "cpuacct" || (dirs.empty() && name != "cpuset") || (name == "cpu" && quota_us > 0) ||
+                        (name == "memory" && limits.memory_bytes > 0) || (name == "cpuset" && !limits.cpuset.empty());
     if (!wanted) continue;
     const std::string hierarchy = root + "/" + controller;
     if (!Exists(hierarchy + "/cgroup.procs")) continue;
@@ -101,9 +150,14 @@ Result<std::vector<std::string>> CreateTaskCgroups(const std::string& root, cons
     } else {
       RETURN_IF_ERROR(MakeDir(hierarchy + "/rota"));
       dir = hierarchy + "/rota/" + id;
+      if (name == "cpuset") RETURN_IF_ERROR(InheritCpuset(hierarchy, hierarchy + "/rota"));
       RETURN_IF_ERROR(MakeLeaf(dir));
       dirs.push_back(dir);
       made[resolved] = dir;
+    }
+    if (name == "cpuset") {
+      RETURN_IF_ERROR(Write(dir + "/cpuset.mems", Trimmed(hierarchy + "/rota/cpuset.mems")));
+      RETURN_IF_ERROR(Write(dir + "/cpuset.cpus", limits.cpuset));
     }
     if (name == "cpu" && quota_us > 0) {
       RETURN_IF_ERROR(Write(dir + "/cpu.cfs_period_us", std::to_string(kPeriodUs)));

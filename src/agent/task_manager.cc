@@ -115,6 +115,12 @@ void TaskManager::OnSignal(api::TaskSignalMsg m) {
   cv_.NotifyAll();
 }
 
+void TaskManager::OnResize(api::TaskResizeMsg m) {
+  MutexLock lock(&mu_);
+  work_.emplace_back(std::move(m));
+  cv_.NotifyAll();
+}
+
 void TaskManager::OnLogs(api::TaskLogsMsg m) {
   MutexLock lock(&mu_);
   work_.emplace_back(std::move(m));
@@ -183,6 +189,11 @@ void TaskManager::Start(const api::TaskSpec& spec) {
   req.file_env = spec.file_env;
   req.limits.cpus = spec.cpus;
   req.limits.memory_bytes = spec.memory_bytes;
+  req.limits.cpuset = spec.cpuset;
+  req.malleable = spec.malleable;
+  req.gpus = spec.gpus;
+  req.resize_signal = spec.resize_signal;
+  req.secrets = spec.secrets;
   const passwd* pw = nullptr;
   if (::geteuid() == 0) {
     if (spec.user.empty()) return refuse("no Unix user to run the task as");
@@ -352,6 +363,10 @@ void TaskManager::Run() {
         Status st = runner_.Signal(sig->id, sig->signal == "KILL" ? SIGKILL : SIGTERM);
         if (!st.ok())
           ROTA_LOG(INFO) << "task " << sig->id << ": SIG" << sig->signal << ": " << st.message();
+      } else if (auto* resize = std::get_if<api::TaskResizeMsg>(&w)) {
+        Status st = runner_.Resize(resize->id, resize->cpus, resize->cpuset, resize->generation);
+        if (!st.ok()) ROTA_LOG(INFO) << "task " << resize->id << ": resize: " << st.message();
+        send_(api::Encode(api::TaskResizedMsg{resize->id, resize->generation, st.ok() ? "" : st.message()}));
       } else if (auto* logs = std::get_if<api::TaskLogsMsg>(&w)) {
         api::TaskLogMsg out;
         out.req = logs->req;

@@ -48,6 +48,10 @@ class TaskManager {
   void OnStart(api::TaskStartMsg m);
   void OnSignal(api::TaskSignalMsg m);
   void OnLogs(api::TaskLogsMsg m);
+  // A new CPU allotment for a malleable task (TaskRunner::Resize); answered with
+  // task_resized (its error when it could not be applied: unknown or ended task,
+  // stale generation).
+  void OnResize(api::TaskResizeMsg m);
   // The agent (re)registered: every task is reported again.
   void OnRegistered();
   // The running tasks of rota jobs that have cgroups (tasks adopted at start
@@ -64,7 +68,7 @@ class TaskManager {
   static constexpr int64_t kWorkSliceNs = 5'000'000;
 
  private:
-  using Work = std::variant<api::TaskStartMsg, api::TaskSignalMsg, api::TaskLogsMsg>;
+  using Work = std::variant<api::TaskStartMsg, api::TaskSignalMsg, api::TaskLogsMsg, api::TaskResizeMsg>;
   void Run() ROTA_EXCLUDES(mu_);
   void Start(const api::TaskSpec& spec) ROTA_EXCLUDES(mu_);
   api::TaskReport Report(const std::string& id);

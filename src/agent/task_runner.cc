@@ -14,6 +14,7 @@
 #include <filesystem>
 #include <thread>
 
+#include "api/task_protocol.h"
 #include "common/file_util.h"
 #include "common/log.h"
 #include "common/process.h"
@@ -38,7 +39,7 @@ bool ValidFileName(const std::string& name) {
       return false;
   }
   return name != "spec.json" && name != "pid" && name != "status.json" && name != "stdout.log" &&
-         name != "stderr.log";
+         name != "stderr.log" && name != TaskRunner::kResourcesFile;
 }
 
 std::optional<TaskProcess> ReadTaskProcess(const std::string& path) {
@@ -104,6 +105,12 @@ std::optional<TaskExit> ReadExit(const std::string& path) {
 
 }  // namespace
 
+std::string ResourcesJson(double cpus, const std::string& cpuset, const std::vector<uint32_t>& gpus,
+                          uint64_t generation) {
+  api::Json j{{"cpus", cpus}, {"cpuset", cpuset}, {"gpus", gpus}, {"generation", generation}};
+  return j.dump() + "\n";
+}
+
 const char* TaskStateName(TaskState s) {
   switch (s) {
     case TaskState::kRunning: return "running";
@@ -168,13 +175,34 @@ Result<TaskStatus> TaskRunner::Start(const TaskRequest& r) {
     s.env[var] = dir + "/" + name;
   }
   s.env["ROTA_PREEMPT_NOTICE"] = dir + "/" + kNoticeFile;  // exists once rota stops the task
+  if (r.malleable) {
+    if (!api::ResizeSignalNumber(r.resize_signal)) {
+      return Status::InvalidArgument("task " + r.id + ": unknown resize signal '" + r.resize_signal + "'");
+    }
+    const std::string resources = dir + "/" + kResourcesFile;
+    RETURN_IF_ERROR(WriteOwnerFile(resources, ResourcesJson(r.limits.cpus, r.limits.cpuset, r.gpus, 0), r.uid, r.gid));
+    s.env["ROTA_RESOURCES_FILE"] = resources;
+    s.env["ROTA_RESIZE_SIGNAL"] = r.resize_signal;
+    // Ignored until the task installs a handler: a resize right after the start
+    // (the node divided again as the next task arrives) must not end it.
+    if (*api::ResizeSignalNumber(r.resize_signal) != 0) s.ignore_signals = {*api::ResizeSignalNumber(r.resize_signal)};
+  }
   RETURN_IF_ERROR(ShimSpecFromJson(ToJson(s)).status());
+  if (!r.secrets.empty()) {
+    auto written_secrets = WriteTaskSecrets(secrets_root_, Key(), r.id, r.secrets, r.uid, r.gid);
+    if (!written_secrets.ok()) return written_secrets.status().WithContext("task " + r.id + ": secrets");
+    const std::string secrets_dir = *written_secrets;
+    with_secrets_.insert(r.id);
+    s.secrets_dir = secrets_dir;
+    s.env["ROTA_SECRETS_DIR"] = secrets_dir;
+    for (const auto& sec : r.secrets) {
+      if (!sec.env.empty()) s.env_files[sec.env] = secrets_dir + "/" + sec.name;
+    }
+  }
   if (::geteuid() == 0 && !cgroup_root_.empty()) {
     // Named after this agent's state directory too: agents sharing a host (rota
     // dev, tests) may use the same task ids.
-    char key[32];
-    std::snprintf(key, sizeof key, "%08zx", std::hash<std::string>{}(state_dir_) & 0xffffffffu);
-    auto cgroups = CreateTaskCgroups(cgroup_root_, std::string(key) + "." + r.id, r.limits);
+    auto cgroups = CreateTaskCgroups(cgroup_root_, Key() + "." + r.id, r.limits);
     if (cgroups.ok()) {
       s.cgroups = *cgroups;
     } else {
@@ -186,6 +214,7 @@ Result<TaskStatus> TaskRunner::Start(const TaskRequest& r) {
   Status written = WriteFileAtomic(spec_path, ToJson(s).dump() + "\n", 0600);
   if (!written.ok()) {
     KillAndRemoveCgroups(s.cgroups);
+    DropSecrets(r.id);
     return written;
   }
   std::vector<std::string> argv = shim_argv_;
@@ -199,6 +228,7 @@ Result<TaskStatus> TaskRunner::Start(const TaskRequest& r) {
   auto spawned = SpawnProcess(argv, opts);
   if (!spawned.ok()) {
     KillAndRemoveCgroups(s.cgroups);
+    DropSecrets(r.id);
     return spawned.status();
   }
   pid_t shim = *spawned;
@@ -264,6 +294,7 @@ Result<TaskStatus> TaskRunner::Poll(const std::string& id) {
   if (auto e = ReadExit(dir + "/status.json")) {
     out.state = TaskState::kExited;
     out.exit = *e;
+    DropSecrets(id);  // the shim removed them; the agent makes sure
     return out;
   }
   // No status yet: running while the shim lives.
@@ -288,6 +319,7 @@ Result<TaskStatus> TaskRunner::Poll(const std::string& id) {
     return out;
   }
   out.state = TaskState::kLost;
+  DropSecrets(id);
   out.error = !not_the_task.empty()
                   ? "lost: " + not_the_task
                   : "the task's supervisor ended without recording how the task ended";
@@ -333,15 +365,69 @@ Status TaskRunner::Signal(const std::string& id, int sig) {
   return Status::Ok();
 }
 
+Status TaskRunner::Resize(const std::string& id, double cpus, const std::string& cpuset, uint64_t generation) {
+  if (!ValidId(id)) return Status::InvalidArgument("bad task id '" + id + "'");
+  ASSIGN_OR_RETURN(TaskStatus st, Poll(id));
+  if (st.state != TaskState::kRunning) {
+    return Status::Conflict("task " + id + " is not running" + (st.error.empty() ? "" : " (" + st.error + ")"));
+  }
+  ASSIGN_OR_RETURN(ShimSpec spec, ReadSpec(Dir(id)));
+  auto file = spec.env.find("ROTA_RESOURCES_FILE");
+  auto signal_name = spec.env.find("ROTA_RESIZE_SIGNAL");
+  if (file == spec.env.end() || signal_name == spec.env.end()) {
+    return Status::Conflict("task " + id + " is not malleable");
+  }
+  const std::optional<int> sig = api::ResizeSignalNumber(signal_name->second);
+  if (!sig) return Status::Conflict("task " + id + ": unknown resize signal '" + signal_name->second + "'");
+  // The current generation and the GPUs (a resize changes CPUs only). The file
+  // belongs to the task's user: whatever it holds is read defensively.
+  uint64_t now = 0;
+  std::vector<uint32_t> gpus;
+  std::string old_cpuset;
+  if (auto text = ReadFile(file->second, 1 << 16); text.ok()) {
+    if (auto current = api::ParseJson(*text); current.ok() && current->is_object()) {
+      const api::Json& c = *current;
+      if (c.contains("generation") && c["generation"].is_number_unsigned()) now = c["generation"].get<uint64_t>();
+      if (c.contains("cpuset") && c["cpuset"].is_string()) old_cpuset = c["cpuset"].get<std::string>();
+      if (c.contains("gpus") && c["gpus"].is_array()) {
+        for (const auto& g : c["gpus"]) {
+          if (g.is_number_unsigned() && g.get<uint64_t>() < 1024) gpus.push_back(static_cast<uint32_t>(g.get<uint64_t>()));
+        }
+      }
+    }
+  }
+  if (generation <= now) {
+    return Status::Conflict("task " + id + ": generation " + std::to_string(generation) +
+                            " is not newer than its current " + std::to_string(now));
+  }
+  const std::string new_cpuset = cpuset.empty() ? old_cpuset : cpuset;
+  if (!spec.cgroups.empty()) RETURN_IF_ERROR(ResizeTaskCgroups(spec.cgroups, cpus, cpuset));
+  RETURN_IF_ERROR(WriteOwnerFile(file->second, ResourcesJson(cpus, new_cpuset, gpus, generation), spec.uid, spec.gid));
+  if (*sig == 0 || st.pid <= 1) return Status::Ok();
+  return Signal(id, *sig);
+}
+
 Status TaskRunner::Remove(const std::string& id) {
   ASSIGN_OR_RETURN(TaskStatus st, Poll(id));
   if (st.state == TaskState::kRunning) return Status::Conflict("task " + id + " is still running");
   std::error_code ec;
   std::filesystem::remove_all(Dir(id), ec);
   if (ec) return Status::IoError("cannot remove " + Dir(id) + ": " + ec.message());
+  DropSecrets(id);
   shims_.erase(id);
   cgroups_.erase(id);
   return Status::Ok();
+}
+
+std::string TaskRunner::Key() const {
+  char key[32];
+  std::snprintf(key, sizeof key, "%08zx", std::hash<std::string>{}(state_dir_) & 0xffffffffu);
+  return key;
+}
+
+void TaskRunner::DropSecrets(const std::string& id) {
+  if (with_secrets_.erase(id) == 0) return;
+  RemoveTaskSecrets(TaskSecretsDir(secrets_root_, Key(), id));
 }
 
 std::vector<std::string> TaskRunner::Cgroups(const std::string& id) const {
@@ -368,12 +454,16 @@ std::vector<std::string> TaskRunner::Adopt() {
     out.push_back(id);
     auto spec = ReadSpec(Dir(id));
     if (spec.ok() && !spec->cgroups.empty()) cgroups_[id] = spec->cgroups;
+    if (spec.ok() && !spec->secrets_dir.empty()) with_secrets_.insert(id);
     // A directory of an older agent (0755, files 0644, logs 0640 to the owner's
     // group) is tightened like a new one.
     TightenTaskFiles(Dir(id), spec.ok() ? spec->uid : std::nullopt, spec.ok() ? spec->gid : std::nullopt);
   }
   ::closedir(d);
   std::sort(out.begin(), out.end());
+  // Secrets of tasks this agent no longer has (removed while it was down) go now;
+  // those of adopted tasks go when Poll sees them end.
+  SweepTaskSecrets(secrets_root_, Key(), std::set<std::string>(out.begin(), out.end()));
   return out;
 }
 

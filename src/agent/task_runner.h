@@ -24,11 +24,14 @@
 
 #include <map>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
 #include "agent/task_cgroup.h"
+#include "agent/task_secrets.h"
 #include "agent/task_shim.h"
+#include "api/task_protocol.h"
 #include "common/status.h"
 
 namespace rota::agent {
@@ -60,7 +63,21 @@ struct TaskRequest {
   std::map<std::string, std::string> file_env;
   // Limits of the task's cgroup (task_cgroup.h).
   CgroupLimits limits;
+  // A malleable task (Resize): its allotment (limits.cpus, limits.cpuset, gpus) is
+  // written to kResourcesFile (generation 0) before it starts, the file's path
+  // set in ROTA_RESOURCES_FILE and `resize_signal`'s name in ROTA_RESIZE_SIGNAL.
+  bool malleable = false;
+  std::vector<uint32_t> gpus;
+  std::string resize_signal = "USR1";  // api::ResizeSignalNumber's names
+  // Written to the task's secrets directory on a tmpfs (task_secrets.h), named by
+  // ROTA_SECRETS_DIR; those with `env` also set that variable (read by the shim,
+  // never written into spec.json). The directory goes when the task ends.
+  std::vector<api::TaskSecret> secrets;
 };
+
+// The resources file's text: {"cpus":C,"cpuset":"0-3","gpus":[..],"generation":N}.
+std::string ResourcesJson(double cpus, const std::string& cpuset, const std::vector<uint32_t>& gpus,
+                          uint64_t generation);
 
 class TaskRunner {
  public:
@@ -81,6 +98,10 @@ class TaskRunner {
   // agent makes them; without one a task has no limits and a cancel reaches its
   // process group only.
   void set_cgroup_root(std::string root) { cgroup_root_ = std::move(root); }
+  // Where tasks' secrets directories are made (default kDefaultSecretsRoot; must be
+  // on a tmpfs).
+  void set_secrets_root(std::string root) { secrets_root_ = std::move(root); }
+  const std::string& secrets_root() const { return secrets_root_; }
   void set_wait_for_start(bool wait) { wait_for_start_ = wait; }
 
   // Sends `sig` to the task's process group and to every process in its
@@ -93,6 +114,14 @@ class TaskRunner {
   // ROTA_PREEMPT_NOTICE (the file appears only when rota is about to stop it).
   Status Notify(const std::string& id, const std::string& text);
   static constexpr const char* kNoticeFile = "preempt-notice";
+  // Gives a running malleable task a new CPU allotment: its cgroups' quota and
+  // CPU list (ResizeTaskCgroups; none without cgroups), then its resources file
+  // (atomically replaced), then the resize signal to its process group (none
+  // while it has no process yet: it reads the file when it starts). NotFound for
+  // an unknown task; Conflict when it is not running, not malleable, or
+  // `generation` is not newer than the file's.
+  Status Resize(const std::string& id, double cpus, const std::string& cpuset, uint64_t generation);
+  static constexpr const char* kResourcesFile = "resources.json";
   // Forgets a task that ended and removes its directory (logs included).
   Status Remove(const std::string& id);
   // Finds the tasks in the state directory (after an agent restart) and returns
@@ -118,10 +147,16 @@ class TaskRunner {
   ProcessCheck CheckTaskProcess(const TaskProcess& p, std::string* why) const;
 
   std::string Dir(const std::string& id) const;
+  // This runner's key among agents sharing a host (from its state directory).
+  std::string Key() const;
+  // Removes the secrets directory of task `id` if it has one.
+  void DropSecrets(const std::string& id);
   const std::string boot_id_;  // this boot's, read once ("" unreadable)
   std::vector<std::string> shim_argv_;
   std::string state_dir_;
   std::string cgroup_root_ = "/sys/fs/cgroup";
+  std::string secrets_root_ = kDefaultSecretsRoot;
+  std::set<std::string> with_secrets_;  // ids of tasks whose secrets directory may exist
   bool wait_for_start_ = true;
   std::map<std::string, pid_t> shims_;  // id -> shim pid (0: adopted, not our child)
   std::map<std::string, std::vector<std::string>> cgroups_;  // id -> its cgroup directories

@@ -12,6 +12,7 @@
 
 #include <cerrno>
 #include <cstring>
+#include <filesystem>
 
 #include "agent/task_cgroup.h"
 #include "common/clock.h"
@@ -73,6 +74,7 @@ struct ChildPlan {
   gid_t gid = 0;
   std::vector<gid_t> groups;  // none: cleared
   std::string workdir;
+  std::vector<int> ignore_signals;  // set to SIG_IGN after the reset
   int stdin_fd = -1, stdout_fd = -1, stderr_fd = -1;
   int error_fd = -1;  // where a failure before exec is reported (stage, errno)
 };
@@ -95,6 +97,11 @@ struct ChildPlan {
   };
   ::setpgid(0, 0);
   ResetSignalsInChild();
+  for (int sig : p.ignore_signals) {
+    struct sigaction ign {};
+    ign.sa_handler = SIG_IGN;
+    ::sigaction(sig, &ign, nullptr);
+  }
   ::dup2(p.stdin_fd, STDIN_FILENO);
   ::dup2(p.stdout_fd, STDOUT_FILENO);
   ::dup2(p.stderr_fd, STDERR_FILENO);
@@ -198,6 +205,9 @@ Json ToJson(const ShimSpec& s) {
   if (s.gid) j["gid"] = *s.gid;
   if (!s.groups.empty()) j["groups"] = s.groups;
   if (!s.cgroups.empty()) j["cgroups"] = s.cgroups;
+  if (!s.ignore_signals.empty()) j["ignore_signals"] = s.ignore_signals;
+  if (!s.env_files.empty()) j["env_files"] = s.env_files;
+  if (!s.secrets_dir.empty()) j["secrets_dir"] = s.secrets_dir;
   return j;
 }
 
@@ -217,10 +227,18 @@ Result<ShimSpec> ShimSpecFromJson(const Json& j) {
     if (j.contains("gid")) s.gid = j["gid"].get<uint32_t>();
     s.groups = j.value("groups", std::vector<uint32_t>{});
     s.cgroups = j.value("cgroups", std::vector<std::string>{});
+    s.ignore_signals = j.value("ignore_signals", std::vector<int>{});
+    s.env_files = j.value("env_files", std::map<std::string, std::string>{});
+    s.secrets_dir = j.value("secrets_dir", "");
   } catch (const std::exception& e) {
     return Status::InvalidArgument(std::string("task spec: ") + e.what());
   }
   if (s.argv.empty() || s.argv[0].empty()) return Status::InvalidArgument("task spec: empty argv");
+  for (int sig : s.ignore_signals) {
+    if (sig < 1 || sig > 64 || sig == SIGKILL || sig == SIGSTOP) {
+      return Status::InvalidArgument("task spec: cannot ignore signal " + std::to_string(sig));
+    }
+  }
   if (s.uid && *s.uid == 0) return Status::InvalidArgument("task spec: tasks never run as root");
   if (s.uid && !s.gid) return Status::InvalidArgument("task spec: uid without gid");
   if (!s.uid && !s.groups.empty()) return Status::InvalidArgument("task spec: groups without uid");
@@ -232,6 +250,14 @@ Result<ShimSpec> ShimSpecFromJson(const Json& j) {
     if (c.empty() || c[0] != '/' || c.find("..") != std::string::npos) {
       return Status::InvalidArgument("task spec: cgroup paths must be absolute");
     }
+  }
+  for (const auto& [var, path] : s.env_files) {
+    if (var.empty() || var.find('=') != std::string::npos || path.empty() || path[0] != '/') {
+      return Status::InvalidArgument("task spec: env_files needs variables and absolute paths");
+    }
+  }
+  if (!s.secrets_dir.empty() && (s.secrets_dir[0] != '/' || s.secrets_dir.find("..") != std::string::npos)) {
+    return Status::InvalidArgument("task spec: secrets_dir must be absolute");
   }
   return s;
 }
@@ -355,6 +381,10 @@ int RunTaskShim(const std::string& spec_file) {
 
   auto finish = [&](TaskExit e) {
     KillAndRemoveCgroups(s.cgroups);  // also when the task never started
+    if (!s.secrets_dir.empty()) {
+      std::error_code ec;
+      std::filesystem::remove_all(s.secrets_dir, ec);
+    }
     Status st = WriteFileAtomic(s.status_path, ToJson(e).dump() + "\n", 0600);
     if (!st.ok()) {
       Complain(st.message());
@@ -368,7 +398,14 @@ int RunTaskShim(const std::string& spec_file) {
 
   // Everything the child needs, prepared before the fork.
   ChildPlan plan;
-  for (const auto& [k, v] : s.env) plan.env_strings.push_back(k + "=" + v);
+  for (const auto& [k, v] : s.env) {
+    if (!s.env_files.count(k)) plan.env_strings.push_back(k + "=" + v);
+  }
+  for (const auto& [k, path] : s.env_files) {
+    auto value = ReadFile(path, 1 << 20);
+    if (!value.ok()) return finish({127, 0, NowMs(), "cannot read the value of $" + k + ": " + value.status().message()});
+    plan.env_strings.push_back(k + "=" + *value);
+  }
   for (auto& e : plan.env_strings) plan.envp.push_back(e.data());
   plan.envp.push_back(nullptr);
   plan.argv = s.argv;
@@ -398,6 +435,7 @@ int RunTaskShim(const std::string& spec_file) {
   plan.gid = s.gid.value_or(0);
   plan.groups.assign(s.groups.begin(), s.groups.end());
   plan.workdir = s.workdir;
+  plan.ignore_signals = s.ignore_signals;
   plan.stdout_fd = *out;
   plan.stderr_fd = *err;
   int pipefd[2];

@@ -42,6 +42,16 @@ struct ShimSpec {
   // cgroup directories the process joins before it drops privileges (task_cgroup.h);
   // whatever is left in them when it ends is killed and they are removed.
   std::vector<std::string> cgroups;
+  // Signals the process starts with ignored (SIG_IGN survives exec): a malleable
+  // task's resize signal, so that one arriving before the task installs its
+  // handler (or at a task that never does) does not end it. 1..64.
+  std::vector<int> ignore_signals;
+  // Variables whose values the shim reads from files (as root, before the start):
+  // secrets asked for as variables, whose values never sit in this spec (which is
+  // on disk). Variable -> absolute path.
+  std::map<std::string, std::string> env_files;
+  // The task's secrets directory (task_secrets.h), removed when the task ends; "" none.
+  std::string secrets_dir;
 };
 
 api::Json ToJson(const ShimSpec& s);

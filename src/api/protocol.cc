@@ -250,6 +250,7 @@ std::string Encode(const RegisteredMsg& m) {
   j["node"] = m.node;
   j["server_time_ms"] = m.server_time_ms;
   if (!m.credential.empty()) j["credential"] = m.credential;
+  if (m.epoch > 0) j["epoch"] = m.epoch;
   return j.dump();
 }
 
@@ -339,6 +340,23 @@ std::string Encode(const TaskLogMsg& m) {
   return j.dump(-1, ' ', false, Json::error_handler_t::replace);
 }
 
+std::string Encode(const TaskResizeMsg& m) {
+  Json j = Envelope("task_resize");
+  j["id"] = m.id;
+  j["cpus"] = m.cpus;
+  if (!m.cpuset.empty()) j["cpuset"] = m.cpuset;
+  j["generation"] = m.generation;
+  return j.dump(-1, ' ', false, Json::error_handler_t::replace);
+}
+
+std::string Encode(const TaskResizedMsg& m) {
+  Json j = Envelope("task_resized");
+  j["id"] = m.id;
+  j["generation"] = m.generation;
+  if (!m.error.empty()) j["error"] = m.error;
+  return j.dump(-1, ' ', false, Json::error_handler_t::replace);
+}
+
 std::string Encode(const PowerLimitsMsg& m) {
   Json j = ToJson(m);
   j["v"] = kProtocolVersion;
@@ -417,6 +435,11 @@ Result<AgentMessage> DecodeAgentMessage(const std::string& text) {
     if (!m.ok()) return m.status().WithContext("power_report");
     return AgentMessage{std::move(*m)};
   }
+  if (type == "task_resized") {
+    auto m = TaskResizedFromJson(j);
+    if (!m.ok()) return m.status().WithContext("task_resized");
+    return AgentMessage{std::move(*m)};
+  }
   return Status::InvalidArgument("unknown message type '" + type + "'");
 }
 
@@ -431,6 +454,10 @@ Result<ServerMessage> DecodeServerMessage(const std::string& text) {
     }
     if (j.contains("credential") && j["credential"].is_string()) {
       m.credential = j["credential"].get<std::string>();
+    }
+    if (j.contains("epoch")) {
+      if (!j["epoch"].is_number_unsigned()) return Status::InvalidArgument("registered.epoch must be a whole number >= 0");
+      m.epoch = j["epoch"].get<uint64_t>();
     }
     return ServerMessage{m};
   }
@@ -468,6 +495,11 @@ Result<ServerMessage> DecodeServerMessage(const std::string& text) {
   if (type == "power_limits") {
     auto m = PowerLimitsFromJson(j);
     if (!m.ok()) return m.status().WithContext("power_limits");
+    return ServerMessage{std::move(*m)};
+  }
+  if (type == "task_resize") {
+    auto m = TaskResizeFromJson(j);
+    if (!m.ok()) return m.status().WithContext("task_resize");
     return ServerMessage{std::move(*m)};
   }
   return Status::InvalidArgument("unknown message type '" + type + "'");

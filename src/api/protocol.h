@@ -13,16 +13,17 @@
 //   command_result {"id": N, "outcomes": [...], "terminals": [...], "error": E}
 //                                                       answer to command N
 // server -> agent
-//   registered {"node": name, "server_time_ms": T, "credential"?: C}
+//   registered {"node": name, "server_time_ms": T, "credential"?: C, "epoch"?: E}
 //              C: the node's own credential, sent once when this registration
-//              enrolled it (a session opened with the join token)
+//              enrolled it (a session opened with the join token); E: the leader
+//              epoch of the server (several servers on one store; absent or 0: one)
 //   ack        {"seq": S}      every sample with seq <= S is committed to the store
 //   error      {"message": M, "fatal": bool}   fatal: the server closes the connection
 //   command    {"id": N, "action": "warn"|"signal", "uid", "user", "message",
 //               "signal": "TERM"|"KILL", "targets": [{"pid", "start_time_ms", "gpu"}]}
 //              the agent answers every command it can identify with command_result
-// and the job task messages of task_protocol.h (task_start, task_signal, task_logs;
-// task_status, task_log) and the power messages of power_protocol.h (power_limits;
+// and the job task messages of task_protocol.h (task_start, task_signal, task_logs,
+// task_resize; task_status, task_log, task_resized) and the power messages of power_protocol.h (power_limits;
 // power_report).
 
 #include <cstdint>
@@ -55,6 +56,10 @@ struct RegisteredMsg {
   // Set once, when this registration enrolled the node: the agent presents it
   // ("Authorization: Bearer <credential>") instead of the join token from now on.
   std::string credential;
+  // The leader lease's epoch of the server that registered the node (docs/design-ha.md),
+  // 0 for a server alone on its store. An agent refuses a leader older than one it has
+  // registered with (agent/leader_epoch.h).
+  uint64_t epoch = 0;
 };
 struct AckMsg {
   uint64_t seq = 0;
@@ -65,6 +70,11 @@ struct ErrorMsg {
 };
 
 // ---- Commands (server -> agent), used by reservation enforcement ----
+
+// How a follower of several servers (docs/design-ha.md) begins its 503 to an agent (and to
+// anything it does not forward): an agent that sees it knows the cluster is up and a
+// leader is, or is about to be, elsewhere (agent/reconnect.h).
+inline constexpr const char* kFollowerRefusal = "this server is a follower";
 
 inline constexpr size_t kMaxCommandTargets = 1024;
 inline constexpr size_t kMaxCommandMessageBytes = 4096;
@@ -130,9 +140,9 @@ struct CommandResultMsg {
 Status ValidateCommand(const CommandMsg& m);
 
 using AgentMessage = std::variant<RegisterMsg, SamplesMsg, CommandResultMsg, TaskStatusMsg,
-                                  TaskLogMsg, PowerReportMsg>;
+                                  TaskLogMsg, PowerReportMsg, TaskResizedMsg>;
 using ServerMessage = std::variant<RegisteredMsg, AckMsg, ErrorMsg, CommandMsg, TaskStartMsg,
-                                   TaskSignalMsg, TaskLogsMsg, PowerLimitsMsg>;
+                                   TaskSignalMsg, TaskLogsMsg, PowerLimitsMsg, TaskResizeMsg>;
 
 std::string Encode(const RegisterMsg& m);
 std::string Encode(const SamplesMsg& m);
@@ -146,6 +156,8 @@ std::string Encode(const TaskSignalMsg& m);
 std::string Encode(const TaskLogsMsg& m);
 std::string Encode(const TaskStatusMsg& m);
 std::string Encode(const TaskLogMsg& m);
+std::string Encode(const TaskResizeMsg& m);
+std::string Encode(const TaskResizedMsg& m);
 std::string Encode(const PowerLimitsMsg& m);
 std::string Encode(const PowerReportMsg& m);
 

@@ -78,6 +78,24 @@ TEST(ProtocolTest, ServerMessagesRoundTrip) {
   EXPECT_TRUE(std::get<ErrorMsg>(*err).fatal);
 }
 
+// `registered` carries the leader epoch; older servers send none (0); a bad one is refused.
+TEST(ProtocolTest, RegisteredCarriesTheLeaderEpoch) {
+  RegisteredMsg m{"gpu-1", 5, ""};
+  m.epoch = 12;
+  auto back = DecodeServerMessage(Encode(m));
+  ASSERT_TRUE(back.ok());
+  EXPECT_EQ(std::get<RegisteredMsg>(*back).epoch, 12u);
+  EXPECT_FALSE(Json::parse(Encode(RegisteredMsg{"gpu-1", 5, ""})).contains("epoch"));
+  auto old = DecodeServerMessage(R"({"v":1,"type":"registered","node":"gpu-1","server_time_ms":5})");
+  ASSERT_TRUE(old.ok());
+  EXPECT_EQ(std::get<RegisteredMsg>(*old).epoch, 0u);
+  for (const char* bad : {R"({"v":1,"type":"registered","node":"n","epoch":-1})",
+                          R"({"v":1,"type":"registered","node":"n","epoch":"7"})",
+                          R"({"v":1,"type":"registered","node":"n","epoch":1.5})"}) {
+    EXPECT_FALSE(DecodeServerMessage(bad).ok()) << bad;
+  }
+}
+
 // Bad inputs tried: truncated JSON, non-object, missing/old/future version,
 // unknown type, missing fields, negative seq, too many samples, invalid sample.
 TEST(ProtocolTest, RejectsBadMessages) {

@@ -1,7 +1,15 @@
 #include "api/task_protocol.h"
 
+#include <signal.h>
+
 #include <charconv>
+#include <cmath>
+#include <cstdint>
+#include <limits>
 #include <string_view>
+#include <type_traits>
+
+#include "common/strings.h"
 
 namespace rota::api {
 namespace {
@@ -15,17 +23,41 @@ Status Bad(const std::string& field, const std::string& why) {
   return Status::InvalidArgument(field + ": " + why);
 }
 
+// Reads j[key] into *out. Integers must be JSON integers within T's range: a
+// float (1e300) or a negative number for an unsigned field is refused, never
+// converted (that conversion is undefined behaviour; the fuzzer found one).
 template <typename T>
 Status Get(const Json& j, const char* key, T* out, bool required = true) {
   if (!j.contains(key) || j[key].is_null()) {
     return required ? Bad(key, "is required") : Status::Ok();
   }
-  try {
-    *out = j[key].get<T>();
-  } catch (const std::exception&) {
-    return Bad(key, "has the wrong type");
+  const Json& v = j[key];
+  if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>) {
+    const std::string range = "must be an integer in [" + std::to_string(std::numeric_limits<T>::min()) +
+                              ", " + std::to_string(std::numeric_limits<T>::max()) + "]";
+    if (!v.is_number_integer()) return Bad(key, range);
+    if (v.is_number_unsigned()) {
+      const uint64_t x = v.get<uint64_t>();
+      if (x > static_cast<uint64_t>(std::numeric_limits<T>::max())) return Bad(key, range);
+      *out = static_cast<T>(x);
+    } else {
+      const int64_t x = v.get<int64_t>();
+      if (std::is_unsigned_v<T> ? x < 0
+                                : (x < static_cast<int64_t>(std::numeric_limits<T>::min()) ||
+                                   x > static_cast<int64_t>(std::numeric_limits<T>::max()))) {
+        return Bad(key, range);
+      }
+      *out = static_cast<T>(x);
+    }
+    return Status::Ok();
+  } else {
+    try {
+      *out = v.get<T>();
+    } catch (const std::exception&) {
+      return Bad(key, "has the wrong type");
+    }
+    return Status::Ok();
   }
-  return Status::Ok();
 }
 
 }  // namespace
@@ -84,15 +116,116 @@ Status Validate(const TaskSpec& t) {
   for (char c : t.user) {
     if (!PlainChar(c) && c != '$') return Bad("task.user", "'" + t.user + "' is not a Unix user name");
   }
+  RETURN_IF_ERROR(ValidateCpuset("task.cpuset", t.cpuset));
+  if (t.gpus.size() > 1024) return Bad("task.gpus", "too many GPUs");
+  if (t.secrets.size() > kMaxTaskSecrets) return Bad("task.secrets", "too many secrets");
+  for (const auto& sec : t.secrets) {
+    bool ok = !sec.name.empty() && sec.name.size() <= 64 && sec.name[0] != '.' && sec.name[0] != '-' &&
+              sec.name[0] != '_';
+    for (char c : sec.name) ok = ok && PlainChar(c);
+    if (!ok) return Bad("task.secrets", "bad secret name '" + sec.name.substr(0, 80) + "'");
+    if (sec.value.empty() || sec.value.size() > kMaxTaskSecretBytes) {
+      return Bad("task.secrets", "secret '" + sec.name + "' must hold 1.." +
+                                     std::to_string(kMaxTaskSecretBytes) + " bytes");
+    }
+    bool env_ok = sec.env.size() <= 128;
+    for (size_t i = 0; env_ok && i < sec.env.size(); ++i) {
+      const char c = sec.env[i];
+      env_ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_' || (i > 0 && c >= '0' && c <= '9');
+    }
+    if (!env_ok) return Bad("task.secrets", "secret '" + sec.name + "': bad variable '" + sec.env.substr(0, 140) + "'");
+    if (!sec.env.empty() && sec.value.find('\0') != std::string::npos) {
+      return Bad("task.secrets", "secret '" + sec.name + "' holds a NUL byte: it cannot be a variable");
+    }
+  }
+  if (!ResizeSignalNumber(t.resize_signal)) {
+    return Bad("task.resize_signal", "'" + t.resize_signal.substr(0, 32) + "' is not USR1, USR2, HUP, WINCH, URG or NONE");
+  }
+  if (t.malleable && !(t.cpus > 0)) return Bad("task.cpus", "a malleable task needs a CPU allotment > 0");
+  return Status::Ok();
+}
+
+Status ValidateCpuset(const std::string& field, const std::string& cpuset) {
+  if (cpuset.size() > kMaxCpusetBytes) return Bad(field, "longer than " + std::to_string(kMaxCpusetBytes) + " bytes");
+  if (cpuset.empty()) return Status::Ok();
+  int64_t last = -1;
+  for (const auto& part : Split(cpuset, ',')) {
+    const std::string what = "'" + cpuset.substr(0, 64) + "' is not a CPU list like 0-3,6 (ascending, CPUs 0.." +
+                             std::to_string(kMaxCpuIndex) + ")";
+    const size_t dash = part.find('-');
+    const std::string lo_text = part.substr(0, dash);
+    const std::string hi_text = dash == std::string::npos ? lo_text : part.substr(dash + 1);
+    uint32_t lo = 0, hi = 0;
+    auto number = [](const std::string& t, uint32_t* out) {
+      if (t.empty() || t.size() > 5) return false;
+      for (char c : t) {
+        if (c < '0' || c > '9') return false;
+      }
+      *out = static_cast<uint32_t>(std::stoul(t));
+      return true;
+    };
+    if (!number(lo_text, &lo) || !number(hi_text, &hi) || lo > hi || hi > kMaxCpuIndex ||
+        static_cast<int64_t>(lo) <= last) {
+      return Bad(field, what);
+    }
+    last = hi;
+  }
+  return Status::Ok();
+}
+
+std::optional<std::vector<uint32_t>> ParseCpuset(const std::string& cpuset) {
+  if (!ValidateCpuset("cpuset", cpuset).ok()) return std::nullopt;
+  std::vector<uint32_t> out;
+  if (cpuset.empty()) return out;
+  for (const auto& part : Split(cpuset, ',')) {
+    const size_t dash = part.find('-');
+    const uint32_t lo = static_cast<uint32_t>(std::stoul(part.substr(0, dash)));
+    const uint32_t hi = dash == std::string::npos ? lo : static_cast<uint32_t>(std::stoul(part.substr(dash + 1)));
+    for (uint32_t c = lo; c <= hi; ++c) out.push_back(c);
+  }
+  return out;
+}
+
+std::optional<int> ResizeSignalNumber(const std::string& name) {
+  if (name == "USR1") return SIGUSR1;
+  if (name == "USR2") return SIGUSR2;
+  if (name == "HUP") return SIGHUP;
+  if (name == "WINCH") return SIGWINCH;
+  if (name == "URG") return SIGURG;
+  if (name == "NONE") return 0;
+  return std::nullopt;
+}
+
+Status Validate(const TaskResizeMsg& m) {
+  RETURN_IF_ERROR(ValidateTaskId(m.id));
+  if (!std::isfinite(m.cpus) || !(m.cpus > 0) || m.cpus > kMaxTaskCpus) {
+    return Bad("cpus", "must be a number of cores in (0, " + std::to_string(static_cast<int>(kMaxTaskCpus)) + "]");
+  }
+  RETURN_IF_ERROR(ValidateCpuset("cpuset", m.cpuset));
+  if (m.generation == 0) return Bad("generation", "must be at least 1");
   return Status::Ok();
 }
 
 Json ToJson(const TaskSpec& t) {
-  return Json{{"id", t.id},     {"job_id", t.job_id},   {"name", t.name},
+  Json j{{"id", t.id},     {"job_id", t.job_id},   {"name", t.name},
               {"argv", t.argv}, {"env", t.env},         {"workdir", t.workdir},
               {"user", t.user}, {"files", t.files},     {"file_env", t.file_env},
               {"cpus", t.cpus}, {"memory_bytes", t.memory_bytes}, {"ports", t.ports},
               {"stop_after_disconnect_ms", t.stop_after_disconnect_ms}};
+  if (t.malleable) j["malleable"] = true;
+  if (!t.cpuset.empty()) j["cpuset"] = t.cpuset;
+  if (!t.gpus.empty()) j["gpus"] = t.gpus;
+  if (t.resize_signal != "USR1") j["resize_signal"] = t.resize_signal;
+  if (!t.secrets.empty()) {
+    Json secrets = Json::array();
+    for (const auto& sec : t.secrets) {
+      Json js{{"name", sec.name}, {"value_hex", HexEncode(sec.value)}};
+      if (!sec.env.empty()) js["env"] = sec.env;
+      secrets.push_back(std::move(js));
+    }
+    j["secrets"] = std::move(secrets);
+  }
+  return j;
 }
 
 Result<TaskSpec> TaskSpecFromJson(const Json& j) {
@@ -127,6 +260,33 @@ Result<TaskSpec> TaskSpecFromJson(const Json& j) {
       return Bad("task.stop_after_disconnect_ms", "must be an integer");
     }
     t.stop_after_disconnect_ms = j["stop_after_disconnect_ms"].get<int64_t>();
+  }
+  RETURN_IF_ERROR(Get(j, "malleable", &t.malleable, false));
+  RETURN_IF_ERROR(Get(j, "cpuset", &t.cpuset, false));
+  if (j.contains("gpus")) {
+    if (!j["gpus"].is_array() || j["gpus"].size() > 1024) return Bad("task.gpus", "must be a short array of GPU indices");
+    for (const auto& g : j["gpus"]) {
+      if (!g.is_number_unsigned() || g.get<uint64_t>() > 1023) return Bad("task.gpus", "must hold GPU indices 0..1023");
+      t.gpus.push_back(static_cast<uint32_t>(g.get<uint64_t>()));
+    }
+  }
+  RETURN_IF_ERROR(Get(j, "resize_signal", &t.resize_signal, false));
+  if (j.contains("secrets")) {
+    if (!j["secrets"].is_array() || j["secrets"].size() > kMaxTaskSecrets) {
+      return Bad("task.secrets", "must be a short array");
+    }
+    for (const auto& js : j["secrets"]) {
+      if (!js.is_object()) return Bad("task.secrets", "must hold objects");
+      TaskSecret sec;
+      RETURN_IF_ERROR(Get(js, "name", &sec.name));
+      std::string hex;
+      RETURN_IF_ERROR(Get(js, "value_hex", &hex));
+      if (hex.size() > 2 * kMaxTaskSecretBytes || !HexDecode(hex, &sec.value)) {
+        return Bad("task.secrets", "value_hex must be hex of at most " + std::to_string(kMaxTaskSecretBytes) + " bytes");
+      }
+      RETURN_IF_ERROR(Get(js, "env", &sec.env, false));
+      t.secrets.push_back(std::move(sec));
+    }
   }
   RETURN_IF_ERROR(Validate(t));
   return t;
@@ -181,6 +341,28 @@ Result<TaskSignalMsg> TaskSignalFromJson(const Json& j) {
   if (m.signal != "TERM" && m.signal != "KILL") return Bad("signal", "must be TERM or KILL");
   RETURN_IF_ERROR(Get(j, "notice", &m.notice, false));
   if (m.notice.size() > kMaxTextLength) return Bad("notice", "longer than " + std::to_string(kMaxTextLength) + " bytes");
+  return m;
+}
+
+Result<TaskResizeMsg> TaskResizeFromJson(const Json& j) {
+  TaskResizeMsg m;
+  RETURN_IF_ERROR(Get(j, "id", &m.id));
+  RETURN_IF_ERROR(ValidateTaskId(m.id));
+  if (!j.contains("cpus") || !j["cpus"].is_number()) return Bad("cpus", "must be a number of cores");
+  m.cpus = j["cpus"].get<double>();
+  RETURN_IF_ERROR(Get(j, "cpuset", &m.cpuset, false));
+  RETURN_IF_ERROR(Get(j, "generation", &m.generation));
+  RETURN_IF_ERROR(Validate(m));
+  return m;
+}
+
+Result<TaskResizedMsg> TaskResizedFromJson(const Json& j) {
+  TaskResizedMsg m;
+  RETURN_IF_ERROR(Get(j, "id", &m.id));
+  RETURN_IF_ERROR(ValidateTaskId(m.id));
+  RETURN_IF_ERROR(Get(j, "generation", &m.generation));
+  RETURN_IF_ERROR(Get(j, "error", &m.error, false));
+  if (m.error.size() > 4096) m.error.resize(4096);
   return m;
 }
 

@@ -6,10 +6,14 @@
 //   task_signal {"id": ID, "signal": "TERM"|"KILL"}   to the task's process group
 //   task_logs   {"req": N, "id": ID, "stream": "stdout"|"stderr", "offset": O,
 //                "max_bytes": M}              read part of a task's log
+//   task_resize {"id": ID, "cpus": C, "cpuset"?: "0-3,6", "generation": G}
+//                                             change a running task's CPU allotment
+//                                             (malleable tasks; docs/design-malleable.md)
 // agent -> server
 //   task_status {"tasks": [TaskReport]}       on every change, and all tasks after
 //                                             each register (the server reconciles)
 //   task_log    {"req": N, "data": "...", "offset": O, "size": S, "error": E}
+//   task_resized {"id": ID, "generation": G, "error"?: E}   answer to task_resize
 //
 // Task ids are "<job id>.<process name>" ([A-Za-z0-9._-]{1,128}), unique per node.
 
@@ -29,6 +33,9 @@ inline constexpr size_t kMaxTaskBytes = 1 << 20;  // argv + env + files
 inline constexpr size_t kMaxTasksPerStatus = 4096;
 inline constexpr uint64_t kMaxLogChunk = 1 << 20;
 inline constexpr size_t kMaxTaskPorts = 64;
+inline constexpr double kMaxTaskCpus = 4096;
+inline constexpr size_t kMaxCpusetBytes = 1024;
+inline constexpr uint32_t kMaxCpuIndex = 4095;
 // In a start failure's error when a port of the task is taken on the node.
 inline constexpr const char* kPortInUseError = "is in use on this node";
 // In a start failure's error when the task's Unix user is unknown on the node.
@@ -41,6 +48,20 @@ inline std::string PortInUseError(uint16_t port) {
 inline std::string NoUnixUserError(const std::string& user) {
   return "Unix user '" + user + "' " + kNoUnixUserError;
 }
+
+// A secret a task gets (docs/design-secrets.md): only in the task_start of the
+// task that needs it, never logged or written to the agent's disk. The agent
+// writes it to a file `name` (0400, the task's user) in a directory on a tmpfs
+// named by ROTA_SECRETS_DIR, and also sets `env` to the value when it is not "".
+inline constexpr size_t kMaxTaskSecrets = 32;
+inline constexpr size_t kMaxTaskSecretBytes = 64 * 1024;
+struct TaskSecret {
+  std::string name;   // [A-Za-z0-9][A-Za-z0-9._-]{0,63}
+  std::string value;  // 1..kMaxTaskSecretBytes bytes, any
+  std::string env;    // "" or a variable name
+
+  bool operator==(const TaskSecret&) const = default;
+};
 
 struct TaskSpec {
   std::string id;
@@ -58,6 +79,15 @@ struct TaskSpec {
   // The agent stops the task (TERM, then KILL) once it has been cut off from
   // the server this long; 0: never. The job's stop_after_disconnect.
   int64_t stop_after_disconnect_ms = 0;
+  // Malleable tasks (their CPU allotment changes while they run: task_resize).
+  // The agent writes the allotment to a file named by ROTA_RESOURCES_FILE before
+  // the start (generation 0) and on every resize, then sends the task's process
+  // group `resize_signal`.
+  bool malleable = false;
+  std::string cpuset;                // initial CPU list ("0-3,6"); "" any CPU
+  std::vector<uint32_t> gpus;        // node GPU indices, for the resources file
+  std::string resize_signal = "USR1";  // USR1, USR2, HUP, WINCH, URG or NONE
+  std::vector<TaskSecret> secrets;
 };
 
 struct TaskStartMsg {
@@ -70,6 +100,21 @@ struct TaskSignalMsg {
   // ROTA_PREEMPT_NOTICE (why it is stopped; preemption). "" none.
   std::string notice;
 };
+// A new CPU allotment for a running malleable task. Generations grow: the agent
+// refuses one not newer than the task's current one (a late message).
+struct TaskResizeMsg {
+  std::string id;
+  double cpus = 0;          // (0, kMaxTaskCpus]: the cgroup's CPU quota in cores
+  std::string cpuset;       // CPU list ("0-3,6"); "" leaves the cpuset as it is
+  uint64_t generation = 0;  // >= 1
+};
+// The agent's answer to a task_resize; error "" when it was applied.
+struct TaskResizedMsg {
+  std::string id;
+  uint64_t generation = 0;
+  std::string error;
+};
+
 struct TaskLogsMsg {
   uint64_t req = 0;
   std::string id;
@@ -108,6 +153,14 @@ Status ValidateTaskId(const std::string& id);
 // nullopt for an id of another form.
 std::optional<int64_t> JobNumberOfTaskId(const std::string& id);
 Status Validate(const TaskSpec& t);
+// A CPU list as cgroups write it ("0-3,6,8-9": ascending, no overlap, indices
+// 0..kMaxCpuIndex). InvalidArgument naming `field`.
+Status ValidateCpuset(const std::string& field, const std::string& cpuset);
+// The CPUs of a valid CPU list (nullopt for an invalid one).
+std::optional<std::vector<uint32_t>> ParseCpuset(const std::string& cpuset);
+// The signal number of a resize_signal name (0 for NONE); nullopt for others.
+std::optional<int> ResizeSignalNumber(const std::string& name);
+Status Validate(const TaskResizeMsg& m);
 
 Json ToJson(const TaskSpec& t);
 Result<TaskSpec> TaskSpecFromJson(const Json& j);
@@ -120,5 +173,7 @@ Result<TaskSignalMsg> TaskSignalFromJson(const Json& j);
 Result<TaskLogsMsg> TaskLogsFromJson(const Json& j);
 Result<TaskStatusMsg> TaskStatusFromJson(const Json& j);
 Result<TaskLogMsg> TaskLogFromJson(const Json& j);
+Result<TaskResizeMsg> TaskResizeFromJson(const Json& j);
+Result<TaskResizedMsg> TaskResizedFromJson(const Json& j);
 
 }  // namespace rota::api

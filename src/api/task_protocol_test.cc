@@ -161,5 +161,141 @@ TEST(TaskProtocolTest, BadMessagesAreRefusedNamingTheField) {
   }
 }
 
+// Found by the protocol fuzzer (fuzz/protocol_fuzz.cc, 2026-12-02): a number out of an
+// integer field's range was converted anyway (undefined behaviour: UBSan stopped it).
+// Floats, negatives for unsigned fields and values past the type are refused by name.
+TEST(TaskProtocolTest, IntegerFieldsOutOfRangeAreRefusedNotConverted) {
+  const std::string found =
+      R"({"id":"job-3.r0.worker-0","max_bytes":4092222222222222222222222222222222222222222)"
+      R"(22222222222222222222222222222222222222222222222222222222222222222222222222222222226,)"
+      R"("offset":100,"req":5,"st1eam":"stderr","type":"task_logs","v":1})";
+  auto m = DecodeServerMessage(found);
+  ASSERT_FALSE(m.ok());
+  EXPECT_NE(m.status().message().find("max_bytes"), std::string::npos) << m.status().message();
+  for (const char* bad : {R"("offset":-1)", R"("offset":1.5)", R"("offset":1e300)",
+                          R"("req":18446744073709551616)", R"("offset":"7")"}) {
+    const std::string text = std::string(R"({"type":"task_logs","v":1,"id":"j1.a","req":1,)") + bad + "}";
+    auto r = DecodeServerMessage(text);
+    EXPECT_FALSE(r.ok()) << text;
+  }
+  auto ok = DecodeServerMessage(R"({"type":"task_logs","v":1,"id":"j1.a","req":1,"offset":7})");
+  ASSERT_TRUE(ok.ok()) << ok.status().ToString();
+  EXPECT_EQ(std::get<TaskLogsMsg>(*ok).offset, 7u);
+}
+
+}  // namespace
+}  // namespace rota::api
+
+namespace rota::api {
+namespace {
+
+TEST(TaskResizeProtocolTest, ResizeAndAnswerRoundTrip) {
+  TaskResizeMsg m{"job-3.r0.worker-0", 1.5, "0-1,3", 7};
+  auto back = DecodeServerMessage(Encode(m));
+  ASSERT_TRUE(back.ok()) << back.status().message();
+  const auto& r = std::get<TaskResizeMsg>(*back);
+  EXPECT_EQ(r.id, m.id);
+  EXPECT_DOUBLE_EQ(r.cpus, 1.5);
+  EXPECT_EQ(r.cpuset, "0-1,3");
+  EXPECT_EQ(r.generation, 7u);
+
+  TaskResizedMsg a{"job-3.r0.worker-0", 7, "task job-3.r0.worker-0 is not known"};
+  auto answer = DecodeAgentMessage(Encode(a));
+  ASSERT_TRUE(answer.ok()) << answer.status().message();
+  EXPECT_EQ(std::get<TaskResizedMsg>(*answer).error, a.error);
+  EXPECT_EQ(std::get<TaskResizedMsg>(*answer).generation, 7u);
+}
+
+TEST(TaskResizeProtocolTest, MalleableStartRoundTrips) {
+  TaskSpec t;
+  t.id = "job-4.r0.worker-0";
+  t.argv = {"python3", "train.py"};
+  t.cpus = 0.5;
+  t.malleable = true;
+  t.cpuset = "0";
+  t.gpus = {1, 3};
+  t.resize_signal = "USR2";
+  auto back = DecodeServerMessage(Encode(TaskStartMsg{t}));
+  ASSERT_TRUE(back.ok()) << back.status().message();
+  const TaskSpec& r = std::get<TaskStartMsg>(*back).task;
+  EXPECT_TRUE(r.malleable);
+  EXPECT_EQ(r.cpuset, "0");
+  EXPECT_EQ(r.gpus, (std::vector<uint32_t>{1, 3}));
+  EXPECT_EQ(r.resize_signal, "USR2");
+  // Not malleable: the default signal and no fields added.
+  t.malleable = false;
+  t.cpuset.clear();
+  t.gpus.clear();
+  t.resize_signal = "USR1";
+  const Json plain = ToJson(t);
+  EXPECT_FALSE(plain.contains("malleable"));
+  EXPECT_FALSE(plain.contains("resize_signal"));
+}
+
+TEST(TaskResizeProtocolTest, BadResizesAreRefusedNamingTheField) {
+  auto resize = [](Json j) {
+    j["v"] = 1;
+    j["type"] = "task_resize";
+    return DecodeServerMessage(j.dump());
+  };
+  const Json good{{"id", "job-3.r0.worker-0"}, {"cpus", 1.5}, {"cpuset", "0-1"}, {"generation", 2}};
+  ASSERT_TRUE(resize(good).ok());
+  auto with = [&](const char* key, Json value) {
+    Json j = good;
+    if (value.is_null()) {
+      j.erase(key);
+    } else {
+      j[key] = std::move(value);
+    }
+    return j;
+  };
+  const std::vector<std::pair<Json, std::string>> bad = {
+      {with("id", nullptr), "id"},
+      {with("id", "../x"), "id"},
+      {with("cpus", nullptr), "cpus"},
+      {with("cpus", 0), "cpus"},
+      {with("cpus", -1), "cpus"},
+      {with("cpus", 5000), "cpus"},
+      {with("cpus", "2"), "cpus"},
+      {with("cpuset", 3), "cpuset"},
+      {with("cpuset", "3-1"), "cpuset"},
+      {with("cpuset", "0,0"), "cpuset"},
+      {with("cpuset", "2,1"), "cpuset"},
+      {with("cpuset", "0,"), "cpuset"},
+      {with("cpuset", "a-b"), "cpuset"},
+      {with("cpuset", "0-99999"), "cpuset"},
+      {with("cpuset", "-1"), "cpuset"},
+      {with("generation", nullptr), "generation"},
+      {with("generation", 0), "generation"},
+      {with("generation", -3), "generation"},
+      {with("generation", 1.5), "generation"},
+  };
+  for (const auto& [msg, field] : bad) {
+    auto r = resize(msg);
+    ASSERT_FALSE(r.ok()) << msg.dump();
+    EXPECT_NE(r.status().message().find(field), std::string::npos) << msg.dump() << " -> " << r.status().message();
+  }
+  Json t = ToJson(TaskSpec{});
+  t["id"] = "a";
+  t["argv"] = {"x"};
+  t["resize_signal"] = "KILL";
+  auto start = DecodeServerMessage(Json{{"v", 1}, {"type", "task_start"}, {"task", t}}.dump());
+  ASSERT_FALSE(start.ok());
+  EXPECT_NE(start.status().message().find("resize_signal"), std::string::npos);
+  t["resize_signal"] = "USR1";
+  t["malleable"] = true;  // without cpus
+  start = DecodeServerMessage(Json{{"v", 1}, {"type", "task_start"}, {"task", t}}.dump());
+  ASSERT_FALSE(start.ok());
+  EXPECT_NE(start.status().message().find("cpus"), std::string::npos);
+}
+
+TEST(TaskResizeProtocolTest, CpusetsParseToTheirCpus) {
+  EXPECT_EQ(*ParseCpuset("0-2,5,7-8"), (std::vector<uint32_t>{0, 1, 2, 5, 7, 8}));
+  EXPECT_TRUE(ParseCpuset("")->empty());
+  EXPECT_FALSE(ParseCpuset("1-0").has_value());
+  EXPECT_EQ(ResizeSignalNumber("NONE"), 0);
+  EXPECT_FALSE(ResizeSignalNumber("TERM").has_value());
+}
+
 }  // namespace
 }  // namespace rota::api

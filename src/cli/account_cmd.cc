@@ -61,7 +61,7 @@ Result<std::string> SignedInUser(ApiClient& client) {
 
 // After a change of one's own password every token is gone, the saved one too.
 void ForgetOwnToken(ApiClient& client, const std::string& username) {
-  Status st = SaveCliConfig(client.base_url(), "", client.tls());
+  Status st = SaveCliConfig(client.server_list(), "", client.tls());
   if (!st.ok()) std::cerr << "warning: cannot forget the revoked token: " << st.message() << "\n";
   std::cerr << "Every token of " << username
             << " was revoked, this CLI's too: sign in again with rota login\n";
@@ -118,7 +118,7 @@ int RunLogin(const ClientOptions& options, const LoginOptions& login) {
                               api::Json{{"username", username}, {"password", *password}});
   if (!session.ok()) return Fail(session.status());
   ClientOptions as_user = options;
-  as_user.server = client->base_url();
+  as_user.server = client->server_list();
   as_user.token = (*session)["token"].get<std::string>();
   auto user_client = ApiClient::Create(as_user);
   if (!user_client.ok()) return Fail(user_client.status());
@@ -128,7 +128,7 @@ int RunLogin(const ClientOptions& options, const LoginOptions& login) {
   auto token = user_client->Post("/api/v1/tokens", req);
   if (!token.ok()) return Fail(token.status());
   (void)user_client->Post("/api/v1/auth/logout", api::Json::object());
-  Status st = SaveCliConfig(client->base_url(), (*token)["token"].get<std::string>(),
+  Status st = SaveCliConfig(client->server_list(), (*token)["token"].get<std::string>(),
                             client->tls());
   if (!st.ok()) return Fail(st.WithContext("cannot save the token"));
   std::cout << "Signed in to " << client->base_url() << " as " << username << "; token saved in "
@@ -147,7 +147,7 @@ int RunLogout(const ClientOptions& options) {
     auto r = client->Delete("/api/v1/tokens/" + net::PercentEncode(token.substr(5, end - 5)));
     if (!r.ok() && r.status().code() != StatusCode::kUnauthenticated) return Fail(r.status());
   }
-  Status st = SaveCliConfig(client->base_url(), "", client->tls());
+  Status st = SaveCliConfig(client->server_list(), "", client->tls());
   if (!st.ok()) return Fail(st);
   std::cout << "Signed out of " << client->base_url() << "\n";
   return 0;

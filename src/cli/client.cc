@@ -7,6 +7,7 @@
 #include <cstdlib>
 
 #include "common/file_util.h"
+#include "common/strings.h"
 #include "net/http_client.h"
 #include "net/http_types.h"
 
@@ -69,10 +70,17 @@ Result<ApiClient> ApiClient::Create(const ClientOptions& options) {
     ASSIGN_OR_RETURN(server, ConfigValue("server"));
   }
   if (server.empty()) server = "http://127.0.0.1:8080";
-  while (!server.empty() && server.back() == '/') server.pop_back();
-  if (server.rfind("http://", 0) != 0 && server.rfind("https://", 0) != 0) {
-    return Status::InvalidArgument("server URL '" + server + "' must start with http:// or https://");
+  std::vector<std::string> servers;
+  for (const auto& part : Split(server, ',')) {
+    std::string one(Trim(part));
+    if (one.empty()) continue;
+    while (!one.empty() && one.back() == '/') one.pop_back();
+    if (one.rfind("http://", 0) != 0 && one.rfind("https://", 0) != 0) {
+      return Status::InvalidArgument("server URL '" + one + "' must start with http:// or https://");
+    }
+    servers.push_back(std::move(one));
   }
+  if (servers.empty()) return Status::InvalidArgument("server URL '" + server + "' names no server");
   std::string token = options.anonymous ? "" : options.token;
   if (token.empty() && !options.anonymous) token = Env("ROTA_TOKEN");
   if (token.empty() && !options.anonymous) {
@@ -90,7 +98,7 @@ Result<ApiClient> ApiClient::Create(const ClientOptions& options) {
     return Status::InvalidArgument("CA file " + tls.ca_file + " is not readable");
   }
   net::SetClientTls(tls);
-  return ApiClient(server, token, tls, options.timeout_ms);
+  return ApiClient(server, std::move(servers), token, tls, options.timeout_ms);
 }
 
 std::vector<std::string> ApiClient::Headers() const {
@@ -105,11 +113,23 @@ Result<api::Json> ApiClient::Call(const std::string& method, const std::string& 
                                   const std::string& request_body) const {
   std::vector<std::string> headers = Headers();
   if (!request_body.empty()) headers.push_back("Content-Type: application/json");
-  auto resp = net::HttpCall(method, base_url_ + path, request_body, headers, timeout_ms_);
-  if (!resp.ok()) {
-    return Status::Unavailable("cannot reach the rota server at " + base_url_ + " (" +
-                               resp.status().message() +
-                               "); set --server or ROTA_SERVER to the server's URL");
+  const size_t first = current_.load();
+  Result<net::ClientResponse> resp = Status::Unavailable("no server");
+  std::string tried;
+  for (size_t i = 0; i < servers_.size(); ++i) {
+    const std::string& url = servers_[(first + i) % servers_.size()];
+    resp = net::HttpCall(method, url + path, request_body, headers, timeout_ms_);
+    const bool last = i + 1 == servers_.size();
+    if (resp.ok() && (resp->status != 503 || last)) {
+      current_ = (first + i) % servers_.size();
+      break;
+    }
+    tried += (tried.empty() ? "" : ", ") + url;
+    if (last && !resp.ok()) {
+      return Status::Unavailable("cannot reach the rota server at " + tried + " (" +
+                                 resp.status().message() +
+                                 "); set --server or ROTA_SERVER to the server's URL");
+    }
   }
   auto body = api::ParseJson(resp->body);
   if (resp->status < 200 || resp->status >= 300) {

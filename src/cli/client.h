@@ -5,6 +5,7 @@
 // server is trusted (net/tls.h): --server-pin / ROTA_SERVER_PIN / `server_pin`, else
 // --ca-file / ROTA_CA_FILE / `ca_file`, else the system's CAs.
 
+#include <atomic>
 #include <string>
 
 #include "api/codec.h"
@@ -36,10 +37,16 @@ class ApiClient {
   // process's (net::SetClientTls). Errors: a bad URL or pin, an unreadable CA file.
   static Result<ApiClient> Create(const ClientOptions& options);
 
-  const std::string& base_url() const { return base_url_; }
+  // The server answering now: the first of ROTA_SERVER's list (URL1,URL2,...: servers
+  // sharing one store), or the one a call last reached after the others failed.
+  std::string base_url() const { return servers_[current_.load() % servers_.size()]; }
+  // The whole list, as given (what `rota login` saves).
+  const std::string& server_list() const { return server_list_; }
   const std::string& token() const { return token_; }
   const net::TlsClientConfig& tls() const { return tls_; }
 
+  // With several servers, a call that cannot reach one, or that it answers 503, goes to
+  // the next in turn (each at most once per call).
   // GET base_url + path; a non-2xx answer becomes a Status with the server's
   // message (404 -> NotFound, 400 -> InvalidArgument, ...). Unreachable server ->
   // Unavailable naming the URL and how to point the CLI elsewhere.
@@ -58,12 +65,26 @@ class ApiClient {
   std::vector<std::string> Headers() const;
 
  private:
-  ApiClient(std::string base_url, std::string token, net::TlsClientConfig tls, int timeout_ms)
-      : base_url_(std::move(base_url)),
+  ApiClient(std::string server_list, std::vector<std::string> servers, std::string token,
+            net::TlsClientConfig tls, int timeout_ms)
+      : server_list_(std::move(server_list)),
+        servers_(std::move(servers)),
         token_(std::move(token)),
         tls_(std::move(tls)),
         timeout_ms_(timeout_ms) {}
-  std::string base_url_;
+
+ public:
+  ApiClient(const ApiClient& o)
+      : server_list_(o.server_list_), servers_(o.servers_), current_(o.current_.load()), token_(o.token_),
+        tls_(o.tls_), timeout_ms_(o.timeout_ms_) {}
+  ApiClient(ApiClient&& o) noexcept
+      : server_list_(std::move(o.server_list_)), servers_(std::move(o.servers_)), current_(o.current_.load()),
+        token_(std::move(o.token_)), tls_(std::move(o.tls_)), timeout_ms_(o.timeout_ms_) {}
+
+ private:
+  std::string server_list_;
+  std::vector<std::string> servers_;  // never empty
+  mutable std::atomic<size_t> current_{0};
   std::string token_;
   net::TlsClientConfig tls_;
   int timeout_ms_;

@@ -29,6 +29,8 @@ int RunNodeRevoke(const ClientOptions& client, const OutputOptions& out, const s
 // rota nodes drain NAME [--reason R] (drain = true) / rota nodes resume NAME.
 int RunNodeDrain(const ClientOptions& client, const OutputOptions& out, const std::string& node,
                  bool drain, const std::string& reason);
+// rota servers: the servers sharing the store (GET /api/v1/servers).
+int RunServers(const ClientOptions& client, const OutputOptions& out);
 int RunGpus(const ClientOptions& client, const OutputOptions& out, const std::string& node);
 
 struct TopOptions {
@@ -155,7 +157,9 @@ struct RunOptions {
   int workers = 0, ps = 0, nodes = 0, gpus_per_task = 0, gpus_per_node = 0;
   bool chief = false;
   std::vector<std::string> nodes_list, labels, env;
+  std::vector<std::string> secrets;  // --secret NAME[:ENV_VAR|:/path]
   std::string gpu_model;
+  std::string malleable;  // "MIN:MAX" CPU cores: malleable tasks (docs/design-malleable.md)
   std::string workdir, restart, time_limit, stop_after_disconnect;
   int max_restarts = -1;
   bool shell = false, process_per_node = false, wait = false;
@@ -164,9 +168,23 @@ struct RunOptions {
   bool preemptible = false, spread = false;
   bool preemptible_given = false;  // else the queue's default
   std::vector<std::string> command;
+  // Non-empty: an array job ("0-99%10"): {index} in the command, ROTA_ARRAY_INDEX.
+  std::string array;
+  // Non-empty: a sweep (jobs/sweep.h): --sweep NAME=..., a grid unless
+  // sweep_random > 0 trials are drawn (from sweep_seed).
+  std::vector<std::string> sweep;
+  int sweep_random = 0;
+  int64_t sweep_seed = 0;
+  int max_running = 0, max_trials = 0, max_failures = 0;
 };
+// rota sweep -f FILE [--wait] (a job spec with a sweep section) | rota sweep show ID.
+struct SweepOptions {
+  std::string file, id;
+  bool wait = false, show = false;
+};
+int RunSweep(const ClientOptions& client, const OutputOptions& out, const SweepOptions& o);
 // Prints the job id (-o json: the job); with --wait follows it and exits 0 only
-// when it succeeded.
+// when it succeeded (an array: when every member did).
 int RunRun(const ClientOptions& client, const OutputOptions& out, const RunOptions& o);
 // `rota jobs`: newest first, `limit` (1..1000) of them from the `offset`-th,
 // older than job `before` when set; a hint under the list names the next page.
@@ -179,7 +197,8 @@ struct JobsListOptions {
   bool before_given = false;  // --before was given (0 is not a job id)
 };
 int RunJobs(const ClientOptions& client, const OutputOptions& out, const JobsListOptions& o);
-// action: "show" or "cancel".
+// action: "show" or "cancel". `id`: a job id, or aN for array N (show: its
+// members; cancel: every member not ended).
 int RunJobCommand(const ClientOptions& client, const OutputOptions& out, const std::string& action,
                   const std::string& id);
 // rota queue [--queue NAME]: pending jobs in the scheduler's order.
@@ -239,6 +258,17 @@ struct SshNodeEdit {
   std::vector<std::string> labels;  // KEY=VALUE
 };
 int RunSshNodes(const ClientOptions& client, const OutputOptions& out, const SshNodeEdit& e);
+
+// ---- Secrets (secrets_cmd.cc) ----
+
+// rota secrets | secret create NAME (--from-file F | --from-literal V) [--group G]
+// | secret rm NAME
+struct SecretEdit {
+  std::string action;  // "list", "create", "rm"
+  std::string name, from_file, from_literal, group;
+  bool from_file_given = false, from_literal_given = false;
+};
+int RunSecrets(const ClientOptions& client, const OutputOptions& out, const SecretEdit& e);
 
 // Renders the GPU table of `gpus` (array of GPU rows as GET /api/v1/gpus returns).
 std::string RenderGpuTable(const api::Json& gpus, bool show_processes);

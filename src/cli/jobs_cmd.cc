@@ -1,5 +1,7 @@
-// rota run, rota jobs, rota job show, rota cancel, rota logs.
+// rota run, rota jobs, rota job show, rota cancel, rota logs, rota sweep.
 
+#include <cctype>
+#include <cmath>
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
@@ -10,9 +12,11 @@
 #include "cli/client.h"
 #include "cli/commands.h"
 #include "cli/format.h"
+#include "cli/log_follow.h"
 #include "cli/yaml_json.h"
 #include "common/file_util.h"
 #include "common/strings.h"
+#include "jobs/sweep.h"
 
 namespace rota::cli {
 namespace {
@@ -38,6 +42,22 @@ Json Group(const std::string& role, int replicas, int gpus) {
   return Json{{"role", role}, {"replicas", replicas}, {"gpus_per_task", gpus}};
 }
 
+// --malleable MIN:MAX (CPU cores, fractions allowed) as the spec's malleable object.
+Result<Json> MalleableFlag(const std::string& text) {
+  const size_t colon = text.find(':');
+  auto number = [](const std::string& t, double* out) {
+    if (t.empty()) return false;
+    char* end = nullptr;
+    *out = std::strtod(t.c_str(), &end);
+    return end == t.c_str() + t.size() && std::isfinite(*out);
+  };
+  double lo = 0, hi = 0;
+  if (colon == std::string::npos || !number(text.substr(0, colon), &lo) || !number(text.substr(colon + 1), &hi)) {
+    return Status::InvalidArgument("--malleable " + text + ": use MIN:MAX CPU cores, e.g. 1:8 or 0.5:4");
+  }
+  return Json{{"min_cpus", lo}, {"max_cpus", hi}};  // bounds checked by the server, with the spec
+}
+
 // The spec from `rota run` flags.
 Result<Json> SpecFromFlags(const RunOptions& o) {
   if (o.command.empty()) return Status::InvalidArgument("give the command after --, e.g. rota run -- python train.py");
@@ -58,6 +78,14 @@ Result<Json> SpecFromFlags(const RunOptions& o) {
     groups.push_back(Group("worker", o.workers > 0 ? o.workers : 1, gpus));
   } else {
     groups.push_back(Group("worker", o.workers > 0 ? o.workers : 1, gpus));
+  }
+  if (!o.malleable.empty()) {
+    ASSIGN_OR_RETURN(Json bounds, MalleableFlag(o.malleable));
+    // Every group that runs the job's command (not parameter servers or an MPI launcher).
+    for (auto& g : groups) {
+      const std::string role = g.value("role", "");
+      if (role != "ps" && role != "launcher") g["malleable"] = bounds;
+    }
   }
   for (auto& g : groups) {
     if (!o.nodes_list.empty()) g["nodes"] = o.nodes_list;
@@ -95,6 +123,7 @@ Result<Json> SpecFromFlags(const RunOptions& o) {
     spec["env"] = env;
   }
   if (!o.workdir.empty()) spec["workdir"] = o.workdir;
+  if (!o.secrets.empty()) spec["secrets"] = o.secrets;  // NAME[:VAR]: the server checks them
   if (!o.restart.empty()) {
     spec["restart"] = Json{{"policy", o.restart}};
     if (o.max_restarts >= 0) spec["restart"]["max_restarts"] = o.max_restarts;
@@ -162,6 +191,84 @@ void PrintJob(const Json& j) {
 
 bool FinalState(const std::string& s) { return s == "succeeded" || s == "failed" || s == "cancelled"; }
 
+// "3 pending, 2 running, 5 succeeded": an array's counts in the order of a job's life.
+std::string CountsText(const Json& counts) {
+  std::string out;
+  for (const char* state : {"pending", "starting", "running", "succeeded", "failed", "cancelled"}) {
+    const int64_t n = counts.value(state, int64_t{0});
+    if (n > 0) out += (out.empty() ? "" : ", ") + std::to_string(n) + " " + state;
+  }
+  return out.empty() ? "no members" : out;
+}
+
+int64_t Unfinished(const Json& counts) {
+  return counts.value("pending", int64_t{0}) + counts.value("starting", int64_t{0}) +
+         counts.value("running", int64_t{0});
+}
+
+// After an array's submission: its id, and with `wait` its counts until every member ended.
+int FollowArray(ApiClient& api, const OutputOptions& out, Json array, bool wait) {
+  const std::string id = std::to_string(array.value("id", 0));
+  if (out.format == "json" && !wait) {
+    std::cout << array.dump(2) << "\n";
+    return 0;
+  }
+  if (out.format != "json") {
+    if (array.contains("sweep")) {
+      std::cout << "Submitted sweep a" << id << " (" << array.value("size", 0) << " trials)\n" << std::flush;
+    } else {
+      std::cout << "Submitted array a" << id << " (" << array.value("size", 0) << " members, indices "
+                << array.value("indices", "") << ")\n" << std::flush;
+    }
+  }
+  if (!wait) return 0;
+  std::string last;
+  while (true) {
+    const Json counts = array.value("counts", Json::object());
+    const std::string line = CountsText(counts);
+    if (line != last && out.format != "json") std::cout << "array a" << id << ": " << line << "\n" << std::flush;
+    last = line;
+    if (Unfinished(counts) == 0) {
+      if (out.format == "json") std::cout << array.dump(2) << "\n";
+      return counts.value("succeeded", int64_t{0}) == array.value("size", int64_t{0}) ? 0 : 1;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));
+    auto again = api.Get("/api/v1/arrays/" + id + "?limit=1");
+    if (!again.ok()) return Fail(again.status());
+    array = std::move(*again);
+  }
+}
+
+void PrintArray(const Json& a) {
+  std::cout << "Array a" << a.value("id", 0) << " (" << a.value("name", "") << ")\n"
+            << "  Owner:     " << a.value("owner", "") << "\n"
+            << "  Indices:   " << a.value("indices", "") << " (" << a.value("size", 0) << " members"
+            << (a.value("max_running", 0) > 0 ? ", at most " + std::to_string(a.value("max_running", 0)) + " at once"
+                                              : std::string())
+            << ")\n"
+            << "  Members:   " << CountsText(a.value("counts", Json::object())) << "\n"
+            << "  Created:   " << a.value("created", "") << "\n";
+  Table t({"INDEX", "JOB", "STATE", "RESTARTS", "NODE", "REASON"});
+  for (const auto& m : a.value("members", Json::array())) {
+    std::string node;
+    for (const auto& task : m.value("tasks", Json::array())) {
+      const std::string n = task.value("node", "");
+      if (!n.empty() && node.find(n) == std::string::npos) node += (node.empty() ? "" : ",") + n;
+    }
+    t.Add({std::to_string(m.value("array", Json::object()).value("index", int64_t{0})),
+           std::to_string(m.value("id", 0)), m.value("state", ""), std::to_string(m.value("restart_count", 0)),
+           node.empty() ? "-" : node, m.value("reason", "")});
+  }
+  std::cout << t.Render();
+  if (a.value("truncated", false)) std::cout << "(more members follow: rota job show a" << a.value("id", 0) << " -o json)\n";
+}
+
+// "a12" -> "12"; "" when `id` names no array.
+std::string ArrayIdOf(const std::string& id) {
+  if (id.size() < 2 || id[0] != 'a' || id.find_first_not_of("0123456789", 1) != std::string::npos) return "";
+  return id.substr(1);
+}
+
 }  // namespace
 
 int RunRun(const ClientOptions& client, const OutputOptions& out, const RunOptions& o) {
@@ -171,8 +278,31 @@ int RunRun(const ClientOptions& client, const OutputOptions& out, const RunOptio
   if (!o.file.empty() && !o.command.empty()) (*spec)["command"] = o.command;
   auto api = ApiClient::Create(client);
   if (!api.ok()) return Fail(api.status());
+  if (!o.array.empty()) (*spec)["array"] = o.array;
+  if (!o.sweep.empty()) {
+    if (!o.array.empty()) return Usage("--array and --sweep: give one of them");
+    jobs::SweepSpec sweep;
+    for (const auto& flag : o.sweep) {
+      auto p = jobs::ParseSweepFlag(flag);
+      if (!p.ok()) return Usage(p.status().message());
+      sweep.params.push_back(std::move(*p));
+    }
+    if (o.sweep_random > 0) {
+      sweep.method = jobs::SweepSpec::Method::kRandom;
+      sweep.count = static_cast<uint32_t>(o.sweep_random);
+      sweep.seed = static_cast<uint64_t>(o.sweep_seed);
+    }
+    sweep.max_running = static_cast<uint32_t>(o.max_running);
+    sweep.max_trials = static_cast<uint32_t>(o.max_trials);
+    sweep.max_failures = static_cast<uint32_t>(o.max_failures);
+    if (Status st = jobs::CheckSweep(sweep); !st.ok()) return Usage(st.message());
+    (*spec)["sweep"] = jobs::ToJson(sweep);
+  } else if (o.sweep_random > 0 || o.max_trials > 0 || o.max_failures > 0 || o.max_running > 0) {
+    return Usage("--random, --max-trials, --max-failures and --max-running go with --sweep");
+  }
   auto job = api->Post("/api/v1/jobs", *spec);
   if (!job.ok()) return Fail(job.status());
+  if (job->contains("array")) return FollowArray(*api, out, (*job)["array"], o.wait);
   const std::string id = std::to_string(job->value("id", 0));
   if (out.format == "json" && !o.wait) {
     std::cout << job->dump(2) << "\n";
@@ -211,6 +341,10 @@ int RunJobs(const ClientOptions& client, const OutputOptions& out, const JobsLis
   if (o.before > 0) q += "&before=" + std::to_string(o.before);
   if (o.mine) q += "&mine=true";
   if (!o.state.empty()) q += "&state=" + o.state;
+  // The table shows an array on one line (its members' counts) instead of its
+  // members; -o json and --state list every job.
+  const bool collapse = out.format != "json" && o.state.empty();
+  if (collapse) q += "&members=false";
   auto list = api->Get(q);
   if (!list.ok()) return Fail(list.status());
   const auto& jobs = (*list)["jobs"];
@@ -226,14 +360,38 @@ int RunJobs(const ClientOptions& client, const OutputOptions& out, const JobsLis
     if (more) std::cerr << "more jobs follow: " << next << "\n";
     return 0;
   }
+  // Arrays newer than the page's last job go with the first page, by creation time.
+  Json arrays = Json::array();
+  if (collapse && o.offset == 0 && o.before == 0) {
+    auto a = api->Get("/api/v1/arrays?limit=" + std::to_string(o.limit) + (o.mine ? "&mine=true" : ""));
+    if (!a.ok()) return Fail(a.status());
+    for (const auto& x : (*a)["arrays"]) {
+      if (!more || x.value("created", "") >= jobs.back().value("created", "")) arrays.push_back(x);
+    }
+  }
   Table t({"ID", "NAME", "OWNER", "QUEUE", "FRAMEWORK", "STATE", "TASKS", "RESTARTS", "REASON"});
+  size_t next_array = 0;
+  auto add_arrays_newer_than = [&](const std::string& created) {
+    for (; next_array < arrays.size() && arrays[next_array].value("created", "") >= created; ++next_array) {
+      const Json& a = arrays[next_array];
+      const Json spec = a.value("spec", Json::object());
+      const Json counts = a.value("counts", Json::object());
+      t.Add({"a" + std::to_string(a.value("id", 0)), a.value("name", ""), a.value("owner", ""),
+             spec.value("queue", std::string("default")), spec.value("framework", std::string("generic")),
+             Unfinished(counts) > 0 ? "array" : "array (ended)",
+             std::to_string(a.value("size", 0)) + " members", "-",
+             "[" + a.value("indices", "") + "] " + CountsText(counts)});
+    }
+  };
   for (const auto& j : (*list)["jobs"]) {
+    add_arrays_newer_than(j.value("created", ""));
     std::string reason = j.value("reason", "");
     if (j.contains("estimated_start")) reason += " (start ~" + Str(j, "estimated_start") + ")";
     t.Add({std::to_string(j.value("id", 0)), j.value("name", ""), j.value("owner", ""),
            j.value("queue", "default"), j.value("framework", ""), j.value("state", ""),
            std::to_string(j["tasks"].size()), std::to_string(j.value("restart_count", 0)), reason});
   }
+  add_arrays_newer_than("");
   std::cout << t.Render();
   if (more) std::cout << "(more jobs follow: " << next << ")\n";
   return 0;
@@ -242,8 +400,24 @@ int RunJobs(const ClientOptions& client, const OutputOptions& out, const JobsLis
 int RunJobCommand(const ClientOptions& client, const OutputOptions& out, const std::string& action,
                   const std::string& id) {
   if (!ValidOutput(out)) return 2;
+  if (const std::string array = ArrayIdOf(id); !array.empty()) {
+    auto api = ApiClient::Create(client);
+    if (!api.ok()) return Fail(api.status());
+    auto a = action == "cancel" ? api->Post("/api/v1/arrays/" + array + "/cancel", Json::object())
+                                : api->Get("/api/v1/arrays/" + array + "?limit=1000");
+    if (!a.ok()) return Fail(a.status());
+    if (out.format == "json") {
+      std::cout << a->dump(2) << "\n";
+    } else if (action == "cancel") {
+      std::cout << "Cancelling array a" << array << ": " << a->value("cancelled", 0) << " member(s) ("
+                << CountsText(a->value("counts", Json::object())) << ")\n";
+    } else {
+      PrintArray(*a);
+    }
+    return 0;
+  }
   if (id.empty() || id.find_first_not_of("0123456789") != std::string::npos) {
-    return Usage("job id '" + id + "' must be a number");
+    return Usage("job id '" + id + "' must be a number (or aN for array N)");
   }
   auto api = ApiClient::Create(client);
   if (!api.ok()) return Fail(api.status());
@@ -266,22 +440,84 @@ int RunLogs(const ClientOptions& client, const LogsOptions& o) {
   }
   auto api = ApiClient::Create(client);
   if (!api.ok()) return Fail(api.status());
-  uint64_t offset = 0;
-  while (true) {
+  LogFollowIo io;
+  io.read = [&](uint64_t offset) -> Result<LogChunk> {
     std::string q = "/api/v1/jobs/" + o.id + "/logs?stream=" + (o.use_stderr ? "stderr" : "stdout") +
                     "&offset=" + std::to_string(offset) + "&max_bytes=1048576";
     if (!o.task.empty()) q += "&task=" + o.task;
     auto chunk = api->Get(q);
-    if (!chunk.ok()) return Fail(chunk.status());
-    const std::string data = chunk->value("data", "");
-    std::cout << data << std::flush;
-    offset = chunk->value("offset", uint64_t{0}) + data.size();
-    if (offset < chunk->value("size", uint64_t{0})) continue;  // more right now
-    if (!o.follow) return 0;
+    if (!chunk.ok()) return chunk.status();
+    return LogChunk{.data = chunk->value("data", ""),
+                    .offset = chunk->value("offset", uint64_t{0}),
+                    .size = chunk->value("size", uint64_t{0})};
+  };
+  io.job_final = [&] {
     auto job = api->Get("/api/v1/jobs/" + o.id);
-    if (job.ok() && FinalState(job->value("state", ""))) return 0;
-    std::this_thread::sleep_for(std::chrono::milliseconds(500));
+    return job.ok() && FinalState(job->value("state", ""));
+  };
+  io.write = [](const std::string& data) { std::cout << data << std::flush; };
+  io.wait = [] { std::this_thread::sleep_for(std::chrono::milliseconds(500)); };
+  Status s = FollowLog(io, o.follow);
+  return s.ok() ? 0 : Fail(s);
+}
+
+}  // namespace rota::cli
+
+namespace rota::cli {
+namespace {
+
+// The trials of a sweep: index, job, state, restarts, then one column per parameter.
+void PrintSweep(const Json& a) {
+  std::vector<std::string> names;
+  const Json defs = a["sweep"].value("parameters", Json::object());
+  for (auto it = defs.begin(); it != defs.end(); ++it) names.push_back(it.key());
+  std::cout << "Sweep a" << a.value("id", 0) << " (" << a.value("name", "") << "): "
+            << a.value("size", 0) << " trials, " << CountsText(a.value("counts", Json::object())) << "\n";
+  std::vector<std::string> header{"TRIAL", "JOB", "STATE", "RESTARTS"};
+  for (const auto& n : names) {
+    std::string upper = n;
+    for (char& c : upper) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+    header.push_back(upper);
   }
+  header.push_back("REASON");
+  Table t(header);
+  for (const auto& m : a.value("members", Json::array())) {
+    std::vector<std::string> row{std::to_string(m.value("array", Json::object()).value("index", int64_t{0})),
+                                 std::to_string(m.value("id", 0)), m.value("state", ""),
+                                 std::to_string(m.value("restart_count", 0))};
+    const Json params = m.value("params", Json::object());
+    for (const auto& n : names) row.push_back(params.value(n, "-"));
+    row.push_back(m.value("reason", ""));
+    t.Add(row);
+  }
+  std::cout << t.Render();
+}
+
+}  // namespace
+
+int RunSweep(const ClientOptions& client, const OutputOptions& out, const SweepOptions& o) {
+  if (!ValidOutput(out)) return 2;
+  auto api = ApiClient::Create(client);
+  if (!api.ok()) return Fail(api.status());
+  if (o.show) {
+    std::string id = o.id.size() > 1 && o.id[0] == 'a' ? o.id.substr(1) : o.id;
+    if (id.empty() || id.find_first_not_of("0123456789") != std::string::npos) {
+      return Usage("sweep id '" + o.id + "' must be a number (or aN)");
+    }
+    auto a = api->Get("/api/v1/arrays/" + id + "?limit=1000");
+    if (!a.ok()) return Fail(a.status());
+    if (!a->contains("sweep")) return Fail(Status::InvalidArgument("array a" + id + " is not a sweep"));
+    if (out.format == "json") std::cout << a->dump(2) << "\n";
+    else PrintSweep(*a);
+    return 0;
+  }
+  if (o.file.empty()) return Usage("give the sweep's file (-f sweep.yaml), or: rota sweep show ID");
+  auto spec = LoadSpecFile(o.file);
+  if (!spec.ok()) return Usage(spec.status().message());
+  if (!spec->is_object() || !spec->contains("sweep")) return Usage(o.file + ": has no sweep section");
+  auto job = api->Post("/api/v1/jobs", *spec);
+  if (!job.ok()) return Fail(job.status());
+  return FollowArray(*api, out, (*job)["array"], o.wait);
 }
 
 }  // namespace rota::cli

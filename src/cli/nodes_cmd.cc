@@ -59,6 +59,27 @@ int RunNodes(const ClientOptions& options, const OutputOptions& out) {
   return 0;
 }
 
+int RunServers(const ClientOptions& options, const OutputOptions& out) {
+  if (!ValidOutput(out)) return 2;
+  auto client = ApiClient::Create(options);
+  if (!client.ok()) return Fail(client.status());
+  auto body = client->Get("/api/v1/servers");
+  if (!body.ok()) return Fail(body.status());
+  if (out.format == "json") {
+    std::cout << body->dump(2) << "\n";
+    return 0;
+  }
+  Table t({"ID", "ROLE", "ADDRESS", "VERSION", "STARTED", "LAST RENEWAL"});
+  const int64_t now = RealClock::Get().NowMs();
+  for (const auto& s : (*body)["servers"]) {
+    t.Add({Str(s, "id"), Str(s, "role"), Str(s, "address"), Str(s, "version"), Since(s["started"], now),
+           Age(s["last_renewal"], now)});
+  }
+  std::cout << t.Render();
+  if ((*body).value("replicated", false)) std::cout << "leader epoch " << (*body).value("epoch", 0) << "\n";
+  return 0;
+}
+
 int RunNodeDrain(const ClientOptions& options, const OutputOptions& out, const std::string& node,
                  bool drain, const std::string& reason) {
   if (!ValidOutput(out)) return 2;

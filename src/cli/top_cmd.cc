@@ -1,5 +1,6 @@
-// rota top: a live view of every node and GPU, redrawn in place from the
-// server's event stream (GET /api/v1/stream).
+// rota top: a live view of every node and GPU from the server's event stream
+// (GET /api/v1/stream). On a terminal it is full-screen (top/top_screen.h);
+// piped, it prints a frame per refresh, every node and GPU in tables.
 
 #include <unistd.h>
 
@@ -10,6 +11,7 @@
 
 #include "cli/commands.h"
 #include "cli/format.h"
+#include "cli/top/top_screen.h"
 #include "common/clock.h"
 #include "common/time_util.h"
 #include "net/http_client.h"
@@ -63,7 +65,17 @@ int RunTop(const ClientOptions& options, const OutputOptions& out, const TopOpti
   }
   std::string url = client->base_url() + "/api/v1/stream";
   if (!top.node.empty()) url += "?node=" + net::PercentEncode(top.node);
-  const bool tty = out.format == "table" && ::isatty(STDOUT_FILENO);
+  // On a terminal: the full-screen view. Piped (or -o json): frames printed one after another.
+  if (out.format == "table" && ::isatty(STDOUT_FILENO) && ::isatty(STDIN_FILENO)) {
+    std::string user;
+    if (!client->token().empty()) {
+      auto me = client->Get("/api/v1/auth/whoami");
+      if (me.ok() && me->is_object() && me->contains("username") && (*me)["username"].is_string()) {
+        user = (*me)["username"].get<std::string>();
+      }
+    }
+    return top::RunScreen(*client, url, user, top);
+  }
   std::map<std::string, NodeRow> nodes;
   int frames = 0;
   int64_t last_draw = 0;
@@ -103,9 +115,7 @@ int RunTop(const ClientOptions& options, const OutputOptions& out, const TopOpti
     }
     last_draw = now;
     std::string frame = RenderFrame(client->base_url(), nodes);
-    // Home the cursor and clear the screen, so the view refreshes in place.
-    if (tty) std::cout << "\x1b[H\x1b[2J";
-    std::cout << frame << (tty ? "" : "\n") << std::flush;
+    std::cout << frame << "\n" << std::flush;
     return !(top.frames > 0 && ++frames >= top.frames);
   });
   if (!st.ok()) {

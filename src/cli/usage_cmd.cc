@@ -99,7 +99,12 @@ int RunUsage(const ClientOptions& client, const std::string& format, const Usage
     if (energy) {
       const double kwh = gpu_kwh + cpu_kwh;
       c.insert(c.end(), {Fixed(gpu_kwh, e), Fixed(cpu_kwh, e), Fixed(kwh, e),
-                         hours > 0 ? Fixed(kwh * 1000 / hours, 1) : "-", Fixed(Num(row, "idle_energy_kwh"), e),
+                         // A node's power over the time it was measured (the server's);
+                         // other rows' over the window.
+                         row.contains("avg_power_w") ? Fixed(Num(row, "avg_power_w"), 1)
+                         : hours > 0                 ? Fixed(kwh * 1000 / hours, 1)
+                                                     : "-",
+                         Fixed(Num(row, "idle_energy_kwh"), e),
                          row.value("energy_method", std::string())});
     } else {
       c.insert(c.end(), {Fixed(Num(row, "gpu_hours"), d), Fixed(Num(row, "used_gpu_hours"), d),

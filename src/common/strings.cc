@@ -27,6 +27,10 @@ std::string Join(const std::vector<std::string>& parts, std::string_view sep) {
   return out;
 }
 
+std::string FirstLine(std::string_view text, size_t max_bytes) {
+  return std::string(text.substr(0, std::min(text.find('\n'), max_bytes)));
+}
+
 std::string_view Trim(std::string_view text) {
   const char* ws = " \t\r\n";
   size_t b = text.find_first_not_of(ws);
@@ -108,6 +112,35 @@ Status CheckText(const std::string& field, const std::string& text, size_t max_c
                                    std::to_string(max_chars) + " allowed");
   }
   return Status::Ok();
+}
+
+std::string HexEncode(std::string_view bytes) {
+  static constexpr char kDigits[] = "0123456789abcdef";
+  std::string out;
+  out.reserve(bytes.size() * 2);
+  for (unsigned char c : bytes) {
+    out.push_back(kDigits[c >> 4]);
+    out.push_back(kDigits[c & 15]);
+  }
+  return out;
+}
+
+bool HexDecode(std::string_view hex, std::string* out) {
+  auto digit = [](char c) {
+    if (c >= '0' && c <= '9') return c - '0';
+    if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+    if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+    return -1;
+  };
+  if (hex.size() % 2 != 0) return false;
+  out->clear();
+  out->reserve(hex.size() / 2);
+  for (size_t i = 0; i < hex.size(); i += 2) {
+    const int hi = digit(hex[i]), lo = digit(hex[i + 1]);
+    if (hi < 0 || lo < 0) return false;
+    out->push_back(static_cast<char>(hi * 16 + lo));
+  }
+  return true;
 }
 
 }  // namespace rota

@@ -13,6 +13,8 @@ std::vector<std::string> Split(std::string_view text, char sep, bool skip_empty 
 std::string Join(const std::vector<std::string>& parts, std::string_view sep);
 std::string_view Trim(std::string_view text);
 bool StartsWith(std::string_view text, std::string_view prefix);
+// The first line of `text` (a tool's error output, for messages), cut at max_bytes.
+std::string FirstLine(std::string_view text, size_t max_bytes);
 // `text` with ASCII letters in lower case (other bytes as they are).
 std::string ToLower(std::string_view text);
 // True when `needle` occurs in `text`, ASCII letters compared without case
@@ -29,4 +31,8 @@ bool IsValidUtf8(std::string_view text);
 // else InvalidArgument naming `field`.
 Status CheckText(const std::string& field, const std::string& text, size_t max_chars,
                  bool allow_newlines);
+// Lower-case hex of the bytes of `bytes`.
+std::string HexEncode(std::string_view bytes);
+// The bytes of `hex` (even length, digits 0-9a-f or A-F); nullopt-like false otherwise.
+bool HexDecode(std::string_view hex, std::string* out);
 }  // namespace rota

@@ -51,7 +51,7 @@ bool Allowed(const NodeOffer& n, const TaskGroup& g) {
 // Could a task of `g` ever run on `n` (were the node idle)?
 bool CouldFit(const NodeOffer& n, const TaskGroup& g) {
   return Allowed(n, g) && g.gpus_per_task <= UsableTotal(n, g) &&
-         (n.cpus == 0 || g.cpus_per_task <= n.cpus) &&
+         (n.cpus == 0 || g.PlacementMilliCpus() <= n.cpus) &&
          (n.memory_bytes == 0 || g.memory_bytes_per_task <= n.memory_bytes);
 }
 
@@ -152,7 +152,7 @@ Result<std::vector<PlacedTask>> PlaceJob(const JobSpec& spec, const std::vector<
       for (size_t k = 0; k < left.size(); ++k) {
         NodeLeft& n = left[(options.spread ? next_node + k : k) % left.size()];
         if (!Allowed(*n.offer, g) || Usable(*n.offer, g, n.gpus).size() < g.gpus_per_task) continue;
-        if (n.offer->cpus != 0 && g.cpus_per_task > n.cpus) continue;
+        if (n.offer->cpus != 0 && g.PlacementMilliCpus() > n.cpus) continue;
         if (n.offer->memory_bytes != 0 && g.memory_bytes_per_task > n.memory) continue;
         chosen = &n;
         next_node = (options.spread ? next_node + k : k) + 1;
@@ -180,7 +180,7 @@ Result<std::vector<PlacedTask>> PlaceJob(const JobSpec& spec, const std::vector<
       std::erase_if(chosen->gpus, [&](uint32_t gpu) {
         return std::find(t.gpus.begin(), t.gpus.end(), gpu) != t.gpus.end();
       });
-      if (chosen->offer->cpus != 0) chosen->cpus -= g.cpus_per_task;
+      if (chosen->offer->cpus != 0) chosen->cpus -= g.PlacementMilliCpus();
       if (chosen->offer->memory_bytes != 0) chosen->memory -= g.memory_bytes_per_task;
       out.push_back(std::move(t));
     }

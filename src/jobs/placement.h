@@ -23,7 +23,7 @@ struct NodeOffer {
   std::map<std::string, std::string> labels;
   std::vector<uint32_t> free_gpus;  // GPU indices free for this job, ascending
   uint32_t total_gpus = 0;          // all GPUs of the node (for error messages)
-  uint32_t cpus = 0;                // 0: unknown (not checked)
+  uint32_t cpus = 0;                // milli-cores; 0: unknown (not checked)
   uint64_t memory_bytes = 0;        // 0: unknown (not checked)
   bool ready = true;                // unreachable nodes are not offered
   std::string gpu_model;            // the NVML name of its GPUs ("" unknown)

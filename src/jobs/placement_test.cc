@@ -210,8 +210,8 @@ TEST(PlaceJobTest, CpusAndMemoryAreAccountedWhenKnown) {
   TaskGroup g = Group("worker", 2, 0);
   g.cpus_per_task = 3;
   NodeOffer a = Node("a", {}, 0), b = Node("b", {}, 0);
-  a.cpus = 4;
-  b.cpus = 4;
+  a.cpus = 4000;  // milli-cores
+  b.cpus = 4000;
   auto placed = PlaceJob(Job({g}), {a, b});
   ASSERT_TRUE(placed.ok()) << placed.status().ToString();
   EXPECT_EQ((*placed)[0].node, "a");

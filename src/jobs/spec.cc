@@ -70,7 +70,7 @@ Status ReadStringMap(const Json& j, const char* key, const std::string& field, s
 Result<TaskGroup> GroupFromJson(const Json& j, const std::string& path) {
   JsonFields f(j, path);
   RETURN_IF_ERROR(f.Only({"role", "replicas", "gpus_per_task", "cpus_per_task", "memory",
-                          "node_labels", "nodes", "gpu_model", "command"}));
+                          "node_labels", "nodes", "gpu_model", "command", "malleable"}));
   TaskGroup g;
   RETURN_IF_ERROR(f.Str("role", &g.role, false, 32));
   int64_t v = g.replicas;
@@ -98,10 +98,27 @@ Result<TaskGroup> GroupFromJson(const Json& j, const std::string& path) {
   RETURN_IF_ERROR(f.StrArray("nodes", &g.nodes, 4096, 63));
   RETURN_IF_ERROR(f.Str("gpu_model", &g.gpu_model, false, 64));
   RETURN_IF_ERROR(f.StrArray("command", &g.command, kMaxArgs, kMaxArgBytes));
+  if (f.Has("malleable")) {
+    const Json& m = j["malleable"];
+    const std::string field = f.Name("malleable");
+    if (!m.is_object()) return Bad(field, "must be an object {min_cpus, max_cpus}");
+    JsonFields mf(m, field);
+    RETURN_IF_ERROR(mf.Only({"min_cpus", "max_cpus"}));
+    if (!mf.Has("min_cpus") || !mf.Has("max_cpus")) return Bad(field, "give min_cpus and max_cpus");
+    Malleable out;
+    RETURN_IF_ERROR(mf.Number("min_cpus", &out.min_cpus, 0, kMaxMalleableCpus));
+    RETURN_IF_ERROR(mf.Number("max_cpus", &out.max_cpus, 0, kMaxMalleableCpus));
+    g.malleable = out;
+  }
   return g;
 }
 
 }  // namespace
+
+uint32_t TaskGroup::PlacementMilliCpus() const {
+  if (!malleable) return cpus_per_task * 1000;
+  return static_cast<uint32_t>(std::ceil(malleable->min_cpus * 1000 - 1e-6));
+}
 
 const char* FrameworkName(Framework f) {
   for (const auto& e : kFrameworks) {
@@ -192,6 +209,12 @@ Status Validate(const JobSpec& s) {
                              s.workdir.find('\0') != std::string::npos)) {
     return Bad("job.workdir", "'" + s.workdir + "' must be an absolute path");
   }
+  if (auto sig = s.env.find(kResizeSignalVar); sig != s.env.end()) {
+    const std::string& v = sig->second;
+    if (v != "USR1" && v != "USR2" && v != "HUP" && v != "WINCH" && v != "URG" && v != "NONE") {
+      return Bad(std::string("job.env.") + kResizeSignalVar, "'" + v.substr(0, 32) + "' is not USR1, USR2, HUP, WINCH, URG or NONE");
+    }
+  }
   if (s.groups.empty()) return Bad("job.groups", "give at least one task group");
   if (s.groups.size() > kMaxGroups) return Bad("job.groups", "more than " + std::to_string(kMaxGroups) + " groups");
   std::set<std::string> roles;
@@ -211,6 +234,20 @@ Status Validate(const JobSpec& s) {
       return Bad(field + ".gpus_per_task", "must be 0.." + std::to_string(kMaxGpusPerTask));
     }
     RETURN_IF_ERROR(CheckArgv(field + ".command", g.command));
+    if (g.malleable) {
+      const Malleable& m = *g.malleable;
+      const std::string mfield = field + ".malleable";
+      auto steps = [](double x) { return std::fabs(x * 1000 - std::round(x * 1000)) < 1e-6; };
+      if (!std::isfinite(m.min_cpus) || !(m.min_cpus > 0) || m.min_cpus > kMaxMalleableCpus || !steps(m.min_cpus)) {
+        return Bad(mfield + ".min_cpus", "must be a number of cores in (0, 4096] (steps of 0.001)");
+      }
+      if (!std::isfinite(m.max_cpus) || m.max_cpus < m.min_cpus || m.max_cpus > kMaxMalleableCpus || !steps(m.max_cpus)) {
+        return Bad(mfield + ".max_cpus", "must be a number of cores from min_cpus to 4096 (steps of 0.001)");
+      }
+      if (g.cpus_per_task != 0 && (g.cpus_per_task < m.min_cpus || g.cpus_per_task > m.max_cpus)) {
+        return Bad(field + ".cpus_per_task", "a malleable group's request must be within min_cpus..max_cpus");
+      }
+    }
     if (s.shell && !g.command.empty() && g.command.size() != 1) {
       return Bad(field + ".command", "with shell, give exactly one string for /bin/sh -c");
     }
@@ -258,6 +295,7 @@ Status Validate(const JobSpec& s) {
       (s.stop_after_disconnect_ms < 1000 || s.stop_after_disconnect_ms > kMaxStopAfterDisconnectMs)) {
     return Bad("job.stop_after_disconnect", "must be 0 (never) or 1s up to 7d");
   }
+  RETURN_IF_ERROR(ValidateSecretRefs(s.secrets));
   if (s.time_limit_ms < 0 || s.time_limit_ms > kMaxTimeLimitMs) {
     return Bad("job.time_limit", "must be 0 (none) up to 366d");
   }
@@ -311,7 +349,7 @@ Result<JobSpec> JobSpecFromJson(const Json& j) {
   JsonFields f(j, "job");
   RETURN_IF_ERROR(f.Only({"name", "command", "shell", "env", "workdir", "framework", "groups",
                           "restart", "time_limit", "process_per_node", "queue", "priority",
-                          "preemptible", "spread", "stop_after_disconnect"}));
+                          "preemptible", "spread", "stop_after_disconnect", "secrets"}));
   JobSpec s;
   RETURN_IF_ERROR(f.Str("name", &s.name, true, 64));
   RETURN_IF_ERROR(f.StrArray("command", &s.command, kMaxArgs, kMaxArgBytes));
@@ -369,6 +407,14 @@ Result<JobSpec> JobSpecFromJson(const Json& j) {
     s.preemptible = p;
   }
   RETURN_IF_ERROR(f.Bool("spread", &s.spread));
+  if (f.Has("secrets")) {
+    std::vector<std::string> refs;
+    RETURN_IF_ERROR(f.StrArray("secrets", &refs, kMaxJobSecrets, 4200));
+    for (const auto& text : refs) {
+      ASSIGN_OR_RETURN(SecretRef r, ParseSecretRef(text));
+      s.secrets.push_back(std::move(r));
+    }
+  }
   RETURN_IF_ERROR(Validate(s));
   return s;
 }
@@ -385,6 +431,7 @@ Json ToJson(const JobSpec& s) {
             {"nodes", g.nodes}};
     if (!g.gpu_model.empty()) jg["gpu_model"] = g.gpu_model;
     if (!g.command.empty()) jg["command"] = g.command;
+    if (g.malleable) jg["malleable"] = Json{{"min_cpus", g.malleable->min_cpus}, {"max_cpus", g.malleable->max_cpus}};
     groups.push_back(std::move(jg));
   }
   Json j{{"name", s.name},
@@ -406,6 +453,11 @@ Json ToJson(const JobSpec& s) {
   if (s.preemptible) j["preemptible"] = *s.preemptible;
   if (s.spread) j["spread"] = true;
   if (s.stop_after_disconnect_ms > 0) j["stop_after_disconnect"] = FormatExactDuration(s.stop_after_disconnect_ms);
+  if (!s.secrets.empty()) {
+    Json refs = Json::array();
+    for (const auto& r : s.secrets) refs.push_back(r.ToString());
+    j["secrets"] = std::move(refs);
+  }
   return j;
 }
 

@@ -16,6 +16,7 @@
 
 #include "api/codec.h"
 #include "common/status.h"
+#include "jobs/secret_ref.h"
 
 namespace rota::jobs {
 
@@ -47,6 +48,16 @@ Result<Framework> ParseFramework(const std::string& text);
 //   jax:        worker
 Status ValidateRole(Framework f, const std::string& role);
 
+// A malleable task group: each task's CPU allotment changes while it runs
+// (docs/design-malleable.md). It is placed with min_cpus (so a node's minimums
+// never exceed its cores) and grows up to max_cpus when the node has room.
+inline constexpr double kMaxMalleableCpus = 4096;
+struct Malleable {
+  double min_cpus = 1;  // (0, kMaxMalleableCpus], multiples of 0.001
+  double max_cpus = 1;  // min_cpus..kMaxMalleableCpus
+  bool operator==(const Malleable&) const = default;
+};
+
 struct TaskGroup {
   std::string role = "worker";
   uint32_t replicas = 1;       // 1..kMaxReplicas
@@ -60,9 +71,20 @@ struct TaskGroup {
   std::string gpu_model;
   // Replaces the job's command for this group (e.g. a parameter server script).
   std::vector<std::string> command;
+  // Set: the group's tasks are malleable; cpus_per_task, when given, is their
+  // request for the by-request policy (min_cpus <= cpus_per_task <= max_cpus).
+  std::optional<Malleable> malleable;
 
   bool operator==(const TaskGroup&) const = default;
+  // The CPU a task is placed with, in milli-cores (the unit of the scheduler's
+  // and placement's CPU counts): min_cpus for a malleable group (so that
+  // malleable minimums never oversubscribe a node), else cpus_per_task.
+  uint32_t PlacementMilliCpus() const;
 };
+
+// The job's resize signal: its env's ROTA_RESIZE_SIGNAL (USR1, USR2, HUP,
+// WINCH, URG or NONE), USR1 when unset.
+inline constexpr const char* kResizeSignalVar = "ROTA_RESIZE_SIGNAL";
 
 enum class RestartKind {
   kNever,      // a failed task fails the job
@@ -113,6 +135,9 @@ struct JobSpec {
   // itself (SIGTERM, then SIGKILL after 10 s), so a lost node cannot leave a
   // copy running beside the restarted gang. 0: never (the default).
   int64_t stop_after_disconnect_ms = 0;
+  // Secrets the tasks get (names only; the values stay in the server's store
+  // until a task starts: docs/design-secrets.md).
+  std::vector<SecretRef> secrets;
 
   bool operator==(const JobSpec&) const = default;
   uint32_t TaskCount() const;
@@ -130,11 +155,12 @@ Status Validate(const JobSpec& spec);
 // JSON form (API and job files):
 // {name, command: [..], shell?, env?: {K: V}, workdir?, framework?,
 //  groups: [{role, replicas, gpus_per_task, cpus_per_task?, memory?: "16GiB"|bytes,
-//            node_labels?: {K: V}, nodes?: [..], gpu_model?, command?: [..]}],
+//            node_labels?: {K: V}, nodes?: [..], gpu_model?, command?: [..],
+//            malleable?: {min_cpus: X, max_cpus: Y}}],
 //  restart?: {policy: never|on-failure|exit-code, max_restarts?, backoff?: "1s",
 //             max_backoff?: "1m"},
 //  time_limit?: "2h", process_per_node?, queue?, priority?, preemptible?, spread?,
-//  stop_after_disconnect?: "5m"}
+//  stop_after_disconnect?: "5m", secrets?: ["NAME", "NAME:ENV_VAR", ..]}
 // Unknown keys are refused. Result is Validate()d.
 Result<JobSpec> JobSpecFromJson(const api::Json& j);
 api::Json ToJson(const JobSpec& spec);

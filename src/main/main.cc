@@ -13,6 +13,9 @@
 #include "dev/dev_cluster.h"
 #include "server/queues/queues.h"
 #include "server/server_main.h"
+#include "server/store_backup_main.h"
+#include "server/store_check_main.h"
+#include "server/store_migrate_main.h"
 #include "sim/simulate.h"
 
 namespace {
@@ -57,14 +60,54 @@ int main(int argc, char** argv) {
   server->add_option("-c,--config", server_flags.config_file, "YAML config file");
   server->add_option("--listen", server_flags.listen, "ADDRESS:PORT to listen on (default 127.0.0.1:8080)");
   server->add_option("--data-dir", server_flags.data_dir, "Directory for the database and secrets");
+  server->add_option("--store", server_flags.store,
+                     "Where the store is: sqlite:PATH or postgresql://user@host/db "
+                     "(default: the data dir's rota.db)");
   server->add_option("--join-token", server_flags.join_token, "Token agents must present (default: generated)");
   server->add_option("--log-level", server_flags.log_level, "debug, info, warning or error");
   server->add_flag("--print-config", server_flags.print_config, "Print the effective config and exit");
 
+  // rota store migrate
+  rota::server::StoreMigrateFlags migrate_flags;
+  auto* store_cmd = app.add_subcommand("store", "Administer a server's store (run where the store is)");
+  store_cmd->require_subcommand(1);
+  auto* store_migrate = store_cmd->add_subcommand(
+      "migrate", "Copy a stopped server's SQLite store into an empty PostgreSQL database, every row, counts checked");
+  store_migrate->add_option("--from", migrate_flags.from, "The SQLite store: sqlite:PATH (e.g. sqlite:/var/lib/rota/rota.db)")
+      ->required();
+  store_migrate->add_option("--to", migrate_flags.to, "The PostgreSQL store: postgresql://user@host/db")->required();
+  store_migrate->add_flag("--overwrite", migrate_flags.overwrite,
+                          "Replace the rows of a target that already holds a store");
+  rota::server::StoreCheckFlags check_flags;
+  auto* store_check = store_cmd->add_subcommand(
+      "check", "Check a store's integrity (orphan rows, broken rules, SQLite's own checks); a server may run");
+  store_check->add_option("--store", check_flags.store, "sqlite:PATH or postgresql://user@host/db (or ROTA_STORE)");
+  store_check->add_flag("--json", check_flags.json, "Print the report as JSON");
+
+  // rota admin backup | restore
+  rota::server::AdminBackupFlags backup_flags;
+  auto* admin_cmd = app.add_subcommand("admin", "Back up and restore a server's store (run where the store is)");
+  admin_cmd->require_subcommand(1);
+  auto* admin_backup = admin_cmd->add_subcommand(
+      "backup", "Copy the store into FILE while the server runs: one consistent snapshot (SQLite's online "
+                "backup; pg_dump for PostgreSQL)");
+  auto* admin_restore = admin_cmd->add_subcommand(
+      "restore", "Put a backup back under a stopped server (an older backup is migrated; a newer one refused)");
+  for (auto* cmd : {admin_backup, admin_restore}) {
+    cmd->add_option("file", backup_flags.file, "The backup file")->required();
+    cmd->add_option("-c,--config", backup_flags.config_file, "The server's YAML config file");
+    cmd->add_option("--data-dir", backup_flags.data_dir, "The server's data dir (its rota.db)");
+    cmd->add_option("--store", backup_flags.store, "The store: sqlite:PATH or postgresql://user@host/db");
+  }
+  admin_restore->add_flag("--overwrite", backup_flags.overwrite, "Replace the store that is there");
+
   // rota agent
   rota::agent::AgentFlags agent_flags;
   auto* agent = app.add_subcommand("agent", "Run the node agent (monitoring; one per GPU node)");
-  agent->add_option("--server", agent_flags.server, "Server URL, e.g. https://10.0.0.1:8080")->required();
+  agent->add_option("-c,--config", agent_flags.config_file,
+                    "YAML config file (keys as the flags, '_' for '-'; flags override it; /etc/rota/agent.yaml "
+                    "in the package)");
+  agent->add_option("--server", agent_flags.server, "Server URL, e.g. https://10.0.0.1:8080 (or server: in --config)");
   agent->add_option("--token", agent_flags.token, "Join token (or ROTA_JOIN_TOKEN)");
   agent->add_option("--token-file", agent_flags.token_file, "File holding the join token");
   agent->add_option("--ca-file", agent_flags.ca_file,
@@ -86,6 +129,17 @@ int main(int argc, char** argv) {
   agent->add_option("--enforcement-min-uid", agent_flags.enforcement_min_uid,
                     "Never signal processes of uids below this: root and system accounts (default 1000)");
   agent->add_option("--log-level", agent_flags.log_level, "debug, info, warning or error");
+  rota::agent::JoinFlags join_flags;
+  auto* agent_join = agent->add_subcommand(
+      "join", "Write this node's agent config (/etc/rota/agent.yaml, 0600) and enable rota-agent.service");
+  agent_join->add_option("url", join_flags.server, "Server URL, e.g. https://10.0.0.1:8080")->required();
+  agent_join->add_option("--token", join_flags.token, "The server's join token")->required();
+  agent_join->add_option("--server-pin", join_flags.server_pin, "Trust the https:// server with this key pin");
+  agent_join->add_option("--ca-file", join_flags.ca_file, "CA certificate(s) to trust for an https:// server");
+  agent_join->add_option("--name", join_flags.name, "Node name (default: hostname)");
+  agent_join->add_option("--label", join_flags.labels, "Node label KEY=VALUE (repeatable)");
+  agent_join->add_option("--config", join_flags.config_file, "Where to write (default /etc/rota/agent.yaml)");
+  agent_join->add_flag("--no-enable", join_flags.no_enable, "Write the config only");
 
   // rota dev
   rota::dev::DevOptions dev_options;
@@ -124,6 +178,9 @@ int main(int argc, char** argv) {
       "revoke", "Revoke a node's own credential: its agent must enrol again with the join token (admin)");
   add_client_flags(nodes_revoke);
   nodes_revoke->add_option("name", drain_node, "Node name")->required();
+  auto* servers_cmd = app.add_subcommand(
+      "servers", "List the rota servers sharing this store: role, address, version, last renewal");
+  add_client_flags(servers_cmd);
   std::string gpus_node;
   auto* gpus = app.add_subcommand("gpus", "List GPUs: utilisation, memory, temperature, power, users, processes");
   add_client_flags(gpus);
@@ -300,6 +357,8 @@ int main(int argc, char** argv) {
   run->add_option("--gpus-per-node", run_options.gpus_per_node, "GPUs per node (pytorch)")
       ->check(AtLeast(0));
   run->add_option("--gpus-per-task", run_options.gpus_per_task, "GPUs per task")->check(AtLeast(0));
+  run->add_option("--malleable", run_options.malleable,
+                  "MIN:MAX CPU cores: tasks placed with MIN and resized while they run (ROTA_RESOURCES_FILE)");
   run->add_option("--node", run_options.nodes_list, "Only on these nodes (repeatable)")
       ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
   run->add_option("--label", run_options.labels, "Only on nodes with KEY=VALUE (repeatable)")
@@ -307,6 +366,10 @@ int main(int argc, char** argv) {
   run->add_option("--gpu-model", run_options.gpu_model,
                   "Only GPUs whose model contains this, any case (e.g. A100)");
   run->add_option("--env", run_options.env, "NAME=VALUE for every task (repeatable)")
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
+  run->add_option("--secret", run_options.secrets,
+                  "NAME: a secret of yours in the file $ROTA_SECRETS_DIR/NAME; NAME:ENV_VAR: in that "
+                  "variable too (repeatable; rota secrets lists them)")
       ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
   run->add_option("--workdir", run_options.workdir, "Working directory (default: your home on the node)");
   run->add_option("--restart", run_options.restart, "never (default), on-failure or exit-code");
@@ -324,6 +387,21 @@ int main(int argc, char** argv) {
                                     "May be stopped (SIGTERM, ROTA_PREEMPT_NOTICE) and requeued for others "
                                     "(default: the queue's; --no-preemptible or --preemptible=false: never)");
   run->add_flag("--spread", run_options.spread, "Tasks on as many nodes as possible");
+  run->add_option("--sweep", run_options.sweep,
+                  "A sweep parameter (repeatable): NAME=V1,V2,... (a grid), or NAME=uniform:LO:HI, "
+                  "loguniform:LO:HI, int:LO:HI with --random; {NAME} in the command")
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
+  run->add_option("--random", run_options.sweep_random, "Random search: this many trials (default: the grid)")
+      ->check(AtLeast(1));
+  run->add_option("--seed", run_options.sweep_seed, "Random search: the seed (the same trials for the same seed)");
+  run->add_option("--max-running", run_options.max_running, "Sweep: at most this many trials at once")
+      ->check(AtLeast(1));
+  run->add_option("--max-trials", run_options.max_trials, "Sweep: the budget of trials")->check(AtLeast(1));
+  run->add_option("--max-failures", run_options.max_failures,
+                  "Sweep: launch no more trials once this many failed")->check(AtLeast(1));
+  run->add_option("--array", run_options.array,
+                  "An array job: indices such as 0-99, 0,3,7-9 or 1-20:5, optionally %N to run at most N at once; "
+                  "{index} in the command and ROTA_ARRAY_INDEX in the env");
   run->add_flag("--wait", run_options.wait, "Follow the job to its end; exit 0 only if it succeeded");
   run->add_option("command", run_options.command, "CMD ARGS... (after --)");
   run->positionals_at_end();
@@ -416,15 +494,24 @@ int main(int argc, char** argv) {
   power_add->add_option("--window", power_options.windows, "Only at these times: 'mon-fri 09:00-18:00' (repeatable)");
   power_add->add_option("--zone", power_options.zone, "Time zone of the windows (default UTC)");
   power_add->add_option("--description", power_options.description, "What the policy is for");
+  rota::cli::SweepOptions sweep_options;
+  auto* sweep_cmd = app.add_subcommand("sweep", "Run a hyperparameter sweep from a file (a job spec with sweep:), "
+                                                "or show one");
+  add_client_flags(sweep_cmd);
+  sweep_cmd->add_option("-f,--file", sweep_options.file, "The job spec with its sweep section (JSON or YAML)");
+  sweep_cmd->add_flag("--wait", sweep_options.wait, "Wait until every trial ended; exit 0 when all succeeded");
+  auto* sweep_show = sweep_cmd->add_subcommand("show", "The trials of a sweep: parameters, state, metrics");
+  add_client_flags(sweep_show);
+  sweep_show->add_option("id", sweep_options.id, "Sweep (array) id, N or aN")->required();
   std::string job_id;
   auto* job_cmd = app.add_subcommand("job", "Show a job");
   job_cmd->require_subcommand(1);
   auto* job_show = job_cmd->add_subcommand("show", "Show a job with its tasks and events");
   add_client_flags(job_show);
-  job_show->add_option("id", job_id, "Job id")->required();
+  job_show->add_option("id", job_id, "Job id, or aN for array N")->required();
   auto* cancel = app.add_subcommand("cancel", "Cancel a job (SIGTERM, then SIGKILL)");
   add_client_flags(cancel);
-  cancel->add_option("id", job_id, "Job id")->required();
+  cancel->add_option("id", job_id, "Job id, or aN for a whole array")->required();
   rota::cli::LogsOptions logs_options;
   auto* logs = app.add_subcommand("logs", "Print a job task's log");
   logs->add_option("--server", client.server, "Server URL (or ROTA_SERVER)");
@@ -467,6 +554,23 @@ int main(int argc, char** argv) {
       ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
   auto* ssh_key = app.add_subcommand("ssh-key", "Print the server's SSH public key (admin)");
   add_client_flags(ssh_key);
+
+  // Secrets.
+  rota::cli::SecretEdit secret_edit;
+  auto* secrets_list = app.add_subcommand("secrets", "List the secrets you may use (admins: all; never values)");
+  add_client_flags(secrets_list);
+  auto* secret = app.add_subcommand("secret", "Create or remove a secret for jobs (rota run --secret NAME)");
+  secret->require_subcommand(1);
+  auto* secret_create = secret->add_subcommand("create", "rota secret create NAME --from-file F | --from-literal V [--group G]");
+  auto* secret_rm = secret->add_subcommand("rm", "Remove a secret (its owner, its group's members, or an admin)");
+  for (auto* cmd : {secret_create, secret_rm}) {
+    add_client_flags(cmd);
+    cmd->add_option("name", secret_edit.name, "Secret name ([A-Za-z0-9._-], up to 64)")->required();
+  }
+  auto* from_file = secret_create->add_option("--from-file", secret_edit.from_file, "Read the value from this file (up to 64 KiB)");
+  auto* from_literal = secret_create->add_option("--from-literal", secret_edit.from_literal,
+                                                 "The value itself (visible in your shell history and ps: prefer --from-file)");
+  secret_create->add_option("--group", secret_edit.group, "Owned by this group of yours (its members use it)");
 
   // rota simulate
   rota::sim::SimulateOptions sim;
@@ -520,13 +624,30 @@ int main(int argc, char** argv) {
     return rota::sim::RunSimulate(sim);
   }
   if (server->parsed()) return rota::server::RunServer(server_flags);
-  if (agent->parsed()) return rota::agent::RunAgent(agent_flags);
+  if (store_migrate->parsed()) return rota::server::RunStoreMigrate(migrate_flags);
+  if (admin_backup->parsed()) return rota::server::RunAdminBackup(backup_flags);
+  if (admin_restore->parsed()) return rota::server::RunAdminRestore(backup_flags);
+  if (store_check->parsed()) return rota::server::RunStoreCheck(check_flags);
+  if (agent_join->parsed()) return rota::agent::RunAgentJoin(join_flags);
+  if (agent->parsed()) {
+    // Which flags were named on the command line: they override --config's settings.
+    for (const CLI::Option* opt : agent->get_options()) {
+      if (opt->count() == 0 || opt->get_lnames().empty()) continue;
+      std::string key = opt->get_lnames().front();
+      for (char& c : key) c = c == '-' ? '_' : c;
+      if (key == "label") key = "labels";
+      if (key == "nvml_lib") key = "nvml_library";
+      agent_flags.given.insert(key);
+    }
+    return rota::agent::RunAgent(agent_flags);
+  }
   if (dev->parsed()) return rota::dev::RunDev(dev_options);
   if (nodes_drain->parsed() || nodes_resume->parsed()) {
     return rota::cli::RunNodeDrain(client, output, drain_node, nodes_drain->parsed(), drain_reason);
   }
   if (nodes_revoke->parsed()) return rota::cli::RunNodeRevoke(client, output, drain_node);
   if (nodes->parsed()) return rota::cli::RunNodes(client, output);
+  if (servers_cmd->parsed()) return rota::cli::RunServers(client, output);
   if (gpus->parsed()) return rota::cli::RunGpus(client, output, gpus_node);
   if (top->parsed()) return rota::cli::RunTop(client, output, top_options);
   if (login->parsed()) return rota::cli::RunLogin(client, login_options);
@@ -566,6 +687,10 @@ int main(int argc, char** argv) {
   }
   if (exec->parsed()) return rota::cli::RunExec(client, exec_options);
   if (run->parsed()) return rota::cli::RunRun(client, output, run_options);
+  if (sweep_cmd->parsed()) {
+    sweep_options.show = sweep_show->parsed();
+    return rota::cli::RunSweep(client, output, sweep_options);
+  }
   if (queue_cmd->parsed()) return rota::cli::RunQueue(client, output, queue_name);
   if (queues_cmd->parsed()) {
     queue_edit.action = queues_create->parsed() ? "create"
@@ -609,6 +734,12 @@ int main(int argc, char** argv) {
                       : ssh_key->parsed()    ? "key"
                                              : "list";
     return rota::cli::RunSshNodes(client, output, ssh_edit);
+  }
+  if (secrets_list->parsed() || secret->parsed()) {
+    secret_edit.action = secret_create->parsed() ? "create" : secret_rm->parsed() ? "rm" : "list";
+    secret_edit.from_file_given = from_file->count() > 0;
+    secret_edit.from_literal_given = from_literal->count() > 0;
+    return rota::cli::RunSecrets(client, output, secret_edit);
   }
   return 2;
 }

@@ -22,6 +22,7 @@
 #include <boost/beast/http.hpp>
 #include <boost/beast/websocket/rfc6455.hpp>
 #include <cctype>
+#include <future>
 #include <optional>
 #include <thread>
 
@@ -364,6 +365,7 @@ class HttpSession final : public Session, public std::enable_shared_from_this<Ht
       return Respond(HttpResponse::Error(400, *error), false);
     }
     request_.body = std::move(req.body());
+    if (state_->options.prepare_request) state_->options.prepare_request(&request_);
 
     for (const auto& [pattern, acceptor] : state_->ws_routes) {
       std::string error;
@@ -791,6 +793,13 @@ Status HttpServer::RouteAsync(const std::string& method, const std::string& patt
   return impl_->state->router.AddAsync(method, pattern, std::move(handler));
 }
 
+Status HttpServer::SetFallback(AsyncHandler handler) {
+  MutexLock lock(&impl_->mu);
+  if (impl_->started) return Status::Conflict("fallback: server already started");
+  impl_->state->router.SetFallback(std::move(handler));
+  return Status::Ok();
+}
+
 namespace {
 
 // Adds an upgrade-style route (WebSocket or event stream) to `routes`, refusing a pattern of
@@ -918,6 +927,17 @@ void HttpServer::Stop() {
 }
 
 uint16_t HttpServer::port() const { return impl_->port; }
+
+bool HttpServer::Responsive(std::chrono::milliseconds timeout) const {
+  auto ran = std::make_shared<std::promise<void>>();
+  std::future<void> done = ran->get_future();
+  {
+    MutexLock lock(&impl_->mu);
+    if (!impl_->started || impl_->stopped) return false;
+    asio::post(*impl_->ioc, [ran] { ran->set_value(); });
+  }
+  return done.wait_for(timeout) == std::future_status::ready;
+}
 
 int HttpServer::connection_count() const {
   MutexLock lock(&impl_->state->mu);

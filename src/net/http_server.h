@@ -70,6 +70,9 @@ struct HttpServerOptions {
   TlsServerConfig tls;
   // Stop(): how long to wait for connections to close gracefully before cutting them.
   std::chrono::milliseconds stop_timeout{3'000};
+  // Called with each whole request before it is routed, on the network thread (must not
+  // block): e.g. to take the client's address from a trusted proxy's signed header.
+  std::function<void(HttpRequest*)> prepare_request;
 };
 
 // The server side of one WebSocket connection. Thread-safe; may outlive the connection (then
@@ -142,6 +145,8 @@ class HttpServer {
   // that wait on something (an agent's answer, a worker pool), so no io thread blocks. The
   // connection waits for the answer; Stop() cuts it after stop_timeout.
   Status RouteAsync(const std::string& method, const std::string& pattern, AsyncHandler handler);
+  // Answers what no route matches (Router::SetFallback). REQUIRES: before Start().
+  Status SetFallback(AsyncHandler handler);
   // WebSocket endpoint at `pattern` (may hold {params}). A non-upgrade request there -> 426.
   Status AddWebSocket(const std::string& pattern, WsAcceptor acceptor);
   // Event-stream endpoint at `pattern` (GET).
@@ -162,6 +167,10 @@ class HttpServer {
   // REQUIRES: after Start(). Errors: Conflict without TLS, InvalidArgument naming the file.
   Status ReloadTls();
   uint16_t port() const;         // 0 before Start()
+  // Whether an io thread runs a posted no-op within `timeout` (the service watchdog's
+  // liveness check: the loop that serves requests is not stuck). False before Start()
+  // and after Stop(). Thread-safe; blocks up to `timeout`.
+  bool Responsive(std::chrono::milliseconds timeout) const;
   int connection_count() const;  // open connections of all kinds (for tests and metrics)
 
  private:

@@ -183,6 +183,10 @@ Router::Lookup Router::Find(const std::string& method, const std::string& path) 
 
 void Router::Dispatch(HttpRequest* request, const Responder& respond) const {
   Lookup found = Find(request->method, request->path);
+  if (fallback_ && (found.kind == Lookup::Kind::kNotFound ||
+                    found.kind == Lookup::Kind::kMethodNotAllowed)) {
+    return fallback_(*request, respond);
+  }
   switch (found.kind) {
     case Lookup::Kind::kFound:
       request->path_params = std::move(found.params);

@@ -55,6 +55,10 @@ class Router {
   // The same for a handler that answers through a Responder (see http_types.h).
   Status AddAsync(const std::string& method, const std::string& pattern, AsyncHandler handler);
 
+  // Answers the requests no route matches (instead of 404 / 405), e.g. a server that
+  // forwards them elsewhere. Before use.
+  void SetFallback(AsyncHandler handler) { fallback_ = std::move(handler); }
+
   struct Lookup {
     enum class Kind { kFound, kNotFound, kMethodNotAllowed, kBadPath } kind = Kind::kNotFound;
     const AsyncHandler* handler = nullptr;      // kFound
@@ -76,6 +80,7 @@ class Router {
     AsyncHandler handler;
   };
   std::vector<Route> routes_;
+  AsyncHandler fallback_;
 };
 
 }  // namespace rota::net

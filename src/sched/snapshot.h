@@ -28,7 +28,7 @@ struct Node {
   // GPUs no job may get: failed, or running a process that is not a rota job
   // (someone working by hand, as the monitoring sees it). Ascending.
   std::vector<uint32_t> unusable_gpus;
-  uint32_t cpus = 0;          // 0: not checked
+  uint32_t cpus = 0;          // milli-cores (the server's unit; any one unit here); 0: not checked
   uint64_t memory_bytes = 0;  // 0: not checked
   // How many tasks may run at once on the node's job ports (every task takes
   // one); unset: not checked. Nodes with the same port_pool (one address:

@@ -30,6 +30,10 @@ class Quotas;
 class SshNodes;
 class AccountingService;
 class PowerService;
+class Secrets;
+namespace leadership {
+class Role;
+}
 
 struct ApiContext {
   const ServerConfig* config = nullptr;
@@ -53,6 +57,9 @@ struct ApiContext {
   SshNodes* ssh_nodes = nullptr;
   AccountingService* accounting = nullptr;
   PowerService* power = nullptr;
+  Secrets* secrets = nullptr;
+  // Leader or follower (server/leadership/role.h): /healthz, GET /api/v1/servers.
+  const leadership::Role* role = nullptr;
   // Server-wide enforcement settings (policies validate against them).
   enforce::EnforcementSettings enforcement_defaults;
 };
@@ -69,10 +76,20 @@ Status RegisterViolationRoutes(net::HttpServer& http, ApiContext& ctx);  // viol
 Status RegisterReservationRoutes(net::HttpServer& http, ApiContext& ctx); // reservations_api.cc
 Status RegisterPolicyRoutes(net::HttpServer& http, ApiContext& ctx);     // policies_api.cc
 Status RegisterJobRoutes(net::HttpServer& http, ApiContext& ctx);        // jobs_api.cc
+Status RegisterArrayRoutes(net::HttpServer& http, ApiContext& ctx);      // jobs/jobs_arrays_api.cc
 Status RegisterQueueRoutes(net::HttpServer& http, ApiContext& ctx);      // queues/queues_api.cc
 Status RegisterQuotaRoutes(net::HttpServer& http, ApiContext& ctx);      // quotas/quotas_api.cc
 Status RegisterSshNodeRoutes(net::HttpServer& http, ApiContext& ctx);    // ssh_nodes_api.cc
 Status RegisterUsageRoutes(net::HttpServer& http, ApiContext& ctx);      // accounting/usage_api.cc
 Status RegisterPowerRoutes(net::HttpServer& http, ApiContext& ctx);      // power/power_api.cc
+Status RegisterServerRoutes(net::HttpServer& http, ApiContext& ctx);     // leadership/servers_api.cc
+Status RegisterSecretRoutes(net::HttpServer& http, ApiContext& ctx);     // secrets/secrets_api.cc
+
+// Adds an entry to the security trail (GET /api/v1/auth/events) for a request from
+// `remote_addr` (the request's) that changed who or what rota trusts: `action` (e.g. "password_reset", "ssh_node_added"),
+// `subject` the account or node concerned, `actor` who asked. Asynchronous; a no-op
+// without ctx.audit. (accounts/accounts_api.cc)
+void RecordTrail(ApiContext& ctx, const std::string& remote_addr, const std::string& action,
+                 const std::string& subject, const std::string& actor, const std::string& detail);
 
 }  // namespace rota::server

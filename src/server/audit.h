@@ -95,9 +95,10 @@ Result<int64_t> ParseViolationId(const std::string& text);
 struct AuthEvent {
   int64_t id = 0;
   int64_t t_ms = 0;
-  std::string action;    // "login_throttled", "password_changed", "password_reset"
+  std::string action;    // "login_throttled", "password_changed", "password_reset",
+                         // "ssh_node_added", "ssh_node_pinned", "ssh_node_removed"
   std::string address;   // the client's address ("" when none)
-  std::string username;  // the account concerned (as typed, for a sign-in)
+  std::string username;  // the account (as typed, for a sign-in) or node concerned
   std::string actor;     // who did it ("" for a sign-in)
   std::string detail;
 };

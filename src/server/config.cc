@@ -12,6 +12,7 @@
 #include "common/file_util.h"
 #include "common/log.h"
 #include "common/time_util.h"
+#include "server/store/store_url.h"
 
 extern char** environ;
 
@@ -27,11 +28,13 @@ const std::vector<KeyDef>& Keys() {
   static const std::vector<KeyDef> keys = {
       {"listen", "ROTA_LISTEN"},
       {"data_dir", "ROTA_DATA_DIR"},
+      {"store", "ROTA_STORE"},
       {"join_token", "ROTA_JOIN_TOKEN"},
       {"tls", "ROTA_TLS"},
       {"tls_cert_file", "ROTA_TLS_CERT_FILE"},
       {"tls_key_file", "ROTA_TLS_KEY_FILE"},
       {"tls_names", "ROTA_TLS_NAMES"},
+      {"tls_ca_file", "ROTA_TLS_CA_FILE"},
       {"raw_retention", "ROTA_RAW_RETENTION"},
       {"aggregate_retention", "ROTA_AGGREGATE_RETENTION"},
       {"retention_interval", "ROTA_RETENTION_INTERVAL"},
@@ -51,6 +54,7 @@ const std::vector<KeyDef>& Keys() {
       {"preempt_after", "ROTA_PREEMPT_AFTER"},
       {"fairshare_half_life", "ROTA_FAIRSHARE_HALF_LIFE"},
       {"reservation_idle", "ROTA_RESERVATION_IDLE"},
+      {"malleable_policy", "ROTA_MALLEABLE_POLICY"},
       {"quota_period", "ROTA_QUOTA_PERIOD"},
       {"accounting_flush", "ROTA_ACCOUNTING_FLUSH"},
       {"area_labels", "ROTA_AREA_LABELS"},
@@ -66,6 +70,7 @@ const std::vector<KeyDef>& Keys() {
       {"password_hash_queue", "ROTA_PASSWORD_HASH_QUEUE"},
       {"admin_password", "ROTA_ADMIN_PASSWORD"},
       {"public_url", "ROTA_PUBLIC_URL"},
+      {"leader_lease_ttl", "ROTA_LEADER_LEASE_TTL"},
       {"smtp_url", "ROTA_SMTP_URL"},
       {"smtp_tls", "ROTA_SMTP_TLS"},
       {"smtp_username", "ROTA_SMTP_USERNAME"},
@@ -177,6 +182,8 @@ Status ApplySetting(ServerConfig* c, const std::string& key, const std::string& 
     c->tls_cert_file = value;
   } else if (key == "tls_key_file") {
     c->tls_key_file = value;
+  } else if (key == "tls_ca_file") {
+    c->tls_ca_file = value;
   } else if (key == "tls_names") {
     c->tls_names = SplitList(value);
     for (const std::string& n : c->tls_names) {
@@ -187,6 +194,11 @@ Status ApplySetting(ServerConfig* c, const std::string& key, const std::string& 
   } else if (key == "data_dir") {
     if (value.empty()) return err(Status::InvalidArgument("must not be empty"));
     c->data_dir = value;
+  } else if (key == "store") {
+    if (!value.empty()) {
+      if (auto url = store::ParseStoreUrl(value); !url.ok()) return err(url.status());
+    }
+    c->store = value;
   } else if (key == "join_token") {
     if (!value.empty() && value.size() < 16) {
       return err(Status::InvalidArgument("must be at least 16 characters (or empty to generate one)"));
@@ -237,11 +249,21 @@ Status ApplySetting(ServerConfig* c, const std::string& key, const std::string& 
     (key == "preempt_after"         ? c->preempt_after_ms
      : key == "fairshare_half_life" ? c->fairshare_half_life_ms
                                     : c->reservation_idle_ms) = *ms;
+  } else if (key == "malleable_policy") {
+    if (value != "equal" && value != "by-request" && value != "by-priority") {
+      return err(Status::InvalidArgument("'" + value + "' must be equal, by-request or by-priority"));
+    }
+    c->malleable_policy = value;
   } else if (key == "quota_period") {
     auto ms = ParseDurationMs(value);
     if (!ms.ok()) return err(ms.status());
     if (*ms < 3'600'000 || *ms > 366LL * 86'400'000) return err(Status::InvalidArgument("must be between 1h and 366d"));
     c->quota_period_ms = *ms;
+  } else if (key == "leader_lease_ttl") {
+    auto ms = ParseDurationMs(value);
+    if (!ms.ok()) return err(ms.status());
+    if (*ms < 1000 || *ms > 60'000) return err(Status::InvalidArgument("must be between 1s and 60s"));
+    c->leader_lease_ttl_ms = *ms;
   } else if (key == "accounting_flush") {
     auto ms = ParseDurationMs(value);
     if (!ms.ok()) return err(ms.status());
@@ -442,6 +464,8 @@ std::string ConfigToYaml(const ServerConfig& c, bool show_secrets) {
                                                                       : c.listen_address;
   out << YAML::Key << "listen" << YAML::Value << host + ":" + std::to_string(c.listen_port);
   out << YAML::Key << "data_dir" << YAML::Value << c.data_dir;
+  out << YAML::Key << "store" << YAML::Value
+      << (show_secrets ? c.store : store::RedactStoreUrl(c.store));
   out << YAML::Key << "join_token" << YAML::Value
       << (c.join_token.empty() ? "" : (show_secrets ? c.join_token : "<set>"));
   out << YAML::Key << "tls" << YAML::Value << c.tls;
@@ -452,6 +476,7 @@ std::string ConfigToYaml(const ServerConfig& c, bool show_secrets) {
     for (const auto& n : c.tls_names) names += (names.empty() ? "" : ",") + n;
     out << YAML::Key << "tls_names" << YAML::Value << names;
   }
+  out << YAML::Key << "tls_ca_file" << YAML::Value << c.tls_ca_file;
   out << YAML::Key << "raw_retention" << YAML::Value << FormatExactDuration(c.raw_retention_ms);
   out << YAML::Key << "aggregate_retention" << YAML::Value << FormatExactDuration(c.aggregate_retention_ms);
   out << YAML::Key << "retention_interval" << YAML::Value << FormatExactDuration(c.retention_interval_ms);
@@ -472,6 +497,7 @@ std::string ConfigToYaml(const ServerConfig& c, bool show_secrets) {
   out << YAML::Key << "preempt_after" << YAML::Value << FormatExactDuration(c.preempt_after_ms);
   out << YAML::Key << "fairshare_half_life" << YAML::Value << FormatExactDuration(c.fairshare_half_life_ms);
   out << YAML::Key << "reservation_idle" << YAML::Value << FormatExactDuration(c.reservation_idle_ms);
+  out << YAML::Key << "malleable_policy" << YAML::Value << c.malleable_policy;
   out << YAML::Key << "quota_period" << YAML::Value << FormatExactDuration(c.quota_period_ms);
   out << YAML::Key << "accounting_flush" << YAML::Value << FormatExactDuration(c.accounting_flush_ms);
   {
@@ -492,6 +518,7 @@ std::string ConfigToYaml(const ServerConfig& c, bool show_secrets) {
   out << YAML::Key << "password_hash_queue" << YAML::Value << c.password_hash_queue;
   out << YAML::Key << "admin_password" << YAML::Value << secret(c.admin_password);
   out << YAML::Key << "public_url" << YAML::Value << c.public_url;
+  out << YAML::Key << "leader_lease_ttl" << YAML::Value << FormatExactDuration(c.leader_lease_ttl_ms);
   out << YAML::Key << "smtp_url" << YAML::Value << c.smtp_url;
   out << YAML::Key << "smtp_tls" << YAML::Value << c.smtp_tls;
   out << YAML::Key << "smtp_username" << YAML::Value << c.smtp_username;
@@ -510,6 +537,20 @@ std::string ConfigToYaml(const ServerConfig& c, bool show_secrets) {
   out << YAML::Key << "enforcement_min_uid" << YAML::Value << c.enforcement_min_uid;
   out << YAML::EndMap;
   return std::string(out.c_str()) + "\n";
+}
+
+std::vector<std::string> ChangedConfigKeys(const ServerConfig& a, const ServerConfig& b) {
+  // Compared through their YAML (secrets included), so every key is covered.
+  YAML::Node ya = YAML::Load(ConfigToYaml(a, true));
+  YAML::Node yb = YAML::Load(ConfigToYaml(b, true));
+  std::vector<std::string> out;
+  for (const std::string& key : ConfigKeys()) {
+    YAML::Emitter ea, eb;
+    ea << ya[key];
+    eb << yb[key];
+    if (std::string(ea.c_str()) != std::string(eb.c_str())) out.push_back(key);
+  }
+  return out;
 }
 
 }  // namespace rota::server

@@ -17,6 +17,10 @@ struct ServerConfig {
   std::string listen_address = "127.0.0.1";
   uint16_t listen_port = 8080;
   std::string data_dir = "/var/lib/rota";
+  // Where the store is (server/store/store_url.h): sqlite:PATH or a libpq URL
+  // (postgresql://...). Empty: <data_dir>/rota.db. The data dir keeps the server's
+  // other files either way (join token, auth key, TLS).
+  std::string store;
   // Token agents present to join. Empty: generated on first start and kept in
   // <data_dir>/join-token (mode 0600).
   std::string join_token;
@@ -31,6 +35,11 @@ struct ServerConfig {
   // More names (DNS or IP) for the generated certificate, beside the host name, localhost,
   // the loopback addresses, the listen address and public_url's host.
   std::vector<std::string> tls_names;
+  // The CA (PEM) this server trusts when it forwards a request to the leader of several
+  // servers (docs/design-ha.md). Empty: the generated CA of <data_dir>/tls when this server's
+  // certificate is generated (give every server of the cluster the same tls/ca.pem and
+  // ca.key before its first start), else the system's CAs.
+  std::string tls_ca_file;
   int64_t raw_retention_ms = 24LL * 3600 * 1000;
   int64_t aggregate_retention_ms = 30LL * 24 * 3600 * 1000;
   int64_t retention_interval_ms = 10LL * 60 * 1000;
@@ -63,6 +72,9 @@ struct ServerConfig {
   // A running reservation whose GPUs see no process of its owner this long
   // lends them to others' preemptible jobs (0: never).
   int64_t reservation_idle_ms = 30 * 60'000;
+  // How a node's cores are divided among malleable tasks: equal | by-request |
+  // by-priority (docs/design-malleable.md).
+  std::string malleable_policy = "equal";
   // The window of max_gpu_hours quotas (rolling).
   int64_t quota_period_ms = 30LL * 24 * 3600 * 1000;
 
@@ -90,6 +102,9 @@ struct ServerConfig {
   std::string admin_password;
   // URL users reach the server at, for links in emails ("" = the listen address).
   std::string public_url;
+  // Several servers on one PostgreSQL: how long the leader lease lasts without renewal
+  // (leadership/lease_rule.h, TimingForTtl): the failover time after a leader dies.
+  int64_t leader_lease_ttl_ms = 4'000;
 
   // ---- Email (SMTP); empty smtp_url disables mail ----
   std::string smtp_url;                // smtp://host:port or smtps://host:port
@@ -133,6 +148,10 @@ std::map<std::string, std::string> ProcessEnv();
 // YAML text of the effective config. The join token is shown as "<set>" unless
 // `show_secrets`.
 std::string ConfigToYaml(const ServerConfig& config, bool show_secrets = false);
+
+// The keys whose effective values differ between `a` and `b` (what a SIGHUP found
+// changed), in ConfigKeys() order.
+std::vector<std::string> ChangedConfigKeys(const ServerConfig& a, const ServerConfig& b);
 
 // The names of all keys, in a stable order.
 const std::vector<std::string>& ConfigKeys();

@@ -32,6 +32,26 @@ TEST(ConfigTest, SecretsAreHiddenInPrintedConfig) {
   EXPECT_NE(ConfigToYaml(c, true).find("0123456789abcdef0123"), std::string::npos);
 }
 
+// The store URL (issue 42): from the environment, checked when set, printed without its
+// password. Bad inputs: another scheme, a port that is not a number.
+TEST(ConfigTest, StoreUrlIsCheckedAndPrintedWithoutPassword) {
+  ServerConfig c;
+  EXPECT_EQ(c.store, "");
+  ASSERT_TRUE(ApplyEnv(&c, {{"ROTA_STORE", "postgresql://rota:pa55word@db1,db2/rota"}}).ok());
+  EXPECT_EQ(c.store, "postgresql://rota:pa55word@db1,db2/rota");
+  EXPECT_EQ(ConfigToYaml(c).find("pa55word"), std::string::npos) << ConfigToYaml(c);
+  EXPECT_NE(ConfigToYaml(c).find("store: postgresql://rota:***@db1,db2/rota"), std::string::npos)
+      << ConfigToYaml(c);
+  ASSERT_TRUE(ApplySetting(&c, "store", "sqlite:/srv/rota/rota.db", "flag").ok());
+  EXPECT_EQ(c.store, "sqlite:/srv/rota/rota.db");
+  for (const char* bad : {"mysql://u@h/db", "postgresql://u:pa55word@[::1/db"}) {
+    Status st = ApplySetting(&c, "store", bad, "flag");
+    EXPECT_EQ(st.code(), StatusCode::kInvalidArgument) << bad;
+    EXPECT_NE(st.message().find("store (flag)"), std::string::npos) << st.message();
+    EXPECT_EQ(st.message().find("pa55word"), std::string::npos) << st.message();
+  }
+}
+
 // Bad inputs tried: unknown key, port out of range, missing port, junk durations,
 // too-short token, bad log level, non-map YAML, nested values, invalid YAML.
 TEST(ConfigTest, BadSettingsAreRejectedNamingKeyAndSource) {
@@ -45,6 +65,7 @@ TEST(ConfigTest, BadSettingsAreRejectedNamingKeyAndSource) {
       {"currency", "euro"},        {"area_labels", "rack,bad label"},
       {"max_connections", "8"},    {"max_connections", "lots"},
       {"fairshare_half_life", "30s"}, {"fairshare_half_life", "400d"},
+      {"leader_lease_ttl", "500ms"}, {"leader_lease_ttl", "2m"},
   };
   for (const auto& [key, value] : bad) {
     ServerConfig c;
@@ -81,6 +102,14 @@ TEST(ConfigTest, AccountingSettings) {
   const std::string yaml = ConfigToYaml(c);
   EXPECT_NE(yaml.find("area_labels: room,row"), std::string::npos) << yaml;
   EXPECT_NE(yaml.find("price_per_kwh: 0.25"), std::string::npos) << yaml;
+}
+
+TEST(ConfigTest, LeaderLeaseTtl) {
+  ServerConfig c;
+  EXPECT_EQ(c.leader_lease_ttl_ms, 4'000);
+  ASSERT_TRUE(ApplyEnv(&c, {{"ROTA_LEADER_LEASE_TTL", "1500ms"}}).ok());
+  EXPECT_EQ(c.leader_lease_ttl_ms, 1'500);
+  EXPECT_NE(ConfigToYaml(c).find("leader_lease_ttl: 1500ms"), std::string::npos) << ConfigToYaml(c);
 }
 
 TEST(ConfigTest, SessionTtlGoesDownToOneSecond) {

@@ -133,10 +133,26 @@ Json BuildSpec() {
       {"cpu_energy_status", "unreachable_reason", "latest"});
 
   Json paths = {
-      {"/healthz", {{"get", Op("Liveness", Closed({{"status", T("string")}}), {})}}},
-      {"/readyz", {{"get", Op("Readiness", Closed({{"status", T("string")}, {"nodes", T("integer")},
-                                                   {"connected_agents", T("integer")}}),
+      {"/healthz",
+       {{"get", Op("Liveness, and this server's role among the servers of one store (docs/design-ha.md)",
+                   Closed({{"status", T("string")}, {"role", Enum({"leader", "follower"})}, {"epoch", T("integer")},
+                           {"server_id", T("string")}, {"leader", T("string")}},
+                          {"server_id", "leader"}),
+                   {})}}},
+      {"/readyz", {{"get", Op("Readiness (a follower: ready, with the leader's URL)",
+                              Closed({{"status", T("string")}, {"nodes", T("integer")},
+                                      {"connected_agents", T("integer")}, {"role", T("string")},
+                                      {"leader", T("string")}},
+                                     {"nodes", "connected_agents", "role", "leader"}),
                               {503})}}},
+      {"/api/v1/servers",
+       {{"get", Op("The servers sharing this store: role, address, version, last renewal (reader)",
+                   Closed({{"servers", Arr(Closed({{"id", T("string")}, {"address", T("string")},
+                                                   {"version", T("string")}, {"role", Enum({"leader", "follower"})},
+                                                   {"started", Nullable(Time())},
+                                                   {"last_renewal", Nullable(Time())}}))},
+                           {"epoch", T("integer")}, {"replicated", T("boolean")}}),
+                   {403})}}},
       {"/metrics", {{"get", Op("Prometheus metrics", T("string"), {}, Json::array(), "text/plain")}}},
       {"/api/v1/nodes",
        {{"get", Op("List nodes (without latest)", Closed({{"nodes", Arr(Ref("Node"))}}), {},
@@ -186,6 +202,7 @@ Json BuildSpec() {
   paths.update(QueuePaths(schemas));
   paths.update(QuotaPaths(schemas));
   paths.update(SshNodePaths(schemas));
+  paths.update(SecretPaths(schemas));
   paths.update(UsagePaths(schemas));
   paths.update(PowerPaths(schemas));
   CompleteOperations(paths);

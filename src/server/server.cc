@@ -30,7 +30,10 @@
 #include "server/queues/queues.h"
 #include "server/quotas/quotas.h"
 #include "server/reservations/reservations.h"
+#include "server/secrets/secrets.h"
 #include "server/ingest_stats.h"
+#include "server/leadership/forwarded_client.h"
+#include "server/leadership/role.h"
 #include "server/request_metrics.h"
 #include "server/store/store.h"
 #include "web/web_routes.h"
@@ -42,6 +45,8 @@ struct Server::Impl {
   Clock* clock = nullptr;
   std::string join_token;
   ServerTls tls;
+  std::unique_ptr<leadership::Role> own_role;  // the one server's (runtime.role unset)
+  leadership::Role* role = nullptr;
   std::unique_ptr<store::Store> store;
   std::unique_ptr<ClusterState> cluster;
   std::unique_ptr<Accounts> accounts;
@@ -62,6 +67,7 @@ struct Server::Impl {
   std::unique_ptr<NodeDrains> drains;
   std::unique_ptr<Queues> queues;
   std::unique_ptr<Quotas> quotas;
+  std::unique_ptr<Secrets> secrets;  // before jobs, which use them
   std::unique_ptr<JobService> jobs;
   std::unique_ptr<AccountingService> accounting;  // declared after jobs: destroyed before it
   std::unique_ptr<PowerService> power;
@@ -84,6 +90,10 @@ void Server::Impl::BackgroundLoop() {
     cv.WaitFor(&mu, std::chrono::milliseconds(250));
     if (stopping) break;
     lock.Unlock();
+    if (!role->CheckLeader(clock->MonotonicMs()).ok()) {  // lease ran out: no leader work
+      lock.Lock();
+      continue;
+    }
     cluster->CheckLiveness(clock->NowMs());
     gateway->CheckCommandTimeouts();
     accounting->Tick();
@@ -206,10 +216,13 @@ Result<EnforcementDeps> EnforcementDepsFor(const ServerConfig& config) {
   return deps;
 }
 
-Result<std::unique_ptr<Server>> Server::Start(const ServerConfig& config, Clock& clock) {
+Result<std::unique_ptr<Server>> Server::Start(const ServerConfig& config, Clock& clock,
+                                              const ServerRuntime& runtime) {
   auto impl = std::make_unique<Impl>();
   impl->config = config;
   impl->clock = &clock;
+  if (runtime.role == nullptr) impl->own_role = leadership::Role::Single("local", ROTA_VERSION);
+  impl->role = runtime.role != nullptr ? runtime.role : impl->own_role.get();
   log::Level level;
   if (log::ParseLevel(config.log_level, &level)) log::SetLevel(level);
 
@@ -223,9 +236,15 @@ Result<std::unique_ptr<Server>> Server::Start(const ServerConfig& config, Clock&
   // thousands of agents a commit per few samples cost most of the writer's time
   // (docs/design-store.md, "Commit rate").
   store_options.linger_ms = 10;
-  ASSIGN_OR_RETURN(impl->store, store::Store::Open(config.data_dir, store_options, clock));
+  store_options.fence = runtime.fence;
+  store_options.on_fenced = runtime.on_fenced;
+  ASSIGN_OR_RETURN(impl->store, config.store.empty()
+                                    ? store::Store::Open(config.data_dir, store_options, clock)
+                                    : store::Store::OpenUrl(config.store, store_options, clock));
 
   ASSIGN_OR_RETURN(std::string auth_key, LoadOrCreateAuthKey(config.data_dir));
+  // Requests a follower forwarded count under their client's address (signed with this key).
+  const std::string forward_key = auth_key;
   impl->accounts = std::make_unique<Accounts>(
       impl->store.get(), std::move(auth_key), config.password_hash_cost,
       TokenLimits{config.api_token_max_ttl_ms, config.session_ttl_ms});
@@ -255,6 +274,14 @@ Result<std::unique_ptr<Server>> Server::Start(const ServerConfig& config, Clock&
                                                  &clock, impl->credentials.get(), impl->join_token);
 
   impl->ctx.gateway = impl->gateway.get();
+  impl->ctx.role = impl->role;
+  if (impl->role->replicated()) {
+    // Nothing reaches an agent once this server's lease may have run out.
+    leadership::Role* role = impl->role;
+    Clock* c = &clock;
+    impl->gateway->SetSendGuard([role, c] { return role->CheckLeader(c->MonotonicMs()); });
+    impl->gateway->SetEpochSource([role] { return static_cast<uint64_t>(std::max<int64_t>(0, role->epoch())); });
+  }
 
   // Reservations, mail and enforcement.
   ASSIGN_OR_RETURN(EnforcementDeps deps_defaults, EnforcementDepsFor(config));
@@ -307,11 +334,25 @@ Result<std::unique_ptr<Server>> Server::Start(const ServerConfig& config, Clock&
   job_options.policy.preempt_after_ms = config.preempt_after_ms;
   job_options.fairshare_half_life_ms = config.fairshare_half_life_ms;
   job_options.reservation_idle_ms = config.reservation_idle_ms;
+  if (auto policy = malleable::ParsePolicy(config.malleable_policy); policy.ok()) {
+    job_options.malleable_policy = *policy;  // checked when the configuration was read
+  }
   job_options.quota_period_ms = config.quota_period_ms;
   impl->jobs = std::make_unique<JobService>(impl->store.get(), impl->cluster.get(),
                                             impl->task_router.get(), impl->reservations.get(),
                                             impl->accounts.get(), impl->queues.get(), impl->quotas.get(), &clock,
                                             job_options);
+  {
+    ASSIGN_OR_RETURN(SecretBox box, SecretBox::LoadOrCreate(config.data_dir));
+    impl->secrets = std::make_unique<Secrets>(impl->store.get(), std::move(box), impl->audit.get(), &clock);
+    // After a key rotation; the leader of several servers does it when it is alone
+    // (docs/design-secrets.md, "Key rotation").
+    if (!impl->role->replicated()) {
+      RETURN_IF_ERROR(impl->secrets->ResealUnderCurrentKey().status().WithContext("secrets"));
+    }
+    impl->jobs->set_secrets(impl->secrets.get());
+    impl->ctx.secrets = impl->secrets.get();
+  }
   RETURN_IF_ERROR(impl->jobs->Start().WithContext("jobs"));
   {
     // What the scheduler plans around changed: a pass now, not at the next tick.
@@ -388,6 +429,9 @@ Result<std::unique_ptr<Server>> Server::Start(const ServerConfig& config, Clock&
   http_options.max_connections_per_address = config.max_connections_per_address;
   RaiseOpenFileLimit(static_cast<rlim_t>(config.max_connections) + kFilesBesideConnections);
   http_options.max_body_bytes = config.max_body_bytes;
+  http_options.prepare_request = [forward_key](net::HttpRequest* req) {
+    leadership::AdoptForwardedClient(forward_key, req);
+  };
   http_options.ws_max_message_bytes = config.max_agent_message_bytes;
   impl->http = std::make_unique<net::HttpServer>(http_options);
   net::HttpServer& http = *impl->http;
@@ -403,11 +447,14 @@ Result<std::unique_ptr<Server>> Server::Start(const ServerConfig& config, Clock&
   RETURN_IF_ERROR(RegisterPolicyRoutes(http, ctx));
   RETURN_IF_ERROR(RegisterViolationRoutes(http, ctx));
   RETURN_IF_ERROR(RegisterJobRoutes(http, ctx));
+  RETURN_IF_ERROR(RegisterArrayRoutes(http, ctx));
   RETURN_IF_ERROR(RegisterQueueRoutes(http, ctx));
   RETURN_IF_ERROR(RegisterQuotaRoutes(http, ctx));
   RETURN_IF_ERROR(RegisterSshNodeRoutes(http, ctx));
+  RETURN_IF_ERROR(RegisterSecretRoutes(http, ctx));
   RETURN_IF_ERROR(RegisterUsageRoutes(http, ctx));
   RETURN_IF_ERROR(RegisterPowerRoutes(http, ctx));
+  RETURN_IF_ERROR(RegisterServerRoutes(http, ctx));
   RETURN_IF_ERROR(web::RegisterWebRoutes(http, web::EmbeddedAssets()));
   RETURN_IF_ERROR(http.AddWebSocket("/api/v1/agent/connect", impl->gateway->Acceptor()));
   RequestMetrics* metrics = &impl->request_metrics;
@@ -424,6 +471,7 @@ Result<std::unique_ptr<Server>> Server::Start(const ServerConfig& config, Clock&
   Status url_st = WriteFileAtomic(config.data_dir + "/server.url", server->url() + "\n", 0644);
   if (!url_st.ok()) ROTA_LOG(WARNING) << "cannot write server.url: " << url_st.message();
   Impl* raw = server->impl_.get();
+  if (raw->own_role) raw->own_role->SetLeader(server->url(), 0, 0);
   raw->background = std::thread([raw] { raw->BackgroundLoop(); });
   raw->ready = true;
   ROTA_LOG(INFO) << "rota server listening on " << config.listen_address << ":" << *port
@@ -465,6 +513,10 @@ void Server::Stop() {
   impl_->notifier.reset();  // drains queued mail for a moment
   Status st = impl_->store->Flush();
   if (!st.ok()) ROTA_LOG(WARNING) << "store flush at stop failed: " << st.message();
+}
+
+bool Server::Responsive(std::chrono::milliseconds timeout) const {
+  return impl_->http != nullptr && impl_->http->Responsive(timeout);
 }
 
 uint16_t Server::port() const { return impl_->http->port(); }

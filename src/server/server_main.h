@@ -9,6 +9,7 @@ struct ServerFlags {
   std::string config_file;
   std::string listen;
   std::string data_dir;
+  std::string store;
   std::string join_token;
   std::string log_level;
   bool print_config = false;

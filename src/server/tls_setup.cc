@@ -45,6 +45,12 @@ Result<ServerTls> SetUpServerTls(const ServerConfig& config, int64_t now_unix) {
     return Status::InvalidArgument("tls_cert_file and tls_key_file go together: set both or neither");
   }
   ServerTls out;
+  if (!config.tls_ca_file.empty()) {
+    if (::access(config.tls_ca_file.c_str(), R_OK) != 0) {
+      return Status::InvalidArgument("tls_ca_file " + config.tls_ca_file + " is not readable");
+    }
+    out.peer_ca_file = config.tls_ca_file;
+  }
   const bool loopback = net::IsLoopbackHost(config.listen_address);
   if (config.tls == "off") {
     if (has_cert) {
@@ -65,6 +71,7 @@ Result<ServerTls> SetUpServerTls(const ServerConfig& config, int64_t now_unix) {
     out.generated = std::move(generated);
   }
   ASSIGN_OR_RETURN(out.pin, net::PublicKeyPinOfFile(out.files.cert_file));
+  if (out.peer_ca_file.empty() && out.generated) out.peer_ca_file = out.generated->ca_file;
   return out;
 }
 

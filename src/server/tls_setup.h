@@ -20,11 +20,16 @@ struct ServerTls {
   std::string pin;                         // of the served key (enabled only)
   // Plain HTTP on an address other machines reach (tls: off): said loudly at start.
   bool plain_on_network = false;
+  // The CA this server trusts when it calls another server (a follower forwarding to the
+  // leader): tls_ca_file, else the generated CA when it made its certificate, else "" (the
+  // system's CAs).
+  std::string peer_ca_file;
 };
 
 // Decides from `config` and, for a generated certificate, creates or renews it in
 // <data_dir>/tls (net::EnsureGeneratedTls) for the names the server is reached by.
-// Errors: a cert without a key (or the reverse), tls off with files, unreadable files.
+// Errors: a cert without a key (or the reverse), tls off with files, unreadable files
+// (tls_ca_file included).
 Result<ServerTls> SetUpServerTls(const ServerConfig& config, int64_t now_unix);
 
 // The names a generated certificate carries for `config` (host name, localhost, loopback

@@ -1,5 +1,7 @@
 #include "sim/replay.h"
 
+#include "sched/usage.h"
+
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -9,6 +11,7 @@
 #include "common/clock.h"
 #include "sched/order.h"
 #include "sched/scheduler.h"
+#include "sched/usage.h"
 
 namespace rota::sim {
 namespace {
@@ -225,12 +228,17 @@ class Replayer {
       x = y;
     }
     if (s_.policy.order == sched::Order::kRota) {
-      const int64_t dt = t - last_ms_;
-      for (auto& [u, v] : s_.fairshare.user_usage) v = sched::Decay(v, dt, o_.fairshare_half_life_ms);
+      // As the live server's passes (sched::AdvanceUsage); traces have no groups.
+      std::vector<sched::UsageHolder>& holders = holders_;
+      holders.clear();
       for (const auto& r : s_.running) {
         const SimJob& j = jobs_[static_cast<size_t>(r.meta.id - 1)];
-        s_.fairshare.user_usage[j.trace->user] += static_cast<double>(j.gpus) * static_cast<double>(dt);
+        holders.push_back(sched::UsageHolder{j.trace->user, "", static_cast<double>(j.gpus)});
       }
+      sched::Usage usage{std::move(s_.fairshare.user_usage), std::move(s_.fairshare.group_usage)};
+      sched::AdvanceUsage(&usage, t - last_ms_, o_.fairshare_half_life_ms, holders);
+      s_.fairshare.user_usage = std::move(usage.user);
+      s_.fairshare.group_usage = std::move(usage.group);
     }
     last_ms_ = t;
   }
@@ -415,6 +423,7 @@ class Replayer {
   double busy_gpu_ms_ = 0;
   double waiting_ms_ = 0, busy_waiting_gpu_ms_ = 0;  // while some job waited
   double idle_waiting_gpu_ms_ = 0;  // in the window, while some job waited
+  std::vector<sched::UsageHolder> holders_;  // Advance's, kept for its capacity
   std::vector<double> hourly_;
   std::vector<double> pass_ms_;
   std::vector<size_t> queue_at_pass_;

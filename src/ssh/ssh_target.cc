@@ -49,10 +49,12 @@ std::vector<std::string> CommonOptions(const SshClientOptions& o) {
 
 }  // namespace
 
-std::string SshTarget::Url() const {
+std::string SshTarget::Address() const {
   std::string h = host.find(':') != std::string::npos ? "[" + host + "]" : host;
-  return "ssh://" + user + "@" + h + ":" + std::to_string(port);
+  return h + ":" + std::to_string(port);
 }
+
+std::string SshTarget::Url() const { return "ssh://" + user + "@" + Address(); }
 
 Result<SshTarget> ParseSshUrl(const std::string& url) {
   const std::string scheme = "ssh://";

@@ -15,7 +15,8 @@ struct SshTarget {
   std::string host;  // DNS name, IPv4 or IPv6 address (without brackets)
   uint16_t port = 22;
 
-  std::string Url() const;  // canonical ssh://user@host:port
+  std::string Url() const;      // canonical ssh://user@host:port
+  std::string Address() const;  // host:port ([v6]:port), as messages name the SSH server
   bool operator==(const SshTarget&) const = default;
 };
 

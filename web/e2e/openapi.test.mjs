@@ -214,6 +214,9 @@ describe('OpenAPI description', { timeout: 10 * 60_000 }, () => {
     assert.equal(waits.status, 201, waits.text);
     const cancelledJob = await call('POST', '/api/v1/jobs', alice, { name: 'cancelled', command: ['true'], groups: [{ replicas: 1, gpus_per_task: 1 }] });
     assert.equal((await call('POST', `/api/v1/jobs/${cancelledJob.json.id}/cancel`, alice)).status, 200);
+    // An array of two members (no GPUs: they run and end at once).
+    const array = await call('POST', '/api/v1/jobs', alice, { name: 'pair', command: ['true'], groups: [{ replicas: 1 }], array: '0-1' });
+    assert.equal(array.status, 201, array.text);
     await eventually('the job log', async () => (await apiCall(base, 'GET', `/api/v1/jobs/${job.json.id}/logs`, alice)).json?.data?.includes('hello'));
 
     const power = (await call('GET', '/api/v1/power', admin)).json;
@@ -242,6 +245,7 @@ describe('OpenAPI description', { timeout: 10 * 60_000 }, () => {
         '/api/v1/reservations/{id}': running.json.id,
         '/api/v1/policies/{id}': policy.json.id,
         '/api/v1/power/policies/{id}': powerPolicy.json.id,
+        '/api/v1/arrays/{id}': array.json.array.id,
         default: job.json.id,
       },
     };

@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 import { firstLog, jobGpus, jobsCursor, jobsPage, listMine, reasonLabel, taskBadge } from '../src/lib/jobs.ts';
 import { ago, durationText, factor, localTimes, relative } from '../src/lib/format.ts';
 import { firstFreeGpu, jobHolds } from '../src/lib/calendar.ts';
-import { applyTemplate, buildSpec, defaultJobForm, TEMPLATES } from '../src/lib/jobform.ts';
+import { applyTemplate, buildSpec, DEFAULT_JOB_NAME, defaultJobForm, TEMPLATES } from '../src/lib/jobform.ts';
 
 describe('jobGpus', () => {
   it('takes the count the queue gives, which has no spec', () => {
@@ -78,6 +78,12 @@ describe('buildSpec', () => {
   it('sends the time limit typed, trimmed, and none when empty', () => {
     assert.equal(buildSpec(form({ timeLimit: ' 2h ' })).time_limit, '2h');
     assert.equal('time_limit' in buildSpec(form({ timeLimit: '  ' })), false);
+  });
+  it('names a job without a name as rota run does', () => {
+    assert.equal(buildSpec(form({ name: '' })).name, DEFAULT_JOB_NAME);
+    assert.equal(buildSpec(form({ name: '   ' })).name, 'job');
+    assert.equal(buildSpec(form({ name: ' train ' })).name, 'train');
+    assert.throws(() => buildSpec(form({ command: ' ' })), /Give the command to run/);
   });
   it('keeps the time limit when a template is applied', () => {
     assert.equal(applyTemplate(form({ timeLimit: '30m' }), TEMPLATES[1]).timeLimit, '30m');

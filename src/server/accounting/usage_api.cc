@@ -3,7 +3,8 @@
 //   GET /api/v1/usage?by=&from=&to=&node=&label=&user=      signed-in user
 //     by:    user | group | job | reservation | node | area (default user)
 //     from, to: RFC 3339 (default: the last 30 days up to now); figures are
-//            kept by hour: hours that start in [from, to) are summed
+//            kept by hour: an hour the window covers in part counts pro rata
+//            (accounting::BucketShare: the share of its elapsed part in the window)
 //     node:  only this node;  label: the node label naming areas (by=area;
 //            default the first of the server's area_labels)
 //     user:  only this user's figures (admins); a non-admin always gets only
@@ -40,6 +41,7 @@ Result<api::Json> Report(ApiContext& ctx, const HttpRequest& req, const Principa
   ASSIGN_OR_RETURN(q.from_ms, TimeParam(req, "from", q.to_ms - kDefaultPeriodMs));
   if (q.to_ms <= q.from_ms) return Status::InvalidArgument("to: must be after from");
   if (q.to_ms - q.from_ms > kMaxPeriodMs) return Status::InvalidArgument("from: the period is longer than 10 years");
+  q.now_ms = now;
   q.node = req.Query("node");
   if (q.node.size() > api::kMaxNameLength) return Status::InvalidArgument("node: too long");
   q.user = req.Query("user");
@@ -61,7 +63,12 @@ Result<api::Json> Report(ApiContext& ctx, const HttpRequest& req, const Principa
   q.by = by == "area" ? "node" : by;
   ASSIGN_OR_RETURN(std::vector<store::UsageSum> sums, ctx.accounting->Query(q));
   std::vector<accounting::ReportLine> lines;
-  for (auto& s : sums) lines.push_back({std::move(s.key), s.amounts, s.reserved_idle_ms, s.idle_energy_mj});
+  for (auto& s : sums) {
+    // A node's average power is over its measured time (its GPU time / its GPUs), only
+    // when the row holds the whole node's usage (not one user's share of it).
+    lines.push_back({std::move(s.key), s.amounts, s.reserved_idle_ms, s.idle_energy_mj,
+                     q.user.empty() ? s.gpus : 0, std::nullopt});
+  }
   if (by == "area") {
     std::map<std::string, std::string> area_of_node;
     for (const auto& n : ctx.cluster->Nodes()) {

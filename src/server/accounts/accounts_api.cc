@@ -83,13 +83,6 @@ void CheckPassword(ApiContext& ctx, const HttpRequest& req, const std::string& u
       });
 }
 
-void Audit(ApiContext& ctx, const std::string& action, const HttpRequest& req,
-           const std::string& username, const std::string& actor, const std::string& detail) {
-  if (ctx.audit == nullptr) return;
-  ctx.audit->RecordAuthEvent({0, ctx.clock->NowMs(), action,
-                              LoginThrottle::AddressKey(req.remote_addr), username, actor, detail});
-}
-
 api::Json UserJson(const User& u) {
   api::Json unix_users = api::Json::object();
   for (const auto& [node, name] : u.unix_users) unix_users[node] = name;
@@ -269,7 +262,7 @@ void PatchUser(ApiContext& ctx, const HttpRequest& req, net::Responder respond) 
     copy.remote_addr = req.remote_addr;
     return OnHashingPool(ctx, respond, [&ctx, respond, update, copy, username, actor] {
       if (update(respond)) {
-        Audit(ctx, "password_reset", copy, username, actor, "every token of the user revoked");
+        RecordTrail(ctx, copy.remote_addr, "password_reset", username, actor, "every token of the user revoked");
       }
     });
   }
@@ -291,7 +284,7 @@ void PatchUser(ApiContext& ctx, const HttpRequest& req, net::Responder respond) 
                   }
                   // Already on the pool: the new hash is made here.
                   if (update(respond)) {
-                    Audit(ctx, "password_changed", copy, username, actor,
+                    RecordTrail(ctx, copy.remote_addr, "password_changed", username, actor,
                           "every token of the user revoked");
                   }
                 });
@@ -327,6 +320,13 @@ void ForgetName(ApiContext& ctx, const std::string& kind, const std::string& nam
 }
 
 }  // namespace
+
+void RecordTrail(ApiContext& ctx, const std::string& remote_addr, const std::string& action,
+                 const std::string& subject, const std::string& actor, const std::string& detail) {
+  if (ctx.audit == nullptr) return;
+  ctx.audit->RecordAuthEvent({0, ctx.clock->NowMs(), action,
+                              LoginThrottle::AddressKey(remote_addr), subject, actor, detail});
+}
 
 Status RegisterAccountRoutes(net::HttpServer& http, ApiContext& ctx) {
   RETURN_IF_ERROR(http.RouteAsync("POST", "/api/v1/auth/login",

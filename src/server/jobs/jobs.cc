@@ -80,6 +80,7 @@ JobService::JobService(store::Store* store, ClusterState* cluster, TaskTransport
       quotas_(quotas),
       clock_(clock),
       options_(options),
+      launcher_(gateway),
       logs_(gateway, std::chrono::milliseconds(options.log_timeout_ms), options.log_max_pending) {
   gateway_->SetTaskListeners(
       [this](const std::string& node, api::TaskStatusMsg m) {
@@ -132,9 +133,8 @@ Status JobService::Start() {
     MutexLock lock(&mu_);
     // Fair-share usage decays from when it was stored.
     const int64_t since = std::max<int64_t>(0, started_at_ms_ - usage.at_ms);
-    for (auto [from, to] : {std::pair{&usage.user, &user_usage_}, std::pair{&usage.group, &group_usage_}}) {
-      for (const auto& [name, ms] : *from) (*to)[name] = sched::Decay(ms, since, options_.fairshare_half_life_ms);
-    }
+    usage_.user = sched::Decayed(usage.user, since, options_.fairshare_half_life_ms);
+    usage_.group = sched::Decayed(usage.group, since, options_.fairshare_half_life_ms);
     usage_at_ms_ = usage_saved_ms_ = started_at_ms_;
     for (auto& j : loaded) {
       // Its run goes on: its time limit and GPU time count from when it was placed.
@@ -145,6 +145,7 @@ Status JobService::Start() {
     }
   }
   if (!loaded.empty()) ROTA_LOG(INFO) << "jobs: " << loaded.size() << " unfinished job(s) restored";
+  RETURN_IF_ERROR(LoadArrayFailures());
   // A node that connects, answers again or goes away changes what fits: pass
   // now, not at the next full tick.
   node_listener_ = cluster_->AddListener([this](const std::string& event, const NodeView&) {
@@ -194,6 +195,7 @@ void JobService::Finish(Job& job, JobState state, const std::string& reason, int
   job.wait_reason.clear();
   dirty_ = true;
   job.stop_to = StopTo::kNone;
+  if (state == JobState::kFailed && job.array_max_failures > 0) ++array_failed_[job.array_id];
   SetState(job, state, reason, now_ms);
 }
 
@@ -215,7 +217,6 @@ void JobService::Launch(Job& job, const std::vector<jobs::PlacedTask>& placed, i
   auto known = owners.find(job.owner_id);
   if (known == owners.end()) known = owners.emplace(job.owner_id, accounts_->GetUser(job.owner_id)).first;
   const Result<User>& owner = known->second;
-  std::string failure;
   // A task's CPU and memory limits are shared by its processes (one per GPU for pytorch).
   std::map<std::string, int> processes_of;
   for (const auto& p : *plan) processes_of[p.task]++;
@@ -236,7 +237,7 @@ void JobService::Launch(Job& job, const std::vector<jobs::PlacedTask>& placed, i
     t.runs = p.runs;
     t.unix_user = owner.ok() ? owner->UnixUserOn(p.node) : "";
     if (!p.runs) t.state = TaskState::kRunning;  // holds its GPUs; nothing to start
-    if (p.runs && failure.empty()) {
+    if (p.runs) {
       api::TaskStartMsg m;
       m.task.id = t.id;
       m.task.job_id = job_key;
@@ -254,29 +255,71 @@ void JobService::Launch(Job& job, const std::vector<jobs::PlacedTask>& placed, i
         const int n = std::max(1, processes_of[p.task]);
         m.task.cpus = static_cast<double>(g.cpus_per_task) / n;
         m.task.memory_bytes = g.memory_bytes_per_task / static_cast<uint64_t>(n);
+        if (g.malleable) {
+          // Its minimum until RebalanceMalleable, later in this round, divides the node.
+          m.task.malleable = true;
+          m.task.cpus = g.malleable->min_cpus / n;
+          m.task.gpus = p.gpus;
+          auto sig = job.spec.env.find(jobs::kResizeSignalVar);
+          m.task.resize_signal = sig == job.spec.env.end() ? "USR1" : sig->second;
+          malleable_jobs_.insert(job.id);
+        }
       }
-      Status st = gateway_->SendTask(p.node, m);
-      if (!st.ok()) failure = "cannot start " + p.name + " on " + p.node + ": " + st.message();
+      // Sent by the Launcher once the lock is released; a start it cannot send
+      // undoes the launch (ApplyLaunchFailures).
+      outbox_sends_.push_back(TaskSend{job.id, p.node, std::move(m), "", job.spec.secrets, job.owner_id});
     }
-    if (p.runs && !failure.empty() && t.state == TaskState::kCreated) t.state = TaskState::kUnstarted;
     job.tasks.push_back(std::move(t));
   }
   job.started_ms = now_ms;
-  if (!failure.empty()) {
-    // Gang: what started is stopped; the job goes back to pending.
-    for (auto& t : job.tasks) {
-      if (t.runs && t.state == TaskState::kCreated) {
-        (void)gateway_->SendTask(t.node, api::TaskSignalMsg{t.id, "KILL"});
-        t.state = TaskState::kUnstarted;
-      }
-    }
-    job.retry_at_ms = now_ms + 2000;
-    return SetState(job, JobState::kPending, failure, now_ms);
-  }
   job.run_open = true;
   holdings_version_.fetch_add(1, std::memory_order_release);
   SetState(job, JobState::kStarting,
            job.restart_count == 0 ? "placed" : "restart " + std::to_string(job.restart_count), now_ms);
+}
+
+void JobService::ApplyLaunchFailures(const std::vector<LaunchFailure>& failures) {
+  const int64_t now_ms = clock_->NowMs();
+  for (const auto& f : failures) {
+    auto it = active_.find(f.job_id);
+    if (it == active_.end() || it->second.Final()) continue;
+    Job& job = it->second;
+    // Only the launch that failed: its tasks are still the job's.
+    const bool current = std::any_of(job.tasks.begin(), job.tasks.end(), [&](const JobTask& t) {
+      return t.runs && (f.sent.count(t.id) || t.state == TaskState::kCreated);
+    });
+    if (!current) continue;
+    // Gang: what started is stopped; the job goes back to pending.
+    for (auto& t : job.tasks) {
+      if (t.runs && t.state == TaskState::kCreated) {
+        if (f.sent.count(t.id)) Send(job.id, t.node, api::TaskSignalMsg{t.id, "KILL"});
+        t.state = TaskState::kUnstarted;
+      }
+    }
+    // Its run never began: no GPU time, and nothing it held to release.
+    job.run_open = false;
+    holdings_version_.fetch_add(1, std::memory_order_release);
+    dirty_ = true;
+    if (job.Stopping()) {  // cancelled (or stopped) while its starts were being sent
+      AfterTaskChange(job, now_ms);
+      continue;
+    }
+    job.retry_at_ms = now_ms + 2000;
+    SetState(job, JobState::kPending, f.failure, now_ms);
+  }
+}
+
+void JobService::Act() {
+  // The messages first (a start is not held up by the store), then the rows.
+  while (!outbox_sends_.empty()) {
+    std::vector<TaskSend> sends;
+    sends.swap(outbox_sends_);
+    mu_.Unlock();  // never a lock held over I/O
+    std::vector<LaunchFailure> failures = launcher_.Send(sends);
+    mu_.Lock();
+    if (!failures.empty()) ApplyLaunchFailures(failures);  // may queue KILLs: sent by the next turn
+  }
+  WriteRows();
 }
 
 void JobService::StopGang(Job& job, StopTo to, const std::string& reason, int64_t now_ms,
@@ -290,8 +333,7 @@ void JobService::StopGang(Job& job, StopTo to, const std::string& reason, int64_
       t.exit_code = 0;
     }
     if (t.runs && t.state == TaskState::kRunning) {
-      Status st = gateway_->SendTask(t.node, api::TaskSignalMsg{t.id, "TERM", notice});
-      if (!st.ok()) ROTA_LOG(INFO) << "job " << job.id << ": SIGTERM " << t.name << ": " << st.message();
+      Send(job.id, t.node, api::TaskSignalMsg{t.id, "TERM", notice}, "job " + std::to_string(job.id) + ": SIGTERM " + t.name);
     }
   }
   SetState(job, job.state, "stopping: " + reason, now_ms);
@@ -398,7 +440,7 @@ std::optional<int64_t> JobService::HandleReport(const std::string& node, const a
   }
   if (task == nullptr) {
     // A task of an earlier attempt or of a job that ended: make sure it stops.
-    if (r.state == "running") (void)gateway_->SendTask(node, api::TaskSignalMsg{r.id, "KILL"});
+    if (r.state == "running") Send(0, node, api::TaskSignalMsg{r.id, "KILL"});
     return std::nullopt;
   }
   // The agent's states are running, exited and lost (checked when decoded).
@@ -475,7 +517,7 @@ void JobService::Tick(int64_t now_ms, bool full) {
           t.error = "node " + t.node + " is unreachable";
           continue;
         }
-        (void)gateway_->SendTask(t.node, api::TaskSignalMsg{t.id, "KILL"});
+        Send(job.id, t.node, api::TaskSignalMsg{t.id, "KILL"});
       }
       job.kill_at_ms = now_ms + options_.stop_grace_ms;
       AfterTaskChange(job, now_ms);
@@ -530,9 +572,9 @@ void JobService::StopOrphans(const std::map<std::string, NodeView>& nodes, int64
                                ", left from a launch superseded while the node was unreachable (" +
                                (term ? "SIGTERM" : "SIGKILL") + ")";
       ROTA_LOG(WARNING) << "job " << o->second.job_id << ": " << what;
-      Status st = gateway_->SendTask(
-          n->first, api::TaskSignalMsg{o->first, term ? "TERM" : "KILL",
-                                       term ? "stopped: its job runs elsewhere since its node was unreachable" : ""});
+      Send(o->second.job_id, n->first,
+           api::TaskSignalMsg{o->first, term ? "TERM" : "KILL",
+                              term ? "stopped: its job runs elsewhere since its node was unreachable" : ""});
       if (auto job = active_.find(o->second.job_id); job != active_.end()) {
         job->second.updated_ms = now_ms;  // the event's time: when it was sent
         Persist(job->second, job->second.state, what);
@@ -543,7 +585,6 @@ void JobService::StopOrphans(const std::map<std::string, NodeView>& nodes, int64
       } else {
         o = n->second.erase(o);
       }
-      (void)st;
     }
     n = n->second.empty() ? orphans_.erase(n) : std::next(n);
   }
@@ -593,6 +634,7 @@ void JobService::Run() {
     const bool full = clock_->MonotonicMs() - last_full >= options_.tick_ms;
     const int64_t began_ns = MonotonicNs();
     Round(full);
+    Act();  // sends with the lock released
     last_cost_ns = MonotonicNs() - began_ns;
     budget_ns -= last_cost_ns;
     last_pass = clock_->MonotonicMs();
@@ -612,6 +654,7 @@ void JobService::Step(bool full) {
   MutexLock lock(&mu_);
   wake_ = false;
   Round(full);
+  Act();
 }
 
 void JobService::Round(bool full) {
@@ -630,6 +673,7 @@ void JobService::Round(bool full) {
   AfterReports(changed, ended);
   DropCommittedEnds();
   Tick(clock_->NowMs(), full);
+  RebalanceMalleable(clock_->NowMs());
 }
 
 Result<Job> JobService::Cancel(int64_t user_id, bool admin, int64_t id) {
@@ -653,15 +697,17 @@ Result<Job> JobService::Cancel(int64_t user_id, bool admin, int64_t id) {
         } else {
           StopGang(job, StopTo::kCancelled, "cancelled by " + by, now);
         }
-        if (job.Final()) {
+        const bool ended = job.Final();
+        Job copy = job;
+        Act();  // its row queued, its SIGTERMs sent with the lock released (`job` may be gone after)
+        if (ended) {
           // Its end is queued: wait for the commit, so what this returns is what
           // the store says from now on.
-          Job copy = job;
           lock.Unlock();
           Status st = store_->Flush();
           if (!st.ok()) return st;
-          return copy;
         }
+        return copy;
       }
       return job;
     }

@@ -13,7 +13,12 @@
 // See docs/design-jobs.md.
 //
 // Thread-safe. Task reports are queued and handled on the service's own
-// thread, which also places pending jobs and enforces deadlines.
+// thread, which also places pending jobs and enforces deadlines. A round
+// decides under the service's lock and leaves its effects in an outbox: the
+// task messages are sent by the Launcher with the lock released, then the
+// changed jobs' rows go to the store in one write per round (built and queued
+// under the lock, from the jobs as they are then, so a later write never
+// carries an older row).
 
 #include <cstdint>
 #include <atomic>
@@ -33,17 +38,23 @@
 #include "common/clock.h"
 #include "common/mutex.h"
 #include "common/status.h"
+#include "jobs/array.h"
 #include "jobs/launch_env.h"
+#include "jobs/sweep.h"
 #include "jobs/placement.h"
 #include "jobs/spec.h"
 #include "jobs/states.h"
+#include "malleable/core_split.h"
+#include "server/jobs/launcher.h"
 #include "server/jobs/log_fetcher.h"
 #include "server/nodes/cluster_state.h"
 #include "server/scheduling/pass_metrics.h"
 #include "sched/snapshot.h"
+#include "sched/usage.h"
 #include "server/reservations/reservations.h"
 #include "accounting/ledger.h"
 #include "server/store/accounts.h"
+#include "server/store/jobs.h"
 #include "server/store/store.h"
 
 namespace rota::server {
@@ -73,6 +84,11 @@ struct JobTask {
   std::optional<int> signal;
   std::string error;
   int64_t ended_ms = 0;  // when it ended, by its node's clock (0: running, or lost)
+  // A malleable task's CPU allotment as last sent (not stored: a restarted
+  // server sends every allotment again, with a generation from its clock).
+  double cpus = 0;
+  std::string cpuset;
+  uint64_t generation = 0;
 };
 
 // What a job whose gang is being stopped becomes once every task ended.
@@ -107,6 +123,15 @@ struct Job {
   std::string wait_reason;
   int64_t estimated_start_ms = 0;  // 0: unknown
   uint32_t position = 0;           // 1-based place among pending jobs
+  // Array members (stored, fixed at submission): the array (0: none), the
+  // member's index, the array's cap on members holding resources at once.
+  int64_t array_id = 0;
+  int64_t array_index = 0;
+  uint32_t array_cap = 0;
+  // Sweep trials (stored): the sweep's budget of failed trials (0: none) and
+  // the trial's parameters.
+  uint32_t array_max_failures = 0;
+  std::map<std::string, std::string> params;
 
   bool Final() const { return jobs::IsFinal(state); }
   bool Stopping() const { return stop_to != StopTo::kNone; }
@@ -123,6 +148,12 @@ api::Json ToJson(const Job& j, const std::vector<JobEvent>* events = nullptr);
 // (what the job asks for), written as the same text ToJson(...).dump() gives
 // (keys in order) without building a document: the queue can hold 10,000 jobs.
 void AppendQueueRow(api::JsonWriter& w, const Job& j);
+// An array as the API shows it: {id, name, owner, indices, size, max_running,
+// created, counts: {state: members}, spec (the template)}.
+api::Json ArrayToJson(const store::ArrayRow& a);
+// The "array" field of POST /api/v1/jobs: "0-99%10", or {indices: "0-99",
+// max_running?: 10}. InvalidArgument naming the field.
+Result<jobs::ArraySpec> ArrayFromJson(const api::Json& j);
 
 struct JobServiceOptions {
   jobs::PortRange ports;
@@ -150,6 +181,8 @@ struct JobServiceOptions {
   size_t log_max_pending = 4096;
   // Scheduling (docs/design-sched.md).
   sched::Policy policy;
+  // How a node's cores are divided among its malleable tasks (docs/design-malleable.md).
+  malleable::Policy malleable_policy = malleable::Policy::kEqual;
   int64_t fairshare_half_life_ms = 7LL * 24 * 3600 * 1000;
   // A running reservation whose GPUs had no process of its owner for this long
   // lends them to others' preemptible jobs (0: never).
@@ -168,6 +201,8 @@ struct JobServiceOptions {
   bool manual = false;
 };
 
+class Secrets;
+
 class JobService {
  public:
   // All pointers borrowed; they must outlive the service. Registers the
@@ -178,6 +213,10 @@ class JobService {
   ~JobService();
   JobService(const JobService&) = delete;
   JobService& operator=(const JobService&) = delete;
+
+  // Where jobs naming secrets are checked at submit and their starts get the
+  // values (borrowed; none: such jobs are refused). Call before Start.
+  void set_secrets(Secrets* secrets);
 
   // Loads unfinished jobs and starts the service thread (none when manual).
   Status Start();
@@ -198,6 +237,27 @@ class JobService {
   // a priority outside the queue's bounds; PermissionDenied when the queue does
   // not admit the owner. The queue's defaults are filled in (Queues::Admit).
   Result<Job> Submit(int64_t owner_id, const std::string& owner, const jobs::JobSpec& spec);
+  // Job arrays (jobs_arrays.cc; docs/design-jobs.md, "Job arrays").
+  // Submit's checks once for the template, then the array and every member
+  // (ordinary pending jobs, jobs::MemberSpec) stored in one write transaction.
+  // InvalidArgument as Submit, and for a template jobs::CheckArrayTemplate
+  // refuses. Returns the array as stored (counts: every member pending).
+  Result<store::ArrayRow> SubmitArray(int64_t owner_id, const std::string& owner, const jobs::JobSpec& spec,
+                                      const jobs::ArraySpec& array);
+  // A sweep: an array of one member per trial (jobs::Trials), each with its
+  // parameters substituted ({lr}) and in ROTA_TRIAL_PARAMS (a JSON object),
+  // at most sweep.max_running at once; once sweep.max_failures trials failed,
+  // its pending trials are cancelled. As SubmitArray.
+  Result<store::ArrayRow> SubmitSweep(int64_t owner_id, const std::string& owner, const jobs::JobSpec& spec,
+                                      const jobs::SweepSpec& sweep);
+  // The array with its members' counts per state. NotFound.
+  Result<store::ArrayRow> GetArray(int64_t id);
+  // Arrays newest first (owner_id 0: anyone's), `limit` 1..1000, ids below `before` when > 0.
+  Result<std::vector<store::ArrayRow>> ListArrays(int64_t owner_id, int limit, int64_t before);
+  // Cancels every member that has not ended (as Cancel, with one store flush
+  // for all): PermissionDenied unless owner or admin; NotFound. Returns how
+  // many members it cancelled (0 when all had ended).
+  Result<int64_t> CancelArray(int64_t user_id, bool admin, int64_t id);
   // The GPUs of `node` held by starting or running jobs of users other than
   // `owner_id` that will not make way for a reservation starting at `from_ms`:
   // not preemptible, with no time limit or one ending after it. One entry per
@@ -235,6 +295,7 @@ class JobService {
     int limit = 100;
     int64_t offset = 0;
     int64_t before = 0, after = 0;
+    int64_t array_id = 0;  // > 0: only its members, lowest index first; -1: no array members
   };
   // *more (when given) says whether more follow in the page's direction
   // (older; newer with `after`). As Get.
@@ -287,6 +348,17 @@ class JobService {
   // preemptions and wait reasons applied.
   void SchedulePass(int64_t now_ms, bool full) ROTA_REQUIRES(mu_);
   void RefreshPassCache(int64_t now_ms) ROTA_REQUIRES(mu_);
+  // The pending array members the cap holds back (jobs::HeldByArrayCap), each
+  // given its array's wait reason (jobs_arrays.cc).
+  std::set<int64_t> HoldArrayMembers(int64_t now_ms) ROTA_REQUIRES(mu_);
+  // array_failed_ for the sweeps with unfinished trials and a budget of failures.
+  Status LoadArrayFailures() ROTA_EXCLUDES(mu_);
+  // SubmitArray's and SubmitSweep's body: one member per index of `array`,
+  // with params[i] (when given) for the i-th.
+  Result<store::ArrayRow> SubmitMembers(int64_t owner_id, const std::string& owner, const jobs::JobSpec& spec,
+                                        const jobs::ArraySpec& array,
+                                        const std::vector<std::map<std::string, std::string>>& params,
+                                        const std::string& sweep_json, uint32_t max_failures);
   // Reads the GPU time of jobs that ended in the quota period (at most once a minute).
   void RefreshEndedUsage(int64_t now_ms) ROTA_REQUIRES(mu_);
   void Start(Job& job, const std::vector<sched::TaskAlloc>& tasks, int64_t now_ms,
@@ -307,9 +379,32 @@ class JobService {
                                    const std::vector<std::string>& groups) const;
   void SetState(Job& job, jobs::JobState state, const std::string& reason, int64_t now_ms) ROTA_REQUIRES(mu_);
   void AfterTaskChange(Job& job, int64_t now_ms) ROTA_REQUIRES(mu_);
-  // Writes the job's row (and an event when event_state is set); the end of a
-  // job synchronously, anything before asynchronously. Failures are logged.
+  // Marks the job's row to be written (and an event when event_state is set,
+  // at job.updated_ms) by the round's one store write (WriteRows).
   void Persist(const Job& job, std::optional<jobs::JobState> event_state, const std::string& reason)
+      ROTA_REQUIRES(mu_);
+  // Queues a task message for the Launcher (sent once mu_ is released).
+  void Send(int64_t job_id, const std::string& node, api::TaskSignalMsg m, std::string log_failure_as = "")
+      ROTA_REQUIRES(mu_);
+  // Queues the marked jobs' rows, built from the jobs as they are now, and
+  // their events as one store write (failures are logged; the ends it holds
+  // are marked committed when it commits, DropCommittedEnds).
+  void WriteRows() ROTA_REQUIRES(mu_);
+  // Sends the outbox's messages with mu_ released (taken again before it
+  // returns; starts that could not be sent undo their launch,
+  // ApplyLaunchFailures, whose KILLs go out the same way), then WriteRows.
+  void Act() ROTA_REQUIRES(mu_);
+  // A launch whose start could not be sent: what started is killed and the
+  // job goes back to pending (retried in 2 s), or ends when it was cancelled
+  // meanwhile.
+  void ApplyLaunchFailures(const std::vector<LaunchFailure>& failures) ROTA_REQUIRES(mu_);
+  // Malleable tasks (jobs_malleable.cc): on every node whose set of live
+  // malleable tasks changed since the last round (a start, an end), the node's
+  // cores are divided again (malleable::DivideCores); each changed allotment
+  // goes into the task's start when that is still in the outbox, else out as a
+  // task_resize, and is recorded as a job event.
+  void RebalanceMalleable(int64_t now_ms) ROTA_REQUIRES(mu_);
+  void RebalanceNode(const std::string& node, const std::vector<std::pair<Job*, JobTask*>>& tasks, int64_t now_ms)
       ROTA_REQUIRES(mu_);
   // Stops the tasks marked lost on nodes that answer again.
   void StopOrphans(const std::map<std::string, NodeView>& nodes, int64_t now_ms) ROTA_REQUIRES(mu_);
@@ -331,11 +426,15 @@ class JobService {
   const Quotas* const quotas_;
   const Clock* const clock_;
   const JobServiceOptions options_;
+  Secrets* secrets_ = nullptr;  // set before Start
   int64_t started_at_ms_ = 0;  // set by Start, before the thread runs
 
   mutable Mutex mu_;
   CondVar cv_;
   std::map<int64_t, Job> active_ ROTA_GUARDED_BY(mu_);  // unfinished jobs
+  // Sweeps with a budget of failed trials: array id -> trials failed so far
+  // (counted by Finish; read from the store at Start).
+  std::map<int64_t, int64_t> array_failed_ ROTA_GUARDED_BY(mu_);
   std::deque<std::pair<std::string, api::TaskReport>> reports_ ROTA_GUARDED_BY(mu_);
   bool stop_ ROTA_GUARDED_BY(mu_) = false;
   bool wake_ ROTA_GUARDED_BY(mu_) = false;
@@ -358,8 +457,7 @@ class JobService {
   };
   PassCache pass_cache_ ROTA_GUARDED_BY(mu_);
   // Fair share: decayed GPU-ms per user and group.
-  std::map<std::string, double> user_usage_ ROTA_GUARDED_BY(mu_);
-  std::map<std::string, double> group_usage_ ROTA_GUARDED_BY(mu_);
+  sched::Usage usage_ ROTA_GUARDED_BY(mu_);  // advanced by sched::AdvanceUsage (as rota simulate)
   int64_t usage_at_ms_ ROTA_GUARDED_BY(mu_) = 0;
   int64_t usage_saved_ms_ ROTA_GUARDED_BY(mu_) = 0;
   // Reservation id -> when its owner last used its GPUs.
@@ -395,6 +493,15 @@ class JobService {
   // Drops the no_account_ entries of nodes where the owner's Unix account has been
   // remapped since (a store read per owner: with the pass cache, not every pass).
   void ForgetRemappedAccounts() ROTA_REQUIRES(mu_);
+  // What the rounds decided and not yet written or sent: jobs whose rows are
+  // to be written with their new events, and task messages.
+  std::map<int64_t, std::vector<store::JobEventRow>> outbox_rows_ ROTA_GUARDED_BY(mu_);
+  std::vector<TaskSend> outbox_sends_ ROTA_GUARDED_BY(mu_);
+  // Active jobs with a malleable group, and each node's live malleable tasks as
+  // of the last rebalance.
+  std::set<int64_t> malleable_jobs_ ROTA_GUARDED_BY(mu_);
+  std::map<std::string, std::set<std::string>> malleable_live_ ROTA_GUARDED_BY(mu_);
+  Launcher launcher_;
   // Log reads waiting for their node's answer.
   LogFetcher logs_;
   // Jobs whose end the store committed (filled on the writer thread).

@@ -1,8 +1,11 @@
 // Jobs API:
 //
 //   POST /api/v1/jobs                 a job spec (jobs/spec.h)          user -> 201 Job
+//     with "array": "0-99%10" (or {indices, max_running}) -> 201 {array: Array}
+//     (its members are ordinary jobs; see jobs_arrays_api.cc); with "sweep":
+//     {method, parameters, count, ...} (jobs/sweep.h) -> 201 {array: Array} of its trials
 //   POST /api/v1/jobs/preview         a job spec -> its processes' argv and env (no job made)
-//   GET  /api/v1/jobs                 ?mine=&state=&limit=&offset=     reader
+//   GET  /api/v1/jobs                 ?mine=&state=&limit=&offset=&members=false  reader
 //   GET  /api/v1/jobs/{id}            with its state changes           reader
 //     (a job's environment values are its owner's and admins' only: others see
 //      the variables' names, each value "(hidden)")
@@ -102,8 +105,37 @@ Status RegisterJobRoutes(net::HttpServer& http, ApiContext& ctx) {
     if (!who.ok()) return Fail(who.status());
     auto body = api::ParseStrictJson(req.body);
     if (!body.ok()) return Fail(body.status().WithContext("request body"));
+    // With "array": an array job, its members ordinary jobs (jobs_arrays.cc).
+    // With "sweep": an array of one member per trial.
+    std::optional<jobs::ArraySpec> array;
+    std::optional<jobs::SweepSpec> sweep;
+    if (body->is_object()) {
+      if (auto a = body->find("array"); a != body->end()) {
+        auto parsed = ArrayFromJson(*a);
+        if (!parsed.ok()) return Fail(parsed.status());
+        array = std::move(*parsed);
+        body->erase("array");
+      }
+      if (auto w = body->find("sweep"); w != body->end()) {
+        if (array) return Fail(Status::InvalidArgument("array and sweep: give one of them"));
+        auto parsed = jobs::SweepSpecFromJson(*w);
+        if (!parsed.ok()) return Fail(parsed.status());
+        sweep = std::move(*parsed);
+        body->erase("sweep");
+      }
+    }
     auto spec = jobs::JobSpecFromJson(*body);
     if (!spec.ok()) return Fail(spec.status());
+    if (sweep) {
+      auto submitted = ctx.jobs->SubmitSweep(who->user_id, who->username, *spec, *sweep);
+      if (!submitted.ok()) return Fail(submitted.status());
+      return HttpResponse::Json(201, api::Json{{"array", ArrayToJson(*submitted)}}.dump());
+    }
+    if (array) {
+      auto submitted = ctx.jobs->SubmitArray(who->user_id, who->username, *spec, *array);
+      if (!submitted.ok()) return Fail(submitted.status());
+      return HttpResponse::Json(201, api::Json{{"array", ArrayToJson(*submitted)}}.dump());
+    }
     auto job = ctx.jobs->Submit(who->user_id, who->username, *spec);
     if (!job.ok()) return Fail(job.status());
     return HttpResponse::Json(201, ToJson(*job).dump());
@@ -141,7 +173,8 @@ Status RegisterJobRoutes(net::HttpServer& http, ApiContext& ctx) {
   RETURN_IF_ERROR(http.Route("GET", "/api/v1/jobs", [&ctx](const HttpRequest& req) {
     auto who = RequireReader(ctx, req);
     if (!who.ok()) return Fail(who.status());
-    if (Status st = OnlyQueryParams(req, {"mine", "state", "limit", "offset", "before", "after"}); !st.ok()) {
+    if (Status st = OnlyQueryParams(req, {"mine", "state", "limit", "offset", "before", "after", "members"});
+        !st.ok()) {
       return Fail(st);
     }
     const std::string mine = req.Query("mine");
@@ -149,6 +182,11 @@ Status RegisterJobRoutes(net::HttpServer& http, ApiContext& ctx) {
       return Fail(Status::InvalidArgument("mine: must be true or false"));
     }
     if (mine == "true" && !who->authenticated()) return Fail(Status::Unauthenticated("mine: sign in first"));
+    // members=false: array members left out (GET /api/v1/arrays lists their arrays).
+    const std::string members = req.Query("members");
+    if (!members.empty() && members != "true" && members != "false") {
+      return Fail(Status::InvalidArgument("members: must be true or false"));
+    }
     auto limit = UintParam(req, "limit", 100, 1000);
     if (!limit.ok()) return Fail(limit.status());
     auto offset = UintParam(req, "offset", 0, 1'000'000'000);
@@ -175,7 +213,8 @@ Status RegisterJobRoutes(net::HttpServer& http, ApiContext& ctx) {
                                 .limit = static_cast<int>(*limit),
                                 .offset = static_cast<int64_t>(*offset),
                                 .before = bounds[0],
-                                .after = bounds[1]},
+                                .after = bounds[1],
+                                .array_id = members == "false" ? -1 : 0},
                                &more);
     if (!list.ok()) return Fail(list.status());
     api::Json rows = api::Json::array();

@@ -2,6 +2,7 @@
 // a fake clock, a fake transport standing for the agents, real SQLite, real
 // accounts, queues, quotas and reservations. Each Step() is one round of what
 // the service thread does.
+#include <functional>
 #include <future>
 
 #include <gtest/gtest.h>
@@ -10,6 +11,7 @@
 #include <thread>
 
 #include <memory>
+#include <set>
 #include <string>
 #include <utility>
 #include <vector>
@@ -37,13 +39,20 @@ class FakeTransport : public TaskTransport {
     status_ = std::move(status);
   }
   Status SendTask(const std::string& node, const api::TaskStartMsg& m) override {
+    if (on_send) on_send();
+    if (refuse_starts_on == node) return Status::Unavailable("node " + node + " is not connected");
     starts.emplace_back(node, m);
     return Status::Ok();
   }
   Status SendTask(const std::string& node, const api::TaskSignalMsg& m) override {
+    if (on_send) on_send();
     signals.emplace_back(node, m);
     return Status::Ok();
   }
+  // Starts sent to this node fail (its agent cannot be reached).
+  std::string refuse_starts_on;
+  // Called on every send, on the sender's thread (the service's lock must not be held).
+  std::function<void()> on_send;
   Status SendTask(const std::string&, const api::TaskLogsMsg&) override {
     return Status::Unavailable("no logs here");
   }
@@ -758,6 +767,76 @@ TEST_F(JobsCoreTest, TheGpuOfALostTaskIsNotFreeUntilItsProcessIsStopped) {
   jobs_->Step();
   ASSERT_EQ(transport_.starts.size(), 2u);
   EXPECT_EQ(transport_.starts[1].second.task.job_id, "job-" + std::to_string(next));
+}
+
+}  // namespace
+}  // namespace rota::server
+
+namespace rota::server {
+namespace {
+
+// The Launcher sends after the round released the service's lock: a transport
+// that reads the service while sending (as an API thread would meanwhile)
+// does not deadlock on it.
+TEST_F(JobsCoreTest, TaskMessagesAreSentWithoutTheServiceLock) {
+  int reads = 0;
+  transport_.on_send = [&] {
+    jobs_->CountsIn("default");  // takes the service's lock
+    ++reads;
+  };
+  auto [id, task] = Running();
+  ASSERT_FALSE(task.empty());
+  ASSERT_TRUE(jobs_->Cancel(alice_id_, false, id).ok());  // SIGTERM, sent by Cancel's own thread
+  EXPECT_EQ(reads, 2);
+  ASSERT_EQ(transport_.signals.size(), 1u);
+  EXPECT_EQ(transport_.signals[0].second.signal, "TERM");
+}
+
+// A start that cannot be sent undoes the whole launch: what went out is killed,
+// the job waits again (no restart counted) and is placed again later.
+TEST_F(JobsCoreTest, AStartThatCannotBeSentPutsTheGangBackToPending) {
+  api::NodeInfo b = node_;
+  b.name = "gpu-b";
+  b.node_id = "node-b";
+  ASSERT_TRUE(cluster_.Connect(b, 2, clock_.NowMs()).ok());
+  transport_.refuse_starts_on = "gpu-b";
+  // Three one-GPU workers: two fit on gpu-a, the third lands on gpu-b.
+  const int64_t id = Submit(Json{{"groups", {{{"role", "worker"}, {"replicas", 3}, {"gpus_per_task", 1}}}}});
+  jobs_->Step();
+  Job j = Get(id);
+  EXPECT_EQ(j.state, JobState::kPending) << j.reason;
+  EXPECT_NE(j.reason.find("cannot start worker-"), std::string::npos) << j.reason;
+  EXPECT_NE(j.reason.find("gpu-b is not connected"), std::string::npos) << j.reason;
+  EXPECT_EQ(j.restart_count, 0u);
+  for (const auto& t : j.tasks) {
+    if (t.runs) {
+      EXPECT_EQ(t.state, TaskState::kUnstarted) << t.name;
+    }
+  }
+  // Every start that went out (those before the one refused) is killed.
+  std::set<std::string> killed;
+  for (const auto& [node, m] : transport_.signals) {
+    if (m.signal == "KILL") killed.insert(m.id);
+  }
+  for (const auto& [node, m] : transport_.starts) EXPECT_TRUE(killed.count(m.task.id)) << m.task.id;
+  // Its run never began: no GPU time, no holdings.
+  EXPECT_EQ(j.attained_gpu_ms, 0);
+  EXPECT_TRUE(jobs_->Holdings(0).empty());
+  // Stored as it is: pending with the reason (one write for the round).
+  ASSERT_TRUE(store_->Flush().ok());
+  std::vector<JobEvent> events;
+  auto stored = jobs_->Get(id, &events);
+  ASSERT_TRUE(stored.ok());
+  ASSERT_FALSE(events.empty());
+  EXPECT_EQ(events.back().state, JobState::kPending);
+  EXPECT_EQ(events.back().reason, j.reason);
+  // Retried after 2 s once the node takes starts again.
+  transport_.refuse_starts_on.clear();
+  const size_t sent = transport_.starts.size();
+  clock_.AdvanceMs(2500);
+  jobs_->Step();
+  EXPECT_EQ(Get(id).state, JobState::kStarting) << Get(id).reason;
+  EXPECT_EQ(transport_.starts.size(), sent + 3);
 }
 
 }  // namespace

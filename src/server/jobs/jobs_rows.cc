@@ -86,6 +86,18 @@ Result<Job> JobFromRow(const store::JobRow& row) {
   job.attained_gpu_ms = static_cast<double>(row.attained_gpu_ms);
   job.preemptions = static_cast<uint32_t>(row.preemptions);
   job.lost_gpu_ms = static_cast<double>(row.lost_gpu_ms);
+  job.array_id = row.array_id;
+  job.array_index = row.array_index;
+  job.array_cap = static_cast<uint32_t>(row.array_cap);
+  job.array_max_failures = static_cast<uint32_t>(row.array_max_failures);
+  if (!row.params_json.empty()) {
+    auto params = api::ParseJson(row.params_json);
+    if (params.ok() && params->is_object()) {
+      for (const auto& [k, v] : params->items()) {
+        if (v.is_string()) job.params[k] = v.get<std::string>();
+      }
+    }
+  }
   return job;
 }
 
@@ -107,6 +119,11 @@ store::JobRow RowOf(const Job& job) {
   r.attained_gpu_ms = static_cast<int64_t>(job.attained_gpu_ms);
   r.preemptions = job.preemptions;
   r.lost_gpu_ms = static_cast<int64_t>(job.lost_gpu_ms);
+  r.array_id = job.array_id;
+  r.array_index = job.array_index;
+  r.array_cap = job.array_cap;
+  r.array_max_failures = job.array_max_failures;
+  if (!job.params.empty()) r.params_json = Json(job.params).dump();
   return r;
 }
 
@@ -127,6 +144,8 @@ Json ToJson(const Job& j, const std::vector<JobEvent>* events) {
            {"created", FormatRfc3339(j.created_ms)},
            {"updated", FormatRfc3339(j.updated_ms)}};
   if (j.ended_ms) out["ended"] = FormatRfc3339(*j.ended_ms);
+  if (j.array_id > 0) out["array"] = Json{{"id", j.array_id}, {"index", j.array_index}};
+  if (!j.params.empty()) out["params"] = j.params;
   if (j.Stopping()) out["stopping"] = true;
   if (Runs(j)) {
     out["started"] = FormatRfc3339(j.started_ms);
@@ -160,6 +179,15 @@ void AppendQueueRow(api::JsonWriter& w, const Job& j) {
   uint64_t gpus = 0;
   for (const auto& g : j.spec.groups) gpus += uint64_t{g.replicas} * g.gpus_per_task;
   w.BeginObject();
+  if (j.array_id > 0) {
+    w.Key("array");
+    w.BeginObject();
+    w.Key("id");
+    w.Int(j.array_id);
+    w.Key("index");
+    w.Int(j.array_index);
+    w.EndObject();
+  }
   w.Key("created");
   w.String(FormatRfc3339(j.created_ms));
   if (Runs(j) && j.spec.time_limit_ms > 0) {
@@ -188,6 +216,15 @@ void AppendQueueRow(api::JsonWriter& w, const Job& j) {
   w.String(j.spec.name);
   w.Key("owner");
   w.String(j.owner);
+  if (!j.params.empty()) {
+    w.Key("params");
+    w.BeginObject();
+    for (const auto& [k, v] : j.params) {
+      w.Key(k);
+      w.String(v);
+    }
+    w.EndObject();
+  }
   if (waits && j.position > 0) {
     w.Key("position");
     w.Int(j.position);
@@ -224,26 +261,41 @@ void AppendQueueRow(api::JsonWriter& w, const Job& j) {
 }
 
 void JobService::Persist(const Job& job, std::optional<jobs::JobState> event, const std::string& reason) {
-  store::JobRow row = RowOf(job);
-  std::optional<store::JobEventRow> ev;
-  if (event) ev = store::JobEventRow{job.updated_ms, jobs::StateName(*event), reason};
-  auto write = [row = std::move(row), ev = std::move(ev)](Db& db) {
-    return store::UpdateJob(db, row, ev ? &*ev : nullptr);
-  };
-  // Changes are queued and commit together (a crash may lose the last few ms of
-  // them: agents re-report their tasks). The end of a job is committed before the
-  // job leaves the active set (DropCommittedEnds), so it never looks older than it is.
-  if (job.Final()) {
-    store_->WriteAsync(std::move(write), [this, id = job.id](Status st) {
-      if (!st.ok()) ROTA_LOG(WARNING) << "job " << id << ": cannot store its end: " << st.message();
-      MutexLock lock(&ends_mu_);
-      ends_committed_.push_back(id);
-    });
-    return;
+  auto& events = outbox_rows_[job.id];  // the row itself is built once, by WriteRows
+  if (event) events.push_back(store::JobEventRow{job.updated_ms, jobs::StateName(*event), reason});
+}
+
+void JobService::Send(int64_t job_id, const std::string& node, api::TaskSignalMsg m, std::string log_failure_as) {
+  outbox_sends_.push_back(TaskSend{job_id, node, std::move(m), std::move(log_failure_as)});
+}
+
+void JobService::WriteRows() {
+  if (!outbox_rows_.empty()) {
+    std::vector<store::JobUpdate> updates;
+    updates.reserve(outbox_rows_.size());
+    std::vector<int64_t> ends;
+    for (auto& [id, events] : outbox_rows_) {
+      auto it = active_.find(id);
+      if (it == active_.end()) continue;  // never: a job leaves active_ only once its end is committed
+      updates.push_back(store::JobUpdate{RowOf(it->second), std::move(events)});
+      if (it->second.Final()) ends.push_back(id);
+    }
+    outbox_rows_.clear();
+    // One write for the round, queued under the lock with each row built from
+    // the job as it is now: whichever thread queues a later write (a round, a
+    // Cancel) never carries an older row (a crash may lose the last few ms of
+    // them: agents re-report their tasks). The end of a job is committed before
+    // the job leaves the active set (DropCommittedEnds), so it never looks
+    // older than it is.
+    const size_t n = updates.size();
+    store_->WriteAsync([updates = std::move(updates)](Db& db) { return store::UpdateJobs(db, updates); },
+                       [this, n, ends = std::move(ends)](Status st) {
+                         if (!st.ok()) ROTA_LOG(WARNING) << "jobs: cannot store " << n << " job row(s): " << st.message();
+                         if (ends.empty()) return;
+                         MutexLock lock(&ends_mu_);
+                         ends_committed_.insert(ends_committed_.end(), ends.begin(), ends.end());
+                       });
   }
-  store_->WriteAsync(std::move(write), [id = job.id](Status st) {
-    if (!st.ok()) ROTA_LOG(WARNING) << "job " << id << ": cannot store its state: " << st.message();
-  });
 }
 
 namespace {
@@ -296,7 +348,8 @@ Result<std::vector<Job>> JobService::List(const ListQuery& q, bool* more) {
   if (q.offset > 0 && (q.before > 0 || q.after > 0)) {
     return Status::InvalidArgument("offset: does not combine with before or after");
   }
-  const store::JobListFilter filter{q.owner_id, q.state ? jobs::StateName(*q.state) : "", q.before, q.after};
+  const store::JobListFilter filter{q.owner_id, q.state ? jobs::StateName(*q.state) : "", q.before, q.after,
+                                    q.array_id};
   std::vector<store::JobRow> rows;
   RETURN_IF_ERROR(store_->Read([&](Db& db) -> Status {
     ASSIGN_OR_RETURN(rows, store::ListJobs(db, filter, limit + 1, q.offset));  // one more: are there more?

@@ -105,7 +105,7 @@ void JobService::PeriodGpuHours(int64_t now_ms, std::map<std::string, double>* u
 
 void JobService::SaveUsage(int64_t now_ms, bool wait) {
   usage_saved_ms_ = now_ms;
-  store::FairShareUsage usage{user_usage_, group_usage_, now_ms};
+  store::FairShareUsage usage{usage_.user, usage_.group, now_ms};
   auto save = [usage](store::Db& db) { return store::SaveFairShareUsage(db, usage); };
   if (wait) {
     if (Status st = store_->Write(save); !st.ok()) ROTA_LOG(WARNING) << "jobs: cannot store fair-share usage: " << st.message();
@@ -122,8 +122,8 @@ JobService::Usage JobService::UsageNow() {
   RefreshEndedUsage(now);
   Usage u;
   const int64_t dt = std::max<int64_t>(0, now - usage_at_ms_);
-  for (auto [from, to] : {std::pair{&user_usage_, &u.user_fairshare}, std::pair{&group_usage_, &u.group_fairshare}}) {
-    for (const auto& [name, ms] : *from) (*to)[name] = sched::Decay(ms, dt, options_.fairshare_half_life_ms) / kMsPerHour;
+  for (auto [from, to] : {std::pair{&usage_.user, &u.user_fairshare}, std::pair{&usage_.group, &u.group_fairshare}}) {
+    for (const auto& [name, ms] : sched::Decayed(*from, dt, options_.fairshare_half_life_ms)) (*to)[name] = ms / kMsPerHour;
   }
   PeriodGpuHours(now, &u.user_period, &u.group_period);
   return u;
@@ -167,17 +167,10 @@ void JobService::SchedulePass(int64_t now_ms, bool full) {
     reread_ = false;
   }
 
-  // Fair share: decay everyone's usage, then add what ran since the last pass.
+  // Fair share: everyone's usage decays, and what ran since the last pass is
+  // added (sched::AdvanceUsage, as in rota simulate).
   const int64_t dt = usage_at_ms_ > 0 ? std::max<int64_t>(0, now_ms - usage_at_ms_) : 0;
   usage_at_ms_ = now_ms;
-  if (dt > 0) {
-    for (auto* m : {&user_usage_, &group_usage_}) {
-      for (auto it = m->begin(); it != m->end();) {
-        it->second = sched::Decay(it->second, dt, options_.fairshare_half_life_ms);
-        it = it->second < 1 ? m->erase(it) : std::next(it);
-      }
-    }
-  }
 
   scheduling::SchedulingInput in;
   in.now_ms = now_ms;
@@ -218,19 +211,24 @@ void JobService::SchedulePass(int64_t now_ms, bool full) {
   const scheduling::JobGpus job_gpus = scheduling::JobGpusByNode(active_);
   in.job_gpus = &job_gpus;
 
+  // Array members beyond their array's cap stay out of the snapshot: they
+  // cost the scheduler nothing, and wait with one reason per array.
+  const std::set<int64_t> capped = HoldArrayMembers(now_ms);
+  in.held_jobs = &capped;
+
   size_t pending = 0;
+  std::vector<sched::UsageHolder> holders;
   for (const auto& [id, job] : active_) {
-    if (scheduling::Schedulable(job)) ++pending;
+    if (scheduling::Schedulable(job) && !capped.count(id)) ++pending;
     if (dt == 0 || !scheduling::HoldsResources(job)) continue;
     double gpus = 0;
     for (const auto& t : job.tasks) gpus += static_cast<double>(t.gpus.size());
-    user_usage_[job.owner] += gpus * static_cast<double>(dt);
-    if (const std::string& g = pass_cache_.group_of[job.owner]; !g.empty()) {
-      group_usage_[g] += gpus * static_cast<double>(dt);
-    }
+    auto g = pass_cache_.group_of.find(job.owner);
+    holders.push_back(sched::UsageHolder{job.owner, g == pass_cache_.group_of.end() ? "" : g->second, gpus});
   }
-  in.fairshare.user_usage = user_usage_;
-  in.fairshare.group_usage = group_usage_;
+  sched::AdvanceUsage(&usage_, dt, options_.fairshare_half_life_ms, holders);
+  in.fairshare.user_usage = usage_.user;
+  in.fairshare.group_usage = usage_.group;
   if (now_ms - usage_saved_ms_ >= kSaveUsageMs) SaveUsage(now_ms, /*wait=*/false);
   if (quotas_ != nullptr) {
     QuotaView q = quotas_->ForScheduler();
@@ -241,26 +239,23 @@ void JobService::SchedulePass(int64_t now_ms, bool full) {
     PeriodGpuHours(now_ms, &in.user_period_gpu_hours, &in.group_period_gpu_hours);
   }
 
-  // Reservations whose owner has left their GPUs idle long enough.
+  // Reservations whose owner has left their GPUs idle long enough
+  // (sched::TrackReservationUse; whether the owner uses them now is read here).
   if (options_.reservation_idle_ms > 0) {
     std::map<std::string, const NodeView*> views;
     for (const auto& v : in.nodes) views[v.info->name] = &v;
     static const scheduling::NodeJobGpus kNone;
-    std::map<int64_t, int64_t> used;
+    std::vector<sched::ReservationUse> running;
     for (const auto& r : in.reservations) {
       if (r.start_ms > now_ms || r.end_ms <= now_ms) continue;
-      auto prev = reservation_used_ms_.find(r.id);
-      int64_t last = std::max(r.start_ms, prev == reservation_used_ms_.end() ? started_at_ms_ : prev->second);
       auto v = views.find(r.node);
       auto jg = job_gpus.find(r.node);
-      if (v != views.end() && scheduling::OwnerUses(*v->second, r.gpus, jg == job_gpus.end() ? kNone : jg->second,
-                                                    r.owner)) {
-        last = now_ms;
-      }
-      used[r.id] = last;
-      if (now_ms - last >= options_.reservation_idle_ms) in.idle_reservations.insert(r.id);
+      const bool used = v != views.end() && scheduling::OwnerUses(*v->second, r.gpus,
+                                                                  jg == job_gpus.end() ? kNone : jg->second, r.owner);
+      running.push_back(sched::ReservationUse{r.id, r.start_ms, r.end_ms, used});
     }
-    reservation_used_ms_ = std::move(used);
+    reservation_used_ms_ = sched::TrackReservationUse(running, reservation_used_ms_, started_at_ms_, now_ms,
+                                                      options_.reservation_idle_ms, &in.idle_reservations);
   }
   // Nothing to start, and nothing a reservation could preempt: no pass.
   if (pending == 0 && in.reservations.empty()) return;

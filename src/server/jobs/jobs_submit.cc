@@ -13,6 +13,7 @@
 #include "server/nodes/cluster_state.h"
 #include "server/queues/queues.h"
 #include "server/quotas/quotas.h"
+#include "server/secrets/secrets.h"
 
 namespace rota::server {
 namespace {
@@ -29,7 +30,7 @@ jobs::NodeOffer OfferOf(const NodeView& view) {
   if (!view.info->gpus.empty()) n.gpu_model = view.info->gpus.front().name;
   n.gpu_models = GpuModelsIfMixed(*view.info);
   n.total_gpus = static_cast<uint32_t>(view.info->gpus.size());
-  n.cpus = view.info->cpus;
+  n.cpus = view.info->cpus * 1000;  // milli-cores (TaskGroup::PlacementMilliCpus)
   n.memory_bytes = view.info->memory_bytes;
   return n;
 }
@@ -71,6 +72,11 @@ std::vector<reserve::Busy> JobService::HeldGpus(const std::string& node, int64_t
   return out;
 }
 
+void JobService::set_secrets(Secrets* secrets) {
+  secrets_ = secrets;
+  launcher_.set_secrets(secrets);
+}
+
 Result<jobs::JobSpec> JobService::CheckSubmission(int64_t owner_id, const std::string& owner,
                                                   const jobs::JobSpec& submitted) {
   RETURN_IF_ERROR(jobs::Validate(submitted));
@@ -79,6 +85,10 @@ Result<jobs::JobSpec> JobService::CheckSubmission(int64_t owner_id, const std::s
     ASSIGN_OR_RETURN(User user, accounts_->GetUser(owner_id));
     RETURN_IF_ERROR(queues_->Admit(owner, user.groups, user.role == Role::kAdmin, &spec));
     RETURN_IF_ERROR(CheckQuotasCouldEverAdmit(spec, owner, user.groups));
+    if (!spec.secrets.empty()) {
+      if (secrets_ == nullptr) return Status::Unavailable("this server gives no secrets to jobs");
+      RETURN_IF_ERROR(secrets_->CheckUse({owner_id, owner, user.groups}, spec.secrets));
+    }
   }
   // A job that could never be placed (on the whole cluster, idle) is refused now,
   // naming why.

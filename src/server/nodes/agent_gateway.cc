@@ -61,6 +61,11 @@ class AgentGateway::Session : public net::WsHandler,
         if (gw_->task_log_listener_) gw_->task_log_listener_(node, std::move(*log));
       } else if (auto* power = std::get_if<api::PowerReportMsg>(&*msg)) {
         if (gw_->power_report_listener_) gw_->power_report_listener_(node, std::move(*power));
+      } else if (auto* resized = std::get_if<api::TaskResizedMsg>(&*msg)) {
+        if (!resized->error.empty()) {
+          ROTA_LOG(WARNING) << "agent " << node << ": resize " << resized->generation << " of task "
+                            << resized->id << " not applied: " << resized->error;
+        }
       }
     }
   }
@@ -165,7 +170,9 @@ class AgentGateway::Session : public net::WsHandler,
     ROTA_LOG(INFO) << "agent " << info.name << " (" << remote_ << ") registered with "
                    << info.gpus.size() << " GPUs"
                    << (info.gpu_status == "ok" ? "" : " (" + info.gpu_status + ")");
-    Reply(api::Encode(api::RegisteredMsg{info.name, now, std::move(credential)}), false);
+    api::RegisteredMsg registered{info.name, now, std::move(credential)};
+    if (gw_->epoch_source_) registered.epoch = gw_->epoch_source_();
+    Reply(api::Encode(registered), false);
   }
 
   void RefuseRegistration(const std::string& name, const std::string& why) {
@@ -253,6 +260,12 @@ uint64_t AgentGateway::SendCommand(const std::string& node, api::CommandMsg cmd,
     done(st.WithContext("command for node " + node));
     return id;
   }
+  if (send_guard_) {
+    if (Status st = send_guard_(); !st.ok()) {
+      done(st);
+      return id;
+    }
+  }
   std::shared_ptr<Session> session;
   {
     MutexLock lock(&mu_);
@@ -286,6 +299,7 @@ uint64_t AgentGateway::SendCommand(const std::string& node, api::CommandMsg cmd,
 }
 
 Status AgentGateway::SendText(const std::string& node, std::string text) {
+  if (send_guard_) RETURN_IF_ERROR(send_guard_());
   std::shared_ptr<Session> session;
   {
     MutexLock lock(&mu_);
@@ -306,6 +320,11 @@ Status AgentGateway::SendTask(const std::string& node, const api::TaskStartMsg& 
 Status AgentGateway::SendTask(const std::string& node, const api::TaskSignalMsg& m) {
   RETURN_IF_ERROR(api::ValidateTaskId(m.id));
   if (m.signal != "TERM" && m.signal != "KILL") return Status::InvalidArgument("signal must be TERM or KILL");
+  return SendText(node, api::Encode(m));
+}
+
+Status AgentGateway::SendResize(const std::string& node, const api::TaskResizeMsg& m) {
+  RETURN_IF_ERROR(api::Validate(m).WithContext("task_resize for node " + node));
   return SendText(node, api::Encode(m));
 }
 

@@ -78,12 +78,23 @@ class AgentGateway : public TaskTransport {
   Status SendTask(const std::string& node, const api::TaskStartMsg& m) override;
   Status SendTask(const std::string& node, const api::TaskSignalMsg& m) override;
   Status SendTask(const std::string& node, const api::TaskLogsMsg& m) override;
+  Status SendResize(const std::string& node, const api::TaskResizeMsg& m) override;
 
   // Called (on a network thread, without gateway locks; must not block for
   // long) with every batch of samples a registered agent sends, before they are
   // stored. Set before agents connect.
   using SampleSink = std::function<void(const std::string& node, const std::vector<api::NodeSample>&)>;
   void SetSampleSink(SampleSink sink) { sample_sink_ = std::move(sink); }
+
+  // Asked before anything is sent to an agent (commands, tasks, power limits); a failure
+  // is returned (or given to the command's callback) and nothing is sent. Several servers
+  // on one store: only the leader whose lease holds sends (server/leadership/role.h).
+  // Set before agents connect; must be cheap and thread-safe.
+  void SetSendGuard(std::function<Status()> guard) { send_guard_ = std::move(guard); }
+  // The leader epoch each `registered` carries (api::RegisteredMsg::epoch), so that agents
+  // refuse a leader older than one they have seen. Unset: 0 (one server). Set before agents
+  // connect; must be cheap and thread-safe.
+  void SetEpochSource(std::function<uint64_t()> epoch) { epoch_source_ = std::move(epoch); }
 
   // ---- Power limits (api/power_protocol.h) ----
   // Called (on a network thread, without gateway locks; must not block for long)
@@ -128,6 +139,8 @@ class AgentGateway : public TaskTransport {
   TaskStatusListener task_status_listener_;  // set before serving
   TaskLogListener task_log_listener_;        // set before serving
   SampleSink sample_sink_;                   // set before serving
+  std::function<Status()> send_guard_;       // set before serving
+  std::function<uint64_t()> epoch_source_;   // set before serving
   PowerReportListener power_report_listener_;  // set before serving
 
   struct LiveSession {

@@ -36,6 +36,13 @@ api::Json ViewJson(const SshNodes::View& v) {
   return j;
 }
 
+// "ssh://u@h:22, host key SHA256:... (ED25519) (scanned)": what the trail keeps of a pin.
+std::string PinDetail(const SshNodeSpec& spec) {
+  std::string key = "unparsable";
+  if (auto k = ssh::ParseHostKey(spec.host_key); k.ok()) key = k->Describe();
+  return spec.url + ", host key " + key + " (" + spec.host_key_source + ")";
+}
+
 }  // namespace
 
 Status RegisterSshNodeRoutes(net::HttpServer& http, ApiContext& ctx) {
@@ -58,8 +65,10 @@ Status RegisterSshNodeRoutes(net::HttpServer& http, ApiContext& ctx) {
         if (!body.ok()) return respond(Fail(body.status().WithContext("request body")));
         auto request = SshNodeRequestFromJson(*body);
         if (!request.ok()) return respond(Fail(request.status()));
-        ctx.ssh_nodes->Add(std::move(*request), [respond](Result<SshNodeSpec> added) {
+        ctx.ssh_nodes->Add(std::move(*request), [&ctx, respond, addr = req.remote_addr,
+                                                 actor = who->username](Result<SshNodeSpec> added) {
           if (!added.ok()) return respond(Fail(added.status()));
+          RecordTrail(ctx, addr, "ssh_node_added", added->name, actor, PinDetail(*added));
           respond(HttpResponse::Json(201, ToJson(*added).dump()));
         });
       }));
@@ -87,8 +96,11 @@ Status RegisterSshNodeRoutes(net::HttpServer& http, ApiContext& ctx) {
           pin = std::move(*parsed);
         }
         ctx.ssh_nodes->Pin(req.Param("name"), std::move(pin),
-                           [respond](Result<SshNodeSpec> pinned) {
+                           [&ctx, respond, addr = req.remote_addr,
+                            actor = who->username](Result<SshNodeSpec> pinned) {
                              if (!pinned.ok()) return respond(Fail(pinned.status()));
+                             RecordTrail(ctx, addr, "ssh_node_pinned", pinned->name, actor,
+                                         PinDetail(*pinned));
                              respond(HttpResponse::Json(200, ToJson(*pinned).dump()));
                            });
       }));
@@ -98,6 +110,7 @@ Status RegisterSshNodeRoutes(net::HttpServer& http, ApiContext& ctx) {
     if (!who.ok()) return Fail(who.status());
     Status st = ctx.ssh_nodes->Remove(req.Param("name"));
     if (!st.ok()) return Fail(st);
+    RecordTrail(ctx, req.remote_addr, "ssh_node_removed", req.Param("name"), who->username, "");
     return HttpResponse{204, "application/json", "", {}};
   }));
 

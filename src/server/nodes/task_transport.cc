@@ -26,5 +26,8 @@ Status TaskRouter::SendTask(const std::string& node, const api::TaskSignalMsg& m
 Status TaskRouter::SendTask(const std::string& node, const api::TaskLogsMsg& m) {
   return For(node)->SendTask(node, m);
 }
+Status TaskRouter::SendResize(const std::string& node, const api::TaskResizeMsg& m) {
+  return For(node)->SendResize(node, m);
+}
 
 }  // namespace rota::server

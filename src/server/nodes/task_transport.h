@@ -31,6 +31,13 @@ class TaskTransport {
   virtual Status SendTask(const std::string& node, const api::TaskStartMsg& m) = 0;
   virtual Status SendTask(const std::string& node, const api::TaskSignalMsg& m) = 0;
   virtual Status SendTask(const std::string& node, const api::TaskLogsMsg& m) = 0;
+  // A new CPU allotment for a malleable task. Its answer (task_resized) is
+  // logged by the transport. Unimplemented where the node's transport cannot
+  // resize tasks (OpenSSH nodes).
+  virtual Status SendResize(const std::string& node, const api::TaskResizeMsg& m) {
+    (void)m;
+    return Status::Unimplemented("node " + node + " cannot resize tasks (no rota agent)");
+  }
 };
 
 // Sends to the SSH transport for the nodes it declares, to the agents otherwise.
@@ -43,6 +50,7 @@ class TaskRouter : public TaskTransport {
   Status SendTask(const std::string& node, const api::TaskStartMsg& m) override;
   Status SendTask(const std::string& node, const api::TaskSignalMsg& m) override;
   Status SendTask(const std::string& node, const api::TaskLogsMsg& m) override;
+  Status SendResize(const std::string& node, const api::TaskResizeMsg& m) override;
 
  private:
   TaskTransport* For(const std::string& node) const;

@@ -19,6 +19,7 @@ Json JobProperties() {
               {"preemptions", T("integer")}, {"lost_gpu_seconds", T("integer")},
               {"gpu_seconds", T("integer")}, {"position", T("integer")},
               {"estimated_start", Time()}, {"stopping", T("boolean")}, {"started", Time()}, {"deadline", Time()}, {"queued", Time()},
+              {"array", Closed({{"id", T("integer")}, {"index", T("integer")}})}, {"params", Map(T("string"))},
               {"events", Arr(Closed({{"time", Time()}, {"state", state}, {"reason", T("string")}}))}};
 }
 
@@ -38,21 +39,23 @@ void AddJobSchemas(Json& schemas) {
        {"groups", Arr(Closed({{"role", T("string")}, {"replicas", T("integer")}, {"gpus_per_task", T("integer")},
                               {"cpus_per_task", T("integer")}, {"memory", T("integer")},
                               {"node_labels", Map(T("string"))}, {"nodes", Arr(T("string"))},
-                              {"gpu_model", T("string")}, {"command", Arr(T("string"))}},
-                             {"command", "gpu_model"}))},
+                              {"gpu_model", T("string")}, {"command", Arr(T("string"))},
+                              {"malleable", Closed({{"min_cpus", T("number")}, {"max_cpus", T("number")}})}},
+                             {"command", "gpu_model", "malleable"}))},
        {"restart", Closed({{"policy", restart_policy}, {"max_restarts", T("integer")}, {"backoff", T("string")},
                            {"max_backoff", T("string")}})},
        {"process_per_node", T("boolean")}, {"time_limit", T("string")}, {"queue", T("string")},
        {"priority", T("integer")}, {"preemptible", T("boolean")}, {"spread", T("boolean")},
-       {"stop_after_disconnect", T("string")}},
-      {"time_limit", "queue", "priority", "preemptible", "spread", "stop_after_disconnect"});
+       {"stop_after_disconnect", T("string")}, {"secrets", Arr(T("string"))}},
+      {"time_limit", "queue", "priority", "preemptible", "spread", "stop_after_disconnect", "secrets"});
   schemas["TaskGroup"] = Body(
       {{"role", T("string")}, {"replicas", T("integer")}, {"gpus_per_task", T("integer")},
        {"cpus_per_task", T("integer")},
        {"memory", {{"oneOf", Json::array({T("integer"), T("string")})},
                    {"description", "bytes, or a size such as \"16GiB\""}}},
        {"node_labels", Map(T("string"))}, {"nodes", Arr(T("string"))}, {"gpu_model", T("string")},
-       {"command", Arr(T("string"))}});
+       {"command", Arr(T("string"))},
+       {"malleable", Body({{"min_cpus", T("number")}, {"max_cpus", T("number")}}, {"min_cpus", "max_cpus"})}});
   schemas["JobSpec"] = Body(
       {{"name", T("string")}, {"command", Arr(T("string"))}, {"shell", T("boolean")}, {"env", Map(T("string"))},
        {"workdir", T("string")}, {"framework", Ref("Framework")}, {"groups", Arr(Ref("TaskGroup"))},
@@ -61,10 +64,14 @@ void AddJobSchemas(Json& schemas) {
                         {"policy"})},
        {"time_limit", T("string")}, {"process_per_node", T("boolean")}, {"queue", T("string")},
        {"priority", T("integer")}, {"preemptible", T("boolean")}, {"spread", T("boolean")},
-       {"stop_after_disconnect", T("string")}},
+       {"stop_after_disconnect", T("string")},
+       {"secrets", {{"type", "array"}, {"items", T("string")},
+                    {"description", "secret names: NAME (the file $ROTA_SECRETS_DIR/NAME), NAME:ENV_VAR (also that "
+                                    "variable); the submitter must own each (or be in its group)"}}},
+       {"array", Ref("JobArrayRequest")}, {"sweep", Ref("Sweep")}},
       {"name", "groups"});
   const std::initializer_list<const char*> job_optional = {"ended", "stopping", "position", "estimated_start",
-                                                           "started", "deadline", "queued", "events"};
+                                                           "started", "deadline", "queued", "events", "array", "params"};
   schemas["Job"] = Closed(JobProperties(), job_optional);
   Json queued = JobProperties();
   queued.erase("spec");
@@ -76,6 +83,27 @@ void AddJobSchemas(Json& schemas) {
                                       {"argv", Arr(T("string"))}, {"env", Map(T("string"))},
                                       {"files", Arr(T("string"))}});
   schemas["JobPreview"] = Closed({{"processes", Arr(Ref("PreviewProcess"))}, {"note", T("string")}});
+  // Job arrays (jobs_arrays_api.cc): counts are members per state (states with none left out).
+  const Json array_props = Json{{"id", T("integer")}, {"name", T("string")}, {"owner", T("string")},
+                                {"indices", T("string")}, {"size", T("integer")}, {"max_running", T("integer")},
+                                {"created", Time()}, {"counts", Map(T("integer"))}, {"spec", Ref("StoredJobSpec")},
+                                {"sweep", Ref("Sweep")}};
+  schemas["Sweep"] = Body({{"method", Enum({"grid", "random"})},
+                           {"parameters", Map(T("object"))},
+                           {"count", T("integer")}, {"seed", T("integer")}, {"max_running", T("integer")},
+                           {"max_trials", T("integer")}, {"max_failures", T("integer")}},
+                          {"parameters"});
+  schemas["JobArray"] = Closed(array_props, {"sweep"});
+  Json with_members = array_props;
+  with_members["members"] = Arr(T("object"));
+  with_members["truncated"] = T("boolean");
+  with_members["cancelled"] = T("integer");
+  schemas["JobArrayMembers"] = Closed(std::move(with_members), {"members", "truncated", "cancelled", "sweep"});
+  schemas["JobArrayRequest"] = {
+      {"oneOf", Json::array({T("string"), Body({{"indices", T("string")}, {"max_running", T("integer")}},
+                                               {"indices"})})},
+      {"description", "\"0-99\", \"0,3,7-9\", \"1-20:5\" (step), optionally %N: at most N members at once "
+                      "(or max_running); at most 100000 members"}};
   schemas["JobLogChunk"] = Closed({{"task", T("string")}, {"stream", Enum({"stdout", "stderr"})},
                                    {"offset", T("integer")}, {"next_offset", T("integer")},
                                    {"size", T("integer")}, {"data", T("string")}});
@@ -104,6 +132,7 @@ Json JobPaths(Json& schemas) {
                                 QueryParam("limit", "integer", "1..1000 (default 100)"),
                                 QueryParam("offset", "integer", "skip this many of the newest (default 0)"),
                                 QueryParam("before", "integer", "only jobs with a smaller id (older)"),
+                                QueryParam("members", "boolean", "false: array members left out"),
                                 QueryParam("after", "integer",
                                            "only jobs with a larger id (newer): the limit oldest of them, "
                                            "shown newest first")}))},
@@ -111,11 +140,15 @@ Json JobPaths(Json& schemas) {
                                           "groups: [{role, replicas, gpus_per_task, cpus_per_task?, memory?, "
                                           "node_labels?, nodes?, gpu_model?, command?}], restart?: {policy, max_restarts?, "
                                           "backoff?, max_backoff?}, time_limit?, process_per_node?, queue?, "
-                                          "priority?, preemptible?, spread?, stop_after_disconnect?}; 400 "
+                                          "priority?, preemptible?, spread?, stop_after_disconnect?, array?}; with array "
+                                          "(JobArrayRequest) an array job: 201 {array: JobArray}, its members "
+                                          "ordinary jobs with {index} substituted in argv and ROTA_ARRAY_INDEX, "
+                                          "ROTA_ARRAY_ID in their env; 400 "
                                           "names the field (or the largest node, or the queue's bounds); 403 "
                                           "when the queue does not admit the caller. A pending job's reason "
                                           "says why it waits, with its position and estimated start",
-                                          job, {400, 401, 403})),
+                                          Json{{"oneOf", Json::array({job, Closed({{"array", Ref("JobArray")}})})}},
+                                          {400, 401, 403})),
                           Ref("JobSpec"))}}},
       {"/api/v1/jobs/{id}", {{"get", Op("A job with its tasks and state changes", job, {400, 401, 404}, id)}}},
       {"/api/v1/jobs/preview",
@@ -126,6 +159,23 @@ Json JobPaths(Json& schemas) {
       {"/api/v1/jobs/{id}/cancel",
        {{"post", Op("Cancel (owner or admin): SIGTERM, SIGKILL after a grace period; 409 once ended",
                     job, {400, 401, 403, 404, 409}, id)}}},
+      {"/api/v1/arrays",
+       {{"get", Op("Job arrays, newest first, with their members' counts per state",
+                   Closed({{"arrays", Arr(Ref("JobArray"))}}), {400, 401},
+                   Json::array({QueryParam("mine", "boolean", "only the caller's"),
+                                QueryParam("limit", "integer", "1..1000 (default 100)"),
+                                QueryParam("before", "integer", "only arrays with a smaller id")}))}}},
+      {"/api/v1/arrays/{id}",
+       {{"get", Op("An array with its members (Job without spec), lowest index first; truncated: more follow",
+                   Ref("JobArrayMembers"), {400, 401, 404},
+                   Json::array({PathParam("id", "integer", "array id"),
+                                QueryParam("limit", "integer", "1..1000 (default 100)"),
+                                QueryParam("offset", "integer", "skip this many members"),
+                                QueryParam("state", "string", "only members in this state")}))}}},
+      {"/api/v1/arrays/{id}/cancel",
+       {{"post", Op("Cancel every member not ended (owner or admin); cancelled: how many",
+                    Ref("JobArrayMembers"), {400, 401, 403, 404},
+                    Json::array({PathParam("id", "integer", "array id")}))}}},
       {"/api/v1/jobs/{id}/logs",
        {{"get", Op("Part of a task's log (owner or admin): `data` from `offset`; read on from `next_offset`",
                    Ref("JobLogChunk"), {400, 401, 403, 404, 429, 503}, logs_params)}}},

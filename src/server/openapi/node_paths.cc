@@ -66,4 +66,38 @@ Json SshNodePaths(Json& schemas) {
   };
 }
 
+Json SecretPaths(Json& schemas) {
+  schemas["Secret"] = Closed({{"name", T("string")},
+                              {"owner", T("string")},
+                              {"group", T("string")},
+                              {"created_by", T("string")},
+                              {"created_ms", T("integer")},
+                              {"last_used_ms", Nullable(T("integer"))},
+                              {"size", T("integer")},
+                              {"key_id", T("integer")}});
+  return Json{
+      {"/api/v1/secrets",
+       {{"get", Op("The secrets the caller may use (its own and its groups'); admins: every secret. "
+                   "Metadata only: no route ever returns a value",
+                   Closed({{"secrets", Arr(Ref("Secret"))}}), {400, 401})},
+        {"post",
+         WithBody(Answers(201, Op("Create a secret owned by the caller, or by `group` (the caller must be in "
+                                  "it): exactly one of value (text) and value_hex (any bytes), 1..65536 "
+                                  "bytes; the name is [A-Za-z0-9][A-Za-z0-9._-]{0,63}, unique in the "
+                                  "cluster. 400 for a bad name or value, 403 outside the group, 404 for "
+                                  "an unknown group, 409 for a taken name",
+                                  Ref("Secret"), {400, 401, 403, 404, 409})),
+                  Body({{"name", T("string")},
+                        {"value", T("string")},
+                        {"value_hex", T("string")},
+                        {"group", T("string")}},
+                       {"name"}))}}},
+      {"/api/v1/secrets/{name}",
+       {{"delete", Answers(204, Op("Delete a secret: its owner, a member of its group, or an admin (who "
+                                   "cannot read or use it); 404 for one the caller cannot see",
+                                   T("object"), {400, 401, 404},
+                                   Json::array({PathParam("name", "string", "secret name")})))}}},
+  };
+}
+
 }  // namespace rota::server::openapi

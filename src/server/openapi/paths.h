@@ -15,5 +15,6 @@ api::Json QuotaPaths(api::Json& schemas);        // job_paths.cc
 api::Json UsagePaths(api::Json& schemas);        // usage_paths.cc
 api::Json PowerPaths(api::Json& schemas);        // usage_paths.cc
 api::Json SshNodePaths(api::Json& schemas);      // node_paths.cc
+api::Json SecretPaths(api::Json& schemas);       // node_paths.cc
 
 }  // namespace rota::server::openapi

@@ -16,8 +16,8 @@ Json UsagePaths(Json& schemas) {
                   {"idle_energy_kwh", T("number")}, {"unmeasured_gpu_hours", T("number")},
                   {"energy_method", Enum({"counter", "integrated", "estimated", "mixed", "none"})},
                   {"energy_shares", shares}, {"cost", T("number")}, {"currency", T("string")},
-                  {"co2_kg", T("number")}},
-                 {"energy_shares", "cost", "currency", "co2_kg"});
+                  {"co2_kg", T("number")}, {"avg_power_w", T("number")}, {"measured_hours", T("number")}},
+                 {"energy_shares", "cost", "currency", "co2_kg", "avg_power_w", "measured_hours"});
     if (keyed) {
       f["properties"]["key"] = T("string");
       f["required"].push_back("key");
@@ -33,10 +33,12 @@ Json UsagePaths(Json& schemas) {
   return Json{
       {"/api/v1/usage",
        {{"get", Op("GPU time, utilisation and energy summed by user, group, job, reservation, node or area "
-                   "(hours starting in [from, to)); energy_kwh is the GPUs' energy and energy_method says "
+                   "(kept by hour: an hour the window covers in part counts pro rata of its elapsed part); "
+                   "energy_kwh is the GPUs' energy and energy_method says "
                    "how it was measured (counter, integrated, estimated, mixed, none); cpu_energy_kwh is "
                    "the CPU packages' (RAPL), total_energy_kwh both, and cost and co2_kg count both; "
-                   "non-admins get only their own figures",
+                   "node and area rows carry avg_power_w over the time the node was measured "
+                   "(measured_hours); non-admins get only their own figures",
                    Ref("UsageReport"),
                    {400, 401, 403},
                    {QueryParam("by", "string", "user (default), group, job, reservation, node or area"),

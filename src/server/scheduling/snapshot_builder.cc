@@ -44,7 +44,7 @@ std::vector<sched::TaskDemand> DemandsOf(const Job& job, const SchedulingInput& 
     sched::TaskDemand d;
     d.tasks = g.replicas;
     d.gpus_per_task = g.gpus_per_task;
-    d.cpus_per_task = g.cpus_per_task;
+    d.cpus_per_task = g.PlacementMilliCpus();
     d.memory_per_task = g.memory_bytes_per_task;
     d.labels = g.node_labels;
     d.gpu_model = g.gpu_model;
@@ -73,7 +73,7 @@ sched::RunningJob RunningOf(const Job& job, const SchedulingInput& in) {
       sched::TaskAlloc a;
       a.node = t.node;
       if (const auto* g = GroupOf(job, t.role)) {
-        a.cpus = g->cpus_per_task;
+        a.cpus = g->PlacementMilliCpus();
         a.memory_bytes = g->memory_bytes_per_task;
       }
       r.tasks.push_back(std::move(a));
@@ -189,7 +189,7 @@ sched::Snapshot BuildSnapshot(const SchedulingInput& in) {
     sched::Node n;
     n.name = view.info->name;
     n.labels = view.info->labels;
-    n.cpus = view.info->cpus;
+    n.cpus = view.info->cpus * 1000;  // milli-cores (TaskGroup::PlacementMilliCpus)
     n.memory_bytes = view.info->memory_bytes;
     if (auto ports = in.job_ports.find(n.name); ports != in.job_ports.end()) {
       n.task_slots = ports->second.slots;
@@ -229,7 +229,8 @@ sched::Snapshot BuildSnapshot(const SchedulingInput& in) {
     if (job.Final()) continue;
     if (HoldsResources(job)) {
       s.running.push_back(RunningOf(job, in));
-    } else if (Schedulable(job) && (in.held_owners == nullptr || !in.held_owners->count(job.owner))) {
+    } else if (Schedulable(job) && (in.held_owners == nullptr || !in.held_owners->count(job.owner)) &&
+               (in.held_jobs == nullptr || !in.held_jobs->count(id))) {
       s.pending.push_back(PendingOf(job, in));
     }
   }

@@ -46,6 +46,9 @@ struct SchedulingInput {
   std::map<std::string, std::string> group_of;  // username -> primary group
   // Owners whose pending jobs are left out (disabled accounts; borrowed, may be null).
   const std::set<std::string>* held_owners = nullptr;
+  // Pending jobs left out by id (array members beyond their array's cap,
+  // jobs::HeldByArrayCap; borrowed, may be null).
+  const std::set<int64_t>* held_jobs = nullptr;
   // Every user's groups and the admins (borrowed; null: queues admit every
   // pending job as at its submission): a pending job whose queue no longer
   // admits its owner waits (sched::PendingJob::queue_refuses_owner).

@@ -105,11 +105,11 @@ TEST(SnapshotBuilder, JobsBecomeRunningAndPendingWithTheirMeta) {
   EXPECT_TRUE(r.stoppable);
   ASSERT_EQ(r.tasks.size(), 1u) << "processes of one task are one allocation";
   EXPECT_EQ(r.tasks[0].gpus, (std::vector<uint32_t>{1, 3}));
-  EXPECT_EQ(r.tasks[0].cpus, 4u);
+  EXPECT_EQ(r.tasks[0].cpus, 4000u);  // milli-cores
   EXPECT_DOUBLE_EQ(r.meta.attained_gpu_ms, 500 + 2 * 10'000);
   ASSERT_EQ(r.demands.size(), 1u) << "what a moved job must get elsewhere";
   EXPECT_EQ(r.demands[0].gpus_per_task, 2u);
-  EXPECT_EQ(r.demands[0].cpus_per_task, 4u);
+  EXPECT_EQ(r.demands[0].cpus_per_task, 4000u);
   EXPECT_FALSE(s.running[1].stoppable) << "a job being stopped is no preemption candidate";
   EXPECT_FALSE(r.moving);
   EXPECT_TRUE(s.running[1].moving);
@@ -225,6 +225,38 @@ TEST(SnapshotBuilder, ReservationsKeepTheCurrentAndUpcomingWithTheirIdleFlag) {
   EXPECT_EQ(s.reservations[0].id, 1);
   EXPECT_EQ(s.reservations[0].user, "bob");
   EXPECT_TRUE(s.reservations[0].owner_idle);
+}
+
+}  // namespace
+}  // namespace rota::server::scheduling
+
+namespace rota::server::scheduling {
+namespace {
+
+TEST(SnapshotBuilder, HeldJobsStayOutOfThePendingList) {
+  std::map<int64_t, Job> jobs;
+  for (int64_t id : {1, 2, 3}) {
+    Job j;
+    j.id = id;
+    j.owner = "alice";
+    j.created_ms = 1000;
+    j.array_id = 9;
+    j.array_cap = 1;
+    j.spec.groups = {{.role = "worker", .replicas = 1}};
+    jobs[id] = j;
+  }
+  SchedulingInput in;
+  in.now_ms = 10'000;
+  std::vector<NodeView> nodes{Node("a", 2)};
+  in.nodes = nodes;
+  in.jobs = &jobs;
+  const std::set<int64_t> held{2, 3};
+  in.held_jobs = &held;
+  sched::Snapshot s = BuildSnapshot(in);
+  ASSERT_EQ(s.pending.size(), 1u);
+  EXPECT_EQ(s.pending[0].meta.id, 1);
+  in.held_jobs = nullptr;
+  EXPECT_EQ(BuildSnapshot(in).pending.size(), 3u);
 }
 
 }  // namespace

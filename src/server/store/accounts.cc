@@ -87,19 +87,19 @@ Result<int64_t> CountJobsOf(Db& db, int64_t user_id) {
 Result<int64_t> InsertUser(Db& db, const UserRow& u) {
   ASSIGN_OR_RETURN(Stmt ins, db.Prepare("INSERT INTO users (username, display_name, email, unix_user, "
                                         "unix_users_json, role, password_hash, disabled, created_ms, "
-                                        "updated_ms) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)"));
-  RETURN_IF_ERROR(ins.Bind(1, u.username)
-                      .Bind(2, u.display_name)
-                      .Bind(3, u.email)
-                      .Bind(4, u.unix_user)
-                      .Bind(5, u.unix_users_json)
-                      .Bind(6, u.role)
-                      .Bind(7, u.password_hash)
-                      .Bind(8, int64_t{u.disabled ? 1 : 0})
-                      .Bind(9, u.created_ms)
-                      .Bind(10, u.updated_ms)
-                      .Run());
-  return db.LastInsertRowid();
+                                        "updated_ms) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10) "
+                                        "RETURNING id"));
+  return ins.Bind(1, u.username)
+      .Bind(2, u.display_name)
+      .Bind(3, u.email)
+      .Bind(4, u.unix_user)
+      .Bind(5, u.unix_users_json)
+      .Bind(6, u.role)
+      .Bind(7, u.password_hash)
+      .Bind(8, int64_t{u.disabled ? 1 : 0})
+      .Bind(9, u.created_ms)
+      .Bind(10, u.updated_ms)
+      .RunReturningId();
 }
 
 Status UpdateUser(Db& db, const UserRow& u) {
@@ -132,8 +132,8 @@ Status SetUserGroups(Db& db, int64_t user_id, const std::vector<std::string>& gr
     ASSIGN_OR_RETURN(bool row, find.Step());
     if (!row) return Status::NotFound("group '" + name + "' not found");
     const int64_t gid = find.Int(0);
-    ASSIGN_OR_RETURN(Stmt ins, db.Prepare("INSERT OR IGNORE INTO group_members (group_id, "
-                                          "user_id) VALUES (?1, ?2)"));
+    ASSIGN_OR_RETURN(Stmt ins, db.Prepare("INSERT INTO group_members (group_id, user_id) "
+                                          "VALUES (?1, ?2) ON CONFLICT DO NOTHING"));
     RETURN_IF_ERROR(ins.Bind(1, gid).Bind(2, user_id).Run());
   }
   return Status::Ok();
@@ -214,9 +214,8 @@ Result<bool> GroupExists(Db& db, const std::string& name) {
 Result<int64_t> InsertGroup(Db& db, const std::string& name, const std::string& description,
                             int64_t created_ms) {
   ASSIGN_OR_RETURN(Stmt ins, db.Prepare("INSERT INTO groups (name, description, created_ms) "
-                                        "VALUES (?1, ?2, ?3)"));
-  RETURN_IF_ERROR(ins.Bind(1, name).Bind(2, description).Bind(3, created_ms).Run());
-  return db.LastInsertRowid();
+                                        "VALUES (?1, ?2, ?3) RETURNING id"));
+  return ins.Bind(1, name).Bind(2, description).Bind(3, created_ms).RunReturningId();
 }
 
 Result<bool> DeleteGroup(Db& db, const std::string& name) {

@@ -4,15 +4,14 @@ namespace rota::store {
 
 Status InsertAuthEvent(Db& db, const AuthEventRow& row) {
   ASSIGN_OR_RETURN(Stmt ins, db.Prepare("INSERT INTO auth_events (t_ms, action, address, username, "
-                                        "actor, detail) VALUES (?1, ?2, ?3, ?4, ?5, ?6)"));
-  RETURN_IF_ERROR(ins.Bind(1, row.t_ms)
-                      .Bind(2, row.action)
-                      .Bind(3, row.address)
-                      .Bind(4, row.username)
-                      .Bind(5, row.actor)
-                      .Bind(6, row.detail)
-                      .Run());
-  const int64_t id = db.LastInsertRowid();
+                                        "actor, detail) VALUES (?1, ?2, ?3, ?4, ?5, ?6) RETURNING id"));
+  ASSIGN_OR_RETURN(const int64_t id, ins.Bind(1, row.t_ms)
+                                         .Bind(2, row.action)
+                                         .Bind(3, row.address)
+                                         .Bind(4, row.username)
+                                         .Bind(5, row.actor)
+                                         .Bind(6, row.detail)
+                                         .RunReturningId());
   if (id % 1000 != 0) return Status::Ok();  // trim now and then: ids only grow
   ASSIGN_OR_RETURN(Stmt del, db.Prepare("DELETE FROM auth_events WHERE id <= ?1"));
   return del.Bind(1, id - kMaxAuthEvents).Run();

@@ -11,7 +11,7 @@
 
 #include "common/status.h"
 #include "server/store/gpu_pack.h"
-#include "server/store/sqlite.h"
+#include "server/store/sql.h"
 
 namespace rota::store {
 

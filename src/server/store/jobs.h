@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "common/status.h"
-#include "server/store/sqlite.h"
+#include "server/store/sql.h"
 
 namespace rota::store {
 
@@ -30,6 +30,13 @@ struct JobRow {
   std::optional<int64_t> ended_ms;
   int64_t queued_ms = 0;
   int64_t attained_gpu_ms = 0, preemptions = 0, lost_gpu_ms = 0;
+  // Array members (written by InsertJob only): the array's id (0: not a
+  // member), the member's index and the array's cap on members running at once.
+  int64_t array_id = 0, array_index = 0, array_cap = 0;
+  // Sweep trials: the sweep's budget of failed trials (0: none) and the
+  // trial's parameters as a JSON object ("" for other jobs).
+  int64_t array_max_failures = 0;
+  std::string params_json;
 };
 
 // One step of a job's history.
@@ -44,6 +51,15 @@ Result<int64_t> InsertJob(Db& db, const JobRow& row);
 // Writes what changes over a job's life (state, reason, restarts, tasks,
 // times, usage) to job row.id; with `event`, appends it to its history.
 Status UpdateJob(Db& db, const JobRow& row, const JobEventRow* event);
+// What a round of the job service changed about one job: its row as it is
+// now and the events since the last write, oldest first.
+struct JobUpdate {
+  JobRow row;
+  std::vector<JobEventRow> events;
+};
+// UpdateJob for each, in order (one store write per round). Stops at the
+// first error and returns it (the caller's savepoint undoes the rest).
+Status UpdateJobs(Db& db, const std::vector<JobUpdate>& updates);
 // The job, or nullopt when there is none with that id.
 Result<std::optional<JobRow>> GetJob(Db& db, int64_t id);
 // Its history, oldest first.
@@ -55,6 +71,9 @@ struct JobListFilter {
   int64_t owner_id = 0;
   std::string state;
   int64_t before = 0, after = 0;
+  // > 0: only the members of this array, oldest (lowest index) first; -1: no
+  // array members.
+  int64_t array_id = 0;
 };
 // At most `limit` after skipping `offset`: newest first; with filter.after the
 // oldest above it first (the page just newer than `after`).
@@ -71,6 +90,25 @@ struct EndedUsage {
   std::set<int64_t> recent_ids;
 };
 Result<EndedUsage> EndedUsageSince(Db& db, int64_t since_ms, int64_t recent_ms);
+
+// A job array (table job_arrays) and how many of its members are in each state.
+struct ArrayRow {
+  int64_t id = 0;  // set by InsertArray
+  int64_t owner_id = 0;
+  std::string owner;  // read only
+  std::string name, indices;
+  int64_t max_running = 0, size = 0;
+  std::string spec_json;  // the template
+  int64_t created_ms = 0;
+  std::string sweep_json;  // a sweep's definition (jobs/sweep.h), "" for a plain array
+  std::map<std::string, int64_t> counts;  // read only: state name -> members
+};
+// Inserts the array (its members are InsertJob'ed after, naming its id).
+Result<int64_t> InsertArray(Db& db, const ArrayRow& row);
+// The array with its counts, or nullopt.
+Result<std::optional<ArrayRow>> GetArray(Db& db, int64_t id);
+// Arrays newest first (owner_id 0: anyone's; before > 0: ids below it), with counts.
+Result<std::vector<ArrayRow>> ListArrays(Db& db, int64_t owner_id, int limit, int64_t before = 0);
 
 // Fair-share usage (decayed GPU-ms) by user and by group, as of at_ms.
 struct FairShareUsage {

@@ -5,17 +5,20 @@
 
 #include "common/clock.h"
 #include "server/store/sched_settings.h"
+#include "server/store/store_test_backend.h"
 #include "server/store/store_test_util.h"
 
 namespace rota::store {
 namespace {
 
-using testing::TempDir;
+using testing::Backend;
 
-class StoreJobsTest : public ::testing::Test {
+// Runs on SQLite and on PostgreSQL (store_test_backend.h).
+class StoreJobsTest : public ::testing::TestWithParam<Backend> {
  protected:
   void SetUp() override {
-    auto s = Store::Open(dir_.path(), {}, clock_);
+    ROTA_SKIP_WITHOUT_BACKEND(loc_);
+    auto s = loc_.Open({}, clock_);
     ASSERT_TRUE(s.ok()) << s.status().ToString();
     store_ = std::move(*s);
     ASSERT_TRUE(store_->Write([](Db& db) {
@@ -50,12 +53,14 @@ class StoreJobsTest : public ::testing::Test {
     return id;
   }
 
-  TempDir dir_;
+  testing::TestStoreLocation loc_{GetParam()};
   FakeClock clock_{1'700'000'000'000};
   std::unique_ptr<Store> store_;
 };
+INSTANTIATE_TEST_SUITE_P(, StoreJobsTest, ::testing::Values(Backend::kSqlite, Backend::kPostgres),
+                         testing::BackendParamName<::testing::TestParamInfo<Backend>>);
 
-TEST_F(StoreJobsTest, AJobIsInsertedUpdatedReadAndListedWithItsHistory) {
+TEST_P(StoreJobsTest, AJobIsInsertedUpdatedReadAndListedWithItsHistory) {
   auto a = Insert(1, "a", 1000), b = Insert(2, "b", 2000), c = Insert(1, "c", 3000);
   ASSERT_TRUE(a.ok() && b.ok() && c.ok());
   EXPECT_LT(*a, *b);
@@ -125,7 +130,66 @@ TEST_F(StoreJobsTest, AJobIsInsertedUpdatedReadAndListedWithItsHistory) {
   EXPECT_TRUE(Read([&](Db& db) { return EndedUsageSince(db, 0, 5001); })->recent_ids.empty());
 }
 
-TEST_F(StoreJobsTest, FairShareUsageIsReplacedWhole) {
+TEST_P(StoreJobsTest, AnArrayAndItsMembersAreStoredInOneWriteAndCounted) {
+  ArrayRow a;
+  a.owner_id = 1;
+  a.name = "sweep";
+  a.indices = "0-2%1";
+  a.max_running = 1;
+  a.size = 3;
+  a.spec_json = "{}";
+  a.created_ms = 5;
+  std::vector<int64_t> members;
+  ASSERT_TRUE(store_->Write([&](Db& db) -> Status {
+    ASSIGN_OR_RETURN(a.id, InsertArray(db, a));
+    for (int64_t i = 0; i < 3; ++i) {
+      JobRow r;
+      r.owner_id = 1;
+      r.name = "sweep";
+      r.spec_json = "{}";
+      r.state = i == 0 ? "running" : "pending";
+      r.created_ms = r.updated_ms = 5;
+      r.array_id = a.id;
+      r.array_index = i;
+      r.array_cap = 1;
+      ASSIGN_OR_RETURN(int64_t id, InsertJob(db, r));
+      members.push_back(id);
+    }
+    return Status::Ok();
+  }).ok());
+  ASSERT_TRUE(Insert(2, "plain", 6).ok());
+  auto got = Read([&](Db& db) { return GetArray(db, a.id); });
+  ASSERT_TRUE(got.ok() && got->has_value()) << got.status().ToString();
+  EXPECT_EQ((*got)->owner, "alice");
+  EXPECT_EQ((*got)->indices, "0-2%1");
+  EXPECT_EQ((*got)->max_running, 1);
+  EXPECT_EQ((*got)->counts, (std::map<std::string, int64_t>{{"pending", 2}, {"running", 1}}));
+  auto none = Read([&](Db& db) { return GetArray(db, a.id + 100); });
+  ASSERT_TRUE(none.ok());
+  EXPECT_FALSE(none->has_value());
+  // Members in index order; the rest of the jobs without them.
+  auto listed = Read([&](Db& db) { return ListJobs(db, JobListFilter{.array_id = a.id}, 10); });
+  ASSERT_TRUE(listed.ok());
+  ASSERT_EQ(listed->size(), 3u);
+  for (size_t i = 0; i < 3; ++i) {
+    EXPECT_EQ((*listed)[i].id, members[i]);
+    EXPECT_EQ((*listed)[i].array_index, static_cast<int64_t>(i));
+    EXPECT_EQ((*listed)[i].array_cap, 1);
+  }
+  auto plain = Read([&](Db& db) { return ListJobs(db, JobListFilter{.array_id = -1}, 10); });
+  ASSERT_TRUE(plain.ok());
+  ASSERT_EQ(plain->size(), 1u);
+  EXPECT_EQ((*plain)[0].name, "plain");
+  auto arrays = Read([&](Db& db) { return ListArrays(db, 2, 10); });
+  ASSERT_TRUE(arrays.ok());
+  EXPECT_TRUE(arrays->empty());  // bob has none
+  arrays = Read([&](Db& db) { return ListArrays(db, 0, 10); });
+  ASSERT_TRUE(arrays.ok());
+  ASSERT_EQ(arrays->size(), 1u);
+  EXPECT_EQ((*arrays)[0].counts.at("pending"), 2);
+}
+
+TEST_P(StoreJobsTest, FairShareUsageIsReplacedWhole) {
   auto none = Read([](Db& db) { return LoadFairShareUsage(db); });
   ASSERT_TRUE(none.ok());
   EXPECT_EQ(none->at_ms, 0);
@@ -139,7 +203,7 @@ TEST_F(StoreJobsTest, FairShareUsageIsReplacedWhole) {
   EXPECT_EQ(got->at_ms, 200);
 }
 
-TEST_F(StoreJobsTest, QueuesAndQuotasAreStoredReplacedAndDeleted) {
+TEST_P(StoreJobsTest, QueuesAndQuotasAreStoredReplacedAndDeleted) {
   ASSERT_TRUE(store_->Write([](Db& db) { return InsertQueue(db, {"ml", "{}", 1, 1}); }).ok());
   EXPECT_FALSE(store_->Write([](Db& db) { return InsertQueue(db, {"ml", "{}", 2, 2}); }).ok())
       << "a taken name is refused";

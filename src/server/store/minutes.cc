@@ -62,18 +62,33 @@ Result<MinuteAggregates> MinuteAggregates::Prepare(Db& db) {
   ASSIGN_OR_RETURN(m.read_node_, db.Prepare(kHostReadingsSql));
   ASSIGN_OR_RETURN(
       m.put_gpu_,
-      db.Prepare("INSERT OR REPLACE INTO gpu_minutes (node, gpu, minute_ms, n, failed_n, "
+      db.Prepare("INSERT INTO gpu_minutes (node, gpu, minute_ms, n, failed_n, "
                  "util_gpu_sum, util_gpu_n, util_gpu_max, util_mem_sum, util_mem_n, util_mem_max, "
                  "mem_used_sum, mem_used_n, mem_used_max, temp_sum, temp_n, temp_max, "
                  "power_mw_sum, power_mw_n, power_mw_max, energy_mj, energy_t) VALUES (?1, ?2, ?3, "
                  "?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, "
-                 "?21, ?22)"));
+                 "?21, ?22) ON CONFLICT (node, minute_ms, gpu) DO UPDATE SET n = excluded.n, "
+                 "failed_n = excluded.failed_n, util_gpu_sum = excluded.util_gpu_sum, "
+                 "util_gpu_n = excluded.util_gpu_n, util_gpu_max = excluded.util_gpu_max, "
+                 "util_mem_sum = excluded.util_mem_sum, util_mem_n = excluded.util_mem_n, "
+                 "util_mem_max = excluded.util_mem_max, mem_used_sum = excluded.mem_used_sum, "
+                 "mem_used_n = excluded.mem_used_n, mem_used_max = excluded.mem_used_max, "
+                 "temp_sum = excluded.temp_sum, temp_n = excluded.temp_n, "
+                 "temp_max = excluded.temp_max, power_mw_sum = excluded.power_mw_sum, "
+                 "power_mw_n = excluded.power_mw_n, power_mw_max = excluded.power_mw_max, "
+                 "energy_mj = excluded.energy_mj, energy_t = excluded.energy_t"));
   ASSIGN_OR_RETURN(
       m.put_node_,
-      db.Prepare("INSERT OR REPLACE INTO node_minutes (node, minute_ms, n, cpu_percent_sum, "
+      db.Prepare("INSERT INTO node_minutes (node, minute_ms, n, cpu_percent_sum, "
                  "cpu_percent_n, cpu_percent_max, mem_used_sum, mem_used_n, mem_used_max, "
                  "load1_sum, load1_n, load1_max) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, "
-                 "?10, ?11, ?12)"));
+                 "?10, ?11, ?12) ON CONFLICT (node, minute_ms) DO UPDATE SET n = excluded.n, "
+                 "cpu_percent_sum = excluded.cpu_percent_sum, "
+                 "cpu_percent_n = excluded.cpu_percent_n, "
+                 "cpu_percent_max = excluded.cpu_percent_max, mem_used_sum = excluded.mem_used_sum, "
+                 "mem_used_n = excluded.mem_used_n, mem_used_max = excluded.mem_used_max, "
+                 "load1_sum = excluded.load1_sum, load1_n = excluded.load1_n, "
+                 "load1_max = excluded.load1_max"));
   return m;
 }
 

@@ -15,7 +15,7 @@
 
 #include "common/status.h"
 #include "server/store/gpu_samples.h"
-#include "server/store/sqlite.h"
+#include "server/store/sql.h"
 
 namespace rota::store {
 

@@ -14,8 +14,10 @@ Result<std::vector<NodeDrainRow>> LoadNodeDrains(Db& db) {
 }
 
 Status PutNodeDrain(Db& db, const NodeDrainRow& row) {
-  ASSIGN_OR_RETURN(Stmt s, db.Prepare("INSERT OR REPLACE INTO node_drains (node, reason, by_user, since_ms) "
-                                      "VALUES (?1, ?2, ?3, ?4)"));
+  ASSIGN_OR_RETURN(Stmt s, db.Prepare("INSERT INTO node_drains (node, reason, by_user, since_ms) "
+                                      "VALUES (?1, ?2, ?3, ?4) ON CONFLICT (node) DO UPDATE SET "
+                                      "reason = excluded.reason, by_user = excluded.by_user, "
+                                      "since_ms = excluded.since_ms"));
   return s.Bind(1, row.node).Bind(2, row.reason).Bind(3, row.by).Bind(4, row.since_ms).Run();
 }
 

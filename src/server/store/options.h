@@ -3,8 +3,19 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+
+#include "common/status.h"
 
 namespace rota::store {
+
+// A leader's lease as its write transactions check it (lease.h, CheckFence).
+struct LeaseFence {
+  std::string holder;
+  int64_t epoch = 0;
+};
 
 struct StoreOptions {
   // Raw samples older than this are deleted by RunRetention (and samples that
@@ -42,6 +53,14 @@ struct StoreOptions {
   // synchronous=FULL instead of NORMAL: commits also survive power loss, at the
   // price of an fsync per commit. NORMAL (WAL) survives process crashes.
   bool sync_full = false;
+  // PostgreSQL with several servers: every write transaction first checks that this
+  // server still holds the leader lease (CheckFence, lease.h) and rolls back when it does
+  // not; its writes then fail with that Unavailable, and `on_fenced` is called with it (on
+  // the writer thread; it must not block). The write connection's sessions also end when
+  // idle in a transaction longer than `idle_in_transaction_ms` (a paused server's locks go).
+  std::optional<LeaseFence> fence;
+  std::function<void(const Status&)> on_fenced;
+  int64_t idle_in_transaction_ms = 2'000;
 };
 
 // Counters since Open. Rows are counted when their transaction committed.

@@ -1,7 +1,5 @@
 #include "server/store/power.h"
 
-#include <sqlite3.h>
-
 namespace rota::store {
 namespace {
 
@@ -67,9 +65,12 @@ Result<std::vector<power::PowerPolicy>> LoadPowerPolicies(Db& db) {
 Result<power::PowerPolicy> InsertPowerPolicy(Db& db, const power::PowerPolicy& p, int64_t now_ms) {
   RETURN_IF_ERROR(CheckNameFree(db, p.name, 0));
   ASSIGN_OR_RETURN(Stmt s, db.Prepare("INSERT INTO power_policies (name, spec_json, created_ms, "
-                                      "updated_ms) VALUES (?1, ?2, ?3, ?3)"));
-  RETURN_IF_ERROR(s.Bind(1, p.name).Bind(2, power::PowerPolicySpecJson(p).dump()).Bind(3, now_ms).Run());
-  return GetPolicy(db, sqlite3_last_insert_rowid(db.raw()));
+                                      "updated_ms) VALUES (?1, ?2, ?3, ?3) RETURNING id"));
+  ASSIGN_OR_RETURN(const int64_t id, s.Bind(1, p.name)
+                                         .Bind(2, power::PowerPolicySpecJson(p).dump())
+                                         .Bind(3, now_ms)
+                                         .RunReturningId());
+  return GetPolicy(db, id);
 }
 
 Result<power::PowerPolicy> UpdatePowerPolicy(Db& db, int64_t id, const power::PowerPolicy& p,

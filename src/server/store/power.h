@@ -9,7 +9,7 @@
 
 #include "common/status.h"
 #include "power/policy.h"
-#include "server/store/sqlite.h"
+#include "server/store/sql.h"
 
 namespace rota::store {
 

@@ -125,7 +125,8 @@ Result<std::vector<Reservation>> ListReservations(Db& db, const ReservationFilte
         break;
     }
   }
-  // Every parameter is bound; SQLite accepts unused ones up to the highest used (?6).
+  // Every parameter is bound; SQLite accepts unused ones up to the highest used (?6), and
+  // the PostgreSQL backend gives them a type of their own.
   std::string sql = where.empty() ? "" : "WHERE " + Join(where, " AND ");
   sql += " ORDER BY r.start_ms DESC, r.id DESC LIMIT ?6";
   return Query(db, sql, [&](Stmt& s) {
@@ -159,17 +160,16 @@ Result<int64_t> InsertReservation(Db& db, const Reservation& r) {
   ASSIGN_OR_RETURN(Stmt ins, db.Prepare("INSERT INTO reservations (owner_id, node, title, "
                                         "description, start_ms, end_ms, created_ms, "
                                         "updated_ms, enforcement_json) VALUES "
-                                        "(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?7, ?8)"));
-  RETURN_IF_ERROR(ins.Bind(1, r.owner_id)
-                      .Bind(2, r.node)
-                      .Bind(3, r.title)
-                      .Bind(4, r.description)
-                      .Bind(5, r.start_ms)
-                      .Bind(6, r.end_ms)
-                      .Bind(7, r.created_ms)
-                      .Bind(8, r.enforcement.dump())
-                      .Run());
-  const int64_t id = db.LastInsertRowid();
+                                        "(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?7, ?8) RETURNING id"));
+  ASSIGN_OR_RETURN(const int64_t id, ins.Bind(1, r.owner_id)
+                                         .Bind(2, r.node)
+                                         .Bind(3, r.title)
+                                         .Bind(4, r.description)
+                                         .Bind(5, r.start_ms)
+                                         .Bind(6, r.end_ms)
+                                         .Bind(7, r.created_ms)
+                                         .Bind(8, r.enforcement.dump())
+                                         .RunReturningId());
   ASSIGN_OR_RETURN(Stmt g, db.Prepare("INSERT INTO reservation_gpus (reservation_id, node, gpu, "
                                       "uuid, start_ms, end_ms) VALUES (?1, ?2, ?3, ?4, ?5, ?6)"));
   for (size_t i = 0; i < r.gpus.size(); ++i) {
@@ -288,9 +288,12 @@ Result<Policy> GetReservationPolicy(Db& db, int64_t id) {
 Result<Policy> InsertReservationPolicy(Db& db, const Policy& p, int64_t now_ms) {
   RETURN_IF_ERROR(CheckNameFree(db, p.name, 0));
   ASSIGN_OR_RETURN(Stmt s, db.Prepare("INSERT INTO policies (name, spec_json, created_ms, "
-                                      "updated_ms) VALUES (?1, ?2, ?3, ?3)"));
-  RETURN_IF_ERROR(s.Bind(1, p.name).Bind(2, reserve::PolicySpecJson(p).dump()).Bind(3, now_ms).Run());
-  return GetReservationPolicy(db, db.LastInsertRowid());
+                                      "updated_ms) VALUES (?1, ?2, ?3, ?3) RETURNING id"));
+  ASSIGN_OR_RETURN(const int64_t id, s.Bind(1, p.name)
+                                         .Bind(2, reserve::PolicySpecJson(p).dump())
+                                         .Bind(3, now_ms)
+                                         .RunReturningId());
+  return GetReservationPolicy(db, id);
 }
 
 Result<Policy> UpdateReservationPolicy(Db& db, int64_t id, const Policy& p, int64_t now_ms) {

@@ -13,7 +13,7 @@
 #include "common/status.h"
 #include "reserve/policy.h"
 #include "reserve/reservation.h"
-#include "server/store/sqlite.h"
+#include "server/store/sql.h"
 
 namespace rota::store {
 

@@ -4,6 +4,7 @@
 
 #include <vector>
 
+#include "server/store/sqlite_backend.h"
 #include "server/store/ssh_nodes.h"
 #include "server/store/store_test_util.h"
 

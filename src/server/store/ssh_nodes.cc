@@ -51,8 +51,10 @@ Result<std::vector<SshTaskRow>> LoadSshTasks(Db& db) {
 }
 
 Status PutSshTask(Db& db, const SshTaskRow& row) {
-  ASSIGN_OR_RETURN(Stmt s, db.Prepare("INSERT OR REPLACE INTO ssh_tasks (id, node, unix_user, "
-                                      "created_ms) VALUES (?1, ?2, ?3, ?4)"));
+  ASSIGN_OR_RETURN(Stmt s, db.Prepare("INSERT INTO ssh_tasks (id, node, unix_user, created_ms) "
+                                      "VALUES (?1, ?2, ?3, ?4) ON CONFLICT (id) DO UPDATE SET "
+                                      "node = excluded.node, unix_user = excluded.unix_user, "
+                                      "created_ms = excluded.created_ms"));
   return s.Bind(1, row.id).Bind(2, row.node).Bind(3, row.unix_user).Bind(4, row.created_ms).Run();
 }
 

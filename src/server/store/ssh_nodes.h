@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "common/status.h"
-#include "server/store/sqlite.h"
+#include "server/store/sql.h"
 
 namespace rota::store {
 

@@ -14,8 +14,11 @@
 #include "common/file_util.h"
 #include "common/log.h"
 #include "common/mutex.h"
+#include "server/store/pg_backend.h"
 #include "server/store/schema.h"
+#include "server/store/sqlite_backend.h"
 #include "server/store/store_impl.h"
+#include "server/store/store_url.h"
 
 namespace rota::store {
 namespace {
@@ -84,7 +87,8 @@ Status MakeStorePrivate(const std::string& dir, const std::string& db_path, bool
   return MakePrivate(dir + "/rota.lock", 0600, false);
 }
 
-// Takes an exclusive flock on <dir>/rota.lock.
+}  // namespace
+
 Result<std::unique_ptr<LockFile>> LockDir(const std::string& dir) {
   const std::string lock_path = dir + "/rota.lock";
   int fd = ::open(lock_path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
@@ -100,6 +104,8 @@ Result<std::unique_ptr<LockFile>> LockDir(const std::string& dir) {
   }
   return std::make_unique<LockFile>(fd);
 }
+
+namespace {
 
 Status Configure(Db& db, const StoreOptions& opt, bool writer) {
   RETURN_IF_ERROR(db.Exec("PRAGMA busy_timeout = " + std::to_string(opt.busy_timeout_ms)));
@@ -160,9 +166,47 @@ Store::~Store() = default;
 
 Result<std::unique_ptr<Store>> Store::Open(const std::string& data_dir, const StoreOptions& options,
                                            Clock& clock) {
+  return OpenSqlite(data_dir, data_dir + "/rota.db", options, clock);
+}
+
+Result<std::unique_ptr<Store>> Store::OpenUrl(const std::string& url, const StoreOptions& options,
+                                              Clock& clock) {
+  ASSIGN_OR_RETURN(StoreUrl u, ParseStoreUrl(url));
+  if (u.dialect == Dialect::kSqlite) {
+    const size_t slash = u.sqlite_path.rfind('/');
+    const std::string dir = slash == std::string::npos ? "."
+                            : slash == 0               ? "/"
+                                                       : u.sqlite_path.substr(0, slash);
+    return OpenSqlite(dir, u.sqlite_path, options, clock);
+  }
+  RETURN_IF_ERROR(ValidateOptions(options));
+  auto fail = [](const Status& st) { return st.WithContext("cannot open store"); };
+  PgConnectOptions writer_options;
+  // A leader paused inside a transaction must not hold the lease row's lock for long
+  // (lease.h, CheckFence).
+  if (options.fence) writer_options.idle_in_transaction_ms = options.idle_in_transaction_ms;
+  auto wdb = OpenPostgres(u.pg_url, u.display, writer_options);
+  if (!wdb.ok()) return fail(wdb.status());
+  if (Status st = RequireWritable(*wdb); !st.ok()) return fail(st);
+  if (Status st = ApplySchema(*wdb, clock.NowMs()); !st.ok()) return fail(st);
+  PgConnectOptions read_only;
+  read_only.read_only = true;
+  auto rdb = OpenPostgres(u.pg_url, u.display, read_only);
+  if (!rdb.ok()) return fail(rdb.status());
+  auto impl = std::make_unique<Impl>(options, clock, nullptr, std::move(*rdb));
+  impl->path = u.display;
+  impl->dialect = Dialect::kPostgres;
+  auto writer = Writer::Start(std::move(*wdb), options, clock);
+  if (!writer.ok()) return fail(writer.status());
+  impl->writer = std::move(*writer);
+  return std::unique_ptr<Store>(new Store(std::move(impl)));
+}
+
+Result<std::unique_ptr<Store>> Store::OpenSqlite(const std::string& data_dir,
+                                                 const std::string& path,
+                                                 const StoreOptions& options, Clock& clock) {
   RETURN_IF_ERROR(ValidateOptions(options));
   RETURN_IF_ERROR(MakeDirs(data_dir, 0700));
-  const std::string path = data_dir + "/rota.db";
   auto fail = [](const Status& st) { return st.WithContext("cannot open store"); };
   if (Status st = MakePrivate(data_dir, 0700, true); !st.ok()) return fail(st);
   ASSIGN_OR_RETURN(std::unique_ptr<LockFile> lock, LockDir(data_dir));
@@ -188,6 +232,7 @@ Result<std::unique_ptr<Store>> Store::Open(const std::string& data_dir, const St
 }
 
 const std::string& Store::path() const { return impl_->path; }
+Dialect Store::dialect() const { return impl_->dialect; }
 
 StoreStats Store::Stats() const {
   StoreStats s;
@@ -212,7 +257,8 @@ Status Store::UpsertNode(const api::NodeInfo& info, int64_t now_ms) {
         db.Prepare("INSERT INTO nodes (name, node_id, info_json, first_seen_ms, last_seen_ms) "
                    "VALUES (?1, ?2, ?3, ?4, ?4) ON CONFLICT (name) DO UPDATE SET "
                    "node_id = excluded.node_id, info_json = excluded.info_json, "
-                   "last_seen_ms = max(last_seen_ms, excluded.last_seen_ms) RETURNING id"));
+                   "last_seen_ms = CASE WHEN excluded.last_seen_ms > nodes.last_seen_ms THEN "
+                   "excluded.last_seen_ms ELSE nodes.last_seen_ms END RETURNING id"));
     up.Bind(1, info.name).Bind(2, info.node_id).Bind(3, text).Bind(4, now_ms);
     ASSIGN_OR_RETURN(bool row, up.Step());
     if (!row) return Status::Internal("upsert of node " + info.name + " returned no id");

@@ -1,7 +1,7 @@
 #pragma once
-// rota's embedded store: nodes, raw GPU/node samples, 1-minute aggregates and
-// downsampled history, in one SQLite database <data_dir>/rota.db (WAL mode).
-// See docs/design-store.md.
+// rota's store: nodes, raw GPU/node samples, 1-minute aggregates and
+// downsampled history, in one SQLite database <data_dir>/rota.db (WAL mode), or
+// in a PostgreSQL database (OpenUrl). See docs/design-store.md.
 //
 // Threading: every method is thread-safe. Writes go through one writer thread
 // that owns the write connection and commits many writes per transaction;
@@ -22,7 +22,7 @@
 #include "common/status.h"
 #include "server/store/history.h"
 #include "server/store/options.h"
-#include "server/store/sqlite.h"
+#include "server/store/sql.h"
 
 namespace rota::store {
 
@@ -46,6 +46,13 @@ class Store {
   // `clock` must outlive the store.
   static Result<std::unique_ptr<Store>> Open(const std::string& data_dir,
                                              const StoreOptions& options, Clock& clock);
+  // Opens the store a URL names (store_url.h): sqlite:PATH as Open does, with
+  // PATH's directory as the data dir; postgresql://... on a PostgreSQL server
+  // (no data dir, no lock file). Errors: InvalidArgument for a bad URL or
+  // options, Unavailable naming the server when it cannot be reached, Conflict
+  // for a schema written by a newer rota; messages never hold the URL's password.
+  static Result<std::unique_ptr<Store>> OpenUrl(const std::string& url,
+                                                const StoreOptions& options, Clock& clock);
   // Commits everything queued (calling its callbacks), then closes.
   ~Store();
   Store(const Store&) = delete;
@@ -129,10 +136,14 @@ class Store {
   Status Read(const DbTask& task);
 
   StoreStats Stats() const;
-  // <data_dir>/rota.db
+  // <data_dir>/rota.db, or the PostgreSQL URL without password.
   const std::string& path() const;
+  Dialect dialect() const;
 
  private:
+  static Result<std::unique_ptr<Store>> OpenSqlite(const std::string& data_dir,
+                                                   const std::string& path,
+                                                   const StoreOptions& options, Clock& clock);
   struct Impl;
   explicit Store(std::unique_ptr<Impl> impl);
   std::unique_ptr<Impl> impl_;

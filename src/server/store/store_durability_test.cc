@@ -12,7 +12,7 @@
 #include <mutex>
 #include <set>
 
-#include "server/store/sqlite.h"
+#include "server/store/sqlite_backend.h"
 #include "server/store/store.h"
 #include "server/store/store_test_util.h"
 

@@ -4,15 +4,16 @@
 
 #include <future>
 
-#include "server/store/sqlite.h"
 #include "server/store/store.h"
+#include "server/store/store_test_backend.h"
 #include "server/store/store_test_util.h"
 
 namespace rota::store {
 namespace {
 
+using testing::Backend;
 using testing::MakeNode;
-using testing::TempDir;
+using testing::TestStoreLocation;
 using Pairs = std::vector<std::pair<std::string, double>>;
 
 constexpr int64_t kT0 = 1'699'999'200'000;  // a whole hour
@@ -94,22 +95,35 @@ void ExpectTheMinuteAnswers(Store& store) {
   EXPECT_DOUBLE_EQ(Get(n->points[1].max, "load1"), 5);
 }
 
-class StoreHistoryTest : public ::testing::Test {
+// Runs on SQLite and on PostgreSQL (store_test_backend.h).
+class StoreHistoryTest : public ::testing::TestWithParam<Backend> {
  protected:
   void SetUp() override {
-    auto s = Store::Open(dir_.path(), {}, clock_);
+    ROTA_SKIP_WITHOUT_BACKEND(loc_);
+    auto s = loc_.Open({}, clock_);
     ASSERT_TRUE(s.ok()) << s.status().ToString();
     store_ = std::move(*s);
     ASSERT_TRUE(store_->UpsertNode(MakeNode("n1", 1), kT0).ok());
     ASSERT_TRUE(AppendSync(*store_, TwoMinutesOfSamples()).ok());
   }
 
-  TempDir dir_;
+  TestStoreLocation loc_{GetParam()};
   FakeClock clock_{kT0 + 3'600'000};
   std::unique_ptr<Store> store_;
 };
+INSTANTIATE_TEST_SUITE_P(, StoreHistoryTest,
+                         ::testing::Values(Backend::kSqlite, Backend::kPostgres),
+                         testing::BackendParamName<::testing::TestParamInfo<Backend>>);
 
-TEST_F(StoreHistoryTest, RawBucketsHaveExactAvgMaxAndLast) {
+class StoreHistoryMinutesTest : public StoreHistoryTest {
+ protected:
+  void SetUp() override { ROTA_SKIP_WITHOUT_BACKEND(loc_); }
+};
+INSTANTIATE_TEST_SUITE_P(, StoreHistoryMinutesTest,
+                         ::testing::Values(Backend::kSqlite, Backend::kPostgres),
+                         testing::BackendParamName<::testing::TestParamInfo<Backend>>);
+
+TEST_P(StoreHistoryTest, RawBucketsHaveExactAvgMaxAndLast) {
   auto r = store_->GpuHistory("n1", 0, kT0, kT0 + 120 * kS, 15 * kS);
   ASSERT_TRUE(r.ok()) << r.status().ToString();
   EXPECT_EQ(r->resolution, "raw");
@@ -132,7 +146,7 @@ TEST_F(StoreHistoryTest, RawBucketsHaveExactAvgMaxAndLast) {
   EXPECT_DOUBLE_EQ(Get(p[3].max, "temp_c"), 47);
 }
 
-TEST_F(StoreHistoryTest, RawRangeIsHalfOpen) {
+TEST_P(StoreHistoryTest, RawRangeIsHalfOpen) {
   auto r = store_->GpuHistory("n1", 0, kT0 + 10 * kS, kT0 + 70 * kS, 120 * kS + 1);
   ASSERT_TRUE(r.ok()) << r.status().ToString();
   EXPECT_EQ(r->resolution, "raw");  // not a whole number of minutes
@@ -141,7 +155,7 @@ TEST_F(StoreHistoryTest, RawRangeIsHalfOpen) {
   EXPECT_EQ(samples, 2);  // t = 10 s and 20 s; 70 s is excluded
 }
 
-TEST_F(StoreHistoryTest, MinuteStepsUseAggregatesWithTheSameAnswers) {
+TEST_P(StoreHistoryTest, MinuteStepsUseAggregatesWithTheSameAnswers) {
   ExpectTheMinuteAnswers(*store_);
 
   // Two minutes in one bucket: the average is weighted by readings, not by minutes.
@@ -156,24 +170,23 @@ TEST_F(StoreHistoryTest, MinuteStepsUseAggregatesWithTheSameAnswers) {
 
 // A minute is aggregated some seconds after it ends; until then a minute-step
 // read takes its raw rows, with the same answers before and after.
-TEST(StoreHistoryMinutesTest, MinutesNotAggregatedYetAnswerFromTheirRawRows) {
-  TempDir dir;
+TEST_P(StoreHistoryMinutesTest, MinutesNotAggregatedYetAnswerFromTheirRawRows) {
   FakeClock clock(kT0 + 75 * kS);  // minute 0 ended 15 s ago, minute 1 is open
-  auto opened = Store::Open(dir.path(), {}, clock);
+  auto opened = loc_.Open({}, clock);
   ASSERT_TRUE(opened.ok()) << opened.status().ToString();
   Store& store = **opened;
   ASSERT_TRUE(store.UpsertNode(MakeNode("n1", 1), kT0).ok());
   ASSERT_TRUE(AppendSync(store, TwoMinutesOfSamples()).ok());
   auto minutes = [&] {
-    auto db = Db::Open(dir.path() + "/rota.db", SQLITE_OPEN_READONLY);
+    auto db = loc_.Connect();
     return db.ok() ? *db->QueryInt("SELECT count(*) FROM gpu_minutes") : -1;
   };
   EXPECT_EQ(minutes(), 1);  // minute 0 only
   ExpectTheMinuteAnswers(store);
   // Nothing aggregated: every minute from raw rows.
   FakeClock early(kT0 + 30 * kS);
-  TempDir dir2;
-  auto fresh = Store::Open(dir2.path(), {}, early);
+  TestStoreLocation loc2(GetParam());
+  auto fresh = loc2.Open({}, early);
   ASSERT_TRUE(fresh.ok());
   ASSERT_TRUE((*fresh)->UpsertNode(MakeNode("n1", 1), kT0).ok());
   ASSERT_TRUE(AppendSync(**fresh, TwoMinutesOfSamples()).ok());
@@ -184,7 +197,7 @@ TEST(StoreHistoryMinutesTest, MinutesNotAggregatedYetAnswerFromTheirRawRows) {
   ExpectTheMinuteAnswers(store);
 }
 
-TEST_F(StoreHistoryTest, OldRangesUseAggregatesWithWholeMinuteSteps) {
+TEST_P(StoreHistoryTest, OldRangesUseAggregatesWithWholeMinuteSteps) {
   clock_.SetMs(kT0 + 25 * 3'600'000);  // raw retention (24 h) no longer covers kT0
   auto r = store_->GpuHistory("n1", 0, kT0 + 30 * kS, kT0 + 120 * kS, 30 * kS);
   ASSERT_TRUE(r.ok()) << r.status().ToString();
@@ -195,7 +208,7 @@ TEST_F(StoreHistoryTest, OldRangesUseAggregatesWithWholeMinuteSteps) {
   EXPECT_EQ(r->points[0].samples, 3);
 }
 
-TEST_F(StoreHistoryTest, AutoStep) {
+TEST_P(StoreHistoryTest, AutoStep) {
   auto r = store_->GpuHistory("n1", 0, kT0, kT0 + 3'600'000, 0);
   ASSERT_TRUE(r.ok()) << r.status().ToString();
   EXPECT_EQ(r->step_ms, 5 * kS);
@@ -203,7 +216,7 @@ TEST_F(StoreHistoryTest, AutoStep) {
   EXPECT_EQ(r->points.size(), 5u);
 }
 
-TEST_F(StoreHistoryTest, NodeHistory) {
+TEST_P(StoreHistoryTest, NodeHistory) {
   auto r = store_->NodeHistory("n1", kT0, kT0 + 120 * kS, 60 * kS);
   ASSERT_TRUE(r.ok()) << r.status().ToString();
   ASSERT_EQ(r->points.size(), 2u);
@@ -221,7 +234,7 @@ TEST_F(StoreHistoryTest, NodeHistory) {
 
 // Bad inputs: unknown node, unknown GPU index, from == to, from > to, negative
 // step, step below 1 s, too many points, negative from.
-TEST_F(StoreHistoryTest, RejectsBadQueries) {
+TEST_P(StoreHistoryTest, RejectsBadQueries) {
   auto r = store_->GpuHistory("nope", 0, kT0, kT0 + 1000, 1000);
   EXPECT_EQ(r.status().code(), StatusCode::kNotFound);
   EXPECT_EQ(r.status().message(), "node nope not found");
@@ -245,7 +258,7 @@ TEST_F(StoreHistoryTest, RejectsBadQueries) {
   }
 }
 
-TEST_F(StoreHistoryTest, RemovedGpuKeepsItsHistory) {
+TEST_P(StoreHistoryTest, RemovedGpuKeepsItsHistory) {
   ASSERT_TRUE(store_->UpsertNode(MakeNode("n1", 0), kT0 + 1).ok());
   auto r = store_->GpuHistory("n1", 0, kT0, kT0 + 120 * kS, 60 * kS);
   ASSERT_TRUE(r.ok()) << r.status().ToString();

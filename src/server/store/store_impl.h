@@ -7,7 +7,7 @@
 #include "common/clock.h"
 #include "common/mutex.h"
 #include "server/store/options.h"
-#include "server/store/sqlite.h"
+#include "server/store/sql.h"
 #include "server/store/store.h"
 #include "server/store/writer.h"
 
@@ -22,6 +22,10 @@ struct LockFile {
   int fd;
 };
 
+// Takes an exclusive flock on <dir>/rota.lock (created 0600 if missing): Unavailable
+// when another process holds it (a server runs on the store), IoError otherwise.
+Result<std::unique_ptr<LockFile>> LockDir(const std::string& dir);
+
 // Members are destroyed bottom-up: the writer drains first, the lock goes last.
 struct Store::Impl {
   Impl(const StoreOptions& o, Clock& c, std::unique_ptr<LockFile> l, Db read_db)
@@ -34,6 +38,7 @@ struct Store::Impl {
   const StoreOptions opt;
   Clock& clock;
   std::string path;
+  Dialect dialect = Dialect::kSqlite;
   std::unique_ptr<LockFile> lock;
   Mutex read_mu;
   Db rdb ROTA_GUARDED_BY(read_mu);

@@ -20,11 +20,12 @@ inline constexpr int64_t kMinuteT0 = 1'699'999'980'000;
 
 // Every stored host reading as one table (node, t_ms, cpu_percent, mem_used,
 // mem_total, load1): node_samples holds those of samples without GPUs (and
-// those written before schema version 12), node_gpu_samples the others.
+// those written before schema version 12), node_gpu_samples the others. (An
+// alias: PostgreSQL wants one for a subquery in FROM.)
 inline const std::string kHostSamples =
     "(SELECT node, t_ms, cpu_percent, mem_used, mem_total, load1 FROM node_samples UNION ALL "
     "SELECT node, t_ms, cpu_percent, mem_used, mem_total, load1 FROM node_gpu_samples "
-    "WHERE mem_total IS NOT NULL)";
+    "WHERE mem_total IS NOT NULL) AS host_samples";
 
 // A fresh directory under $TMPDIR (or /tmp), removed with its contents on destruction.
 class TempDir {

@@ -3,26 +3,31 @@
 #include <gtest/gtest.h>
 
 #include "server/store/schema.h"
+#include "server/store/store_test_backend.h"
 #include "server/store/store_test_util.h"
 
 namespace rota::store {
 namespace {
 
-using testing::TempDir;
+using testing::Backend;
 
-class UsageStoreTest : public ::testing::Test {
+// Runs on SQLite and on PostgreSQL (store_test_backend.h).
+class UsageStoreTest : public ::testing::TestWithParam<Backend> {
  protected:
   void SetUp() override {
-    auto db = Db::Open(dir_.path() + "/rota.db", SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE);
+    ROTA_SKIP_WITHOUT_BACKEND(loc_);
+    auto db = loc_.Connect();
     ASSERT_TRUE(db.ok()) << db.status().ToString();
     db_ = std::make_unique<Db>(std::move(db).value());
     ASSERT_TRUE(ApplySchema(*db_, 1).ok());
   }
-  TempDir dir_;
+  testing::TestStoreLocation loc_{GetParam()};
   std::unique_ptr<Db> db_;
 };
+INSTANTIATE_TEST_SUITE_P(, UsageStoreTest, ::testing::Values(Backend::kSqlite, Backend::kPostgres),
+                         testing::BackendParamName<::testing::TestParamInfo<Backend>>);
 
-TEST_F(UsageStoreTest, CpuEnergyIsSummedAndReportedApartFromGpuEnergy) {
+TEST_P(UsageStoreTest, CpuEnergyIsSummedAndReportedApartFromGpuEnergy) {
   accounting::Key job{0, "n1", 7, "alice", "ml", 0};
   accounting::Key other{0, "n1", 0, "", "", 0};
   accounting::Amounts gpu;
@@ -43,7 +48,7 @@ TEST_F(UsageStoreTest, CpuEnergyIsSummedAndReportedApartFromGpuEnergy) {
   EXPECT_DOUBLE_EQ((*by_node)[0].amounts.cpu_mj, 300);
 }
 
-TEST_F(UsageStoreTest, CpuMetersRoundTripBesideGpuMeters) {
+TEST_P(UsageStoreTest, CpuMetersRoundTripBesideGpuMeters) {
   accounting::MeterState gpu;
   gpu.uuid = "GPU-0";
   gpu.last = {1000, 5000, 200'000};
@@ -76,6 +81,52 @@ TEST_F(UsageStoreTest, CpuMetersRoundTripBesideGpuMeters) {
   ASSERT_TRUE(meters.ok()) << meters.status().ToString();
   EXPECT_EQ(meters->count({"n2", accounting::kCpuMeter}), 0u);
   EXPECT_EQ(meters->count({"n1", accounting::kCpuMeter}), 1u);
+}
+
+// Usage is kept by hour; a window inside one hour counts the hour pro rata of its
+// elapsed part (accounting::BucketShare), and by node carries the node's GPUs.
+TEST_P(UsageStoreTest, AWindowInsideAnHourCountsThatHourProRata) {
+  constexpr int64_t kHour = 3'600'000, kMin = 60'000;
+  ASSERT_TRUE(db_->Exec("INSERT INTO nodes (id, name, node_id, info_json, first_seen_ms, last_seen_ms) "
+                        "VALUES (1, 'n1', 'id1', '{}', 0, 0)")
+                  .ok());
+  ASSERT_TRUE(db_->Exec("INSERT INTO gpus (node, idx, uuid, name, pci_bus_id) VALUES "
+                        "(1, 0, 'G0', 'A100', 'p0'), (1, 1, 'G1', 'A100', 'p1')")
+                  .ok());
+  accounting::Key early{10 * kHour, "n1", 7, "alice", "ml", 0};
+  accounting::Key now_bucket{11 * kHour, "n1", 7, "alice", "ml", 0};
+  accounting::Amounts a;
+  a.gpu_ms = 2 * 60 * kMin;  // the hour that has ended: 2 GPUs, all of it
+  a.energy_mj = 1000;
+  accounting::Amounts b;
+  b.gpu_ms = 2 * 45 * kMin;  // the current hour, 45 minutes old
+  b.energy_mj = 900;
+  ASSERT_TRUE(AddUsage(*db_, {{early, a}, {now_bucket, b}}, {}).ok());
+  UsageQuery q{"user", 11 * kHour + 35 * kMin, 11 * kHour + 45 * kMin, "", ""};
+  q.now_ms = 11 * kHour + 45 * kMin;  // rota usage --from 10m
+  auto last10 = QueryUsage(*db_, q);
+  ASSERT_TRUE(last10.ok()) << last10.status().ToString();
+  ASSERT_EQ(last10->size(), 1u);
+  EXPECT_EQ((*last10)[0].key, "alice");
+  EXPECT_NEAR((*last10)[0].amounts.gpu_ms, 2 * 10 * kMin, 1e-6);
+  EXPECT_NEAR((*last10)[0].amounts.energy_mj, 200, 1e-9);
+  // From the middle of the ended hour to now: half of it and all of the current one.
+  q.from_ms = 10 * kHour + 30 * kMin;
+  q.by = "node";
+  auto by_node = QueryUsage(*db_, q);
+  ASSERT_TRUE(by_node.ok()) << by_node.status().ToString();
+  ASSERT_EQ(by_node->size(), 1u);
+  EXPECT_NEAR((*by_node)[0].amounts.gpu_ms, 2 * 30 * kMin + 2 * 45 * kMin, 1e-6);
+  EXPECT_NEAR((*by_node)[0].amounts.energy_mj, 500 + 900, 1e-9);
+  EXPECT_EQ((*by_node)[0].gpus, 2);
+  // Hours that start in the window and end before it ends are counted whole, as before.
+  auto whole = QueryUsage(*db_, {"user", 10 * kHour, 12 * kHour, "", ""});
+  ASSERT_TRUE(whole.ok());
+  EXPECT_NEAR((*whole)[0].amounts.energy_mj, 1900, 1e-9);
+  // A window before every bucket: nothing.
+  auto none = QueryUsage(*db_, {"user", 0, 10 * kHour, "", ""});
+  ASSERT_TRUE(none.ok());
+  EXPECT_TRUE(none->empty());
 }
 
 }  // namespace

@@ -55,7 +55,7 @@ Result<int64_t> InsertViolation(Db& db, const ViolationRow& row) {
       Stmt s,
       db.Prepare("INSERT INTO violations (node, gpu, gpu_uuid, uid, unix_user, user_id, reservation_id, "
                  "reservation_owner_id, mode, dry_run, state, opened_ms, processes_json) VALUES "
-                 "(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, 'open', ?11, ?12)"));
+                 "(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, 'open', ?11, ?12) RETURNING id"));
   std::optional<int64_t> rid, owner;
   if (row.reservation_id != 0) rid = row.reservation_id;
   if (row.reservation_owner_id != 0) owner = row.reservation_owner_id;
@@ -71,8 +71,7 @@ Result<int64_t> InsertViolation(Db& db, const ViolationRow& row) {
       .Bind(10, int64_t{row.dry_run ? 1 : 0})
       .Bind(11, row.opened_ms)
       .Bind(12, row.processes_json);
-  RETURN_IF_ERROR(s.Run());
-  return db.LastInsertRowid();
+  return s.RunReturningId();
 }
 
 Result<ViolationRow> GetViolation(Db& db, int64_t id) {

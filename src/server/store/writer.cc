@@ -8,27 +8,35 @@
 #include "common/clock.h"
 #include "common/log.h"
 #include "common/mutex.h"
+#include "server/store/backup.h"
 #include "server/store/gpu_pack.h"
 #include "server/store/history.h"
+#include "server/store/lease.h"
+#include "server/store/sqlite_backend.h"
 
 namespace rota::store {
 
-Writer::Writer(Db db, Db checkpoint_db, const StoreOptions& options, Clock& clock)
+Writer::Writer(Db db, std::optional<Db> checkpoint_db, const StoreOptions& options, Clock& clock)
     : opt_(options), clock_(clock), db_(std::move(db)), ckpt_db_(std::move(checkpoint_db)) {}
 
 Result<std::unique_ptr<Writer>> Writer::Start(Db db, const StoreOptions& options, Clock& clock) {
-  ASSIGN_OR_RETURN(Db ckpt, Db::Open(db.path(), SQLITE_OPEN_READWRITE));
-  RETURN_IF_ERROR(ckpt.Exec("PRAGMA busy_timeout = " + std::to_string(options.busy_timeout_ms)));
-  RETURN_IF_ERROR(
-      ckpt.Exec(std::string("PRAGMA synchronous = ") + (options.sync_full ? "FULL" : "NORMAL")));
-  // A read opens the WAL on this connection: without it a checkpoint copies nothing.
-  RETURN_IF_ERROR(ckpt.QueryInt("SELECT count(*) FROM sqlite_schema").status());
+  std::optional<Db> ckpt;
+  if (db.dialect() == Dialect::kSqlite) {  // WAL checkpoints are SQLite's
+    ASSIGN_OR_RETURN(ckpt, Db::Open(db.path(), SQLITE_OPEN_READWRITE));
+    RETURN_IF_ERROR(ckpt->Exec("PRAGMA busy_timeout = " + std::to_string(options.busy_timeout_ms)));
+    RETURN_IF_ERROR(
+        ckpt->Exec(std::string("PRAGMA synchronous = ") + (options.sync_full ? "FULL" : "NORMAL")));
+    // A read opens the WAL on this connection: without it a checkpoint copies nothing.
+    RETURN_IF_ERROR(ckpt->QueryInt("SELECT count(*) FROM sqlite_schema").status());
+  }
   std::unique_ptr<Writer> w(new Writer(std::move(db), std::move(ckpt), options, clock));
   RETURN_IF_ERROR(w->Prepare());
   RETURN_IF_ERROR(w->LoadDirtyMinutes());
-  // Replaces SQLite's automatic checkpoint (itself a WAL hook) on the write connection.
-  sqlite3_wal_hook(w->db_.raw(), &Writer::OnWalCommit, w.get());
-  w->ckpt_thread_ = std::thread([p = w.get()] { p->CheckpointLoop(); });
+  if (w->ckpt_db_) {
+    // Replaces SQLite's automatic checkpoint (itself a WAL hook) on the write connection.
+    sqlite3_wal_hook(w->db_.raw(), &Writer::OnWalCommit, w.get());
+    w->ckpt_thread_ = std::thread([p = w.get()] { p->CheckpointLoop(); });
+  }
   w->thread_ = std::thread([p = w.get()] { p->Loop(); });
   return w;
 }
@@ -56,7 +64,7 @@ void Writer::CheckpointLoop() {
     // PASSIVE: copies what no reader still needs, never waits for or blocks the
     // writer; the writer starts the WAL again from its beginning once it is all copied.
     int wal_frames = 0, copied_frames = 0;
-    int rc = sqlite3_wal_checkpoint_v2(ckpt_db_.raw(), nullptr, SQLITE_CHECKPOINT_PASSIVE,
+    int rc = sqlite3_wal_checkpoint_v2(ckpt_db_->raw(), nullptr, SQLITE_CHECKPOINT_PASSIVE,
                                        &wal_frames, &copied_frames);
     // A writer that never pauses (thousands of agents) appends while each passive
     // checkpoint copies, so the copy never catches up with the WAL's end at a
@@ -65,15 +73,22 @@ void Writer::CheckpointLoop() {
     // Past twice the threshold, RESTART copies the rest with new write
     // transactions held back (the passive pass above copied the bulk, so this
     // is short) and makes the next one start the WAL from its beginning.
+    // A backup (rota admin backup, backup.h) holds one snapshot for the whole copy: a
+    // RESTART would wait for it, holding the writes back; the WAL grows meanwhile instead.
     bool restarted = false;
-    if (rc == SQLITE_OK && wal_frames >= 2 * opt_.wal_autocheckpoint_pages) {
+    // The backup exclusion is held through the checkpoint, so that no backup's snapshot
+    // begins under it; while a backup copies, it is not had.
+    const bool far_behind = rc == SQLITE_OK && wal_frames >= 2 * opt_.wal_autocheckpoint_pages;
+    BackupExclusion no_backup = far_behind ? BackupExclusion::TryTake(ckpt_db_->path())
+                                           : BackupExclusion::None();
+    if (no_backup.held()) {
       // Far behind (the writer kept the lock through earlier tries): the writer
       // pauses before its next transaction so that this one gets through.
       if (wal_frames >= 8 * opt_.wal_autocheckpoint_pages) {
         MutexLock lk(&ckpt_mu_);
         restart_waiting_ = true;
       }
-      rc = sqlite3_wal_checkpoint_v2(ckpt_db_.raw(), nullptr, SQLITE_CHECKPOINT_RESTART,
+      rc = sqlite3_wal_checkpoint_v2(ckpt_db_->raw(), nullptr, SQLITE_CHECKPOINT_RESTART,
                                      &wal_frames, &copied_frames);
       {
         MutexLock lk(&ckpt_mu_);
@@ -90,18 +105,19 @@ void Writer::CheckpointLoop() {
     } else {
       ++checkpoint_failures_;
       ROTA_LOG(WARNING) << "store: WAL checkpoint failed: "
-                        << ckpt_db_.Error(rc, "checkpoint").message();
+                        << SqliteError(ckpt_db_->raw(), rc, "checkpoint").message();
     }
   }
 }
 
 Status Writer::Prepare() {
-  ASSIGN_OR_RETURN(ins_node_, db_.Prepare("INSERT OR IGNORE INTO node_samples (node, t_ms, "
-                                          "cpu_percent, mem_used, mem_total, load1) "
-                                          "VALUES (?1, ?2, ?3, ?4, ?5, ?6)"));
-  ASSIGN_OR_RETURN(ins_gpus_, db_.Prepare("INSERT OR IGNORE INTO node_gpu_samples (node, t_ms, "
-                                          "n_gpus, gpus, cpu_percent, mem_used, mem_total, "
-                                          "load1) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)"));
+  ASSIGN_OR_RETURN(ins_node_, db_.Prepare("INSERT INTO node_samples (node, t_ms, cpu_percent, "
+                                          "mem_used, mem_total, load1) "
+                                          "VALUES (?1, ?2, ?3, ?4, ?5, ?6) ON CONFLICT DO NOTHING"));
+  ASSIGN_OR_RETURN(ins_gpus_, db_.Prepare("INSERT INTO node_gpu_samples (node, t_ms, n_gpus, "
+                                          "gpus, cpu_percent, mem_used, mem_total, load1) "
+                                          "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8) "
+                                          "ON CONFLICT DO NOTHING"));
   ASSIGN_OR_RETURN(set_minutes_from_,
                    db_.Prepare("UPDATE store_state SET value = ?1 WHERE key = 'minutes_from_ms'"));
   ASSIGN_OR_RETURN(MinuteAggregates minutes, MinuteAggregates::Prepare(db_));
@@ -153,7 +169,7 @@ Writer::~Writer() {
   if (ckpt_thread_.joinable()) ckpt_thread_.join();
   // The write connection's hook points at this object: detach it before db_ closes
   // (closing the last connection checkpoints the whole WAL itself).
-  sqlite3_wal_hook(db_.raw(), nullptr, nullptr);
+  if (ckpt_db_) sqlite3_wal_hook(db_.raw(), nullptr, nullptr);
 }
 
 void Writer::Append(const std::string& node, api::SampleBatch samples, Done done) {
@@ -283,6 +299,25 @@ void Writer::Loop() {
 }
 
 Status Writer::InSavepoint(const std::function<Status()>& fn) {
+  if (db_.dialect() == Dialect::kPostgres) {
+    // One round trip in place of two per write: the savepoint of the write before
+    // is released together with this one's start, the last by COMMIT (which
+    // releases every savepoint); a failed write's savepoint is rolled back to and
+    // released in one as well.
+    // The transaction's BEGIN goes with its first savepoint, too (BeginIfNeeded).
+    const char* sql = !tx_begun_        ? "BEGIN; SAVEPOINT job"
+                      : savepoint_open_ ? "RELEASE job; SAVEPOINT job"
+                                        : "SAVEPOINT job";
+    Status begun = db_.Exec(sql);
+    tx_begun_ = tx_begun_ || db_.InTransaction();
+    RETURN_IF_ERROR(begun);
+    savepoint_open_ = true;
+    Status st = fn();
+    if (st.ok()) return st;
+    (void)db_.Exec("ROLLBACK TO job; RELEASE job");
+    savepoint_open_ = false;
+    return st;
+  }
   sp_begin_.Reset();
   RETURN_IF_ERROR(sp_begin_.Run());
   Status st = fn();
@@ -295,6 +330,13 @@ Status Writer::InSavepoint(const std::function<Status()>& fn) {
   (void)sp_rollback_.Run();
   sp_release_.Reset();
   (void)sp_release_.Run();
+  return st;
+}
+
+Status Writer::BeginIfNeeded() {
+  if (tx_begun_) return Status::Ok();
+  Status st = db_.Begin();
+  tx_begun_ = db_.InTransaction();
   return st;
 }
 
@@ -327,6 +369,11 @@ Status Writer::WriteAppend(const Job& job, Counters* c) {
     const int64_t mem_used = static_cast<int64_t>(
         h.mem_total_bytes >= h.mem_available_bytes ? h.mem_total_bytes - h.mem_available_bytes : 0);
     const auto mem_total = static_cast<int64_t>(h.mem_total_bytes);
+    if (db_.dialect() == Dialect::kPostgres) {  // inserted many per statement (FlushRows)
+      rows_.Add(node, &s, mem_used);
+      c->queued += static_cast<int64_t>(s.gpus.size()) + 1;
+      continue;
+    }
     // One row per sample: node_gpu_samples with the host readings when it has
     // GPUs, node_samples when not (schema version 12).
     bool fresh = false;  // the sample was new: its minute changed
@@ -362,6 +409,26 @@ Status Writer::WriteAppend(const Job& job, Counters* c) {
   return Status::Ok();
 }
 
+Status Writer::FlushRows(Counters* c) {
+  if (rows_.empty()) return Status::Ok();
+  RETURN_IF_ERROR(BeginIfNeeded());
+  Status st = rows_.Flush(
+      db_,
+      [&](const SampleRows::Row& r) {
+        const api::NodeSample& s = *r.sample;
+        if (!s.gpus.empty()) {
+          c->gpu_rows += static_cast<int64_t>(s.gpus.size());
+          open_.AddGpus(r.node, s.time_ms, s.gpus);
+        }
+        ++c->node_rows;
+        open_.AddHost(r.node, s.time_ms, s.host, r.mem_used);
+        MarkDirty(r.node, BucketStart(s.time_ms, kMinuteMs));
+      },
+      &c->duplicates);
+  rows_keep_.clear();
+  return st;
+}
+
 Status Writer::LoadDirtyMinutes() {
   ASSIGN_OR_RETURN(Stmt get,
                    db_.Prepare("SELECT value FROM store_state WHERE key = 'minutes_from_ms'"));
@@ -382,7 +449,7 @@ Status Writer::LoadDirtyMinutes() {
                    db_.Prepare("SELECT DISTINCT t_ms / 60000 * 60000 FROM ("
                                "SELECT t_ms FROM node_samples WHERE node = ?1 AND t_ms >= ?2 "
                                "UNION ALL "
-                               "SELECT t_ms FROM node_gpu_samples WHERE node = ?1 AND t_ms >= ?2)"));
+                               "SELECT t_ms FROM node_gpu_samples WHERE node = ?1 AND t_ms >= ?2) AS t"));
   while (true) {
     ASSIGN_OR_RETURN(bool more, nodes.Step());
     if (!more) break;
@@ -457,6 +524,7 @@ Status Writer::StoreMinutesFrom(int64_t now_ms) {
   const int64_t now_minute = BucketStart(now_ms, kMinuteMs);
   minutes_from_ = dirty_.empty() ? now_minute : std::min(dirty_.begin()->first, now_minute);
   if (minutes_from_ == persisted_minutes_from_) return Status::Ok();
+  RETURN_IF_ERROR(BeginIfNeeded());
   set_minutes_from_.Reset();
   return set_minutes_from_.Bind(1, minutes_from_).Run();
 }
@@ -483,7 +551,19 @@ void Writer::WriteBatch(bool aggregate_all) {
                        SteadyNow() + std::chrono::milliseconds(100),
                        [&]() ROTA_REQUIRES(ckpt_mu_) { return !restart_waiting_; });
   }
-  Status begin = db_.Exec("BEGIN IMMEDIATE");
+  // On PostgreSQL the BEGIN waits for the transaction's first statement and goes
+  // with it when that is a savepoint (one round trip less per transaction); a
+  // transaction that wrote nothing sends neither BEGIN nor COMMIT. With a fence (a
+  // leader's store) every transaction begins at once with its lease check, before
+  // anything is written in it: a failed check fails the whole batch.
+  tx_begun_ = false;
+  savepoint_open_ = false;
+  Status begin = Status::Ok();
+  if (db_.dialect() == Dialect::kSqlite || opt_.fence) {
+    begin = db_.Begin();
+    tx_begun_ = db_.InTransaction();
+    if (begin.ok()) begin = Fence();
+  }
   size_t rows = 0;
   bool urgent = false;  // a caller is blocked on this transaction (Flush, UpsertNode)
   std::vector<size_t> aggregate_waiters;  // results of AggregateMinutes calls
@@ -516,7 +596,13 @@ void Writer::WriteBatch(bool aggregate_all) {
         if (st.ok()) {
           Counters c;
           const uint64_t additions = open_.additions();
-          st = InSavepoint([&] { return WriteAppend(job, &c); });
+          // On PostgreSQL a savepoint is two more round trips per append, and an
+          // append's statements fail only with the whole transaction (its NotFound
+          // comes before any): there a failed statement aborts the transaction, and
+          // every write in it gets the COMMIT's error. Nothing is acked unstored.
+          st = db_.dialect() == Dialect::kSqlite
+                   ? InSavepoint([&] { return WriteAppend(job, &c); })
+                   : WriteAppend(job, &c);
           // Totals that counted rows now rolled back are forgotten (an
           // unregistered node's samples fail before adding anything).
           if (!st.ok() && open_.additions() != additions) TakeBackAggregated();
@@ -525,11 +611,17 @@ void Writer::WriteBatch(bool aggregate_all) {
             total.node_rows += c.node_rows;
             total.duplicates += c.duplicates;
             total.late += c.late;
-            rows += static_cast<size_t>(c.gpu_rows + c.node_rows);
+            rows += static_cast<size_t>(c.gpu_rows + c.node_rows + c.queued);
+            if (c.queued > 0) rows_keep_.push_back(job.samples);
           }
         }
         break;
       case Kind::kTask:
+        // A task sees the samples appended before it (PostgreSQL inserts them now);
+        // a failed insert fails the transaction, and everything in it gets its error.
+        if (st.ok() && job.task) {
+          if (Status f = FlushRows(&total); !f.ok()) st = begin = f;
+        }
         if (st.ok() && job.task) st = InSavepoint([&] { return job.task(db_); });
         ++rows;
         urgent = true;
@@ -543,9 +635,14 @@ void Writer::WriteBatch(bool aggregate_all) {
     results.emplace_back(std::move(job.done), std::move(st));
     if (rows >= opt_.max_batch_rows || clock_.MonotonicMs() - start >= opt_.max_batch_ms) break;
   }
+  if (begin.ok()) begin = FlushRows(&total);
+  if (!begin.ok()) rows_keep_.clear();
   if (begin.ok()) {
     const int64_t now_ms = clock_.NowMs();
-    Status agg = InSavepoint([&] { return AggregateDue(aggregate_all, now_ms); });
+    Status agg = Status::Ok();
+    if (aggregate_all || AggregationDue(now_ms)) {  // a savepoint is a round trip on PostgreSQL
+      agg = InSavepoint([&] { return AggregateDue(aggregate_all, now_ms); });
+    }
     if (!agg.ok()) {
       TakeBackAggregated();
       ROTA_LOG(ERROR) << "store: computing minute aggregates failed (tried again later): "
@@ -553,14 +650,14 @@ void Writer::WriteBatch(bool aggregate_all) {
     }
     for (size_t i : aggregate_waiters) results[i].second = agg;
     // Without its mark a late minute could lose its aggregates in a crash: the
-    // transaction fails with it.
-    Status mark = InSavepoint([&] { return StoreMinutesFrom(now_ms); });
+    // transaction fails with it (so it needs no savepoint of its own).
+    Status mark = StoreMinutesFrom(now_ms);
     if (!mark.ok()) begin = mark;
   }
-  Status commit = begin.ok() ? db_.Exec("COMMIT") : begin;
+  Status commit = !begin.ok() ? begin : tx_begun_ ? db_.Exec("COMMIT") : Status::Ok();
   AfterCommit(commit.ok());
   if (!commit.ok()) {
-    if (!sqlite3_get_autocommit(db_.raw())) (void)db_.Exec("ROLLBACK");
+    if (db_.InTransaction()) (void)db_.Exec("ROLLBACK");
     node_ids_.clear();  // ids of nodes created in this transaction are gone
     ROTA_LOG(ERROR) << "store: write transaction failed, " << results.size()
                     << " writes not stored: " << commit.ToString();
@@ -585,12 +682,19 @@ void Writer::WriteBatch(bool aggregate_all) {
   }
 }
 
+Status Writer::Fence() {
+  if (!opt_.fence) return Status::Ok();
+  Status st = CheckFence(db_, *opt_.fence);
+  if (!st.ok() && opt_.on_fenced) opt_.on_fenced(st);
+  return st;
+}
+
 void Writer::RetentionStep() {
   RetentionRun& r = retention_.front();
   int64_t deleted = 0;
   Status st = RetentionWork(r, &deleted);
   if (!st.ok()) {
-    if (!sqlite3_get_autocommit(db_.raw())) (void)db_.Exec("ROLLBACK");
+    if (db_.InTransaction()) (void)db_.Exec("ROLLBACK");
     ROTA_LOG(ERROR) << "store: retention failed: " << st.ToString();
   } else {
     MutexLock lk(&mu_);
@@ -605,6 +709,7 @@ void Writer::RetentionStep() {
 
 Status Writer::RetentionWork(RetentionRun& r, int64_t* deleted) {
   ASSIGN_OR_RETURN(auto tx, Transaction::Begin(db_));
+  RETURN_IF_ERROR(Fence());
   auto budget = static_cast<int64_t>(opt_.retention_batch_rows);
   while (budget > 0 && r.table < ret_tables_.size()) {
     RetentionTable& t = ret_tables_[r.table];

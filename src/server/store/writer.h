@@ -2,7 +2,7 @@
 // The store's single writer: one thread that owns the write connection,
 // drains a FIFO queue of jobs and writes many of them per transaction
 // (group commit). Callbacks run on the writer thread after COMMIT.
-// WAL checkpoints run on a second thread with a connection of its own, so the
+// On SQLite, WAL checkpoints run on a second thread with a connection of its own, so the
 // writer never copies WAL pages into the database file inside a COMMIT: the
 // writer's WAL hook asks for a PASSIVE checkpoint once the WAL holds
 // wal_autocheckpoint_pages pages (SQLite's automatic checkpoint is off).
@@ -35,7 +35,8 @@
 #include "server/store/minutes.h"
 #include "server/store/open_minutes.h"
 #include "server/store/options.h"
-#include "server/store/sqlite.h"
+#include "server/store/sample_rows.h"
+#include "server/store/sql.h"
 
 namespace rota::store {
 
@@ -96,6 +97,7 @@ class Writer {
   };
   struct Counters {
     int64_t gpu_rows = 0, node_rows = 0, duplicates = 0, late = 0;
+    int64_t queued = 0;  // rows added to rows_ (PostgreSQL), new or not
   };
   struct MinuteCounters {
     int64_t from_memory = 0, recomputed = 0;
@@ -113,7 +115,7 @@ class Writer {
     Done done;
   };
 
-  Writer(Db db, Db checkpoint_db, const StoreOptions& options, Clock& clock);
+  Writer(Db db, std::optional<Db> checkpoint_db, const StoreOptions& options, Clock& clock);
   Status Prepare();
   Status Enqueue(Job job);  // Unavailable once stopping
   Status WaitFor(Job job);
@@ -141,8 +143,16 @@ class Writer {
   // After COMMIT (or its failure): publishes the mark, or takes back the
   // minutes aggregated in the lost transaction.
   void AfterCommit(bool committed);
+  // Writes an append's samples (SQLite), or adds them to rows_ (PostgreSQL).
   Status WriteAppend(const Job& job, Counters* c);
+  // Inserts the samples in rows_ (PostgreSQL), counting them in `c` and adding
+  // the new ones to the minute totals. An error leaves the transaction failed.
+  Status FlushRows(Counters* c);
   Status InSavepoint(const std::function<Status()>& fn);
+  // BEGIN, unless the batch's transaction has begun (PostgreSQL begins it lazily).
+  Status BeginIfNeeded();
+  // The lease check of opt_.fence in the open transaction (OK without a fence).
+  Status Fence();
   Result<int64_t> NodeId(const std::string& name);
   // One retention transaction; finishes the run at the end.
   void RetentionStep() ROTA_EXCLUDES(mu_);
@@ -155,6 +165,11 @@ class Writer {
   // Writer-thread state.
   Stmt ins_node_, ins_gpus_, node_id_, set_minutes_from_;
   std::string packed_;  // the blob of the sample being inserted (reused)
+  // PostgreSQL: the samples of the transaction's appends, inserted many per
+  // statement before the next task and before the minutes and COMMIT; their
+  // batches are kept alive in rows_keep_ until then.
+  SampleRows rows_;
+  std::vector<api::SampleBatch> rows_keep_;
   std::optional<MinuteAggregates> minutes_;
   OpenMinutes open_{0};  // floor set by LoadDirtyMinutes
   MinuteCounters minute_counts_;  // in the current transaction
@@ -164,6 +179,10 @@ class Writer {
   int64_t persisted_minutes_from_ = 0;  // the mark as committed
   std::atomic<int64_t> aggregated_before_{0};
   Stmt sp_begin_, sp_release_, sp_rollback_;
+  // PostgreSQL: the last write's savepoint is not released yet (InSavepoint).
+  bool savepoint_open_ = false;
+  // The batch's transaction has begun (on PostgreSQL at its first statement).
+  bool tx_begun_ = false;
   std::vector<RetentionTable> ret_tables_;
   std::deque<RetentionRun> retention_;                 // front is running
   std::unordered_map<std::string, int64_t> node_ids_;  // committed or in current tx
@@ -177,7 +196,7 @@ class Writer {
   std::thread thread_;
 
   // Checkpoint thread state.
-  Db ckpt_db_;  // checkpoint thread only (after Start)
+  std::optional<Db> ckpt_db_;  // SQLite only; checkpoint thread only (after Start)
   mutable Mutex ckpt_mu_;
   CondVar ckpt_cv_;
   bool ckpt_wanted_ ROTA_GUARDED_BY(ckpt_mu_) = false;

@@ -22,6 +22,57 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/arrays": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Job arrays, newest first, with their members' counts per state */
+        get: operations["getArrays"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/arrays/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** An array with its members (Job without spec), lowest index first; truncated: more follow */
+        get: operations["getArraysById"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/arrays/{id}/cancel": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Cancel every member not ended (owner or admin); cancelled: how many */
+        post: operations["postArraysByIdCancel"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/auth/events": {
         parameters: {
             query?: never;
@@ -152,7 +203,7 @@ export interface paths {
         /** Jobs, newest first; truncated: more follow (the next older page: before = the last id; with after, the next newer page: after = the first id). before/after pages stay exact while jobs are submitted; offset counts from the newest */
         get: operations["getJobs"];
         put?: never;
-        /** Submit a job: {name, command, shell?, env?, workdir?, framework?, groups: [{role, replicas, gpus_per_task, cpus_per_task?, memory?, node_labels?, nodes?, gpu_model?, command?}], restart?: {policy, max_restarts?, backoff?, max_backoff?}, time_limit?, process_per_node?, queue?, priority?, preemptible?, spread?, stop_after_disconnect?}; 400 names the field (or the largest node, or the queue's bounds); 403 when the queue does not admit the caller. A pending job's reason says why it waits, with its position and estimated start */
+        /** Submit a job: {name, command, shell?, env?, workdir?, framework?, groups: [{role, replicas, gpus_per_task, cpus_per_task?, memory?, node_labels?, nodes?, gpu_model?, command?}], restart?: {policy, max_restarts?, backoff?, max_backoff?}, time_limit?, process_per_node?, queue?, priority?, preemptible?, spread?, stop_after_disconnect?, array?}; with array (JobArrayRequest) an array job: 201 {array: JobArray}, its members ordinary jobs with {index} substituted in argv and ROTA_ARRAY_INDEX, ROTA_ARRAY_ID in their env; 400 names the field (or the largest node, or the queue's bounds); 403 when the queue does not admit the caller. A pending job's reason says why it waits, with its position and estimated start */
         post: operations["postJobs"];
         delete?: never;
         options?: never;
@@ -583,6 +634,58 @@ export interface paths {
         patch: operations["patchReservationsById"];
         trace?: never;
     };
+    "/api/v1/secrets": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The secrets the caller may use (its own and its groups'); admins: every secret. Metadata only: no route ever returns a value */
+        get: operations["getSecrets"];
+        put?: never;
+        /** Create a secret owned by the caller, or by `group` (the caller must be in it): exactly one of value (text) and value_hex (any bytes), 1..65536 bytes; the name is [A-Za-z0-9][A-Za-z0-9._-]{0,63}, unique in the cluster. 400 for a bad name or value, 403 outside the group, 404 for an unknown group, 409 for a taken name */
+        post: operations["postSecrets"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/secrets/{name}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /** Delete a secret: its owner, a member of its group, or an admin (who cannot read or use it); 404 for one the caller cannot see */
+        delete: operations["deleteSecretsByName"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/servers": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The servers sharing this store: role, address, version, last renewal (reader) */
+        get: operations["getServers"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/ssh-key": {
         parameters: {
             query?: never;
@@ -711,7 +814,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** GPU time, utilisation and energy summed by user, group, job, reservation, node or area (hours starting in [from, to)); energy_kwh is the GPUs' energy and energy_method says how it was measured (counter, integrated, estimated, mixed, none); cpu_energy_kwh is the CPU packages' (RAPL), total_energy_kwh both, and cost and co2_kg count both; non-admins get only their own figures */
+        /** GPU time, utilisation and energy summed by user, group, job, reservation, node or area (kept by hour: an hour the window covers in part counts pro rata of its elapsed part); energy_kwh is the GPUs' energy and energy_method says how it was measured (counter, integrated, estimated, mixed, none); cpu_energy_kwh is the CPU packages' (RAPL), total_energy_kwh both, and cost and co2_kg count both; node and area rows carry avg_power_w over the time the node was measured (measured_hours); non-admins get only their own figures */
         get: operations["getUsage"];
         put?: never;
         post?: never;
@@ -799,7 +902,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Liveness */
+        /** Liveness, and this server's role among the servers of one store (docs/design-ha.md) */
         get: operations["getHealthz"];
         put?: never;
         post?: never;
@@ -833,7 +936,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Readiness */
+        /** Readiness (a follower: ready, with the leader's URL) */
         get: operations["getReadyz"];
         put?: never;
         post?: never;
@@ -954,6 +1057,10 @@ export interface components {
             per_core_percent: number[];
         };
         Job: {
+            array?: {
+                id: number;
+                index: number;
+            };
             /** Format: date-time */
             created: string;
             /** Format: date-time */
@@ -975,6 +1082,9 @@ export interface components {
             lost_gpu_seconds: number;
             name: string;
             owner: string;
+            params?: {
+                [key: string]: string;
+            };
             position?: number;
             preemptible: boolean;
             preemptions: number;
@@ -994,6 +1104,44 @@ export interface components {
             /** Format: date-time */
             updated: string;
         };
+        JobArray: {
+            counts: {
+                [key: string]: number;
+            };
+            /** Format: date-time */
+            created: string;
+            id: number;
+            indices: string;
+            max_running: number;
+            name: string;
+            owner: string;
+            size: number;
+            spec: components["schemas"]["StoredJobSpec"];
+            sweep?: components["schemas"]["Sweep"];
+        };
+        JobArrayMembers: {
+            cancelled?: number;
+            counts: {
+                [key: string]: number;
+            };
+            /** Format: date-time */
+            created: string;
+            id: number;
+            indices: string;
+            max_running: number;
+            members?: Record<string, never>[];
+            name: string;
+            owner: string;
+            size: number;
+            spec: components["schemas"]["StoredJobSpec"];
+            sweep?: components["schemas"]["Sweep"];
+            truncated?: boolean;
+        };
+        /** @description "0-99", "0,3,7-9", "1-20:5" (step), optionally %N: at most N members at once (or max_running); at most 100000 members */
+        JobArrayRequest: string | {
+            indices: string;
+            max_running?: number;
+        };
         JobLogChunk: {
             data: string;
             next_offset: number;
@@ -1008,6 +1156,7 @@ export interface components {
             processes: components["schemas"]["PreviewProcess"][];
         };
         JobSpec: {
+            array?: components["schemas"]["JobArrayRequest"];
             command?: string[];
             env?: {
                 [key: string]: string;
@@ -1026,9 +1175,12 @@ export interface components {
                 /** @enum {string} */
                 policy: "never" | "on-failure" | "exit-code";
             };
+            /** @description secret names: NAME (the file $ROTA_SECRETS_DIR/NAME), NAME:ENV_VAR (also that variable); the submitter must own each (or be in its group) */
+            secrets?: string[];
             shell?: boolean;
             spread?: boolean;
             stop_after_disconnect?: string;
+            sweep?: components["schemas"]["Sweep"];
             time_limit?: string;
             workdir?: string;
         };
@@ -1316,6 +1468,10 @@ export interface components {
             total: number;
         };
         QueuedJob: {
+            array?: {
+                id: number;
+                index: number;
+            };
             /** Format: date-time */
             created: string;
             /** Format: date-time */
@@ -1338,6 +1494,9 @@ export interface components {
             lost_gpu_seconds: number;
             name: string;
             owner: string;
+            params?: {
+                [key: string]: string;
+            };
             position?: number;
             preemptible: boolean;
             preemptions: number;
@@ -1432,6 +1591,16 @@ export interface components {
             title: string;
             whole_node?: boolean;
         };
+        Secret: {
+            created_by: string;
+            created_ms: number;
+            group: string;
+            key_id: number;
+            last_used_ms: number | null;
+            name: string;
+            owner: string;
+            size: number;
+        };
         Series: {
             /** Format: date-time */
             from: string;
@@ -1495,6 +1664,10 @@ export interface components {
                 cpus_per_task: number;
                 gpu_model?: string;
                 gpus_per_task: number;
+                malleable?: {
+                    max_cpus: number;
+                    min_cpus: number;
+                };
                 memory: number;
                 node_labels: {
                     [key: string]: string;
@@ -1515,17 +1688,34 @@ export interface components {
                 /** @enum {string} */
                 policy: "never" | "on-failure" | "exit-code";
             };
+            secrets?: string[];
             shell: boolean;
             spread?: boolean;
             stop_after_disconnect?: string;
             time_limit?: string;
             workdir: string;
         };
+        Sweep: {
+            count?: number;
+            max_failures?: number;
+            max_running?: number;
+            max_trials?: number;
+            /** @enum {string} */
+            method?: "grid" | "random";
+            parameters: {
+                [key: string]: Record<string, never>;
+            };
+            seed?: number;
+        };
         TaskGroup: {
             command?: string[];
             cpus_per_task?: number;
             gpu_model?: string;
             gpus_per_task?: number;
+            malleable?: {
+                max_cpus: number;
+                min_cpus: number;
+            };
             /** @description bytes, or a size such as "16GiB" */
             memory?: number | string;
             node_labels?: {
@@ -1536,6 +1726,7 @@ export interface components {
             role?: string;
         };
         UsageFigures: {
+            avg_power_w?: number;
             avg_util_pct: number;
             busy_gpu_hours: number;
             co2_kg?: number;
@@ -1553,6 +1744,7 @@ export interface components {
             gpu_hours: number;
             idle_energy_kwh: number;
             idle_gpu_hours: number;
+            measured_hours?: number;
             reserved_idle_gpu_hours: number;
             total_energy_kwh: number;
             unmeasured_gpu_hours: number;
@@ -1571,6 +1763,7 @@ export interface components {
             user?: string;
         };
         UsageReportRow: {
+            avg_power_w?: number;
             avg_util_pct: number;
             busy_gpu_hours: number;
             co2_kg?: number;
@@ -1589,6 +1782,7 @@ export interface components {
             idle_energy_kwh: number;
             idle_gpu_hours: number;
             key: string;
+            measured_hours?: number;
             reserved_idle_gpu_hours: number;
             total_energy_kwh: number;
             unmeasured_gpu_hours: number;
@@ -1714,6 +1908,169 @@ export interface operations {
             };
             /** @description Any other failure */
             default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getArrays: {
+        parameters: {
+            query?: {
+                /** @description only the caller's */
+                mine?: boolean;
+                /** @description 1..1000 (default 100) */
+                limit?: number;
+                /** @description only arrays with a smaller id */
+                before?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        arrays: components["schemas"]["JobArray"][];
+                    };
+                };
+            };
+            /** @description Bad request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unauthenticated */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getArraysById: {
+        parameters: {
+            query?: {
+                /** @description 1..1000 (default 100) */
+                limit?: number;
+                /** @description skip this many members */
+                offset?: number;
+                /** @description only members in this state */
+                state?: string;
+            };
+            header?: never;
+            path: {
+                /** @description array id */
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["JobArrayMembers"];
+                };
+            };
+            /** @description Bad request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unauthenticated */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    postArraysByIdCancel: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description array id */
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["JobArrayMembers"];
+                };
+            };
+            /** @description Bad request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unauthenticated */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found */
+            404: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -2109,6 +2466,8 @@ export interface operations {
                 offset?: number;
                 /** @description only jobs with a smaller id (older) */
                 before?: number;
+                /** @description false: array members left out */
+                members?: boolean;
                 /** @description only jobs with a larger id (newer): the limit oldest of them, shown newest first */
                 after?: number;
             };
@@ -2169,7 +2528,9 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Job"];
+                    "application/json": components["schemas"]["Job"] | {
+                        array: components["schemas"]["JobArray"];
+                    };
                 };
             };
             /** @description Bad request */
@@ -4386,6 +4747,220 @@ export interface operations {
             };
         };
     };
+    getSecrets: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        secrets: components["schemas"]["Secret"][];
+                    };
+                };
+            };
+            /** @description Bad request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unauthenticated */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    postSecrets: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    group?: string;
+                    name: string;
+                    value?: string;
+                    value_hex?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Created */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Secret"];
+                };
+            };
+            /** @description Bad request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unauthenticated */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Conflict */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    deleteSecretsByName: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description secret name */
+                name: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description No content */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Bad request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unauthenticated */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getServers: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        epoch: number;
+                        replicated: boolean;
+                        servers: {
+                            address: string;
+                            id: string;
+                            /** Format: date-time */
+                            last_renewal: string | null;
+                            /** @enum {string} */
+                            role: "leader" | "follower";
+                            /** Format: date-time */
+                            started: string | null;
+                            version: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description Unauthenticated */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
     getSshKey: {
         parameters: {
             query?: never;
@@ -5406,6 +5981,11 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
+                        epoch: number;
+                        leader?: string;
+                        /** @enum {string} */
+                        role: "leader" | "follower";
+                        server_id?: string;
                         status: string;
                     };
                 };
@@ -5466,8 +6046,10 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
-                        connected_agents: number;
-                        nodes: number;
+                        connected_agents?: number;
+                        leader?: string;
+                        nodes?: number;
+                        role?: string;
                         status: string;
                     };
                 };

@@ -162,10 +162,12 @@ export function applyTemplate(v: JobFormValues, t: Template): JobFormValues {
   };
 }
 
+/** The name of a job submitted without one, as `rota run` names it. */
+export const DEFAULT_JOB_NAME = 'job';
+
 /** The spec for POST /api/v1/jobs (and /jobs/preview); throws an Error with a message for the user. */
 export function buildSpec(v: JobFormValues): JobSpec {
-  const name = v.name.trim();
-  if (!name) throw new Error('Give the job a name.');
+  const name = v.name.trim() || DEFAULT_JOB_NAME;
   const text = v.command.trim();
   if (!text) throw new Error('Give the command to run.');
   if (v.groups.length === 0) throw new Error('Add at least one group of tasks.');

@@ -1,4 +1,4 @@
-#include "server/store/sqlite.h"
+#include "server/store/sqlite_backend.h"
 
 #include <gtest/gtest.h>
 
