@@ -300,5 +300,38 @@ TEST_F(SecretsE2E, AdminsDeleteButNeverReadAndBadInputIsRefused) {
   EXPECT_NE(path->body.find("container tasks"), std::string::npos) << path->body;
 }
 
+// A job that waits while its secret is deleted fails when it is placed, saying
+// why, instead of trying again every round.
+TEST_F(SecretsE2E, AJobWhoseSecretWasDeletedWhileItWaitedFailsSayingWhy) {
+  ROTA_SKIP_UNLESS_ROOT("tasks run as a Unix user");
+  auto made = server_->CallAs(alice_, "POST", "/api/v1/secrets", Json{{"name", "gone"}, {"value", kValue}}.dump());
+  ASSERT_TRUE(made.ok());
+  ASSERT_EQ(made->status, 201) << made->body;
+  // Both GPUs held; the job naming the secret waits behind it.
+  Json blocker = Spec("blocker", {"/bin/sleep", "600"}, nullptr);
+  blocker["groups"][0]["gpus_per_task"] = 2;
+  auto held = Submit(alice_, blocker);
+  ASSERT_TRUE(held.ok());
+  ASSERT_EQ(held->status, 201) << held->body;
+  const int64_t blocker_id = Json::parse(held->body)["id"];
+  ASSERT_TRUE(WaitFor([&] { return server_->GetJson("/api/v1/jobs/" + std::to_string(blocker_id))->value("state", "") ==
+                                   "running"; },
+                      seconds(30)));
+  Json waiter = Spec("waiter", {"/bin/true"}, Json::array({"gone:TOKEN"}));
+  waiter["groups"][0]["gpus_per_task"] = 1;
+  auto queued = Submit(alice_, waiter);
+  ASSERT_TRUE(queued.ok());
+  ASSERT_EQ(queued->status, 201) << queued->body;
+  const int64_t id = Json::parse(queued->body)["id"];
+  auto rm = server_->CallAs(alice_, "DELETE", "/api/v1/secrets/gone");
+  ASSERT_TRUE(rm.ok());
+  ASSERT_EQ(rm->status, 204) << rm->body;
+  ASSERT_EQ(server_->CallAs(alice_, "POST", "/api/v1/jobs/" + std::to_string(blocker_id) + "/cancel", "")->status, 200);
+  Json end = WaitJobEnd(*server_, id, seconds(30));
+  EXPECT_EQ(end.value("state", ""), "failed") << end.dump(2);
+  EXPECT_NE(end.value("reason", "").find("no secret named 'gone'"), std::string::npos) << end.dump(2);
+  EXPECT_EQ(end.value("restart_count", -1), 0) << end.dump(2);
+}
+
 }  // namespace
 }  // namespace rota::testing

@@ -289,7 +289,8 @@ void JobService::ApplyLaunchFailures(const std::vector<LaunchFailure>& failures)
       return t.runs && (f.sent.count(t.id) || t.state == TaskState::kCreated);
     });
     if (!current) continue;
-    // Gang: what started is stopped; the job goes back to pending.
+    // Gang: what started is stopped; the job goes back to pending (or fails, when
+    // trying again cannot help).
     for (auto& t : job.tasks) {
       if (t.runs && t.state == TaskState::kCreated) {
         if (f.sent.count(t.id)) Send(job.id, t.node, api::TaskSignalMsg{t.id, "KILL"});
@@ -302,6 +303,10 @@ void JobService::ApplyLaunchFailures(const std::vector<LaunchFailure>& failures)
     dirty_ = true;
     if (job.Stopping()) {  // cancelled (or stopped) while its starts were being sent
       AfterTaskChange(job, now_ms);
+      continue;
+    }
+    if (f.final) {  // e.g. a secret deleted since the submit: no later try can start it
+      Finish(job, JobState::kFailed, f.failure, now_ms);
       continue;
     }
     job.retry_at_ms = now_ms + 2000;

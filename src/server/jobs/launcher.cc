@@ -17,6 +17,7 @@ std::vector<LaunchFailure> Launcher::Send(const std::vector<TaskSend>& sends) co
     if (const auto* start = std::get_if<api::TaskStartMsg>(&s.msg)) {
       if (failed.count(s.job_id)) continue;  // the gang already failed: nothing more of it starts
       Status st = Status::Ok();
+      bool final = false;
       if (s.secrets.empty()) {
         st = transport_->SendTask(s.node, *start);
       } else if (secrets_ == nullptr) {
@@ -31,6 +32,7 @@ std::vector<LaunchFailure> Launcher::Send(const std::vector<TaskSend>& sends) co
           for (auto& sec : with.task.secrets) std::fill(sec.value.begin(), sec.value.end(), '\0');
         } else {
           st = values.status();
+          final = st.code() == StatusCode::kNotFound || st.code() == StatusCode::kPermissionDenied;
         }
       }
       if (st.ok()) {
@@ -39,7 +41,7 @@ std::vector<LaunchFailure> Launcher::Send(const std::vector<TaskSend>& sends) co
       }
       failed[s.job_id] = failures.size();
       failures.push_back(
-          LaunchFailure{s.job_id, "cannot start " + start->task.name + " on " + s.node + ": " + st.message(), {}});
+          LaunchFailure{s.job_id, "cannot start " + start->task.name + " on " + s.node + ": " + st.message(), {}, final});
       continue;
     }
     Status st = std::holds_alternative<api::TaskResizeMsg>(s.msg)

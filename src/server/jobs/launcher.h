@@ -51,6 +51,9 @@ struct LaunchFailure {
   int64_t job_id = 0;
   std::string failure;         // "cannot start NAME on NODE: why"
   std::set<std::string> sent;  // the job's task ids whose start did go out
+  // Trying again cannot help (a secret the job names was deleted, or is no longer
+  // its owner's): the job fails instead of waiting for another try.
+  bool final = false;
 };
 
 class Launcher {

@@ -71,6 +71,9 @@ TEST(LauncherTest, ARefusedStartStopsItsGangOnlyAndSaysWhatWentOut) {
   // A signal that cannot be sent is logged, not a launch failure; the start after it is.
   EXPECT_EQ(failures[1].job_id, 3);
   EXPECT_TRUE(failures[1].sent.empty());
+  // A node that is not connected may be later: both are tried again.
+  EXPECT_FALSE(failures[0].final);
+  EXPECT_FALSE(failures[1].final);
 }
 
 // Gives "v-NAME" for owner 7's secrets, refuses others'.
@@ -108,6 +111,8 @@ TEST(LauncherTest, AStartNamingSecretsCarriesTheirValuesForThatTaskOnly) {
   EXPECT_EQ(secrets.asked, (std::vector<std::string>{"job-1.r0.worker-0@gpu-a", "job-2.r0.worker-0@gpu-b"}));
   ASSERT_EQ(failures.size(), 1u);
   EXPECT_EQ(failures[0].failure, "cannot start worker-0 on gpu-b: secret 'tok' is not theirs any more");
+  EXPECT_TRUE(failures[0].final);  // no later try can start it
+  EXPECT_FALSE(none[0].final);     // a server that gives no secrets may be reconfigured
   // The queued message itself never held a value.
   EXPECT_TRUE(std::get<api::TaskStartMsg>(with.msg).task.secrets.empty());
 }
