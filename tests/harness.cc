@@ -468,35 +468,37 @@ AgentProcess::AgentProcess(const std::string& base_dir, SimGpuNode node,
   }
   for (auto& a : extra_args) argv_.push_back(std::move(a));
   log_path_ = base_dir + "/agent-" + node_.name + ".log";
-  child_ = Child(argv_, {{"ROTA_SIM_NVML_CONFIG", sim_config_}}, log_path_);
+  env_["ROTA_SIM_NVML_CONFIG"] = sim_config_;
+  child_ = Child(argv_, env_, log_path_);
 }
 
+// Each of these changes argv_ or env_ and makes the child again from both, so
+// they combine in any order (a netns, other servers and extra variables).
 void AgentProcess::UseNetns(const std::string& netns, const std::string& server_url) {
   std::vector<std::string> argv = {"/usr/sbin/ip", "netns", "exec", netns};
   for (size_t i = 0; i < argv_.size(); ++i) {
     argv.push_back(argv_[i]);
     if (argv_[i] == "--server" && i + 1 < argv_.size()) argv.push_back(server_url), ++i;
   }
-  child_ = Child(argv, {{"ROTA_SIM_NVML_CONFIG", sim_config_}}, log_path_);
+  argv_ = std::move(argv);
+  child_ = Child(argv_, env_, log_path_);
 }
 
 void AgentProcess::SetServers(const std::string& server_urls) {
   for (size_t i = 0; i + 1 < argv_.size(); ++i) {
     if (argv_[i] == "--server") argv_[i + 1] = server_urls;
   }
-  child_ = Child(argv_, {{"ROTA_SIM_NVML_CONFIG", sim_config_}}, log_path_);
+  child_ = Child(argv_, env_, log_path_);
 }
 
 void AgentProcess::SetEnv(const std::string& key, const std::string& value) {
   env_[key] = value;
-  env_["ROTA_SIM_NVML_CONFIG"] = sim_config_;
   child_ = Child(argv_, env_, log_path_);
 }
 
 void AgentProcess::UseConfigFile(const std::string& path) {
   argv_ = {RotaBinary(), "agent", "--config", path, "--state-dir", state_dir_,
            "--interval", "0.5s", "--nvml-lib", SimNvmlLibrary()};
-  env_["ROTA_SIM_NVML_CONFIG"] = sim_config_;
   child_ = Child(argv_, env_, log_path_);
 }
 
