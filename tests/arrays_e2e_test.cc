@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <map>
 #include <set>
 #include <sstream>
 #include <chrono>
@@ -46,6 +47,18 @@ params = json.loads(os.environ["ROTA_TRIAL_PARAMS"])
 assert params == {k[2:]: v for k, v in args.items() if k != "--fail"}, (params, args)
 print("trial", json.dumps(params, sort_keys=True, separators=(",", ":")), flush=True)
 sys.exit(1 if "--fail" in args else 0)
+)py";
+
+// A trial that reports its loss: twice its lr at step 1 on stdout, its lr at step
+// 2 in $ROTA_METRICS_FILE (with lines that are not metrics, and a malformed one).
+constexpr char kReporter[] = R"py(
+import os, sys
+lr = float(sys.argv[1])
+print("epoch 1 done", flush=True)
+print("rota-metric loss=%g step=1" % (2 * lr), flush=True)
+print("rota-metric loss=oops", flush=True)
+with open(os.environ["ROTA_METRICS_FILE"], "a") as f:
+    f.write("rota-metric loss=%g acc=%g step=2\n" % (lr, 1 - lr / 10))
 )py";
 
 class ArraysE2E : public ::testing::Test {
@@ -282,6 +295,73 @@ TEST_F(ArraysE2E, ARandomSweepStopsLaunchingAfterItsBudgetOfFailures) {
   ASSERT_TRUE(r.ok());
   EXPECT_EQ(r->status, 400) << r->body;
   EXPECT_NE(r->body.find("method random"), std::string::npos) << r->body;
+}
+
+// Trials report metrics on stdout and in their metrics file; the sweep's table
+// sorts them by the metric, the job's points read back in order.
+TEST_F(ArraysE2E, TrialsReportMetricsAndTheSweepIsSortedByThem) {
+  const std::string reporter = dir_.path() + "/reporter.py";
+  ASSERT_TRUE(WriteFileAtomic(reporter, kReporter, 0644).ok());
+  CliResult run = RunCli({"run", "--name", "metrics", "--sweep", "lr=3,1,2", "--workdir", "/tmp", "--wait", "--",
+                          "/usr/bin/python3", reporter, "{lr}"},
+                         Env(alice_));
+  ASSERT_EQ(run.exit_code, 0) << run.out << run.err;
+  const int64_t id = std::stoll(run.out.substr(run.out.find("sweep a") + 7));
+  Json a = Array(id);
+  ASSERT_EQ(a["members"].size(), 3u) << a.dump(2);
+  std::map<std::string, int64_t> job_of;  // lr -> job id
+  for (const auto& m : a["members"]) {
+    job_of[m["params"].value("lr", "")] = m.value("id", 0);
+    // The last point is the file's (step 2); min and max over both.
+    const Json loss = m["metrics"]["loss"];
+    const double lr = std::stod(m["params"].value("lr", "0"));
+    EXPECT_DOUBLE_EQ(loss.value("last", -1.0), lr) << m.dump(2);
+    EXPECT_DOUBLE_EQ(loss.value("min", -1.0), lr) << m.dump(2);
+    EXPECT_DOUBLE_EQ(loss.value("max", -1.0), 2 * lr) << m.dump(2);
+    EXPECT_EQ(loss.value("count", 0), 2) << m.dump(2);
+    EXPECT_EQ(loss.value("last_step", 0), 2) << m.dump(2);
+    EXPECT_EQ(m["metrics"]["acc"].value("count", 0), 1) << m.dump(2);
+  }
+  // The job's points, oldest first: stdout's step 1, then the file's step 2.
+  auto points = server_->CallAs(alice_, "GET", "/api/v1/jobs/" + std::to_string(job_of["2"]) + "/metrics");
+  ASSERT_TRUE(points.ok());
+  ASSERT_EQ(points->status, 200) << points->body;
+  Json pj = Json::parse(points->body);
+  ASSERT_EQ(pj["metrics"].size(), 3u) << pj.dump(2);  // the malformed line is not a point
+  std::vector<std::string> seen;
+  for (const auto& p : pj["metrics"]) seen.push_back(p.value("name", "") + "@" + std::to_string(p.value("step", -1)));
+  EXPECT_EQ(seen[0], "loss@1") << pj.dump(2);
+  EXPECT_EQ(std::set<std::string>(seen.begin() + 1, seen.end()), (std::set<std::string>{"loss@2", "acc@2"}));
+  EXPECT_EQ(server_->CallAs(alice_, "GET", "/api/v1/jobs/999999/metrics")->status, 404);
+  EXPECT_EQ(server_->CallAs(alice_, "GET", "/api/v1/jobs/1/metrics?limit=0")->status, 400);
+
+  // Sorted by loss, lowest first (lr 1, 2, 3); --max: highest first.
+  CliResult show = RunCli({"sweep", "show", std::to_string(id)}, Env(alice_));
+  ASSERT_EQ(show.exit_code, 0) << show.err;
+  EXPECT_NE(show.out.find("Sorted by acc, lowest first"), std::string::npos) << show.out;  // the first name
+  CliResult by_loss = RunCli({"sweep", "show", std::to_string(id), "--metric", "loss"}, Env(alice_));
+  ASSERT_EQ(by_loss.exit_code, 0) << by_loss.err;
+  EXPECT_NE(by_loss.out.find("BEST loss"), std::string::npos) << by_loss.out;
+  // The line of the table whose JOB column is `job`.
+  auto row_of = [](const std::string& out, int64_t job) {
+    std::istringstream lines(out);
+    std::string line;
+    for (size_t n = 0; std::getline(lines, line); ++n) {
+      std::istringstream cols(line);
+      std::string trial, id;
+      if (cols >> trial >> id && id == std::to_string(job)) return n;
+    }
+    return std::string::npos;
+  };
+  EXPECT_LT(row_of(by_loss.out, job_of["1"]), row_of(by_loss.out, job_of["2"])) << by_loss.out;
+  EXPECT_LT(row_of(by_loss.out, job_of["2"]), row_of(by_loss.out, job_of["3"])) << by_loss.out;
+  CliResult highest = RunCli({"sweep", "show", std::to_string(id), "--metric", "loss", "--max"}, Env(alice_));
+  ASSERT_EQ(highest.exit_code, 0) << highest.err;
+  EXPECT_LT(row_of(highest.out, job_of["3"]), row_of(highest.out, job_of["1"])) << highest.out;
+  CliResult job_points = RunCli({"job", "metrics", std::to_string(job_of["1"])}, Env(alice_));
+  ASSERT_EQ(job_points.exit_code, 0) << job_points.err;
+  EXPECT_NE(job_points.out.find("loss"), std::string::npos) << job_points.out;
+  EXPECT_NE(job_points.out.find("0.9"), std::string::npos) << job_points.out;  // acc = 1 - 1/10
 }
 
 }  // namespace

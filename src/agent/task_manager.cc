@@ -292,8 +292,24 @@ int64_t TaskManager::StopDisconnected(int64_t since_ms) {
   return next;
 }
 
+void TaskManager::SendMetrics(const std::string& id, int64_t now_ms) {
+  const std::vector<MetricsTail::Source> sources{
+      {runner_.StdoutPath(id), api::TaskMetricPoint::Source::kStdout},
+      {runner_.MetricsPath(id), api::TaskMetricPoint::Source::kFile}};
+  for (int round = 0; round < 64; ++round) {  // a backlog goes out over later polls
+    auto points = metrics_.Read(id, sources, now_ms);
+    if (points.empty()) return;
+    if (!send_(api::Encode(api::TaskMetricsMsg{id, std::move(points)}))) return;  // read again later
+    metrics_.Commit(id);
+  }
+}
+
 bool TaskManager::Poll(const std::vector<std::string>& ids, bool send_all) {
   api::TaskStatusMsg msg;
+  // After a registration every point is sent again: some sent before it may not
+  // have reached the server (it keeps each point once).
+  if (send_all) metrics_.Rewind();
+  const int64_t wall_ms = RealClock::Get().NowMs();
   for (const auto& id : ids) {
     auto it = last_.find(id);
     api::TaskReport r = Report(id);
@@ -302,8 +318,12 @@ bool TaskManager::Poll(const std::vector<std::string>& ids, bool send_all) {
       continue;
     }
     starting_ids_.erase(id);
+    // A task's last metrics go before the report of its end: the server takes
+    // them only from a task it still runs.
+    if (r.state == "running" || live_.count(id)) SendMetrics(id, wall_ms);
     if (r.state != "running") {
       live_.erase(id);
+      metrics_.Forget(id);
       UntrackCgroups(id);
     }
     if (send_all || it == last_.end() || !SameReport(it->second, r)) msg.tasks.push_back(r);

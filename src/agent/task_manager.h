@@ -22,6 +22,7 @@
 #include <variant>
 
 #include "agent/exit_watcher.h"
+#include "agent/metrics_tail.h"
 #include "agent/task_runner.h"
 #include "api/protocol.h"
 #include "common/mutex.h"
@@ -76,6 +77,9 @@ class TaskManager {
   // send_all). A task whose process does not exist yet is not reported; returns
   // true while there is one.
   bool Poll(const std::vector<std::string>& ids, bool send_all) ROTA_EXCLUDES(mu_);
+  // Sends the metrics task `id` wrote since the last call (task_metrics), until
+  // none are left or the server cannot be reached.
+  void SendMetrics(const std::string& id, int64_t now_ms);
   // Stops the tasks whose stop_after_disconnect has passed in an outage that
   // began at `since_ms` (-1: connected); returns when it next needs to act
   // (monotonic ms; -1 never).
@@ -100,6 +104,7 @@ class TaskManager {
       stop_after_;                           // thread only: running tasks' stop_after_disconnect_ms
   std::map<std::string, int64_t> stopping_;  // thread only: when they were sent SIGTERM
   std::map<std::string, std::string> stopped_why_;  // thread only: reported with their end
+  MetricsTail metrics_;                             // thread only
 
   Mutex mu_;
   CondVar cv_;

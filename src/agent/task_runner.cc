@@ -138,6 +138,7 @@ TaskRunner::~TaskRunner() {
 std::string TaskRunner::Dir(const std::string& id) const { return state_dir_ + "/tasks/" + id; }
 std::string TaskRunner::StdoutPath(const std::string& id) const { return Dir(id) + "/stdout.log"; }
 std::string TaskRunner::StderrPath(const std::string& id) const { return Dir(id) + "/stderr.log"; }
+std::string TaskRunner::MetricsPath(const std::string& id) const { return Dir(id) + "/" + kMetricsFile; }
 
 Result<TaskStatus> TaskRunner::Start(const TaskRequest& r) {
   if (!ValidId(r.id)) return Status::InvalidArgument("task id '" + r.id + "' must match [A-Za-z0-9._-]{1,128}");
@@ -175,6 +176,10 @@ Result<TaskStatus> TaskRunner::Start(const TaskRequest& r) {
     s.env[var] = dir + "/" + name;
   }
   s.env["ROTA_PREEMPT_NOTICE"] = dir + "/" + kNoticeFile;  // exists once rota stops the task
+  if (!r.files.count(kMetricsFile)) {
+    RETURN_IF_ERROR(WriteOwnerFile(MetricsPath(r.id), "", r.uid, r.gid));
+    s.env["ROTA_METRICS_FILE"] = MetricsPath(r.id);
+  }
   if (r.malleable) {
     if (!api::ResizeSignalNumber(r.resize_signal)) {
       return Status::InvalidArgument("task " + r.id + ": unknown resize signal '" + r.resize_signal + "'");

@@ -139,6 +139,10 @@ class TaskRunner {
   // Paths of a task's logs.
   std::string StdoutPath(const std::string& id) const;
   std::string StderrPath(const std::string& id) const;
+  // The file a task may write metric lines to (agent/metrics_tail.h), made empty
+  // and the task's at its start; its path is in the task's ROTA_METRICS_FILE.
+  std::string MetricsPath(const std::string& id) const;
+  static constexpr const char* kMetricsFile = "metrics";
 
  private:
   // Whether a recorded process is still the task's.

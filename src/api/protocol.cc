@@ -357,6 +357,12 @@ std::string Encode(const TaskResizedMsg& m) {
   return j.dump(-1, ' ', false, Json::error_handler_t::replace);
 }
 
+std::string Encode(const TaskMetricsMsg& m) {
+  Json j = Envelope("task_metrics");
+  j.update(ToJson(m));
+  return j.dump(-1, ' ', false, Json::error_handler_t::replace);
+}
+
 std::string Encode(const PowerLimitsMsg& m) {
   Json j = ToJson(m);
   j["v"] = kProtocolVersion;
@@ -438,6 +444,11 @@ Result<AgentMessage> DecodeAgentMessage(const std::string& text) {
   if (type == "task_resized") {
     auto m = TaskResizedFromJson(j);
     if (!m.ok()) return m.status().WithContext("task_resized");
+    return AgentMessage{std::move(*m)};
+  }
+  if (type == "task_metrics") {
+    auto m = TaskMetricsFromJson(j);
+    if (!m.ok()) return m.status().WithContext("task_metrics");
     return AgentMessage{std::move(*m)};
   }
   return Status::InvalidArgument("unknown message type '" + type + "'");

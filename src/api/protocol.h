@@ -23,7 +23,7 @@
 //               "signal": "TERM"|"KILL", "targets": [{"pid", "start_time_ms", "gpu"}]}
 //              the agent answers every command it can identify with command_result
 // and the job task messages of task_protocol.h (task_start, task_signal, task_logs,
-// task_resize; task_status, task_log, task_resized) and the power messages of power_protocol.h (power_limits;
+// task_resize; task_status, task_log, task_resized, task_metrics) and the power messages of power_protocol.h (power_limits;
 // power_report).
 
 #include <cstdint>
@@ -140,7 +140,7 @@ struct CommandResultMsg {
 Status ValidateCommand(const CommandMsg& m);
 
 using AgentMessage = std::variant<RegisterMsg, SamplesMsg, CommandResultMsg, TaskStatusMsg,
-                                  TaskLogMsg, PowerReportMsg, TaskResizedMsg>;
+                                  TaskLogMsg, PowerReportMsg, TaskResizedMsg, TaskMetricsMsg>;
 using ServerMessage = std::variant<RegisteredMsg, AckMsg, ErrorMsg, CommandMsg, TaskStartMsg,
                                    TaskSignalMsg, TaskLogsMsg, PowerLimitsMsg, TaskResizeMsg>;
 
@@ -158,6 +158,7 @@ std::string Encode(const TaskStatusMsg& m);
 std::string Encode(const TaskLogMsg& m);
 std::string Encode(const TaskResizeMsg& m);
 std::string Encode(const TaskResizedMsg& m);
+std::string Encode(const TaskMetricsMsg& m);
 std::string Encode(const PowerLimitsMsg& m);
 std::string Encode(const PowerReportMsg& m);
 

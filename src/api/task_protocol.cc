@@ -2,6 +2,7 @@
 
 #include <signal.h>
 
+#include <cctype>
 #include <charconv>
 #include <cmath>
 #include <cstdint>
@@ -363,6 +364,77 @@ Result<TaskResizedMsg> TaskResizedFromJson(const Json& j) {
   RETURN_IF_ERROR(Get(j, "generation", &m.generation));
   RETURN_IF_ERROR(Get(j, "error", &m.error, false));
   if (m.error.size() > 4096) m.error.resize(4096);
+  return m;
+}
+
+Status ValidateMetricName(const std::string& name) {
+  if (name.empty() || name.size() > kMaxMetricName) {
+    return Bad("name", "must be 1.." + std::to_string(kMaxMetricName) + " bytes");
+  }
+  const auto first = static_cast<unsigned char>(name[0]);
+  if (!std::isalpha(first) && first != '_') return Bad("name", "'" + name + "' must begin with a letter or _");
+  for (char c : name) {
+    const auto u = static_cast<unsigned char>(c);
+    if (!std::isalnum(u) && c != '_' && c != '.' && c != ':' && c != '/' && c != '-') {
+      return Bad("name", "'" + name + "' may hold letters, digits and _ . : / - only");
+    }
+  }
+  if (name == "step") return Bad("name", "'step' names the step, not a metric");
+  return Status::Ok();
+}
+
+const char* MetricSourceName(TaskMetricPoint::Source s) {
+  return s == TaskMetricPoint::Source::kFile ? "file" : "stdout";
+}
+
+Json ToJson(const TaskMetricsMsg& m) {
+  Json points = Json::array();
+  for (const auto& p : m.points) {
+    Json j{{"name", p.name}, {"value", p.value}, {"source", MetricSourceName(p.source)},
+           {"seq", p.seq}, {"time_ms", p.time_ms}};
+    if (p.step >= 0) j["step"] = p.step;
+    points.push_back(std::move(j));
+  }
+  return Json{{"id", m.id}, {"points", std::move(points)}};
+}
+
+Result<TaskMetricsMsg> TaskMetricsFromJson(const Json& j) {
+  TaskMetricsMsg m;
+  RETURN_IF_ERROR(Get(j, "id", &m.id));
+  RETURN_IF_ERROR(ValidateTaskId(m.id));
+  auto points = j.find("points");
+  if (points == j.end() || !points->is_array() || points->empty() ||
+      points->size() > kMaxMetricPointsPerMessage) {
+    return Bad("points", "must be an array of 1.." + std::to_string(kMaxMetricPointsPerMessage) + " points");
+  }
+  m.points.reserve(points->size());
+  for (size_t i = 0; i < points->size(); ++i) {
+    const Json& pj = (*points)[i];
+    const std::string at = "points[" + std::to_string(i) + "]";
+    if (!pj.is_object()) return Bad(at, "must be an object");
+    TaskMetricPoint p;
+    RETURN_IF_ERROR(Get(pj, "name", &p.name).WithContext(at));
+    RETURN_IF_ERROR(ValidateMetricName(p.name).WithContext(at));
+    auto value = pj.find("value");
+    if (value == pj.end() || !value->is_number() || !std::isfinite(value->get<double>())) {
+      return Bad(at + ".value", "must be a finite number");
+    }
+    p.value = value->get<double>();
+    if (pj.contains("step")) {
+      RETURN_IF_ERROR(Get(pj, "step", &p.step).WithContext(at));
+      if (p.step < 0 || p.step > kMaxMetricStep) return Bad(at + ".step", "must be 0..2^53");
+    }
+    std::string source;
+    RETURN_IF_ERROR(Get(pj, "source", &source).WithContext(at));
+    if (source == "file") {
+      p.source = TaskMetricPoint::Source::kFile;
+    } else if (source != "stdout") {
+      return Bad(at + ".source", "must be stdout or file");
+    }
+    RETURN_IF_ERROR(Get(pj, "seq", &p.seq).WithContext(at));
+    RETURN_IF_ERROR(Get(pj, "time_ms", &p.time_ms).WithContext(at));
+    m.points.push_back(std::move(p));
+  }
   return m;
 }
 

@@ -14,6 +14,9 @@
 //                                             each register (the server reconciles)
 //   task_log    {"req": N, "data": "...", "offset": O, "size": S, "error": E}
 //   task_resized {"id": ID, "generation": G, "error"?: E}   answer to task_resize
+//   task_metrics {"id": ID, "points": [{"name": N, "value": V, "step"?: S,
+//                "source": "stdout"|"file", "seq": O, "time_ms": T}]}
+//                                             metrics the task reported (rota-metric lines)
 //
 // Task ids are "<job id>.<process name>" ([A-Za-z0-9._-]{1,128}), unique per node.
 
@@ -115,6 +118,30 @@ struct TaskResizedMsg {
   std::string error;
 };
 
+// One value a task reported: a `rota-metric NAME=VALUE [step=N]` line of its
+// stdout or of its ROTA_METRICS_FILE (agent/metrics_tail.h). (id, source, seq,
+// name) names a point once: the agent sends a point again after a reconnect or
+// a restart and the server keeps it once.
+inline constexpr size_t kMaxMetricName = 64;
+inline constexpr size_t kMaxMetricPointsPerMessage = 1024;
+inline constexpr int64_t kMaxMetricStep = int64_t{1} << 53;
+struct TaskMetricPoint {
+  std::string name;   // [A-Za-z_][A-Za-z0-9_.:/-]*, 1..kMaxMetricName bytes, not "step"
+  double value = 0;   // finite
+  int64_t step = -1;  // 0..kMaxMetricStep; -1: the line gave none
+  enum class Source { kStdout, kFile } source = Source::kStdout;
+  uint64_t seq = 0;      // the line's byte offset in its source
+  int64_t time_ms = 0;   // when the agent read it (its clock)
+  bool operator==(const TaskMetricPoint&) const = default;
+};
+struct TaskMetricsMsg {
+  std::string id;  // the task
+  std::vector<TaskMetricPoint> points;  // 1..kMaxMetricPointsPerMessage
+};
+// InvalidArgument naming what is wrong with a metric's name ("" when valid).
+Status ValidateMetricName(const std::string& name);
+const char* MetricSourceName(TaskMetricPoint::Source s);  // "stdout", "file"
+
 struct TaskLogsMsg {
   uint64_t req = 0;
   std::string id;
@@ -175,5 +202,7 @@ Result<TaskStatusMsg> TaskStatusFromJson(const Json& j);
 Result<TaskLogMsg> TaskLogFromJson(const Json& j);
 Result<TaskResizeMsg> TaskResizeFromJson(const Json& j);
 Result<TaskResizedMsg> TaskResizedFromJson(const Json& j);
+Json ToJson(const TaskMetricsMsg& m);  // the body, without the envelope
+Result<TaskMetricsMsg> TaskMetricsFromJson(const Json& j);
 
 }  // namespace rota::api

@@ -206,6 +206,40 @@ TEST(TaskResizeProtocolTest, ResizeAndAnswerRoundTrip) {
   EXPECT_EQ(std::get<TaskResizedMsg>(*answer).generation, 7u);
 }
 
+TEST(TaskMetricsProtocolTest, PointsRoundTripAndBadOnesAreRefusedNamingTheField) {
+  TaskMetricsMsg m{"job-5.r0.worker-0",
+                   {{"loss", 0.25, 10, TaskMetricPoint::Source::kStdout, 120, 1'800'000'000'000},
+                    {"eval/acc", -1e-3, -1, TaskMetricPoint::Source::kFile, 0, 1'800'000'000'500}}};
+  auto back = DecodeAgentMessage(Encode(m));
+  ASSERT_TRUE(back.ok()) << back.status().message();
+  const auto& r = std::get<TaskMetricsMsg>(*back);
+  EXPECT_EQ(r.id, m.id);
+  EXPECT_EQ(r.points, m.points);
+
+  auto refused = [&](const std::string& field, const Json& value) {
+    Json j = Json::parse(Encode(m));
+    j["points"][0][field] = value;
+    auto d = DecodeAgentMessage(j.dump());
+    return d.ok() ? std::string("accepted") : d.status().message();
+  };
+  EXPECT_NE(refused("name", "step").find("'step' names the step"), std::string::npos);
+  EXPECT_NE(refused("name", "9lives").find("must begin with a letter"), std::string::npos);
+  EXPECT_NE(refused("name", "a b").find("may hold letters"), std::string::npos);
+  EXPECT_NE(refused("name", std::string(65, 'a')).find("1..64 bytes"), std::string::npos);
+  EXPECT_NE(refused("value", "1").find("points[0].value: must be a finite number"), std::string::npos);
+  EXPECT_NE(refused("step", -2).find("points[0].step"), std::string::npos);
+  EXPECT_NE(refused("source", "stdin").find("must be stdout or file"), std::string::npos);
+  EXPECT_NE(refused("seq", -1).find("seq"), std::string::npos);
+  Json none = Json::parse(Encode(m));
+  none["points"] = Json::array();
+  EXPECT_FALSE(DecodeAgentMessage(none.dump()).ok());
+  Json many = Json::parse(Encode(m));
+  for (int i = 0; i < 1100; ++i) many["points"].push_back(many["points"][0]);
+  auto too_many = DecodeAgentMessage(many.dump());
+  ASSERT_FALSE(too_many.ok());
+  EXPECT_NE(too_many.status().message().find("1..1024 points"), std::string::npos) << too_many.status().message();
+}
+
 TEST(TaskResizeProtocolTest, MalleableStartRoundTrips) {
   TaskSpec t;
   t.id = "job-4.r0.worker-0";

@@ -181,6 +181,10 @@ struct RunOptions {
 struct SweepOptions {
   std::string file, id;
   bool wait = false, show = false;
+  // show: the metric the trials are sorted by (best first); "" the first one any
+  // trial reported. maximize: higher is better.
+  std::string metric;
+  bool maximize = false;
 };
 int RunSweep(const ClientOptions& client, const OutputOptions& out, const SweepOptions& o);
 // Prints the job id (-o json: the job); with --wait follows it and exits 0 only
@@ -197,7 +201,7 @@ struct JobsListOptions {
   bool before_given = false;  // --before was given (0 is not a job id)
 };
 int RunJobs(const ClientOptions& client, const OutputOptions& out, const JobsListOptions& o);
-// action: "show" or "cancel". `id`: a job id, or aN for array N (show: its
+// action: "show", "cancel" or "metrics" (a job's points). `id`: a job id, or aN for array N (show: its
 // members; cancel: every member not ended).
 int RunJobCommand(const ClientOptions& client, const OutputOptions& out, const std::string& action,
                   const std::string& id);

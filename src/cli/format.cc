@@ -44,6 +44,12 @@ std::string Percent(const api::Json& v) {
   return buf;
 }
 
+std::string FormatMetric(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof(buf), "%.6g", v);
+  return buf;
+}
+
 std::string WithUnit(const api::Json& v, const std::string& unit, double scale, int decimals) {
   if (!v.is_number()) return "-";
   char buf[32];

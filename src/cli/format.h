@@ -26,6 +26,8 @@ class Table {
 std::string Bytes(const api::Json& v);
 // "87%" or "-".
 std::string Percent(const api::Json& v);
+// A metric's value with 6 significant digits ("0.25", "1.23457e+06").
+std::string FormatMetric(double v);
 // Integer field with a unit suffix ("65C") or "-".
 std::string WithUnit(const api::Json& v, const std::string& unit, double scale = 1, int decimals = 0);
 // "12s ago" style age of an RFC 3339 time relative to now_ms; "never" for null.

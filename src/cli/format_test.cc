@@ -13,6 +13,13 @@ TEST(FormatTest, TablePadsColumns) {
   EXPECT_EQ(t.Render(), "A    LONGER\nxyz  1\n");
 }
 
+TEST(FormatTest, MetricsKeepSixSignificantDigits) {
+  EXPECT_EQ(FormatMetric(0.25), "0.25");
+  EXPECT_EQ(FormatMetric(1234567.0), "1.23457e+06");
+  EXPECT_EQ(FormatMetric(-3), "-3");
+  EXPECT_EQ(FormatMetric(1.0 / 3), "0.333333");
+}
+
 TEST(FormatTest, UnitsAndAbsentValues) {
   EXPECT_EQ(Bytes(api::Json(80ull << 30)), "80.0GiB");
   EXPECT_EQ(Bytes(api::Json(512)), "512B");

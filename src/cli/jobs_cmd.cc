@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <chrono>
 #include <iostream>
+#include <optional>
 #include <thread>
 
 #include "cli/client.h"
@@ -401,6 +402,9 @@ int RunJobCommand(const ClientOptions& client, const OutputOptions& out, const s
                   const std::string& id) {
   if (!ValidOutput(out)) return 2;
   if (const std::string array = ArrayIdOf(id); !array.empty()) {
+    if (action == "metrics") {
+      return Usage("rota job metrics takes a job id (a member's); a sweep's trials: rota sweep show " + id);
+    }
     auto api = ApiClient::Create(client);
     if (!api.ok()) return Fail(api.status());
     auto a = action == "cancel" ? api->Post("/api/v1/arrays/" + array + "/cancel", Json::object())
@@ -421,6 +425,22 @@ int RunJobCommand(const ClientOptions& client, const OutputOptions& out, const s
   }
   auto api = ApiClient::Create(client);
   if (!api.ok()) return Fail(api.status());
+  if (action == "metrics") {
+    auto m = api->Get("/api/v1/jobs/" + id + "/metrics");
+    if (!m.ok()) return Fail(m.status());
+    if (out.format == "json") {
+      std::cout << m->dump(2) << "\n";
+      return 0;
+    }
+    Table t({"TIME", "TASK", "NAME", "STEP", "VALUE"});
+    for (const auto& p : m->value("metrics", Json::array())) {
+      t.Add({p.value("time", ""), p.value("task", ""), p.value("name", ""),
+             p.contains("step") ? std::to_string(p.value("step", int64_t{0})) : "-", FormatMetric(p.value("value", 0.0))});
+    }
+    std::cout << t.Render();
+    if (m->value("truncated", false)) std::cout << "(more points follow: -o json has the same first 10000)\n";
+    return 0;
+  }
   auto j = action == "cancel" ? api->Post("/api/v1/jobs/" + id + "/cancel", Json::object())
                               : api->Get("/api/v1/jobs/" + id);
   if (!j.ok()) return Fail(j.status());
@@ -466,27 +486,66 @@ int RunLogs(const ClientOptions& client, const LogsOptions& o) {
 namespace rota::cli {
 namespace {
 
-// The trials of a sweep: index, job, state, restarts, then one column per parameter.
-void PrintSweep(const Json& a) {
+// The trials of a sweep: index, job, state, restarts, one column per parameter,
+// then the metric's last and best values (members' metrics: their summaries),
+// sorted by the best value (trials without it last, by index).
+void PrintSweep(const Json& a, std::string metric, bool maximize) {
   std::vector<std::string> names;
   const Json defs = a["sweep"].value("parameters", Json::object());
   for (auto it = defs.begin(); it != defs.end(); ++it) names.push_back(it.key());
+  std::vector<Json> members;
+  for (const auto& m : a.value("members", Json::array())) members.push_back(m);
+  if (metric.empty()) {  // the first name, in name order, that any trial reported
+    for (const auto& m : members) {
+      const Json ms = m.value("metrics", Json::object());
+      if (!ms.empty() && (metric.empty() || ms.begin().key() < metric)) metric = ms.begin().key();
+    }
+  }
+  auto best = [&](const Json& m) -> std::optional<double> {
+    const Json ms = m.value("metrics", Json::object());
+    auto it = ms.find(metric);
+    if (metric.empty() || it == ms.end()) return std::nullopt;
+    return it->value(maximize ? "max" : "min", 0.0);
+  };
+  std::stable_sort(members.begin(), members.end(), [&](const Json& x, const Json& y) {
+    const auto bx = best(x), by = best(y);
+    if (bx.has_value() != by.has_value()) return bx.has_value();
+    return bx && (maximize ? *bx > *by : *bx < *by);
+  });
   std::cout << "Sweep a" << a.value("id", 0) << " (" << a.value("name", "") << "): "
             << a.value("size", 0) << " trials, " << CountsText(a.value("counts", Json::object())) << "\n";
+  if (!metric.empty()) {
+    std::cout << "Sorted by " << metric << ", " << (maximize ? "highest" : "lowest") << " first\n";
+  }
+  auto upper = [](std::string n) {
+    for (char& c : n) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+    return n;
+  };
   std::vector<std::string> header{"TRIAL", "JOB", "STATE", "RESTARTS"};
-  for (const auto& n : names) {
-    std::string upper = n;
-    for (char& c : upper) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
-    header.push_back(upper);
+  for (const auto& n : names) header.push_back(upper(n));
+  if (!metric.empty()) {
+    header.push_back("LAST " + metric);
+    header.push_back("BEST " + metric);
+    header.push_back("STEP");
   }
   header.push_back("REASON");
   Table t(header);
-  for (const auto& m : a.value("members", Json::array())) {
+  for (const auto& m : members) {
     std::vector<std::string> row{std::to_string(m.value("array", Json::object()).value("index", int64_t{0})),
                                  std::to_string(m.value("id", 0)), m.value("state", ""),
                                  std::to_string(m.value("restart_count", 0))};
     const Json params = m.value("params", Json::object());
     for (const auto& n : names) row.push_back(params.value(n, "-"));
+    if (!metric.empty()) {
+      const Json ms = m.value("metrics", Json::object());
+      if (auto it = ms.find(metric); it != ms.end()) {
+        row.push_back(FormatMetric(it->value("last", 0.0)));
+        row.push_back(FormatMetric(*best(m)));
+        row.push_back(it->contains("last_step") ? std::to_string(it->value("last_step", int64_t{0})) : "-");
+      } else {
+        row.insert(row.end(), {"-", "-", "-"});
+      }
+    }
     row.push_back(m.value("reason", ""));
     t.Add(row);
   }
@@ -508,7 +567,7 @@ int RunSweep(const ClientOptions& client, const OutputOptions& out, const SweepO
     if (!a.ok()) return Fail(a.status());
     if (!a->contains("sweep")) return Fail(Status::InvalidArgument("array a" + id + " is not a sweep"));
     if (out.format == "json") std::cout << a->dump(2) << "\n";
-    else PrintSweep(*a);
+    else PrintSweep(*a, o.metric, o.maximize);
     return 0;
   }
   if (o.file.empty()) return Usage("give the sweep's file (-f sweep.yaml), or: rota sweep show ID");

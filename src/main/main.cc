@@ -503,12 +503,18 @@ int main(int argc, char** argv) {
   auto* sweep_show = sweep_cmd->add_subcommand("show", "The trials of a sweep: parameters, state, metrics");
   add_client_flags(sweep_show);
   sweep_show->add_option("id", sweep_options.id, "Sweep (array) id, N or aN")->required();
+  sweep_show->add_option("--metric", sweep_options.metric,
+                         "Sort the trials by this metric, best first (default: the first one reported)");
+  sweep_show->add_flag("--max", sweep_options.maximize, "Higher values of the metric are better (default: lower)");
   std::string job_id;
   auto* job_cmd = app.add_subcommand("job", "Show a job");
   job_cmd->require_subcommand(1);
   auto* job_show = job_cmd->add_subcommand("show", "Show a job with its tasks and events");
   add_client_flags(job_show);
   job_show->add_option("id", job_id, "Job id, or aN for array N")->required();
+  auto* job_metrics = job_cmd->add_subcommand("metrics", "The metrics a job's tasks reported (rota-metric lines)");
+  add_client_flags(job_metrics);
+  job_metrics->add_option("id", job_id, "Job id")->required();
   auto* cancel = app.add_subcommand("cancel", "Cancel a job (SIGTERM, then SIGKILL)");
   add_client_flags(cancel);
   cancel->add_option("id", job_id, "Job id, or aN for a whole array")->required();
@@ -724,6 +730,7 @@ int main(int argc, char** argv) {
     jobs_list.before_given = jobs_before->count() > 0;
     return rota::cli::RunJobs(client, output, jobs_list);
   }
+  if (job_metrics->parsed()) return rota::cli::RunJobCommand(client, output, "metrics", job_id);
   if (job_cmd->parsed()) return rota::cli::RunJobCommand(client, output, "show", job_id);
   if (cancel->parsed()) return rota::cli::RunJobCommand(client, output, "cancel", job_id);
   if (logs->parsed()) return rota::cli::RunLogs(client, logs_options);

@@ -23,6 +23,7 @@ class AgentGateway;
 class AuditLog;
 class Reservations;
 class JobService;
+class JobMetrics;
 class NodeDrains;
 class NodeCredentials;
 class Queues;
@@ -49,6 +50,7 @@ struct ApiContext {
   AuditLog* audit = nullptr;
   Reservations* reservations = nullptr;
   JobService* jobs = nullptr;
+  JobMetrics* job_metrics = nullptr;
   Queues* queues = nullptr;
   NodeDrains* drains = nullptr;
   NodeCredentials* credentials = nullptr;
@@ -77,6 +79,7 @@ Status RegisterReservationRoutes(net::HttpServer& http, ApiContext& ctx); // res
 Status RegisterPolicyRoutes(net::HttpServer& http, ApiContext& ctx);     // policies_api.cc
 Status RegisterJobRoutes(net::HttpServer& http, ApiContext& ctx);        // jobs_api.cc
 Status RegisterArrayRoutes(net::HttpServer& http, ApiContext& ctx);      // jobs/jobs_arrays_api.cc
+Status RegisterJobMetricsRoutes(net::HttpServer& http, ApiContext& ctx); // jobs/job_metrics_api.cc
 Status RegisterQueueRoutes(net::HttpServer& http, ApiContext& ctx);      // queues/queues_api.cc
 Status RegisterQuotaRoutes(net::HttpServer& http, ApiContext& ctx);      // quotas/quotas_api.cc
 Status RegisterSshNodeRoutes(net::HttpServer& http, ApiContext& ctx);    // ssh_nodes_api.cc

@@ -24,6 +24,7 @@
 #include "server/nodes/cluster_state.h"
 #include "server/enforcement/enforcement_binding.h"
 #include "server/enforcement/enforcement_service.h"
+#include "server/jobs/job_metrics.h"
 #include "server/jobs/jobs.h"
 #include "server/nodes/node_credentials.h"
 #include "server/nodes/node_drains.h"
@@ -69,6 +70,7 @@ struct Server::Impl {
   std::unique_ptr<Quotas> quotas;
   std::unique_ptr<Secrets> secrets;  // before jobs, which use them
   std::unique_ptr<JobService> jobs;
+  std::unique_ptr<JobMetrics> job_metrics;
   std::unique_ptr<AccountingService> accounting;  // declared after jobs: destroyed before it
   std::unique_ptr<PowerService> power;
   std::unique_ptr<net::HttpServer> http;
@@ -355,6 +357,15 @@ Result<std::unique_ptr<Server>> Server::Start(const ServerConfig& config, Clock&
   }
   RETURN_IF_ERROR(impl->jobs->Start().WithContext("jobs"));
   {
+    JobService* jobs = impl->jobs.get();
+    impl->job_metrics = std::make_unique<JobMetrics>(
+        impl->store.get(), [jobs](const std::string& node, const std::string& task) { return jobs->JobOfTaskOn(node, task); });
+    JobMetrics* metrics = impl->job_metrics.get();
+    impl->gateway->SetTaskMetricsListener(
+        [metrics](const std::string& node, api::TaskMetricsMsg m) { metrics->OnMetrics(node, std::move(m)); });
+    impl->ctx.job_metrics = metrics;
+  }
+  {
     // What the scheduler plans around changed: a pass now, not at the next tick.
     JobService* jobs = impl->jobs.get();
     impl->reservations->SetChangeHook([jobs] { jobs->OnPolicyChange(); });
@@ -448,6 +459,7 @@ Result<std::unique_ptr<Server>> Server::Start(const ServerConfig& config, Clock&
   RETURN_IF_ERROR(RegisterViolationRoutes(http, ctx));
   RETURN_IF_ERROR(RegisterJobRoutes(http, ctx));
   RETURN_IF_ERROR(RegisterArrayRoutes(http, ctx));
+  RETURN_IF_ERROR(RegisterJobMetricsRoutes(http, ctx));
   RETURN_IF_ERROR(RegisterQueueRoutes(http, ctx));
   RETURN_IF_ERROR(RegisterQuotaRoutes(http, ctx));
   RETURN_IF_ERROR(RegisterSshNodeRoutes(http, ctx));
@@ -508,6 +520,7 @@ void Server::Stop() {
   impl_->reservations->SetJobHolds(nullptr);
   impl_->queues->SetChangeHook(nullptr);
   impl_->quotas->SetChangeHook(nullptr);
+  impl_->job_metrics.reset();  // asks the job service whose tasks report
   impl_->jobs.reset();
   impl_->ssh_nodes.reset();
   impl_->notifier.reset();  // drains queued mail for a moment

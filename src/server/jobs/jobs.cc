@@ -757,6 +757,18 @@ std::vector<JobService::Allocation> JobService::AllocationsOn(const std::string&
   return out;
 }
 
+std::optional<int64_t> JobService::JobOfTaskOn(const std::string& node, const std::string& task) const {
+  const auto id = JobIdOfTask(task);
+  if (!id) return std::nullopt;
+  MutexLock lock(&mu_);
+  auto it = active_.find(*id);
+  if (it == active_.end() || it->second.Final()) return std::nullopt;
+  for (const auto& t : it->second.tasks) {
+    if (t.id == task && t.node == node && t.runs) return *id;
+  }
+  return std::nullopt;
+}
+
 std::map<std::string, std::vector<accounting::Holding>> JobService::Holdings(int64_t since_ms) const {
   std::map<std::string, std::vector<accounting::Holding>> out;
   MutexLock lock(&mu_);

@@ -313,6 +313,10 @@ class JobService {
     std::string unix_user;
   };
   std::vector<Allocation> AllocationsOn(const std::string& node) const;
+  // The job whose current launch placed task `task` on `node`, while the job is not
+  // over (the task may have ended); nullopt otherwise. What a node may report
+  // metrics for (JobMetrics).
+  std::optional<int64_t> JobOfTaskOn(const std::string& node, const std::string& task) const;
   // The GPUs jobs hold, by node (usage accounting): every open run's GPU tasks,
   // [run started, open), and the runs closed at or after `since_ms` (kept for
   // an hour: agents replay samples late) with their end.

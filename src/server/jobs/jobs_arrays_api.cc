@@ -2,7 +2,8 @@
 //
 //   GET  /api/v1/arrays               ?mine=&limit=&before=   reader -> {arrays: [Array]}
 //   GET  /api/v1/arrays/{id}          ?limit=&offset=&state=  reader -> Array + members: [Job]
-//                                     (ids ascending; truncated: more follow)
+//                                     (ids ascending; truncated: more follow; each member's
+//                                     metrics: {NAME: {last, min, max, count, last_step?}})
 //   POST /api/v1/arrays/{id}/cancel                           owner or admin -> Array + cancelled: N
 //
 // An Array is {id, name, owner, indices, size, max_running, created, counts, spec}.
@@ -11,6 +12,7 @@
 #include "net/http_server.h"
 #include "server/accounts/auth.h"
 #include "server/api_context.h"
+#include "server/jobs/job_metrics.h"
 #include "server/jobs/jobs.h"
 #include "server/request_params.h"
 
@@ -87,10 +89,17 @@ Status RegisterArrayRoutes(net::HttpServer& http, ApiContext& ctx) {
         for (auto& [name, value] : env->items()) value = "(hidden)";
       }
     }
+    std::map<int64_t, std::map<std::string, store::MetricSummary>> metrics;
+    if (ctx.job_metrics != nullptr) {
+      auto summaries = ctx.job_metrics->ArraySummaries(*id);
+      if (!summaries.ok()) return Fail(summaries.status());
+      metrics = std::move(*summaries);
+    }
     api::Json members = api::Json::array();
     for (const auto& job : *list) {
       api::Json m = ToJson(job);
       m.erase("spec");  // the template's, with its index: shown once, above
+      if (auto it = metrics.find(job.id); it != metrics.end()) m["metrics"] = MetricSummariesToJson(it->second);
       members.push_back(std::move(m));
     }
     out["members"] = std::move(members);

@@ -61,6 +61,8 @@ class AgentGateway::Session : public net::WsHandler,
         if (gw_->task_log_listener_) gw_->task_log_listener_(node, std::move(*log));
       } else if (auto* power = std::get_if<api::PowerReportMsg>(&*msg)) {
         if (gw_->power_report_listener_) gw_->power_report_listener_(node, std::move(*power));
+      } else if (auto* metrics = std::get_if<api::TaskMetricsMsg>(&*msg)) {
+        if (gw_->task_metrics_listener_) gw_->task_metrics_listener_(node, std::move(*metrics));
       } else if (auto* resized = std::get_if<api::TaskResizedMsg>(&*msg)) {
         if (!resized->error.empty()) {
           ROTA_LOG(WARNING) << "agent " << node << ": resize " << resized->generation << " of task "

@@ -101,6 +101,9 @@ class AgentGateway : public TaskTransport {
   // with every power_report a registered agent sends. Set before agents connect.
   using PowerReportListener = std::function<void(const std::string& node, api::PowerReportMsg)>;
   void SetPowerReportListener(PowerReportListener l) { power_report_listener_ = std::move(l); }
+  // Called (as the task listeners) with every task_metrics a registered agent sends.
+  using TaskMetricsListener = std::function<void(const std::string& node, api::TaskMetricsMsg)>;
+  void SetTaskMetricsListener(TaskMetricsListener l) { task_metrics_listener_ = std::move(l); }
   // Sends the node's power limits to its live session. Unavailable when the node
   // is not connected.
   Status SendPowerLimits(const std::string& node, const api::PowerLimitsMsg& m);
@@ -142,6 +145,7 @@ class AgentGateway : public TaskTransport {
   std::function<Status()> send_guard_;       // set before serving
   std::function<uint64_t()> epoch_source_;   // set before serving
   PowerReportListener power_report_listener_;  // set before serving
+  TaskMetricsListener task_metrics_listener_;  // set before serving
 
   struct LiveSession {
     uint64_t id = 0;

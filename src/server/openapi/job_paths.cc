@@ -104,6 +104,13 @@ void AddJobSchemas(Json& schemas) {
                                                {"indices"})})},
       {"description", "\"0-99\", \"0,3,7-9\", \"1-20:5\" (step), optionally %N: at most N members at once "
                       "(or max_running); at most 100000 members"}};
+  schemas["JobMetrics"] = Closed(
+      {{"job", T("integer")},
+       {"metrics", Arr(Closed({{"task", T("string")}, {"name", T("string")}, {"value", T("number")},
+                               {"step", T("integer")}, {"time", Time()}},
+                              {"step"}))},
+       {"truncated", T("boolean")}},
+      {"truncated"});
   schemas["JobLogChunk"] = Closed({{"task", T("string")}, {"stream", Enum({"stdout", "stderr"})},
                                    {"offset", T("integer")}, {"next_offset", T("integer")},
                                    {"size", T("integer")}, {"data", T("string")}});
@@ -179,6 +186,12 @@ Json JobPaths(Json& schemas) {
       {"/api/v1/jobs/{id}/logs",
        {{"get", Op("Part of a task's log (owner or admin): `data` from `offset`; read on from `next_offset`",
                    Ref("JobLogChunk"), {400, 401, 403, 404, 429, 503}, logs_params)}}},
+      {"/api/v1/jobs/{id}/metrics",
+       {{"get", Op("The metrics the job's tasks reported (`rota-metric NAME=VALUE [step=N]` lines on stdout or "
+                   "in $ROTA_METRICS_FILE), oldest first; truncated: more exist",
+                   Ref("JobMetrics"), {400, 401, 404},
+                   Json::array({PathParam("id", "integer", "job id"),
+                                QueryParam("limit", "integer", "1..10000 (default 10000)")}))}}},
   };
 }
 

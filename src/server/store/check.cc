@@ -47,6 +47,10 @@ constexpr Rule kRules[] = {
     {"negative usage", "SELECT count(*) FROM usage_hourly WHERE gpu_ms < 0 OR busy_ms < 0 OR energy_mj < 0"},
     {"violation events without their violation",
      "SELECT count(*) FROM violation_events e WHERE NOT EXISTS (SELECT 1 FROM violations v WHERE v.id = e.violation_id)"},
+    {"array members without their array",
+     "SELECT count(*) FROM jobs j WHERE j.array_id <> 0 AND NOT EXISTS (SELECT 1 FROM job_arrays a WHERE a.id = j.array_id)"},
+    {"metrics of jobs that do not exist",
+     "SELECT count(*) FROM task_metrics m WHERE NOT EXISTS (SELECT 1 FROM jobs j WHERE j.id = m.job_id)"},
     {"more than one leader lease", "SELECT CASE WHEN count(*) > 1 THEN count(*) ELSE 0 END FROM leader_lease"},
 };
 

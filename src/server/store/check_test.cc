@@ -67,7 +67,13 @@ TEST_P(StoreCheckTest, OrphansAndBrokenRulesAreFoundAndCounted) {
   ASSERT_TRUE(db->Exec("INSERT INTO node_gpu_samples (node, t_ms, n_gpus, gpus) VALUES (999, 1, 0, ''), "
                        "(999, 2, 0, '');"
                        "INSERT INTO jobs (id, owner_id, name, spec_json, state, created_ms, updated_ms) "
-                       "VALUES (2, 1, 'b', '{}', 'failed', 0, 0), (3, 1, 'c', '{}', 'cancelled', 0, 0)")
+                       "VALUES (2, 1, 'b', '{}', 'failed', 0, 0), (3, 1, 'c', '{}', 'cancelled', 0, 0);"
+                       // A member of an array that is not there, and metrics of a job that is not.
+                       "INSERT INTO jobs (id, owner_id, name, spec_json, state, created_ms, updated_ms, array_id) "
+                       "VALUES (4, 1, 'm', '{}', 'pending', 0, 0, 55);"
+                       "INSERT INTO task_metrics (job_id, task, source, seq, name, step, value, time_ms) "
+                       "VALUES (88, 'job-88.r0.worker-0', 0, 0, 'loss', -1, 1.5, 0), "
+                       "(88, 'job-88.r0.worker-0', 0, 9, 'loss', -1, 1.0, 0)")
                   .ok());
   if (GetParam() == Backend::kSqlite) {
     // A foreign key broken behind the store's back (this connection does not enforce them).
@@ -81,12 +87,14 @@ TEST_P(StoreCheckTest, OrphansAndBrokenRulesAreFoundAndCounted) {
   for (const auto& p : r->problems) found[p.check] = p.rows;
   EXPECT_EQ(found["samples without their node"], 2);
   EXPECT_EQ(found["ended jobs without an end time"], 2);
+  EXPECT_EQ(found["array members without their array"], 1);
+  EXPECT_EQ(found["metrics of jobs that do not exist"], 2);
   if (GetParam() == Backend::kSqlite) {
     EXPECT_EQ(found["GPUs without their node"], 1);
     EXPECT_EQ(found["foreign_key_check (first in table gpus)"], 1);
-    EXPECT_EQ(r->problems.size(), 4u);
+    EXPECT_EQ(r->problems.size(), 6u);
   } else {
-    EXPECT_EQ(r->problems.size(), 2u);
+    EXPECT_EQ(r->problems.size(), 4u);
   }
 }
 

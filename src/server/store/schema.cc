@@ -575,9 +575,43 @@ ALTER TABLE jobs ADD COLUMN params_json TEXT COLLATE "C" NOT NULL DEFAULT '';
 CREATE INDEX jobs_array ON jobs(array_id, id);
 )sql";
 
-constexpr std::array<Migration, 19> kAll = {{{kV1}, {kV2}, {kV3}, {kV4}, {kV5}, {kV6}, {kV7}, {kV8},
+// Version 20: tasks' metrics (docs/design-jobs.md, "Metrics"): the points a
+// job's tasks reported in rota-metric lines, each kept once by its identity
+// (task, source 0 stdout / 1 the metrics file, the line's offset, name); step -1:
+// none given.
+constexpr const char* kV20 = R"sql(
+CREATE TABLE task_metrics (
+  job_id   INTEGER NOT NULL,
+  task     TEXT NOT NULL,
+  source   INTEGER NOT NULL,
+  seq      INTEGER NOT NULL,
+  name     TEXT NOT NULL,
+  step     INTEGER NOT NULL,
+  value    REAL NOT NULL,
+  time_ms  INTEGER NOT NULL,
+  PRIMARY KEY (task, source, seq, name)
+);
+CREATE INDEX task_metrics_job ON task_metrics(job_id, time_ms);
+)sql";
+constexpr const char* kPgV20 = R"sql(
+CREATE TABLE task_metrics (
+  job_id   BIGINT NOT NULL,
+  task     TEXT COLLATE "C" NOT NULL,
+  source   BIGINT NOT NULL,
+  seq      BIGINT NOT NULL,
+  name     TEXT COLLATE "C" NOT NULL,
+  step     BIGINT NOT NULL,
+  value    DOUBLE PRECISION NOT NULL,
+  time_ms  BIGINT NOT NULL,
+  PRIMARY KEY (task, source, seq, name)
+);
+CREATE INDEX task_metrics_job ON task_metrics(job_id, time_ms);
+)sql";
+
+constexpr std::array<Migration, 20> kAll = {{{kV1}, {kV2}, {kV3}, {kV4}, {kV5}, {kV6}, {kV7}, {kV8},
                                              {kV9}, {kV10}, {kV11}, {kV12}, {kV13}, {kV14},
-                                             {kV15}, {kV16, kPgV16}, {kV17, kPgV17}, {kV18, kPgV18}, {kV19, kPgV19}}};
+                                             {kV15}, {kV16, kPgV16}, {kV17, kPgV17}, {kV18, kPgV18}, {kV19, kPgV19},
+                                             {kV20, kPgV20}}};
 
 std::string Hex(int64_t v) {
   char buf[32];

@@ -16,7 +16,7 @@
 namespace rota::store {
 
 // Schema version this code writes and understands.
-inline constexpr int64_t kSchemaVersion = 19;
+inline constexpr int64_t kSchemaVersion = 20;
 // PRAGMA application_id of a rota store ("ROTA").
 inline constexpr int64_t kApplicationId = 0x524F5441;
 

@@ -279,6 +279,23 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/jobs/{id}/metrics": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The metrics the job's tasks reported (`rota-metric NAME=VALUE [step=N]` lines on stdout or in $ROTA_METRICS_FILE), oldest first; truncated: more exist */
+        get: operations["getJobsByIdMetrics"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/nodes": {
         parameters: {
             query?: never;
@@ -1150,6 +1167,18 @@ export interface components {
             /** @enum {string} */
             stream: "stdout" | "stderr";
             task: string;
+        };
+        JobMetrics: {
+            job: number;
+            metrics: {
+                name: string;
+                step?: number;
+                task: string;
+                /** Format: date-time */
+                time: string;
+                value: number;
+            }[];
+            truncated?: boolean;
         };
         JobPreview: {
             note: string;
@@ -2808,6 +2837,59 @@ export interface operations {
             };
             /** @description Not ready */
             503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getJobsByIdMetrics: {
+        parameters: {
+            query?: {
+                /** @description 1..10000 (default 10000) */
+                limit?: number;
+            };
+            header?: never;
+            path: {
+                /** @description job id */
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["JobMetrics"];
+                };
+            };
+            /** @description Bad request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unauthenticated */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found */
+            404: {
                 headers: {
                     [name: string]: unknown;
                 };
