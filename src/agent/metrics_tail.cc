@@ -1,8 +1,10 @@
 #include "agent/metrics_tail.h"
 
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <charconv>
 #include <cmath>
 #include <cstdlib>
@@ -77,7 +79,13 @@ std::vector<api::TaskMetricPoint> MetricsTail::Read(const std::string& id, const
     Cursor& cur = task.pending[source.path];
     const int fd = ::open(source.path.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
     if (fd < 0) continue;
-    buf.resize(kMaxMetricReadBytes);
+    // Most looks find nothing new: no buffer is filled for them.
+    struct stat st {};
+    if (::fstat(fd, &st) != 0 || static_cast<uint64_t>(st.st_size) <= cur.offset) {
+      ::close(fd);
+      continue;
+    }
+    buf.resize(std::min<uint64_t>(kMaxMetricReadBytes, static_cast<uint64_t>(st.st_size) - cur.offset));
     const ssize_t n = ::pread(fd, buf.data(), buf.size(), static_cast<off_t>(cur.offset));
     ::close(fd);
     if (n <= 0) continue;
