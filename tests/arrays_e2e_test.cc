@@ -61,6 +61,25 @@ with open(os.environ["ROTA_METRICS_FILE"], "a") as f:
     f.write("rota-metric loss=%g acc=%g step=2\n" % (lr, 1 - lr / 10))
 )py";
 
+// A trial reporting `loss` = its lr at steps 1..3, then training on for a minute
+// (reporting) unless rota stops it: on SIGTERM it prints the preemption notice
+// it was given and exits 0.
+constexpr char kLearner[] = R"py(
+import os, signal, sys, time
+lr = float(sys.argv[1])
+def stopped(*_):
+    with open(os.environ["ROTA_PREEMPT_NOTICE"]) as f:
+        print("notice:", f.read().strip(), flush=True)
+    sys.exit(0)
+signal.signal(signal.SIGTERM, stopped)
+for step in range(1, 4):
+    print("rota-metric loss=%g step=%d" % (lr, step), flush=True)
+if lr > 5:
+    for step in range(4, 600):
+        print("rota-metric loss=%g step=%d" % (lr, step), flush=True)
+        time.sleep(0.1)
+)py";
+
 class ArraysE2E : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -362,6 +381,51 @@ TEST_F(ArraysE2E, TrialsReportMetricsAndTheSweepIsSortedByThem) {
   ASSERT_EQ(job_points.exit_code, 0) << job_points.err;
   EXPECT_NE(job_points.out.find("loss"), std::string::npos) << job_points.out;
   EXPECT_NE(job_points.out.find("0.9"), std::string::npos) << job_points.out;  // acc = 1 - 1/10
+}
+
+// A sweep with the median rule: the two trials that complete set the bar, the
+// third (ten times worse, running on) is stopped early within seconds, is told
+// why in its notice and ends succeeded, shown so in `rota sweep show`.
+TEST_F(ArraysE2E, ATrialWorseThanTheMedianIsStoppedEarlyAndEndsSucceeded) {
+  const std::string learner = dir_.path() + "/learner.py";
+  ASSERT_TRUE(WriteFileAtomic(learner, kLearner, 0644).ok());
+  const std::string file = dir_.path() + "/median.yaml";
+  ASSERT_TRUE(WriteFileAtomic(file,
+                              "name: median\n"
+                              "command: [/usr/bin/python3, " + learner + ", '{lr}']\n"
+                              "workdir: /tmp\n"
+                              "groups: [{role: worker}]\n"
+                              "sweep:\n"
+                              "  max_running: 1\n"
+                              "  parameters: {lr: [1, 2, 9]}\n"
+                              "  early_stopping: {rule: median, metric: loss, min_trials: 2}\n",
+                              0644).ok());
+  const auto t0 = std::chrono::steady_clock::now();
+  CliResult run = RunCli({"sweep", "-f", file, "--wait"}, Env(alice_));
+  ASSERT_EQ(run.exit_code, 0) << run.out << run.err;
+  EXPECT_LT(std::chrono::steady_clock::now() - t0, seconds(40));  // not the minute it would train
+  const int64_t id = std::stoll(run.out.substr(run.out.find("sweep a") + 7));
+  Json a = Array(id);
+  ASSERT_EQ(a["members"].size(), 3u) << a.dump(2);
+  EXPECT_EQ(a["sweep"]["early_stopping"].value("rule", ""), "median") << a.dump(2);
+  const Json& bad = a["members"][2];
+  EXPECT_EQ(bad.value("state", ""), "succeeded") << bad.dump(2);
+  EXPECT_EQ(bad.value("reason", "").rfind("stopped early", 0), 0u) << bad.dump(2);
+  EXPECT_EQ(a["members"][0].value("reason", "").find("stopped early"), std::string::npos) << a.dump(2);
+  EXPECT_NE(Log(bad.value("id", 0)).find("notice: stopped early"), std::string::npos) << Log(bad.value("id", 0));
+  CliResult show = RunCli({"sweep", "show", std::to_string(id)}, Env(alice_));
+  ASSERT_EQ(show.exit_code, 0) << show.err;
+  EXPECT_NE(show.out.find("Sorted by loss, lowest first"), std::string::npos) << show.out;  // the rule's
+  EXPECT_NE(show.out.find("stopped early"), std::string::npos) << show.out;
+  // A rule that cannot be is refused with the field.
+  Json wrong{{"name", "bad"},
+             {"command", {"echo", "{lr}"}},
+             {"groups", {{{"role", "worker"}}}},
+             {"sweep", {{"parameters", {{"lr", {1, 2}}}}, {"early_stopping", {{"rule", "asha"}}}}}};
+  auto r = Post(wrong, alice_);
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ(r->status, 400) << r->body;
+  EXPECT_NE(r->body.find("sweep.early_stopping"), std::string::npos) << r->body;
 }
 
 }  // namespace

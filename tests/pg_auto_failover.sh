@@ -7,9 +7,12 @@
 #                                     (user postgres, both nodes,
 #                                     target_session_attrs=read-write)
 #                                     once a primary and a secondary are reported
-#   pg_auto_failover.sh failover DIR  the monitor promotes the secondary; returns
-#                                     when the new primary is reported
+#   pg_auto_failover.sh failover DIR  once the secondary is synchronous and has flushed
+#                                     all the primary had written, the monitor
+#                                     promotes it; returns when the new primary is
+#                                     reported
 #   pg_auto_failover.sh state DIR     the monitor's table of nodes
+#   pg_auto_failover.sh events DIR    the monitor's last events (what each node did)
 #   pg_auto_failover.sh stop DIR      stops everything (immediate) and removes DIR
 #
 # Exit 3 (and a line on stderr) when pg_autoctl is not installed.
@@ -50,6 +53,30 @@ wait_pair() {
   return 1
 }
 
+sql() { as_pg psql -qAt -h 127.0.0.1 -p "$1" -U postgres -d postgres -c "$2" 2>/dev/null; }
+# Waits up to $1 seconds until the primary has a synchronous standby whose flushed WAL
+# reaches the primary's WAL position taken at the start.
+caught_up() {
+  local deadline=$((SECONDS + $1)) primary="" lsn=""
+  for n in 1 2; do
+    local port; port=$(cat "$dir/node$n.port")
+    [ "$(sql "$port" 'SELECT NOT pg_is_in_recovery()')" = t ] && primary=$port
+  done
+  if [ -z "$primary" ]; then echo "no node answers as primary" >&2; state >&2; return 1; fi
+  lsn=$(sql "$primary" 'SELECT pg_current_wal_lsn()')
+  while [ $SECONDS -lt $deadline ]; do
+    local n; n=$(sql "$primary" "SELECT count(*) FROM pg_stat_replication
+      WHERE sync_state IN ('sync', 'quorum') AND flush_lsn >= '$lsn'::pg_lsn")
+    [ "${n:-0}" -ge 1 ] && return 0
+    sleep 0.2
+  done
+  echo "no synchronous standby flushed $lsn in $1 s; synchronous_standby_names:" \
+    "$(sql "$primary" 'SHOW synchronous_standby_names')" >&2
+  sql "$primary" 'SELECT application_name, state, sync_state, flush_lsn FROM pg_stat_replication' >&2
+  state >&2
+  return 1
+}
+
 case $cmd in
   start)
     mkdir -p "$dir/cfg" "$dir/share" "$dir/run"
@@ -71,7 +98,7 @@ case $cmd in
       echo $! >> "$dir/sessions"
       # The second node clones the first: let the first register as primary-to-be.
       [ $n = 1 ] && for _ in $(seq 1 120); do state | grep -q node1 && break; sleep 0.5; done
-      [ $n = 1 ] && echo "$port" > "$dir/node1.port"
+      echo "$port" > "$dir/node$n.port"
     done
     # The clone (pg_basebackup) waits for a spread checkpoint on the first node: minutes by
     # default. An immediate CHECKPOINT there makes it finish now.
@@ -87,10 +114,18 @@ case $cmd in
     echo "${uri/:\/\//://postgres@}"  # as PostgreSQL's superuser (trust on loopback)
     ;;
   failover)
+    # A switchover loses nothing only from a stable pair whose primary commits
+    # synchronously: pg_auto_failover turns synchronous replication off while the
+    # secondary is unhealthy (wait_primary), and a loaded machine can make it so for a
+    # moment. So first the pair, then a synchronous standby that has flushed everything
+    # the primary had written when asked.
+    wait_pair 120
+    caught_up 60
     as_pg pg_autoctl perform failover --pgdata "$dir/monitor" >"$dir/failover.log" 2>&1
     wait_pair 120
     ;;
   state) state ;;
+  events) as_pg pg_autoctl show events --pgdata "$dir/monitor" --count 40 2>&1 || true ;;
   stop)
     # Every process of the formation: the services' sessions, and whatever runs in DIR
     # (PostgreSQL's processes rename themselves and some start sessions of their own, but

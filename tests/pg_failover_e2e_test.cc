@@ -22,6 +22,7 @@
 #include <thread>
 
 #include "common/clock.h"
+#include "common/file_util.h"
 #include "common/run_command.h"
 #include "common/strings.h"
 #include "common/time_util.h"
@@ -168,12 +169,25 @@ TEST(PgFailoverE2E, WritesAnsweredBeforeAFailoverAreKeptAndWritingResumes) {
               static_cast<long long>(promoted_ms - failover_ms), ok, refused,
               static_cast<long long>(worst_gap_ms), restarted ? "yes" : "no");
 
-  // Every write answered 201 is on the promoted node.
+  // Every write answered 201 is on the promoted node. A lost one says when it was
+  // answered (relative to the failover's start and end) and what the nodes did.
+  int lost = 0;
   for (const Write& w : writes) {
     if (w.status != 201) continue;
     auto got = server.CallAs(*alice, "GET", "/api/v1/reservations/" + std::to_string(w.id), "");
     ASSERT_TRUE(got.ok()) << got.status().ToString();
-    EXPECT_EQ(got->status, 200) << "reservation " << w.id << " answered 201 is gone: " << got->body;
+    EXPECT_EQ(got->status, 200) << "reservation " << w.id << " answered 201 "
+                                << (w.at_ms - failover_ms) << " ms after the failover began ("
+                                << (promoted_ms - failover_ms) << " ms after it, the new "
+                                << "primary was reported) is gone: " << got->body;
+    lost += got->status != 200;
+  }
+  if (lost > 0) {
+    auto events = Formation("events", dir);
+    auto log = ReadFile(dir + "/failover.log");
+    ADD_FAILURE() << lost << " committed writes lost; the monitor's events:\n"
+                  << (events.ok() ? events->out : events.status().ToString())
+                  << "\nfailover.log:\n" << (log.ok() ? *log : log.status().ToString());
   }
   auto state = Formation("state", dir);
   ASSERT_TRUE(state.ok());

@@ -176,6 +176,7 @@ struct RunOptions {
   int sweep_random = 0;
   int64_t sweep_seed = 0;
   int max_running = 0, max_trials = 0, max_failures = 0;
+  std::string early_stopping;  // RULE:METRIC[:min|max] (jobs::ParseEarlyStopFlag)
 };
 // rota sweep -f FILE [--wait] (a job spec with a sweep section) | rota sweep show ID.
 struct SweepOptions {

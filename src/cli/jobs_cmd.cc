@@ -17,6 +17,7 @@
 #include "cli/yaml_json.h"
 #include "common/file_util.h"
 #include "common/strings.h"
+#include "jobs/early_stop.h"
 #include "jobs/sweep.h"
 
 namespace rota::cli {
@@ -296,10 +297,16 @@ int RunRun(const ClientOptions& client, const OutputOptions& out, const RunOptio
     sweep.max_running = static_cast<uint32_t>(o.max_running);
     sweep.max_trials = static_cast<uint32_t>(o.max_trials);
     sweep.max_failures = static_cast<uint32_t>(o.max_failures);
+    if (!o.early_stopping.empty()) {
+      auto rule = jobs::ParseEarlyStopFlag(o.early_stopping);
+      if (!rule.ok()) return Usage(rule.status().message());
+      sweep.early_stopping = std::move(*rule);
+    }
     if (Status st = jobs::CheckSweep(sweep); !st.ok()) return Usage(st.message());
     (*spec)["sweep"] = jobs::ToJson(sweep);
-  } else if (o.sweep_random > 0 || o.max_trials > 0 || o.max_failures > 0 || o.max_running > 0) {
-    return Usage("--random, --max-trials, --max-failures and --max-running go with --sweep");
+  } else if (o.sweep_random > 0 || o.max_trials > 0 || o.max_failures > 0 || o.max_running > 0 ||
+             !o.early_stopping.empty()) {
+    return Usage("--random, --max-trials, --max-failures, --max-running and --early-stopping go with --sweep");
   }
   auto job = api->Post("/api/v1/jobs", *spec);
   if (!job.ok()) return Fail(job.status());
@@ -495,6 +502,12 @@ void PrintSweep(const Json& a, std::string metric, bool maximize) {
   for (auto it = defs.begin(); it != defs.end(); ++it) names.push_back(it.key());
   std::vector<Json> members;
   for (const auto& m : a.value("members", Json::array())) members.push_back(m);
+  // The early-stopping rule's metric and goal, unless another metric is asked for.
+  const Json rule = a["sweep"].value("early_stopping", Json::object());
+  if (metric.empty() && rule.contains("metric")) {
+    metric = rule.value("metric", "");
+    maximize = maximize || rule.value("goal", "") == "max";
+  }
   if (metric.empty()) {  // the first name, in name order, that any trial reported
     for (const auto& m : members) {
       const Json ms = m.value("metrics", Json::object());
@@ -531,8 +544,10 @@ void PrintSweep(const Json& a, std::string metric, bool maximize) {
   header.push_back("REASON");
   Table t(header);
   for (const auto& m : members) {
+    std::string state = m.value("state", "");
+    if (state == "succeeded" && m.value("reason", "").rfind(jobs::kStoppedEarly, 0) == 0) state = "stopped early";
     std::vector<std::string> row{std::to_string(m.value("array", Json::object()).value("index", int64_t{0})),
-                                 std::to_string(m.value("id", 0)), m.value("state", ""),
+                                 std::to_string(m.value("id", 0)), state,
                                  std::to_string(m.value("restart_count", 0))};
     const Json params = m.value("params", Json::object());
     for (const auto& n : names) row.push_back(params.value(n, "-"));

@@ -210,9 +210,13 @@ Result<SweepSpec> SweepSpecFromJson(const Json& j) {
         }
         s.params.push_back(std::move(p));
       }
+    } else if (key == "early_stopping") {
+      auto e = EarlyStopSpecFromJson(v);
+      if (!e.ok()) return Status::InvalidArgument("sweep." + e.status().message());
+      s.early_stopping = std::move(*e);
     } else {
       return Status::InvalidArgument("sweep." + key + ": unknown field (method, parameters, count, seed, "
-                                     "max_running, max_trials, max_failures)");
+                                     "max_running, max_trials, max_failures, early_stopping)");
     }
   }
   RETURN_IF_ERROR(CheckSweep(s));
@@ -233,6 +237,7 @@ Json ToJson(const SweepSpec& s) {
   if (s.max_running > 0) out["max_running"] = s.max_running;
   if (s.max_trials > 0) out["max_trials"] = s.max_trials;
   if (s.max_failures > 0) out["max_failures"] = s.max_failures;
+  if (s.early_stopping) out["early_stopping"] = ToJson(*s.early_stopping);
   return out;
 }
 

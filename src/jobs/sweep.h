@@ -6,11 +6,13 @@
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "api/codec.h"
 #include "common/status.h"
+#include "jobs/early_stop.h"
 
 namespace rota::jobs {
 
@@ -35,6 +37,7 @@ struct SweepSpec {
   uint32_t max_running = 0;        // trials at once; 0: no cap
   uint32_t max_trials = 0;         // the budget of trials; 0: the whole grid / count
   uint32_t max_failures = 0;       // stop launching after this many failed trials; 0: never
+  std::optional<EarlyStopSpec> early_stopping;  // stop running trials that do worse (jobs/early_stop.h)
   bool operator==(const SweepSpec&) const = default;
 };
 
@@ -44,7 +47,7 @@ Result<SweepParam> ParseSweepFlag(const std::string& text);
 
 // JSON form (the "sweep" field of POST /api/v1/jobs, and `rota sweep -f`):
 // {method?: grid|random, parameters: {NAME: [v, ...] | {uniform|loguniform|int: [lo, hi]}},
-//  count?, seed?, max_running?, max_trials?, max_failures?}. Parameters are
+//  count?, seed?, max_running?, max_trials?, max_failures?, early_stopping?}. Parameters are
 // taken in name order. Unknown keys are refused; the result is checked
 // (CheckSweep): a grid of more than kMaxArrayMembers trials is refused unless
 // max_trials bounds it.

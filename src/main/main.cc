@@ -399,6 +399,9 @@ int main(int argc, char** argv) {
   run->add_option("--max-trials", run_options.max_trials, "Sweep: the budget of trials")->check(AtLeast(1));
   run->add_option("--max-failures", run_options.max_failures,
                   "Sweep: launch no more trials once this many failed")->check(AtLeast(1));
+  run->add_option("--early-stopping", run_options.early_stopping,
+                  "Sweep: stop trials doing worse, RULE:METRIC[:min|max] with RULE median or asha "
+                  "(e.g. asha:loss, median:accuracy:max)");
   run->add_option("--array", run_options.array,
                   "An array job: indices such as 0-99, 0,3,7-9 or 1-20:5, optionally %N to run at most N at once; "
                   "{index} in the command and ROTA_ARRAY_INDEX in the env");
@@ -504,7 +507,8 @@ int main(int argc, char** argv) {
   add_client_flags(sweep_show);
   sweep_show->add_option("id", sweep_options.id, "Sweep (array) id, N or aN")->required();
   sweep_show->add_option("--metric", sweep_options.metric,
-                         "Sort the trials by this metric, best first (default: the first one reported)");
+                         "Sort the trials by this metric, best first (default: the early-stopping rule's, else the "
+                         "first one reported)");
   sweep_show->add_flag("--max", sweep_options.maximize, "Higher values of the metric are better (default: lower)");
   std::string job_id;
   auto* job_cmd = app.add_subcommand("job", "Show a job");

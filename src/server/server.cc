@@ -24,6 +24,7 @@
 #include "server/nodes/cluster_state.h"
 #include "server/enforcement/enforcement_binding.h"
 #include "server/enforcement/enforcement_service.h"
+#include "server/jobs/early_stopper.h"
 #include "server/jobs/job_metrics.h"
 #include "server/jobs/jobs.h"
 #include "server/nodes/node_credentials.h"
@@ -71,6 +72,7 @@ struct Server::Impl {
   std::unique_ptr<Secrets> secrets;  // before jobs, which use them
   std::unique_ptr<JobService> jobs;
   std::unique_ptr<JobMetrics> job_metrics;
+  std::unique_ptr<EarlyStopper> early_stopper;  // the background loop's
   std::unique_ptr<AccountingService> accounting;  // declared after jobs: destroyed before it
   std::unique_ptr<PowerService> power;
   std::unique_ptr<net::HttpServer> http;
@@ -105,6 +107,7 @@ void Server::Impl::BackgroundLoop() {
     }
     if (clock->MonotonicMs() >= next_tick) {
       reservations->Tick(clock->NowMs());
+      early_stopper->Tick();
       next_tick = clock->MonotonicMs() + 2'000;
     }
     if (clock->MonotonicMs() >= next_retention) {
@@ -364,6 +367,7 @@ Result<std::unique_ptr<Server>> Server::Start(const ServerConfig& config, Clock&
     impl->gateway->SetTaskMetricsListener(
         [metrics](const std::string& node, api::TaskMetricsMsg m) { metrics->OnMetrics(node, std::move(m)); });
     impl->ctx.job_metrics = metrics;
+    impl->early_stopper = std::make_unique<EarlyStopper>(impl->store.get(), jobs);
   }
   {
     // What the scheduler plans around changed: a pass now, not at the next tick.
@@ -521,6 +525,7 @@ void Server::Stop() {
   impl_->queues->SetChangeHook(nullptr);
   impl_->quotas->SetChangeHook(nullptr);
   impl_->job_metrics.reset();  // asks the job service whose tasks report
+  impl_->early_stopper.reset();
   impl_->jobs.reset();
   impl_->ssh_nodes.reset();
   impl_->notifier.reset();  // drains queued mail for a moment

@@ -258,6 +258,14 @@ class JobService {
   // for all): PermissionDenied unless owner or admin; NotFound. Returns how
   // many members it cancelled (0 when all had ended).
   Result<int64_t> CancelArray(int64_t user_id, bool admin, int64_t id);
+  // Early stopping (early_stopper.h): the running members (running, not being
+  // stopped) of each array that has any, by array id.
+  std::map<int64_t, std::set<int64_t>> RunningArrayMembers() const ROTA_EXCLUDES(mu_);
+  // Stops member `job_id` of array `array_id` through the preemption notice
+  // path (the notice, SIGTERM, SIGKILL after the grace): it ends succeeded
+  // with `reason` (jobs::kStoppedEarly ...). False when it is not such a
+  // member running now (ended, being stopped, or another array's).
+  bool StopEarly(int64_t array_id, int64_t job_id, const std::string& reason) ROTA_EXCLUDES(mu_);
   // The GPUs of `node` held by starting or running jobs of users other than
   // `owner_id` that will not make way for a reservation starting at `from_ms`:
   // not preemptible, with no time limit or one ending after it. One entry per

@@ -226,6 +226,30 @@ Result<int64_t> JobService::CancelArray(int64_t user_id, bool admin, int64_t id)
   return cancelled;
 }
 
+std::map<int64_t, std::set<int64_t>> JobService::RunningArrayMembers() const {
+  std::map<int64_t, std::set<int64_t>> out;
+  MutexLock lock(&mu_);
+  for (const auto& [id, job] : active_) {
+    if (job.array_id > 0 && job.state == jobs::JobState::kRunning && !job.Stopping()) out[job.array_id].insert(id);
+  }
+  return out;
+}
+
+bool JobService::StopEarly(int64_t array_id, int64_t job_id, const std::string& reason) {
+  MutexLock lock(&mu_);
+  auto it = active_.find(job_id);
+  if (it == active_.end()) return false;
+  Job& job = it->second;
+  if (job.array_id != array_id || job.state != jobs::JobState::kRunning || job.Stopping()) return false;
+  const int64_t now = clock_->NowMs();
+  const std::string notice = reason + " at " + FormatRfc3339(now) + "; SIGKILL follows in " +
+                             std::to_string(options_.stop_grace_ms / 1000) + " s; the trial ends succeeded";
+  ROTA_LOG(INFO) << "job " << job_id << ": " << reason;
+  StopGang(job, StopTo::kSucceeded, reason, now, notice);
+  Act();
+  return true;
+}
+
 std::set<int64_t> JobService::HoldArrayMembers(int64_t now_ms) {
   // A sweep whose budget of failed trials is spent launches no more: its
   // pending trials are cancelled.

@@ -1,6 +1,8 @@
 // Jobs, queues and quotas.
 // Part of the OpenAPI description (openapi.cc puts it together).
 
+#include <algorithm>
+
 #include "server/openapi/dsl.h"
 #include "server/openapi/paths.h"
 
@@ -91,11 +93,30 @@ void AddJobSchemas(Json& schemas) {
   schemas["Sweep"] = Body({{"method", Enum({"grid", "random"})},
                            {"parameters", Map(T("object"))},
                            {"count", T("integer")}, {"seed", T("integer")}, {"max_running", T("integer")},
-                           {"max_trials", T("integer")}, {"max_failures", T("integer")}},
+                           {"max_trials", T("integer")}, {"max_failures", T("integer")},
+                           {"early_stopping", Ref("EarlyStopping")}},
                           {"parameters"});
+  // docs/design-jobs.md "Early stopping": min_trials is the median rule's,
+  // reduction and max_step ASHA's.
+  schemas["EarlyStopping"] = Body({{"rule", Enum({"median", "asha"})}, {"metric", T("string")},
+                                   {"goal", Enum({"min", "max"})}, {"min_step", T("integer")},
+                                   {"min_trials", T("integer")}, {"reduction", T("integer")},
+                                   {"max_step", T("integer")}},
+                                  {"rule", "metric"});
   schemas["JobArray"] = Closed(array_props, {"sweep"});
   Json with_members = array_props;
-  with_members["members"] = Arr(T("object"));
+  // A member: a Job without its spec (the template's, above), with the summary of each
+  // metric it reported (job_metrics_api.cc, MetricSummariesToJson).
+  Json member = JobProperties();
+  member.erase("spec");
+  member["metrics"] = Map(Closed({{"last", T("number")}, {"min", T("number")}, {"max", T("number")},
+                                  {"count", T("integer")}, {"last_step", T("integer")}},
+                                 {"last_step"}));
+  Json member_schema = Closed(std::move(member), job_optional);
+  Json& required = member_schema["required"];
+  required.erase(std::find(required.begin(), required.end(), Json("metrics")));  // only once reported
+  schemas["ArrayMember"] = std::move(member_schema);
+  with_members["members"] = Arr(Ref("ArrayMember"));
   with_members["truncated"] = T("boolean");
   with_members["cancelled"] = T("integer");
   schemas["JobArrayMembers"] = Closed(std::move(with_members), {"members", "truncated", "cancelled", "sweep"});

@@ -69,4 +69,20 @@ Result<std::map<int64_t, std::map<std::string, MetricSummary>>> ArrayMetricSumma
   return out;
 }
 
+Result<std::vector<TrialPoints>> ArrayTrialPoints(Db& db, int64_t array_id, const std::string& metric) {
+  ASSIGN_OR_RETURN(Stmt s, db.Prepare("SELECT j.id, j.state, j.reason, m.step, m.value, m.time_ms FROM jobs j "
+                                      "LEFT JOIN task_metrics m ON m.job_id = j.id AND m.name = ?2 AND m.step >= 0 "
+                                      "WHERE j.array_id = ?1 ORDER BY j.id, m.time_ms, m.step"));
+  s.Bind(1, array_id).Bind(2, metric);
+  std::vector<TrialPoints> out;
+  while (true) {
+    ASSIGN_OR_RETURN(bool row, s.Step());
+    if (!row) break;
+    const int64_t id = s.Int(0);
+    if (out.empty() || out.back().job_id != id) out.push_back({id, s.Text(1), s.Text(2), {}});
+    if (!s.IsNull(3)) out.back().points.push_back({s.Int(3), s.Double(4), s.Int(5)});
+  }
+  return out;
+}
+
 }  // namespace rota::store

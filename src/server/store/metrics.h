@@ -37,6 +37,20 @@ Status InsertMetricPoints(Db& db, int64_t job_id, const std::string& task,
 // The job's points in time order (then by task, source place), at most `limit`
 // (from the oldest); *truncated set when more exist.
 Result<std::vector<MetricRow>> JobMetrics(Db& db, int64_t job_id, size_t limit, bool* truncated);
+// What early stopping reads of one array member: its state and reason as
+// stored, and its points of one metric that carry a step.
+struct TrialPoints {
+  int64_t job_id = 0;
+  std::string state, reason;
+  struct Point {
+    int64_t step = 0;
+    double value = 0;
+    int64_t time_ms = 0;
+  };
+  std::vector<Point> points;
+};
+// Every member of array `array_id` (by job id) with its points of `metric`.
+Result<std::vector<TrialPoints>> ArrayTrialPoints(Db& db, int64_t array_id, const std::string& metric);
 // Per member job of array `array_id`, per metric name, its summary.
 Result<std::map<int64_t, std::map<std::string, MetricSummary>>> ArrayMetricSummaries(Db& db, int64_t array_id);
 

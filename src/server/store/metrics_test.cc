@@ -116,5 +116,34 @@ TEST_P(StoreMetricsTest, AnArraysMembersAreSummedUpPerMetric) {
   EXPECT_EQ(got[jobs_[1]]["acc"].last_step, -1);
 }
 
+TEST_P(StoreMetricsTest, TrialPointsAreEveryMembersSteppedPointsOfOneMetric) {
+  ASSERT_TRUE(Insert(jobs_[0], "job-1.r0.worker-0",
+                     {P("loss", 3.0, 1, 0, 100), P("acc", 0.2, 1, 0, 100), P("loss", 9.0, -1, 10, 150),
+                      P("loss", 1.0, 2, 20, 200)})
+                  .ok());
+  ASSERT_TRUE(Insert(jobs_[2], "job-3.r0.worker-0", {P("loss", 0.1, 1, 0, 100)}).ok());
+  ASSERT_TRUE(store_->Write([&](Db& db) {
+    return db.Exec("UPDATE jobs SET state = 'succeeded', reason = 'stopped early: x' WHERE id = " +
+                   std::to_string(jobs_[1]));
+  }).ok());
+  std::vector<TrialPoints> got;
+  ASSERT_TRUE(store_->Read([&](Db& db) -> Status {
+    ASSIGN_OR_RETURN(got, ArrayTrialPoints(db, array_id_, "loss"));
+    return Status::Ok();
+  }).ok());
+  ASSERT_EQ(got.size(), 2u);  // both members, the one without points too; not the outsider
+  EXPECT_EQ(got[0].job_id, jobs_[0]);
+  EXPECT_EQ(got[0].state, "running");
+  ASSERT_EQ(got[0].points.size(), 2u);  // the other metric and the stepless point are left out
+  EXPECT_EQ(got[0].points[0].step, 1);
+  EXPECT_DOUBLE_EQ(got[0].points[0].value, 3.0);
+  EXPECT_EQ(got[0].points[1].step, 2);
+  EXPECT_EQ(got[0].points[1].time_ms, 200);
+  EXPECT_EQ(got[1].job_id, jobs_[1]);
+  EXPECT_EQ(got[1].state, "succeeded");
+  EXPECT_EQ(got[1].reason, "stopped early: x");
+  EXPECT_TRUE(got[1].points.empty());
+}
+
 }  // namespace
 }  // namespace rota::store

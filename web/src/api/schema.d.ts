@@ -980,6 +980,62 @@ export interface components {
             name: string;
             token?: string;
         };
+        ArrayMember: {
+            array?: {
+                id: number;
+                index: number;
+            };
+            /** Format: date-time */
+            created: string;
+            /** Format: date-time */
+            deadline?: string;
+            /** Format: date-time */
+            ended?: string;
+            /** Format: date-time */
+            estimated_start?: string;
+            events?: {
+                reason: string;
+                /** @enum {string} */
+                state: "pending" | "starting" | "running" | "succeeded" | "failed" | "cancelled";
+                /** Format: date-time */
+                time: string;
+            }[];
+            framework: components["schemas"]["Framework"];
+            gpu_seconds: number;
+            id: number;
+            lost_gpu_seconds: number;
+            metrics?: {
+                [key: string]: {
+                    count: number;
+                    last: number;
+                    last_step?: number;
+                    max: number;
+                    min: number;
+                };
+            };
+            name: string;
+            owner: string;
+            params?: {
+                [key: string]: string;
+            };
+            position?: number;
+            preemptible: boolean;
+            preemptions: number;
+            priority: number;
+            queue: string;
+            /** Format: date-time */
+            queued?: string;
+            reason: string;
+            restart_count: number;
+            /** Format: date-time */
+            started?: string;
+            /** @enum {string} */
+            state: "pending" | "starting" | "running" | "succeeded" | "failed" | "cancelled";
+            stopping?: boolean;
+            tasks: components["schemas"]["JobTask"][];
+            /** Format: date-time */
+            updated: string;
+        };
         AuthEvent: {
             /** @enum {string} */
             action: "login_throttled" | "password_changed" | "password_reset";
@@ -990,6 +1046,17 @@ export interface components {
             detail: string;
             id: number;
             username: string;
+        };
+        EarlyStopping: {
+            /** @enum {string} */
+            goal?: "min" | "max";
+            max_step?: number;
+            metric: string;
+            min_step?: number;
+            min_trials?: number;
+            reduction?: number;
+            /** @enum {string} */
+            rule: "median" | "asha";
         };
         Error: {
             error: {
@@ -1146,7 +1213,7 @@ export interface components {
             id: number;
             indices: string;
             max_running: number;
-            members?: Record<string, never>[];
+            members?: components["schemas"]["ArrayMember"][];
             name: string;
             owner: string;
             size: number;
@@ -1726,6 +1793,7 @@ export interface components {
         };
         Sweep: {
             count?: number;
+            early_stopping?: components["schemas"]["EarlyStopping"];
             max_failures?: number;
             max_running?: number;
             max_trials?: number;

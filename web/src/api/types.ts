@@ -94,6 +94,15 @@ export type JobEvent = NonNullable<Job['events']>[number];
 export type JobLogChunk = Schemas['JobLogChunk'];
 /** POST /api/v1/jobs/preview. */
 export type JobPreview = Schemas['JobPreview'];
+
+// ---- arrays and sweeps ----
+
+/** GET /api/v1/arrays/{id}: the array (a sweep's definition in `sweep`) with its members. */
+export type JobArrayMembers = Schemas['JobArrayMembers'];
+/** A member of an array: a Job without spec, with its metrics' summaries once reported. */
+export type ArrayMember = Schemas['ArrayMember'];
+/** GET /api/v1/jobs/{id}/metrics: the points a job reported, oldest first. */
+export type JobMetrics = Schemas['JobMetrics'];
 export type PreviewProcess = Schemas['PreviewProcess'];
 
 // ---- scheduler queue, quotas ----
