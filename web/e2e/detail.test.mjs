@@ -351,6 +351,62 @@ describe('rota web UI: node and GPU detail, job templates', { timeout: 15 * 60_0
     await navigate(`#/nodes/${jobTask.node}/gpus/${jobTask.gpu}`); // where the next step starts
   });
 
+  step("alice's sweep: its trials sorted by loss, a chart of loss per step; a trial's page links to it", async () => {
+    const token = await login('alice');
+    // loss = 10 lr + 1/step: lr 0.1 is the best trial at every step. No braces in the
+    // script: {lr} is the sweep's placeholder.
+    const script = [
+      'import sys, time',
+      'lr = float(sys.argv[1])',
+      'for s in range(1, 4):',
+      "    print('rota-metric loss=%f step=%d' % (10 * lr + 1.0 / s, s), flush=True)",
+      '    time.sleep(0.2)',
+    ].join('\n');
+    const r = await apiCall(api, 'POST', '/api/v1/jobs', token, {
+      name: 'lr-sweep', command: ['python3', '-c', script, '{lr}'], workdir: '/tmp',
+      groups: [{ role: 'worker', replicas: 1, gpus_per_task: 1 }],
+      sweep: { method: 'grid', parameters: { lr: [0.3, 0.1, 0.2] } },
+    });
+    assert.equal(r.status, 201, r.text);
+    const id = r.json.array.id;
+    await eventually(
+      'every trial ended with its metrics',
+      async () => {
+        const a = (await apiCall(api, 'GET', `/api/v1/arrays/${id}`, token)).json;
+        return a.counts.succeeded === 3 && a.members.every((m) => m.metrics?.loss?.last_step === 3);
+      },
+      { timeout: 90_000 },
+    );
+    await navigate(`#/arrays/${id}`);
+    await page.locator('h1', { hasText: 'lr-sweep' }).waitFor();
+    await eventually('3 trial rows', async () => (await page.getByTestId('trial-row').count()) === 3);
+    const order = () => page.getByTestId('trial-row').evaluateAll((rows) => rows.map((e) => Number(e.dataset.index)));
+    // lowest loss first: lr 0.1 (index 1), 0.2 (index 2), 0.3 (index 0)
+    assert.deepEqual(await order(), [1, 2, 0]);
+    assert.equal((await page.getByTestId('trial-best').first().textContent()).trim(), '1.33333');
+    await eventually('a chart of the 3 curves', async () =>
+      (await page.locator('[data-testid="curve-chart"][data-curves="3"] canvas').count()) === 1);
+    assert.match(
+      await page.getByTestId('curve-summary').textContent(),
+      /^loss per step of the 3 best trials\. trial 1 \(lr=0\.1\): 1\.33333 at step 3; /,
+    );
+    await checkScreen('09-sweep');
+    await page.getByTestId('goal-max').check();
+    await eventually('highest first', async () => JSON.stringify(await order()) === '[0,2,1]');
+    // A trial's own page says which sweep it belongs to.
+    await page.getByTestId('trial-row').first().locator('a').first().click();
+    await page.getByTestId('job-array').waitFor();
+    assert.equal(await page.getByTestId('job-array').getAttribute('href'), `#/arrays/${id}`);
+    await page.getByTestId('job-array').click();
+    await eventually('back on the sweep', () => page.url().endsWith(`#/arrays/${id}`));
+    // The jobs list names each trial's sweep, linked.
+    await navigate('#/jobs');
+    await eventually('the trials linked to their sweep', async () =>
+      (await page.locator(`[data-testid="job-array-link"][href="#/arrays/${id}"]`).count()) === 3);
+    assert.match(await page.getByTestId('job-array-link').first().textContent(), new RegExp(`^trial \\d of a${id}$`));
+    await navigate(`#/nodes/${jobTask.node}/gpus/${jobTask.gpu}`); // where the next step starts
+  });
+
   step('phone-sized GPU detail', async () => {
     await page.setViewportSize({ width: 390, height: 844 });
     await chartsReady(4);

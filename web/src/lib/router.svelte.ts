@@ -1,4 +1,4 @@
-// Hash routing: #/  #/nodes/gpu-a  #/nodes/gpu-a/gpus/3  #/jobs  #/jobs/42  #/submit  #/reservations
+// Hash routing: #/  #/nodes/gpu-a  #/nodes/gpu-a/gpus/3  #/jobs  #/jobs/42  #/arrays/7  #/submit  #/reservations
 // #/violations  #/violations/7  #/queue  #/usage  #/power  #/tokens  #/admin/users|groups|quotas|policies|ssh-nodes
 // (the server serves only /).
 
@@ -8,6 +8,7 @@ export type Route =
   | { name: 'gpu'; node: string; index: number; params: URLSearchParams }
   | { name: 'jobs'; params: URLSearchParams }
   | { name: 'job'; id: number }
+  | { name: 'array'; id: number }
   | { name: 'submit' }
   | { name: 'reservations'; params: URLSearchParams }
   | { name: 'violations'; params: URLSearchParams }
@@ -52,6 +53,8 @@ function parse(hash: string): Route {
   if (v) return { name: 'violation', id: Number(v[1]) };
   const m = /^\/jobs\/(\d+)$/.exec(path);
   if (m) return { name: 'job', id: Number(m[1]) };
+  const ar = /^\/arrays\/(\d+)$/.exec(path);
+  if (ar) return { name: 'array', id: Number(ar[1]) };
   return { name: 'notfound', path };
 }
 
