@@ -48,9 +48,10 @@ CONFIGS=${ROTA_TEST_CONFIGS:-"release sanitize tsan fuzz"}
 # The release configuration runs them.
 SANITIZER_SKIP='^PhillyCongested/|^Philly/ReferenceTest\.|^PgFailoverE2E\.|^HaLoadE2E\.|^TopTmux\.HundredNodes|^package_test$|^ArraysE2E\.ABigArray'
 # ThreadSanitizer also skips the browser test (web_e2e: 100 s of Chromium driving the
-# UI; the server code it reaches runs under ThreadSanitizer in the API tests). The
-# release and sanitize configurations run it.
-TSAN_SKIP="$SANITIZER_SKIP|^web_e2e\$"
+# UI; the server code it reaches runs under ThreadSanitizer in the API tests) and the
+# Python client against `rota dev` (python_client_test: the same API routes). The
+# release and sanitize configurations run them.
+TSAN_SKIP="$SANITIZER_SKIP|^web_e2e\$|^python_client_test\$"
 
 # run_config NAME BUILD_DIR CTEST_EXCLUDE CMAKE_ARGS...
 run_config() {
