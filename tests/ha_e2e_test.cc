@@ -26,6 +26,7 @@
 #include "server/store/store_test_backend.h"
 #include "tests/ha_cluster.h"
 #include "tests/harness.h"
+#include "net/http_client.h"
 
 namespace rota::testing {
 namespace {
@@ -280,6 +281,85 @@ TEST_F(HaE2E, AFollowerForwardsToATlsLeaderTrustingTheClustersCa) {
   auto users = a->GetJson("/api/v1/users");
   ASSERT_TRUE(users.ok());
   EXPECT_NE(users->dump().find("alice"), std::string::npos) << users->dump();
+}
+
+// A follower relays the leader's event stream (stream_relay.h): a client of the follower
+// gets the node and its live samples; a bad token gets the leader's refusal as a
+// relay-error event and the stream ends; when the leader dies the relayed stream ends the
+// same way, and once the follower leads, the stream is its own.
+TEST_F(HaE2E, AFollowerRelaysTheLeadersEventStreamAndEndsItWhenTheLeaderGoes) {
+  auto a = StartServer("a");
+  ASSERT_NE(a, nullptr);
+  ASSERT_TRUE(WaitFor([&] { return Leads(a->url()); }, seconds(10))) << a->child().Log();
+  auto b = StartServer("b");
+  ASSERT_NE(b, nullptr);
+  EXPECT_EQ(RoleOf(b->url()), "follower");
+  AgentProcess agent(dir_.path(), SimGpuNode{.name = node_, .gpus = 2}, *a);
+  agent.SetServers(Urls({a.get(), b.get()}));
+  ASSERT_TRUE(agent.Start().ok());
+  ASSERT_TRUE(WaitFor([&] { return NodeReady(*a, node_); }, seconds(20))) << agent.child().Log();
+  auto alice = b->CreateUser("alice");
+  ASSERT_TRUE(alice.ok()) << alice.status().ToString();
+
+  // Read until `enough` says so; what arrived, and how the stream ended.
+  struct Read {
+    Status status;
+    std::vector<std::pair<std::string, std::string>> events;
+  };
+  auto read = [&](const std::string& url, const std::string& token, auto enough) {
+    Read r;
+    r.status = net::ReadEventStream(
+        url + "/api/v1/stream?node=" + node_, {"Authorization: Bearer " + token},
+        [&](const std::string& e, const std::string& d) {
+          r.events.emplace_back(e, d);
+          return !enough(r.events);
+        },
+        5000, 20'000);
+    return r;
+  };
+  auto has = [](const std::vector<std::pair<std::string, std::string>>& events, const std::string& name) {
+    return std::count_if(events.begin(), events.end(), [&](const auto& e) { return e.first == name; });
+  };
+
+  // Live samples through the follower: the node first, then samples as the agent sends them.
+  Read live = read(b->url(), *alice, [&](const auto& ev) { return has(ev, "sample") >= 3; });
+  ASSERT_TRUE(live.status.ok()) << live.status.ToString() << "\n" << b->child().Log();
+  ASSERT_FALSE(live.events.empty());
+  EXPECT_EQ(live.events[0].first, "node");
+  EXPECT_NE(live.events[0].second.find(node_), std::string::npos) << live.events[0].second;
+  EXPECT_EQ(has(live.events, "sample"), 3);
+
+  // The leader refuses a bad token: said in the stream, which then ends.
+  Read refused = read(b->url(), "not-a-token", [](const auto&) { return false; });
+  ASSERT_TRUE(refused.status.ok()) << refused.status.ToString();
+  ASSERT_EQ(refused.events.size(), 1u);
+  EXPECT_EQ(refused.events[0].first, "relay-error");
+  EXPECT_EQ(Json::parse(refused.events[0].second).value("status", 0), 401) << refused.events[0].second;
+
+  // The leader dies under a relayed stream: it ends with a relay-error (unreachable).
+  Read cut;
+  std::atomic<bool> relaying{false};
+  std::thread reader([&] {
+    cut = read(b->url(), *alice, [&](const auto&) {
+      relaying = true;  // the node's first event came through b
+      return false;
+    });
+  });
+  const bool opened = WaitFor([&] { return relaying.load(); }, seconds(10));
+  ::kill(a->child().pid(), SIGKILL);
+  reader.join();
+  ASSERT_TRUE(opened) << cut.status.ToString();
+  EXPECT_TRUE(cut.status.ok()) << cut.status.ToString();
+  ASSERT_FALSE(cut.events.empty());
+  EXPECT_EQ(cut.events.back().first, "relay-error") << cut.events.back().second;
+  EXPECT_GE(Json::parse(cut.events.back().second).value("status", 0), 500) << cut.events.back().second;
+
+  // b leads now: the same request is served by b itself.
+  ASSERT_TRUE(WaitFor([&] { return Leads(b->url()); }, seconds(30))) << b->child().Log();
+  ASSERT_TRUE(WaitFor([&] { return NodeReady(*b, node_); }, seconds(30))) << agent.child().Log();
+  Read own = read(b->url(), *alice, [&](const auto& ev) { return has(ev, "sample") >= 1; });
+  ASSERT_TRUE(own.status.ok()) << own.status.ToString();
+  EXPECT_EQ(has(own.events, "relay-error"), 0);
 }
 
 TEST_F(HaE2E, BadStoresStopTheStartSayingWhy) {

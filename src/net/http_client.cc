@@ -7,21 +7,26 @@
 #include <memory>
 #include <mutex>
 
+#include "net/curl_internal.h"
 #include "net/http_types.h"
 
 namespace rota::net {
 
 namespace {
 
-void GlobalInit() {
-  static std::once_flag once;
-  std::call_once(once, [] { curl_global_init(CURL_GLOBAL_DEFAULT); });
-}
-
 std::mutex tls_mu;
 TlsClientConfig& DefaultTls() {
   static TlsClientConfig config;
   return config;
+}
+
+}  // namespace
+
+namespace internal {
+
+void GlobalInit() {
+  static std::once_flag once;
+  std::call_once(once, [] { curl_global_init(CURL_GLOBAL_DEFAULT); });
 }
 
 // How an https:// server is trusted (net/tls.h): the pin alone, or the CA file, or the
@@ -40,15 +45,6 @@ void ApplyTls(CURL* c) {
     curl_easy_setopt(c, CURLOPT_CAINFO, tls.ca_file.c_str());
   }
 }
-
-struct CurlDeleter {
-  void operator()(CURL* c) const { curl_easy_cleanup(c); }
-};
-struct SlistDeleter {
-  void operator()(curl_slist* l) const { curl_slist_free_all(l); }
-};
-using CurlPtr = std::unique_ptr<CURL, CurlDeleter>;
-using SlistPtr = std::unique_ptr<curl_slist, SlistDeleter>;
 
 Result<SlistPtr> BuildHeaders(const std::vector<std::string>& headers) {
   curl_slist* list = nullptr;
@@ -77,6 +73,17 @@ Status TransportError(CURLcode code, const char* errbuf, const std::string& meth
   }
   return Status::Unavailable(msg);
 }
+
+}  // namespace internal
+
+namespace {
+
+using internal::ApplyTls;
+using internal::BuildHeaders;
+using internal::CurlPtr;
+using internal::GlobalInit;
+using internal::SlistPtr;
+using internal::TransportError;
 
 size_t AppendBody(char* data, size_t size, size_t n, void* user) {
   static_cast<std::string*>(user)->append(data, size * n);

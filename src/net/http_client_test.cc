@@ -142,6 +142,34 @@ TEST_F(EventStreamTest, ClientReceivesEventsInOrderAndDisconnectFailsSend) {
   EXPECT_TRUE(WaitFor([&] { return server_->connection_count() == 0; }));
 }
 
+// End(): the events queued before it reach the client, then the stream closes (the
+// reader returns OK without being told to stop); sends after it are refused.
+TEST_F(EventStreamTest, EndWritesWhatIsQueuedThenClosesTheStream) {
+  StartServer();
+  Events got;
+  Status result = Status::Internal("not finished");
+  std::thread reader([&] {
+    result = ReadEventStream(LocalUrl(port_, "/events/x"), {"Authorization: Bearer secret"},
+                             [&](const std::string& e, const std::string& d) {
+                               got.emplace_back(e, d);
+                               return true;  // never stops by itself
+                             });
+  });
+  ASSERT_TRUE(WaitFor([&] { return Sink(0) != nullptr; }));
+  std::shared_ptr<EventSink> sink = Sink(0);
+  ASSERT_TRUE(sink->Send("last", "1"));
+  ASSERT_TRUE(sink->Send("last", "2"));
+  sink->End();
+  sink->End();  // idempotent
+  EXPECT_FALSE(sink->Send("late", "3"));
+  reader.join();
+  EXPECT_TRUE(result.ok()) << result.ToString();
+  ASSERT_EQ(got.size(), 3u);
+  EXPECT_EQ(got[1], std::make_pair(std::string("last"), std::string("1")));
+  EXPECT_EQ(got[2], std::make_pair(std::string("last"), std::string("2")));
+  EXPECT_TRUE(WaitFor([&] { return server_->connection_count() == 0; }));
+}
+
 // Bad inputs tried: no token (refused with 401), POST on a stream path.
 TEST_F(EventStreamTest, RefusalAndWrongMethod) {
   StartServer();

@@ -91,6 +91,7 @@ class EventSinkImpl final : public EventSink {
   bool Send(const std::string& event, const std::string& data) override {
     return link_.Push(FormatEvent(event, data), 0);
   }
+  void End() override { link_.End(); }
   bool is_open() const override { return link_.is_open(); }
   const std::string& remote_addr() const override { return link_.remote(); }
   SessionLink& link() { return link_; }
@@ -162,7 +163,11 @@ class StreamSession final : public Session, public std::enable_shared_from_this<
 
   void PumpWrites() {
     if (finished_ || writing_) return;
-    if (!sink_->link().outbox().Pop(&current_)) return;
+    if (!sink_->link().outbox().Pop(&current_)) {
+      // Nothing left to write: a stream the sink ended (or whose outbox closed) is over.
+      if (sink_->link().outbox().closed()) Finish();
+      return;
+    }
     StartWrite([](StreamSession* self) { self->PumpWrites(); });
   }
 

@@ -116,6 +116,9 @@ class EventSink {
   // Returns false once the client is gone or was dropped for being too slow (queue over
   // sse_max_queued_bytes). Events sent before the stream headers are written are kept.
   virtual bool Send(const std::string& event, const std::string& data) = 0;
+  // Ends the stream once the events queued so far are written (the client sees it close);
+  // Send returns false from now on. Idempotent.
+  virtual void End() = 0;
   virtual bool is_open() const = 0;
   virtual const std::string& remote_addr() const = 0;
 };

@@ -159,6 +159,15 @@ void SessionLink::RequestClose(int code, std::string reason) {
   if (session) session->CloseWith(code, std::move(reason));
 }
 
+void SessionLink::End() {
+  std::shared_ptr<Session> session;  // dropped after the lock, as in Push
+  MutexLock lock(&mu_);
+  if (detached_) return;
+  outbox_.Seal();
+  session = session_.lock();
+  if (session) session->Kick();
+}
+
 void SessionLink::Detach() {
   std::weak_ptr<Session> old;
   MutexLock lock(&mu_);

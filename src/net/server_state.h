@@ -113,6 +113,9 @@ class SessionLink {
   bool Push(std::string message, int overflow_code);
   // Asks the session to close with `code`/`reason` (no-op once detached).
   void RequestClose(int code, std::string reason);
+  // Refuses further pushes, keeps what is queued and kicks the writer, which ends the
+  // session once the queue is written (an event stream's graceful end).
+  void End();
   // Marks the link closed: pushes fail from now on; never touches the session again.
   void Detach();
   bool is_open() const { return !outbox_.closed(); }

@@ -20,6 +20,8 @@ const std::set<std::string>& HopByHop() {
   return names;
 }
 
+}  // namespace
+
 net::HttpResponse NotForwarded(const Role& role, const std::string& why) {
   const std::string leader = role.leader_address();
   net::HttpResponse r = net::HttpResponse::FromStatus(Status::Unavailable(
@@ -29,8 +31,6 @@ net::HttpResponse NotForwarded(const Role& role, const std::string& why) {
   if (!leader.empty()) r.headers.emplace_back("X-Rota-Leader", leader);
   return r;
 }
-
-}  // namespace
 
 std::vector<std::string> ForwardedHeaders(const net::HttpRequest& req, const std::string& by,
                                           const std::string& auth_key) {

@@ -8,8 +8,8 @@
 //
 // Not forwarded, answered 503 with the leader's URL in X-Rota-Leader (clients and agents
 // with several --server URLs try the next): WebSocket upgrades (agents connect to the
-// leader itself), event streams, requests already forwarded once, and everything while no
-// leader is known. Thread-safe.
+// leader itself), event streams (stream_relay.h relays /api/v1/stream), requests already
+// forwarded once, and everything while no leader is known. Thread-safe.
 
 #include <cstddef>
 #include <string>
@@ -34,6 +34,10 @@ class LeaderProxy {
   const int timeout_ms_;
   WorkerPool pool_;  // last: destroyed (joined) first
 };
+
+// A follower's refusal: 503 with Retry-After: 1 and, when a leader is known, its URL in
+// X-Rota-Leader; the message says `why` and where the leader is.
+net::HttpResponse NotForwarded(const Role& role, const std::string& why);
 
 // The headers of `req` a forwarded request carries ("Name: value"): all but hop-by-hop
 // ones, Host and Content-Length, plus X-Forwarded-For, X-Rota-Forwarded-By: `by` and the

@@ -12,6 +12,7 @@
 #include "net/url.h"
 #include "server/accounts/accounts.h"
 #include "server/leadership/proxy.h"
+#include "server/leadership/stream_relay.h"
 #include "server/leadership/role_json.h"
 #include "server/server.h"
 #include "server/store/lease.h"
@@ -43,6 +44,7 @@ std::string LocalUrl(const std::string& listen_address, bool tls, uint16_t port)
 
 struct ReplicatedServer::Follower {
   std::unique_ptr<LeaderProxy> proxy;
+  std::unique_ptr<StreamRelay> relay;
 };
 
 ReplicatedServer::ReplicatedServer(const ServerConfig& config, Clock& clock, ReplicatedOptions options)
@@ -87,7 +89,8 @@ Status ReplicatedServer::StartFollower() {
   auto http = std::make_unique<net::HttpServer>(http_options);
   follower_ = std::make_unique<Follower>();
   ASSIGN_OR_RETURN(std::string auth_key, LoadOrCreateAuthKey(config_.data_dir));
-  follower_->proxy = std::make_unique<LeaderProxy>(role_.get(), std::move(auth_key), 8, 1024, 60'000);
+  follower_->proxy = std::make_unique<LeaderProxy>(role_.get(), auth_key, 8, 1024, 60'000);
+  follower_->relay = std::make_unique<StreamRelay>(role_.get(), std::move(auth_key), 1024);
   const Role* role = role_.get();
   RETURN_IF_ERROR(http->Route("GET", "/healthz", [role](const net::HttpRequest&) {
     return net::HttpResponse::Json(200, HealthJson(role).dump());
@@ -101,6 +104,11 @@ Status ReplicatedServer::StartFollower() {
     api::Json j{{"status", "ready"}, {"role", "follower"}, {"leader", leader}};
     return net::HttpResponse::Json(200, j.dump());
   }));
+  StreamRelay* relay = follower_->relay.get();
+  RETURN_IF_ERROR(http->AddEventStream("/api/v1/stream",
+                                       [relay](const net::HttpRequest& req, std::shared_ptr<net::EventSink> sink) {
+                                         return relay->Accept(req, std::move(sink));
+                                       }));
   LeaderProxy* proxy = follower_->proxy.get();
   RETURN_IF_ERROR(http->SetFallback(
       [proxy](const net::HttpRequest& req, net::Responder respond) { proxy->Forward(req, std::move(respond)); }));

@@ -116,7 +116,19 @@ export function openStream(opts: StreamOptions): { stop: () => void } {
       }
       if (!res.body) throw new Error('no response body');
       opts.onOpen?.();
+      // A follower relaying the leader's stream ends it with one `relay-error` ({status,
+      // message}; docs/design-ha.md): the leader refused (401: signed out, as a direct 401)
+      // or went away (reconnect, with backoff).
+      let relayError: { status: number; message: string } | null = null;
       const parser = new SseParser((e) => {
+        if (e.event === 'relay-error') {
+          try {
+            relayError = JSON.parse(e.data) as { status: number; message: string };
+          } catch {
+            relayError = { status: 502, message: 'the relayed stream failed' };
+          }
+          return;
+        }
         if (failures !== 0) failures = 0;
         opts.onEvent(e);
       });
@@ -126,6 +138,15 @@ export function openStream(opts: StreamOptions): { stop: () => void } {
         const { value, done } = await reader.read();
         if (done) break;
         if (value) parser.push(value);
+      }
+      const relayed = relayError as { status: number; message: string } | null;
+      if (relayed) {
+        if (relayed.status === 401) {
+          stopped = true;
+          status('stopped', relayed.message);
+          return;
+        }
+        why = relayed.message;
       }
     } catch (e) {
       if (stopped) return;
