@@ -156,8 +156,18 @@ class Generator:
         path_params.sort(key=lambda p: path.find("{" + p["name"] + "}"))
         query = [p for p in params if p.get("in") == "query"]
         sig = ["self"]
+        # Python names of the parameters: one each (a query parameter named like a path
+        # parameter, or `body`, gets a trailing underscore).
+        taken = {"self", "body"}
+        names: dict[int, str] = {}
+        for p in path_params + [q for q in params if q.get("in") == "query"]:
+            n = ident(p["name"])
+            while n in taken:
+                n += "_"
+            taken.add(n)
+            names[id(p)] = n
         for p in path_params:
-            sig.append(f"{ident(p['name'])}: {self.type_of(p.get('schema'), pascal(op_id) + pascal(p['name']))}")
+            sig.append(f"{names[id(p)]}: {self.type_of(p.get('schema'), pascal(op_id) + pascal(p['name']))}")
         body = op.get("requestBody")
         if body:
             schema = body.get("content", {}).get("application/json", {}).get("schema")
@@ -167,7 +177,7 @@ class Generator:
             sig.append("*")
             for p in query:
                 t = self.type_of(p.get("schema"), pascal(op_id) + pascal(p["name"]))
-                sig.append(f"{ident(p['name'])}: {t} | None = None")
+                sig.append(f"{names[id(p)]}: {t} | None = None")
         code = min(ok)  # the first success answer
         content = ok[code].get("content", {})
         if "application/json" in content:
@@ -179,13 +189,13 @@ class Generator:
         doc = [f"{method.upper()} {path}: {op.get('summary', '')}".rstrip(": ")]
         for p in path_params + query:
             if p.get("description"):
-                doc.append(f"{ident(p['name'])}: {one_line(p['description'])}")
+                doc.append(f"{names[id(p)]}: {one_line(p['description'])}")
         lines = [f"    def {name}({', '.join(sig)}) -> {ret}:", f"        {docstring(chr(10).join(doc), 8)}"]
         fpath = path
         for p in path_params:
-            fpath = fpath.replace("{" + p["name"] + "}", "{_seg(" + ident(p["name"]) + ")}")
+            fpath = fpath.replace("{" + p["name"] + "}", "{_seg(" + names[id(p)] + ")}")
         path_expr = f'f"{fpath}"' if path_params else repr(path)
-        q = "{" + ", ".join(f"{p['name']!r}: {ident(p['name'])}" for p in query) + "}" if query else "None"
+        q = "{" + ", ".join(f"{p['name']!r}: {names[id(p)]}" for p in query) + "}" if query else "None"
         args = [repr(method.upper()), path_expr, q, "body" if body else "None"]
         lines.append(f"        return self._call({', '.join(args)})")
         return lines
@@ -248,6 +258,8 @@ def one_line(text: str) -> str:
 def docstring(text: str, indent: int) -> str:
     text = text.replace("\\", "\\\\").replace('"""', "'''")
     lines = [" ".join(line.split()) for line in text.split("\n")]
+    if lines[-1].endswith('"'):
+        lines[-1] += " "  # not four quotes in a row
     if len(lines) == 1:
         return f'"""{lines[0]}"""'
     pad = " " * indent

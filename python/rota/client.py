@@ -139,8 +139,9 @@ class Client(Api):
         while True:
             page = self.get_arrays_by_id(array_id, limit=1000, offset=len(members))
             first = first or page
-            members += page.get("members", [])
-            if not page.get("truncated"):
+            got = page.get("members", [])
+            members += got
+            if not page.get("truncated") or not got:
                 break
         rule = (first.get("sweep") or {}).get("early_stopping") or {}
         if metric is None:
@@ -183,7 +184,8 @@ def _error(e: urllib.error.HTTPError) -> ApiError:
     code, message = "", raw.decode("utf-8", errors="replace").strip() or e.reason
     try:
         err = json.loads(raw)["error"]
-        code, message = err.get("code", ""), err.get("message", message)
+        if isinstance(err, dict):
+            code, message = err.get("code", ""), err.get("message", message)
     except (ValueError, KeyError, TypeError):
         pass
     retry = e.headers.get("Retry-After") if e.headers else None

@@ -37,11 +37,12 @@ SPEC = {
     }},
     "paths": {
         "/api/v1/things/{name}/parts/{id}": {"get": {
-            "operationId": "getThingsByNamePartsById", "summary": "One part",
+            "operationId": "getThingsByNamePartsById", "summary": 'One part, "quoted"',
             "parameters": [{"in": "path", "name": "id", "required": True, "schema": {"type": "integer"}},
                            {"in": "path", "name": "name", "required": True, "schema": {"type": "string"}},
                            {"in": "query", "name": "from", "schema": {"type": "string"}, "description": "start"},
-                           {"in": "query", "name": "all", "schema": {"type": "boolean"}}],
+                           {"in": "query", "name": "all", "schema": {"type": "boolean"}},
+                           {"in": "query", "name": "body", "schema": {"type": "string"}}],
             "responses": {"200": {"description": "OK", "content": {"application/json": {"schema": {
                 "type": "object", "required": ["things"],
                 "properties": {"things": {"type": "array", "items": {"$ref": "#/components/schemas/Thing"}}}}}}}}}},
@@ -72,7 +73,8 @@ class GeneratorTest(unittest.TestCase):
     def test_path_parameters_in_path_order_then_query_keywords(self):
         import inspect
         sig = inspect.signature(self.mod.Api.get_things_by_name_parts_by_id)
-        self.assertEqual(list(sig.parameters), ["self", "name", "id", "from_", "all"])
+        # `from` is a keyword, `body` the request body's name: both get an underscore
+        self.assertEqual(list(sig.parameters), ["self", "name", "id", "from_", "all", "body_"])
         self.assertEqual(sig.parameters["from_"].kind, inspect.Parameter.KEYWORD_ONLY)
         self.assertIsNone(sig.parameters["all"].default)
         calls = []
@@ -83,7 +85,8 @@ class GeneratorTest(unittest.TestCase):
                 return {"things": []}
 
         Fake().get_things_by_name_parts_by_id("a b/c", 7, from_="x")
-        self.assertEqual(calls, [("GET", "/api/v1/things/a%20b%2Fc/parts/7", {"from": "x", "all": None}, None)])
+        self.assertEqual(calls, [("GET", "/api/v1/things/a%20b%2Fc/parts/7",
+                                  {"from": "x", "all": None, "body": None}, None)])
         Fake().post_things({"id": 1, "kind": "a"})
         self.assertEqual(calls[-1], ("POST", "/api/v1/things", None, {"id": 1, "kind": "a"}))
 

@@ -28,12 +28,14 @@ struct EventStreamPool::Stream {
   long status = 0;
   std::string error_body;
   bool stopped = false;  // by on_event
+  std::chrono::steady_clock::time_point last_bytes;  // anything, keep-alive comments too
   char errbuf[CURL_ERROR_SIZE] = {0};
 };
 
 size_t EventStreamPool::OnBytes(char* data, size_t size, size_t n, void* user) {
   auto* s = static_cast<Stream*>(user);
   const size_t total = size * n;
+  s->last_bytes = std::chrono::steady_clock::now();
   if (!s->checked_status) {
     s->checked_status = true;
     curl_easy_getinfo(s->curl.get(), CURLINFO_RESPONSE_CODE, &s->status);
@@ -84,10 +86,6 @@ Result<uint64_t> EventStreamPool::Open(const std::string& url, const std::vector
   internal::ApplyTls(c);
   curl_easy_setopt(c, CURLOPT_HTTPHEADER, s->headers.get());
   curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT_MS, static_cast<long>(connect_timeout_ms_));
-  if (idle_timeout_ms_ > 0) {
-    curl_easy_setopt(c, CURLOPT_LOW_SPEED_LIMIT, 1L);
-    curl_easy_setopt(c, CURLOPT_LOW_SPEED_TIME, static_cast<long>(std::max(1, (idle_timeout_ms_ + 999) / 1000)));
-  }
   curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
   curl_easy_setopt(c, CURLOPT_ERRORBUFFER, s->errbuf);
   curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, OnBytes);
@@ -146,6 +144,7 @@ void EventStreamPool::Loop() {
       stopping = stopping_;
     }
     for (auto& s : added) {
+      s->last_bytes = std::chrono::steady_clock::now();  // the idle clock starts with the connection
       curl_multi_add_handle(multi, s->curl.get());
       const uint64_t id = s->id;
       streams.emplace(id, std::move(s));
@@ -164,6 +163,8 @@ void EventStreamPool::Loop() {
       curl_easy_getinfo(m->easy_handle, CURLINFO_PRIVATE, reinterpret_cast<char**>(&s));
       if (s == nullptr) continue;
       const CURLcode rc = m->data.result;
+      // An answer without a body (a bare 401, a stream closed at once) never reached OnBytes.
+      if (!s->checked_status) curl_easy_getinfo(s->curl.get(), CURLINFO_RESPONSE_CODE, &s->status);
       if (s->stopped) {
         end(s->id, Ending::kStopped, Status::Ok());
       } else if (rc != CURLE_OK) {
@@ -174,16 +175,26 @@ void EventStreamPool::Loop() {
         end(s->id, Ending::kSourceEnded, Status::Ok());
       }
     }
+    // About every 250 ms: streams nobody wants, and sources silent past the idle timeout.
     const auto now = std::chrono::steady_clock::now();
-    if (now - last_check >= std::chrono::seconds(1)) {
+    if (now - last_check >= std::chrono::milliseconds(250)) {
       last_check = now;
-      std::vector<uint64_t> unwanted;
+      std::vector<uint64_t> unwanted, silent;
       for (const auto& [id, s] : streams) {
-        if (s->still_wanted && !s->still_wanted()) unwanted.push_back(id);
+        if (s->still_wanted && !s->still_wanted()) {
+          unwanted.push_back(id);
+        } else if (idle_timeout_ms_ > 0 && now - s->last_bytes > std::chrono::milliseconds(idle_timeout_ms_)) {
+          silent.push_back(id);
+        }
       }
       for (uint64_t id : unwanted) end(id, Ending::kStopped, Status::Ok());
+      for (uint64_t id : silent) {
+        const std::string url = streams.at(id)->url;
+        end(id, Ending::kFailed,
+            Status::Unavailable("GET " + url + ": nothing arrived for " + std::to_string(idle_timeout_ms_) + " ms"));
+      }
     }
-    curl_multi_poll(multi, nullptr, 0, 1000, nullptr);
+    curl_multi_poll(multi, nullptr, 0, 250, nullptr);
   }
 }
 

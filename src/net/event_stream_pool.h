@@ -5,7 +5,7 @@
 // one: Open returns at once and the pool's thread calls back.
 //
 // Callbacks run on the pool's thread, never under the pool's lock: on_event for each event
-// (return false to stop the stream); still_wanted about once a second (return false to stop
+// (return false to stop the stream); still_wanted about 4 times a second (return false to stop
 // it, e.g. its client left while the source is quiet); then on_end exactly once with how the
 // stream ended: kSourceEnded (the source closed it after a 2xx answer); kFailed with the
 // status of a non-2xx answer (StatusFromHttp, with the answer's body), or Unavailable when

@@ -162,7 +162,9 @@ void SessionLink::RequestClose(int code, std::string reason) {
 void SessionLink::End() {
   std::shared_ptr<Session> session;  // dropped after the lock, as in Push
   MutexLock lock(&mu_);
-  if (detached_) return;
+  // Closed already (the session finished, or overflowed): nothing to end, and the session
+  // (its io_context may be going away with a stopping server) is not touched, as Push.
+  if (detached_ || outbox_.closed()) return;
   outbox_.Seal();
   session = session_.lock();
   if (session) session->Kick();

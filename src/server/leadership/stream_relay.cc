@@ -11,6 +11,11 @@ StreamRelay::StreamRelay(const Role* role, std::string auth_key, size_t max_stre
 
 std::optional<net::HttpResponse> StreamRelay::Accept(const net::HttpRequest& req,
                                                      std::shared_ptr<net::EventSink> sink) {
+  // A stream another follower relays here (during a failover two followers may each think
+  // the other leads): never relayed on, so no two servers relay to each other in a loop.
+  if (const std::string& by = req.Header("x-rota-forwarded-by"); !by.empty()) {
+    return NotForwarded(*role_, "the stream was relayed here by " + by);
+  }
   const std::string leader = role_->leader_address();
   if (leader.empty() || role_->is_leader()) return NotForwarded(*role_, "no leader to relay the stream from");
   std::vector<std::string> headers;
@@ -35,8 +40,10 @@ std::optional<net::HttpResponse> StreamRelay::Accept(const net::HttpRequest& req
           const Status why = how == net::EventStreamPool::Ending::kFailed
                                  ? error
                                  : Status::Unavailable("the leader " + leader + " ended the stream");
-          s->Send("relay-error",
-                  api::Json{{"status", net::HttpResponse::FromStatus(why).status}, {"message", why.message()}}.dump());
+          // The leader's message may be cut inside a UTF-8 sequence: replaced, never thrown.
+          s->Send("relay-error", api::Json{{"status", net::HttpResponse::FromStatus(why).status},
+                                           {"message", why.message()}}
+                                     .dump(-1, ' ', false, api::Json::error_handler_t::replace));
         }
         s->End();
       });

@@ -10,7 +10,8 @@
 // `event: relay-error` with {"status": HTTP status, "message"} and its stream ends: a
 // browser's EventSource reconnects by itself, to this follower, which relays from whichever
 // server leads by then. A stream whose client left ends at the leader's next event, or
-// within about a second when the leader is quiet. Thread-safe.
+// within half a second when the leader is quiet. A stream relayed here by another follower
+// (X-Rota-Forwarded-By) is refused with 503, never relayed on. Thread-safe.
 
 #include <cstddef>
 #include <memory>

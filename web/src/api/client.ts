@@ -76,11 +76,14 @@ export async function errorFrom(res: Response, sentToken: boolean): Promise<ApiE
   } catch {
     // not JSON: keep the status text
   }
-  if (res.status === 401 && sentToken) {
-    setToken(null);
-    unauthorized?.();
-  }
+  if (res.status === 401 && sentToken) sessionEnded();
   return new ApiError(res.status, code, message, retryAfterSeconds(res.headers.get('Retry-After')));
+}
+
+/** A 401 for a request that carried the session's token: the session is over (sign in). */
+export function sessionEnded(): void {
+  setToken(null);
+  unauthorized?.();
 }
 
 export interface CallOptions {

@@ -1,6 +1,6 @@
 // GET /api/v1/stream read with fetch() (EventSource cannot send an
 // Authorization header), parsed as text/event-stream, reconnecting with backoff.
-import { authHeaders, errorFrom, getToken } from './client';
+import { authHeaders, errorFrom, getToken, sessionEnded } from './client';
 
 export interface SseEvent {
   event: string;
@@ -143,6 +143,7 @@ export function openStream(opts: StreamOptions): { stop: () => void } {
       if (relayed) {
         if (relayed.status === 401) {
           stopped = true;
+          if (sentToken) sessionEnded();
           status('stopped', relayed.message);
           return;
         }
