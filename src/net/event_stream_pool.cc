@@ -6,6 +6,7 @@
 #include <chrono>
 #include <map>
 
+#include "common/clock.h"
 #include "net/curl_internal.h"
 #include "net/http_client.h"
 #include "net/http_types.h"
@@ -28,14 +29,14 @@ struct EventStreamPool::Stream {
   long status = 0;
   std::string error_body;
   bool stopped = false;  // by on_event
-  std::chrono::steady_clock::time_point last_bytes;  // anything, keep-alive comments too
+  SteadyTime last_bytes;  // anything, keep-alive comments too
   char errbuf[CURL_ERROR_SIZE] = {0};
 };
 
 size_t EventStreamPool::OnBytes(char* data, size_t size, size_t n, void* user) {
   auto* s = static_cast<Stream*>(user);
   const size_t total = size * n;
-  s->last_bytes = std::chrono::steady_clock::now();
+  s->last_bytes = SteadyNow();
   if (!s->checked_status) {
     s->checked_status = true;
     curl_easy_getinfo(s->curl.get(), CURLINFO_RESPONSE_CODE, &s->status);
@@ -132,7 +133,7 @@ void EventStreamPool::Loop() {
     MutexLock lock(&mu_);
     --open_;
   };
-  auto last_check = std::chrono::steady_clock::now();
+  auto last_check = SteadyNow();
   while (true) {
     std::vector<std::unique_ptr<Stream>> added;
     std::vector<uint64_t> closing;
@@ -144,7 +145,7 @@ void EventStreamPool::Loop() {
       stopping = stopping_;
     }
     for (auto& s : added) {
-      s->last_bytes = std::chrono::steady_clock::now();  // the idle clock starts with the connection
+      s->last_bytes = SteadyNow();  // the idle clock starts with the connection
       curl_multi_add_handle(multi, s->curl.get());
       const uint64_t id = s->id;
       streams.emplace(id, std::move(s));
@@ -176,7 +177,7 @@ void EventStreamPool::Loop() {
       }
     }
     // About every 250 ms: streams nobody wants, and sources silent past the idle timeout.
-    const auto now = std::chrono::steady_clock::now();
+    const auto now = SteadyNow();
     if (now - last_check >= std::chrono::milliseconds(250)) {
       last_check = now;
       std::vector<uint64_t> unwanted, silent;
