@@ -138,6 +138,33 @@ Status Errno(const std::string& what) {
 
 std::string Quote(const std::string& ident) { return "\"" + ident + "\""; }
 
+// A file of this process's own in the temporary directory ($TMPDIR, else /tmp), mode 0600,
+// removed when it goes.
+class TempFile {
+ public:
+  static Result<TempFile> Create(const std::string& kind) {
+    const char* dir = std::getenv("TMPDIR");
+    std::string path = std::string(dir != nullptr && *dir != '\0' ? dir : "/tmp") + "/rota_restore_" + kind + "_XXXXXX";
+    int fd = ::mkstemp(path.data());
+    if (fd < 0) return Errno("cannot create a file like " + path);
+    return TempFile(std::move(path), fd);
+  }
+  TempFile(TempFile&& o) noexcept : path_(std::move(o.path_)), fd_(o.fd_) { o.fd_ = -1; o.path_.clear(); }
+  TempFile& operator=(TempFile&&) = delete;
+  TempFile(const TempFile&) = delete;
+  ~TempFile() {
+    if (fd_ >= 0) ::close(fd_);
+    if (!path_.empty()) ::unlink(path_.c_str());
+  }
+  const std::string& path() const { return path_; }
+  int fd() const { return fd_; }
+
+ private:
+  TempFile(std::string path, int fd) : path_(std::move(path)), fd_(fd) {}
+  std::string path_;
+  int fd_;
+};
+
 Result<std::vector<std::string>> TablesOf(Db& db) {
   std::vector<std::string> out;
   ASSIGN_OR_RETURN(Stmt s,
@@ -236,6 +263,7 @@ Result<RestoreResult> RestorePostgres(const RestoreOptions& o, const std::string
         "): restore it with that rota or a newer one");
   }
   ASSIGN_OR_RETURN(Conninfo conn, SplitPassword(pg_url, display));
+  std::string drop;  // the old store's tables, dropped in the restore's transaction
   {
     ASSIGN_OR_RETURN(Db db, OpenPostgres(pg_url, display));
     RETURN_IF_ERROR(RequireWritable(db));
@@ -262,11 +290,9 @@ Result<RestoreResult> RestorePostgres(const RestoreOptions& o, const std::string
                                 " already holds a store: stop every server on it and give " +
                                 "--overwrite to replace it with the backup");
       }
-      std::string drop = "DROP TABLE ";
+      drop = "DROP TABLE ";
       for (size_t i = 0; i < tables.size(); ++i) drop += (i ? ", " : "") + Quote(tables[i]);
-      ASSIGN_OR_RETURN(auto tx, Transaction::Begin(db));
-      RETURN_IF_ERROR(db.Exec(drop + " CASCADE"));
-      RETURN_IF_ERROR(tx.Commit());
+      drop += " CASCADE";
     }
   }
   // Every entry of the archive but its schema's own (CREATE SCHEMA, its comment):
@@ -284,27 +310,29 @@ Result<RestoreResult> RestorePostgres(const RestoreOptions& o, const std::string
     }
     entries += line + "\n";
   }
-  char list_path[] = "/tmp/rota_restore_XXXXXX";
-  int fd = ::mkstemp(list_path);
-  if (fd < 0) return Errno("cannot create a file in /tmp");
-  const bool written =
-      ::write(fd, entries.data(), entries.size()) == static_cast<ssize_t>(entries.size());
-  ::close(fd);
-  if (!written) {
-    ::unlink(list_path);
-    return Status::IoError(std::string("cannot write ") + list_path);
+  ASSIGN_OR_RETURN(TempFile list_file, TempFile::Create("list"));
+  if (::write(list_file.fd(), entries.data(), entries.size()) != static_cast<ssize_t>(entries.size())) {
+    return Status::IoError("cannot write " + list_file.path());
   }
-  auto out = RunPgTool(
-      {"pg_restore", "--no-owner", "--no-privileges", "--single-transaction", "--exit-on-error",
-       std::string("--use-list=") + list_path, "--dbname=" + conn.text, o.file},
-      conn.password, pg_url);
-  ::unlink(list_path);
+  // The backup as SQL (pg_restore's script: DDL, then COPY blocks), then run by psql in ONE
+  // transaction after the old store's DROP: whatever fails rolls everything back, so an
+  // --overwrite that fails leaves the old store as it was.
+  ASSIGN_OR_RETURN(TempFile script, TempFile::Create("sql"));
+  auto sql = RunPgTool({"pg_restore", "--no-owner", "--no-privileges", "--use-list=" + list_file.path(),
+                        "--file=" + script.path(), o.file},
+                       "", "");
+  if (!sql.ok()) return sql.status();
+  if (sql->exit_code != 0) return Status::IoError("pg_restore of " + o.file + " failed: " + FirstLines(sql->err));
+  std::vector<std::string> psql = {"psql", "--no-psqlrc", "--quiet", "--output=/dev/null",
+                                   "--set=ON_ERROR_STOP=1", "--single-transaction"};
+  if (!drop.empty()) psql.push_back("--command=" + drop);
+  psql.push_back("--file=" + script.path());
+  psql.push_back("--dbname=" + conn.text);
+  auto out = RunPgTool(psql, conn.password, pg_url);
   if (!out.ok()) return out.status();
   if (out->exit_code != 0) {
-    return Status::IoError("pg_restore into " + display +
-                           " failed (nothing of the backup was kept; " +
-                           (o.overwrite ? "the old store's tables are gone: " : "") +
-                           "run the restore again): " + FirstLines(out->err));
+    return Status::IoError("restoring into " + display + " failed, nothing changed" +
+                           (drop.empty() ? "" : " (the old store is as it was)") + ": " + FirstLines(out->err));
   }
   // A new connection: the tables it knew are gone. An older backup is migrated here.
   ASSIGN_OR_RETURN(Db db, OpenPostgres(pg_url, display));
