@@ -49,7 +49,9 @@ int EarlyStopper::Tick() {
     it = running.count(it->first) ? std::next(it) : rules_.erase(it);
   }
   int stopped = 0;
-  for (const auto& [array_id, members] : running) {
+  for (const auto& entry : running) {
+    const int64_t array_id = entry.first;  // a plain local: lambdas below capture it
+    const std::set<int64_t>& members = entry.second;
     const std::optional<jobs::EarlyStopSpec> rule = RuleOf(array_id);
     if (!rule) continue;
     ++stats_.looks;
