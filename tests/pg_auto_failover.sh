@@ -55,12 +55,12 @@ wait_pair() {
 
 sql() { as_pg psql -qAt -h 127.0.0.1 -p "$1" -U postgres -d postgres -c "$2" 2>/dev/null; }
 # Waits up to $1 seconds until the primary has a synchronous standby whose flushed WAL
-# reaches the primary's WAL position taken at the start.
+# reaches the primary's WAL position taken at the start. Sets $standby (its port).
 caught_up() {
   local deadline=$((SECONDS + $1)) primary="" lsn=""
   for n in 1 2; do
     local port; port=$(cat "$dir/node$n.port")
-    [ "$(sql "$port" 'SELECT NOT pg_is_in_recovery()')" = t ] && primary=$port
+    if [ "$(sql "$port" 'SELECT NOT pg_is_in_recovery()')" = t ]; then primary=$port; else standby=$port; fi
   done
   if [ -z "$primary" ]; then echo "no node answers as primary" >&2; state >&2; return 1; fi
   lsn=$(sql "$primary" 'SELECT pg_current_wal_lsn()')
@@ -121,8 +121,20 @@ case $cmd in
     # the primary had written when asked.
     wait_pair 120
     caught_up 60
-    as_pg pg_autoctl perform failover --pgdata "$dir/monitor" >"$dir/failover.log" 2>&1
-    wait_pair 120
+    # Asked without waiting (pg_autoctl's own wait gives up after 60 s, exit 12, on a
+    # loaded machine); then the standby must answer as the primary, and the pair be back.
+    as_pg pg_autoctl perform failover --pgdata "$dir/monitor" --wait 0 >"$dir/failover.log" 2>&1
+    deadline=$((SECONDS + 180))
+    until [ "$(sql "$standby" 'SELECT NOT pg_is_in_recovery()')" = t ]; do
+      if [ $SECONDS -ge $deadline ]; then
+        echo "the standby (port $standby) was not promoted in 180 s:" >&2
+        state >&2
+        cat "$dir/failover.log" >&2
+        exit 1
+      fi
+      sleep 0.2
+    done
+    wait_pair 180
     ;;
   state) state ;;
   events) as_pg pg_autoctl show events --pgdata "$dir/monitor" --count 40 2>&1 || true ;;

@@ -367,7 +367,7 @@ Result<std::unique_ptr<Server>> Server::Start(const ServerConfig& config, Clock&
     impl->gateway->SetTaskMetricsListener(
         [metrics](const std::string& node, api::TaskMetricsMsg m) { metrics->OnMetrics(node, std::move(m)); });
     impl->ctx.job_metrics = metrics;
-    impl->early_stopper = std::make_unique<EarlyStopper>(impl->store.get(), jobs);
+    impl->early_stopper = std::make_unique<EarlyStopper>(impl->store.get(), jobs, impl->clock);
   }
   {
     // What the scheduler plans around changed: a pass now, not at the next tick.

@@ -1,5 +1,6 @@
 #include "server/jobs/early_stopper.h"
 
+#include <algorithm>
 #include <set>
 #include <string>
 #include <vector>
@@ -13,7 +14,13 @@
 
 namespace rota::server {
 
-EarlyStopper::EarlyStopper(store::Store* store, JobService* jobs) : store_(store), jobs_(jobs) {}
+namespace {
+constexpr int64_t kMinPeriodMs = 2'000;  // a sweep is looked at this often at most
+constexpr int64_t kCostFactor = 10;      // and never more often than 10x its look's cost
+}  // namespace
+
+EarlyStopper::EarlyStopper(store::Store* store, JobService* jobs, Clock* clock)
+    : store_(store), jobs_(jobs), clock_(clock) {}
 
 std::optional<jobs::EarlyStopSpec> EarlyStopper::RuleOf(int64_t array_id) {
   if (auto it = rules_.find(array_id); it != rules_.end()) return it->second;
@@ -48,12 +55,17 @@ int EarlyStopper::Tick() {
   for (auto it = rules_.begin(); it != rules_.end();) {
     it = running.count(it->first) ? std::next(it) : rules_.erase(it);
   }
+  for (auto it = next_look_ms_.begin(); it != next_look_ms_.end();) {
+    it = running.count(it->first) ? std::next(it) : next_look_ms_.erase(it);
+  }
   int stopped = 0;
   for (const auto& entry : running) {
     const int64_t array_id = entry.first;  // a plain local: lambdas below capture it
     const std::set<int64_t>& members = entry.second;
     const std::optional<jobs::EarlyStopSpec> rule = RuleOf(array_id);
     if (!rule) continue;
+    const int64_t started_ms = clock_->MonotonicMs();
+    if (auto due = next_look_ms_.find(array_id); due != next_look_ms_.end() && started_ms < due->second) continue;
     ++stats_.looks;
     std::vector<store::TrialPoints> rows;
     Status st = store_->Read([&](store::Db& db) -> Status {
@@ -81,6 +93,9 @@ int EarlyStopper::Tick() {
         ++stats_.stopped;
       }
     }
+    const int64_t cost_ms = clock_->MonotonicMs() - started_ms;
+    stats_.last_look_ms = cost_ms;
+    next_look_ms_[array_id] = started_ms + std::max(kMinPeriodMs, kCostFactor * cost_ms);
   }
   return stopped;
 }

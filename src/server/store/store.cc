@@ -60,6 +60,14 @@ Status MakePrivate(const std::string& path, mode_t mode, bool is_dir) {
     return Status::IoError("cannot stat " + path + ": " + std::strerror(errno));
   }
   if ((st.st_mode & 077) == 0) return Status::Ok();
+  // A directory anyone may create files in (/tmp, /var/tmp: sticky and world-writable) is
+  // shared by every user of the machine: never made private (that would break them all),
+  // and no place for the store's files either.
+  if (is_dir && (st.st_mode & S_ISVTX) != 0 && (st.st_mode & S_IWOTH) != 0) {
+    return Status::PermissionDenied(path + " is a directory every local user shares (mode " + Octal(st.st_mode) +
+                                    "): give the store a directory of its own (--data-dir DIR, or "
+                                    "store: sqlite:DIR/rota.db)");
+  }
   if (::chmod(path.c_str(), mode) != 0) {
     return Status::PermissionDenied(
         path + " is mode " + Octal(st.st_mode) + " (open to other local users) and cannot be made " +

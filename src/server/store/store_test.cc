@@ -137,6 +137,24 @@ TEST_P(StoreSqliteTest, DataDirThatCannotBeMadePrivateIsRefusedSayingWhatToDo) {
       << s.status().message();
 }
 
+// A shared directory (sticky, world-writable, as /tmp) is refused as the data dir and
+// left as it was: making it private would lock every other user out of it.
+TEST_P(StoreSqliteTest, ASharedDirectoryIsRefusedAndLeftAsItWas) {
+  TempDir tmp;
+  const std::string shared = tmp.path() + "/shared";
+  ASSERT_EQ(::mkdir(shared.c_str(), 0700), 0);
+  ASSERT_EQ(::chmod(shared.c_str(), 01777), 0);
+  auto s = Store::OpenUrl("sqlite:" + shared + "/x.db", {}, clock_);
+  ASSERT_FALSE(s.ok());
+  EXPECT_EQ(s.status().code(), StatusCode::kPermissionDenied);
+  EXPECT_NE(s.status().message().find("every local user shares (mode 1777)"), std::string::npos)
+      << s.status().message();
+  struct stat st {};
+  ASSERT_EQ(::stat(shared.c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 07777, 01777u) << "left as it was";
+  EXPECT_NE(::access((shared + "/x.db").c_str(), F_OK), 0) << "nothing created";
+}
+
 TEST_P(StoreTest, AsyncWritesCommitInOrderAndReportFailures) {
   auto s = OpenStore();
   ASSERT_NE(s, nullptr);
