@@ -336,6 +336,14 @@ TEST_F(HaE2E, AFollowerRelaysTheLeadersEventStreamAndEndsItWhenTheLeaderGoes) {
   EXPECT_EQ(refused.events[0].first, "relay-error");
   EXPECT_EQ(Json::parse(refused.events[0].second).value("status", 0), 401) << refused.events[0].second;
 
+  // A stream another server relayed here is never relayed on (no loop between followers
+  // that each think the other leads): 503 at once, naming who sent it.
+  Status looped = net::ReadEventStream(b->url() + "/api/v1/stream",
+                                       {"Authorization: Bearer " + *alice, "X-Rota-Forwarded-By: server-x"},
+                                       [](const std::string&, const std::string&) { return true; }, 5000, 10'000);
+  EXPECT_EQ(looped.code(), StatusCode::kUnavailable) << looped.ToString();
+  EXPECT_NE(looped.message().find("relayed here by server-x"), std::string::npos) << looped.message();
+
   // The leader dies under a relayed stream: it ends with a relay-error (unreachable).
   Read cut;
   std::atomic<bool> relaying{false};
